@@ -1,0 +1,384 @@
+/* nonzero.h: the one public header of Nonzero, sparse linear algebra on NVIDIA GPUs and CPUs. */
+#ifndef NONZERO_H
+#define NONZERO_H
+
+/*
+ * Conventions
+ * -----------
+ * - Every function returns an nz_status_t (0 = success, > 0 = finished with a caveat, < 0 = error),
+ *   except the few that return a string or a size and say so.
+ * - Outputs come first, as a pointer to a handle. nz_*_destroy(&h) accepts NULL (and *h == NULL)
+ *   and sets the handle to NULL.
+ * - Caller arrays passed as `const` are never written. Functions named *_create_* COPY caller
+ *   arrays; functions named *_wrap_* BORROW them (the caller keeps them alive and unchanged for the
+ *   life of the handle). What the library allocates, the library frees.
+ * - The library never prints and never exits. After an error, nz_context_last_error() names the
+ *   object and the problem (for files: the path and the line).
+ * - Indices: column (and COO row) indices are int32; row offsets are int64 on the host, and int32
+ *   or int64 on the device. Matrices with more than 2^31 - 1 rows or columns are refused
+ *   (NZ_ERR_UNSUPPORTED); more than 2^31 nonzeros are supported.
+ * - Thread safety: a context and everything created from it belong to one host thread at a time.
+ *   Separate contexts may be used from separate threads concurrently. Read-only functions on a
+ *   matrix (nz_matrix_info, nz_spmv_execute with distinct outputs on the CPU) do not modify it.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------------ */
+/* Status codes                                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum nz_status {
+    NZ_SUCCESS = 0,
+    /* Caveats (> 0): the call finished, read the caveat. */
+    NZ_MAX_ITERATIONS = 1,          /* iterative solver stopped at its iteration limit */
+
+    /* Invalid arguments: -1 .. -19 */
+    NZ_ERR_NULL_ARGUMENT = -1,      /* a required pointer was NULL */
+    NZ_ERR_INVALID_ARGUMENT = -2,   /* a value out of its documented range */
+    NZ_ERR_INVALID_HANDLE = -3,     /* freed, foreign or corrupted handle (bad magic) */
+    NZ_ERR_DIMENSION_MISMATCH = -4, /* operand shapes do not agree */
+    NZ_ERR_WRONG_LOCATION = -5,     /* host object where a device one is needed or vice versa */
+
+    /* Invalid input data: -20 .. -39 */
+    NZ_ERR_INVALID_MATRIX = -20,    /* structure is inconsistent (offsets, indices) */
+    NZ_ERR_NOT_SORTED = -21,        /* an algorithm needs sorted column indices */
+
+    /* Unsupported: -40 .. -59 */
+    NZ_ERR_UNSUPPORTED = -40,       /* combination not implemented, or too large to represent */
+    NZ_ERR_TOO_MUCH_PADDING = -41,  /* format conversion refused: padding exceeds the limit */
+    NZ_ERR_NO_DEVICE = -42,         /* no CUDA device, or library built without CUDA */
+
+    /* Resources: -60 .. -79 */
+    NZ_ERR_OUT_OF_MEMORY = -60,     /* host allocation failed */
+    NZ_ERR_DEVICE_OUT_OF_MEMORY = -61, /* device allocation failed */
+    NZ_ERR_OVERFLOW = -62,          /* a size computation would overflow */
+
+    /* Device errors: -80 .. -99 */
+    NZ_ERR_DEVICE = -80,            /* a CUDA call or kernel launch failed */
+
+    /* I/O and parsing: -100 .. -119 */
+    NZ_ERR_IO = -100,               /* cannot open, read or write a file */
+    NZ_ERR_PARSE = -101,            /* malformed file; the message names the line */
+
+    /* Numerical: -120 .. -139 */
+    NZ_ERR_BREAKDOWN = -120         /* solver breakdown (p'Ap <= 0, NaN) */
+} nz_status_t;
+
+/* A static string describing the status code (never NULL). */
+const char *nz_status_string(nz_status_t status);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Basic enumerations                                                                          */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum nz_value_type { NZ_F32 = 1, NZ_F64 = 2 } nz_value_type_t;
+typedef enum nz_index_type { NZ_I32 = 4, NZ_I64 = 8 } nz_index_type_t;
+
+typedef enum nz_format {
+    NZ_FORMAT_CSR = 0,
+    NZ_FORMAT_CSC = 1,
+    NZ_FORMAT_COO = 2,  /* sorted by row, then column; no duplicates */
+    NZ_FORMAT_ELL = 3,  /* column-major, rows padded to the longest row */
+    NZ_FORMAT_SELL = 4, /* SELL-C-sigma */
+    NZ_FORMAT_HYB = 5,  /* ELL part + COO remainder */
+    NZ_FORMAT_BSR = 6,  /* block CSR, square blocks of size b, blocks stored row-major */
+    NZ_FORMAT_DIA = 7,  /* diagonals */
+    NZ_FORMAT_COUNT = 8
+} nz_format_t;
+
+typedef enum nz_location { NZ_HOST = 0, NZ_DEVICE = 1 } nz_location_t;
+typedef enum nz_backend { NZ_BACKEND_CPU = 0, NZ_BACKEND_CUDA = 1 } nz_backend_t;
+
+/* SpMV algorithms. Which (format, algorithm, backend) triples exist: nz_spmv_list(). */
+typedef enum nz_alg {
+    NZ_ALG_AUTO = 0,         /* let the planner choose */
+    NZ_ALG_SERIAL = 1,       /* CPU: one thread, the reference */
+    NZ_ALG_PARALLEL = 2,     /* CPU: OpenMP over rows / chunks / block rows */
+    NZ_ALG_SIMD = 3,         /* CPU: SELL chunk kernel vectorised over the chunk (C = 4 or 8) */
+    NZ_ALG_SCALAR = 10,      /* GPU: one thread per row (CSR, ELL, SELL, DIA) */
+    NZ_ALG_VECTOR = 11,      /* GPU: V threads per row (Bell & Garland) */
+    NZ_ALG_LIGHT_VECTOR = 12,/* GPU: LightSpMV, vector-level dynamic row distribution */
+    NZ_ALG_LIGHT_WARP = 13,  /* GPU: LightSpMV, warp-level dynamic row distribution */
+    NZ_ALG_IPCSR = 14,       /* GPU: improved perfect CSR, row blocks staged in shared memory */
+    NZ_ALG_ADAPTIVE = 15,    /* GPU: CSR-Adaptive (stream / vector / vectorL) */
+    NZ_ALG_MERGE = 16,       /* GPU: merge-path (Merrill & Garland) */
+    NZ_ALG_ATOMIC = 17,      /* GPU: COO atomic scatter */
+    NZ_ALG_SEGMENTED = 18,   /* GPU: COO (and HYB remainder) segmented reduction */
+    NZ_ALG_BSR_ROW = 19,     /* GPU: BSR, a warp per block row, block by block */
+    NZ_ALG_BSR_COL = 20      /* GPU: BSR, a warp per block row, column by column */
+} nz_alg_t;
+
+/* Short lower-case name ("light-warp", "ipcsr", ...) or "unknown". */
+const char *nz_alg_name(nz_alg_t alg);
+/* Parse a name from nz_alg_name() ("auto" too). */
+nz_status_t nz_alg_from_name(nz_alg_t *alg, const char *name);
+/* Short lower-case name ("csr", "sell", ...) or "unknown". */
+const char *nz_format_name(nz_format_t format);
+nz_status_t nz_format_from_name(nz_format_t *format, const char *name);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Context                                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct nz_context nz_context_t;
+
+/* A CPU context. All host allocations of objects made from it go through its allocator. */
+nz_status_t nz_context_create(nz_context_t **ctx);
+/* Frees the context. Matrices and plans made from it must be destroyed first. */
+nz_status_t nz_context_destroy(nz_context_t **ctx);
+
+/* Bind the context to CUDA device `device` and stream `stream` (a cudaStream_t, NULL = a stream
+ * the context creates and owns). NZ_ERR_NO_DEVICE without a device or without CUDA support. */
+nz_status_t nz_context_set_device(nz_context_t *ctx, int device, void *stream);
+/* Number of CUDA devices visible (0 when built without CUDA or none present). Never fails. */
+int nz_device_count(void);
+/* One line describing the bound device ("NVIDIA H100 80GB HBM3, 132 SMs, 50 MB L2"), or "cpu". */
+const char *nz_context_device_name(const nz_context_t *ctx);
+
+/* OpenMP threads used by CPU kernels (0 = the OpenMP default). */
+nz_status_t nz_context_set_threads(nz_context_t *ctx, int threads);
+
+/* The message of the last error on this context ("" if none). Valid until the next call. */
+const char *nz_context_last_error(const nz_context_t *ctx);
+
+/* Allocation accounting and failure injection (for tests). fail_after = k > 0 makes the k-th
+ * allocation from now on (host or device) fail; 0 turns injection off. */
+typedef struct nz_alloc_stats {
+    int64_t live_blocks;      /* host + device blocks currently allocated */
+    int64_t live_bytes;       /* their bytes */
+    int64_t total_allocs;     /* allocations made since the context was created */
+    int64_t failed_allocs;    /* allocations that failed (injected or real) */
+    int64_t peak_device_bytes;/* high-water mark of device bytes */
+} nz_alloc_stats_t;
+nz_status_t nz_context_alloc_stats(const nz_context_t *ctx, nz_alloc_stats_t *stats);
+nz_status_t nz_context_fail_alloc_after(nz_context_t *ctx, int64_t fail_after);
+
+/* Memory the caller may use for vectors. nz_malloc / nz_free: host memory from the context's
+ * allocator (also frees arrays the library returns, e.g. from nz_mm_read_dense). nz_device_*:
+ * device memory on the context's device. */
+nz_status_t nz_malloc(nz_context_t *ctx, void **ptr, size_t bytes);
+nz_status_t nz_free(nz_context_t *ctx, void *ptr);
+nz_status_t nz_device_malloc(nz_context_t *ctx, void **ptr, size_t bytes);
+nz_status_t nz_device_free(nz_context_t *ctx, void *ptr);
+nz_status_t nz_memcpy_to_device(nz_context_t *ctx, void *dst, const void *src, size_t bytes);
+nz_status_t nz_memcpy_to_host(nz_context_t *ctx, void *dst, const void *src, size_t bytes);
+nz_status_t nz_device_memset(nz_context_t *ctx, void *dst, int byte, size_t bytes);
+/* Wait for all work queued on the context's stream. */
+nz_status_t nz_context_synchronize(nz_context_t *ctx);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Matrices                                                                                    */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct nz_matrix nz_matrix_t;
+
+/* Create a host CSR matrix by COPYING caller arrays: row_offsets has rows + 1 entries of type
+ * offset_type, col_indices and values have row_offsets[rows] entries. values may be NULL (all
+ * ones, a pattern). The structure is validated (offsets monotone from 0, indices in range); the
+ * error names the first bad row. Unsorted columns are sorted and duplicates summed. */
+nz_status_t nz_matrix_create_csr(nz_context_t *ctx, nz_matrix_t **A, int64_t rows, int64_t cols,
+                                 nz_index_type_t offset_type, const void *row_offsets,
+                                 const int32_t *col_indices, nz_value_type_t value_type,
+                                 const void *values);
+
+/* Create a host CSR matrix from COO triplets (any order; duplicates summed; values NULL = ones). */
+nz_status_t nz_matrix_create_coo(nz_context_t *ctx, nz_matrix_t **A, int64_t rows, int64_t cols,
+                                 int64_t nnz, const int32_t *row_indices,
+                                 const int32_t *col_indices, nz_value_type_t value_type,
+                                 const void *values);
+
+/* Wrap CSR arrays already on the context's device (BORROWED, never written, never freed).
+ * Row offsets int32 or int64; column indices sorted within rows. Validation (a device-to-host
+ * copy) is done only when `validate` is non-zero. */
+nz_status_t nz_matrix_wrap_csr_device(nz_context_t *ctx, nz_matrix_t **A, int64_t rows,
+                                      int64_t cols, int64_t nnz, nz_index_type_t offset_type,
+                                      const void *row_offsets, const int32_t *col_indices,
+                                      nz_value_type_t value_type, const void *values,
+                                      int validate);
+
+nz_status_t nz_matrix_destroy(nz_matrix_t **A);
+
+/* A new matrix with the same contents in another value type. */
+nz_status_t nz_matrix_convert_values(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A,
+                                     nz_value_type_t value_type);
+
+/* Format conversion options. Zero-initialise, then set what you need; zero means default. */
+typedef struct nz_format_options {
+    int sell_chunk;            /* SELL chunk height C (default 32; 4 or 8 for the CPU SIMD kernel) */
+    int sell_sigma;            /* SELL sorting window in rows (default 1 = sliced ELLPACK) */
+    int bsr_block;             /* BSR block size b (default 4; 1..32) */
+    int64_t hyb_ell_width;     /* HYB ELL width (default: from the row-length histogram) */
+    double max_padding_ratio;  /* refuse if padded bytes > ratio x CSR bytes (default 3.0) */
+} nz_format_options_t;
+
+/* Convert a host matrix into another host format (any format to any format). The new matrix
+ * holds its own copy. NZ_ERR_TOO_MUCH_PADDING when ELL/SELL/HYB/BSR/DIA padding exceeds the
+ * limit; the message gives the padded and CSR sizes. */
+nz_status_t nz_matrix_convert(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A,
+                              nz_format_t format, const nz_format_options_t *options);
+
+/* Transpose (host, any format in; CSR out). */
+nz_status_t nz_matrix_transpose(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A);
+
+/* Copy a host matrix to the context's device (pinned staging). offset_bits: 0 = 32-bit row
+ * offsets when they fit, else 64; or 32 / 64 to force. The transfer time is recorded in
+ * nz_matrix_info_t.transfer_seconds. CSR on the device first; other formats as the backend grows. */
+nz_status_t nz_matrix_to_device(nz_context_t *ctx, nz_matrix_t **dA, const nz_matrix_t *A,
+                                int offset_bits);
+
+typedef struct nz_matrix_info {
+    int64_t rows, cols;
+    int64_t nnz;               /* logical nonzeros (without padding) */
+    int64_t stored;            /* stored entries including padding */
+    nz_format_t format;
+    nz_value_type_t value_type;
+    nz_index_type_t offset_type; /* width of row offsets (host CSR: NZ_I64) */
+    nz_location_t location;
+    size_t bytes;              /* bytes of the format's arrays */
+    double transfer_seconds;   /* host-to-device copy time for device matrices, else 0 */
+    /* Format parameters (0 when not applicable). */
+    int sell_chunk, sell_sigma, bsr_block;
+    int64_t ell_width;         /* ELL width, or the ELL part's width in HYB */
+    int64_t num_diagonals;     /* DIA */
+} nz_matrix_info_t;
+nz_status_t nz_matrix_info(const nz_matrix_t *A, nz_matrix_info_t *info);
+
+/* Read-only views of a host CSR matrix's arrays (valid while A lives). values is float* or
+ * double* per the value type. */
+nz_status_t nz_matrix_csr_arrays(const nz_matrix_t *A, const int64_t **row_offsets,
+                                 const int32_t **col_indices, const void **values);
+
+/* Row-length statistics and structure (host matrices; any format). */
+typedef struct nz_matrix_stats {
+    int64_t rows, cols, nnz;
+    int64_t row_min, row_max;  /* nonzeros per row */
+    double row_mean, row_std;
+    int64_t empty_rows;
+    int64_t lower_bandwidth, upper_bandwidth; /* max (i - j), max (j - i) over nonzeros */
+    int64_t num_diagonals;     /* distinct j - i */
+    int symmetric;             /* 1: A == A^T (pattern and values), 0: not, -1: not square */
+    size_t bytes[NZ_FORMAT_COUNT]; /* bytes per format with default options (0 = refused) */
+} nz_matrix_stats_t;
+nz_status_t nz_matrix_stats(nz_context_t *ctx, const nz_matrix_t *A, nz_matrix_stats_t *stats);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Matrix Market and binary I/O                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Read a Matrix Market file (.mtx or .mtx.gz) into a host CSR matrix of the given value type.
+ * Coordinate or array; real, integer or pattern (complex refused); general, symmetric,
+ * skew-symmetric and hermitian (real) expanded. Errors name the path and line. */
+nz_status_t nz_mm_read(nz_context_t *ctx, nz_matrix_t **A, const char *path,
+                       nz_value_type_t value_type);
+/* The same from a memory buffer (name is used in messages). */
+nz_status_t nz_mm_read_buffer(nz_context_t *ctx, nz_matrix_t **A, const char *data, size_t size,
+                              const char *name, nz_value_type_t value_type);
+/* Write a host matrix (any format) as coordinate real general, round-trip precision. A path
+ * ending in .gz is compressed. */
+nz_status_t nz_mm_write(nz_context_t *ctx, const nz_matrix_t *A, const char *path);
+
+/* Dense matrices / vectors in Matrix Market array format (column-major). nz_mm_read_dense
+ * allocates *data (free with nz_free). A coordinate file is accepted and densified. */
+nz_status_t nz_mm_read_dense(nz_context_t *ctx, const char *path, nz_value_type_t value_type,
+                             int64_t *rows, int64_t *cols, void **data);
+nz_status_t nz_mm_write_dense(nz_context_t *ctx, const char *path, nz_value_type_t value_type,
+                              int64_t rows, int64_t cols, const void *data);
+
+/* Compact binary format (.nzb): a header, then the CSR arrays; reloads at memory speed. */
+nz_status_t nz_binary_write(nz_context_t *ctx, const nz_matrix_t *A, const char *path);
+nz_status_t nz_binary_read(nz_context_t *ctx, nz_matrix_t **A, const char *path);
+/* Read .mtx, .mtx.gz or .nzb by extension (value_type applies to Matrix Market files; .nzb
+ * files are converted if they hold the other type). */
+nz_status_t nz_matrix_read(nz_context_t *ctx, nz_matrix_t **A, const char *path,
+                           nz_value_type_t value_type);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Generators (deterministic for a given seed; host CSR out)                                   */
+/* ------------------------------------------------------------------------------------------ */
+
+/* 2-D 5-point Laplacian on an nx x ny grid (Dirichlet, rows of 3..5). */
+nz_status_t nz_gen_laplace2d(nz_context_t *ctx, nz_matrix_t **A, int64_t nx, int64_t ny,
+                             nz_value_type_t value_type);
+/* 3-D 7-point Laplacian on an nx x ny x nz grid. */
+nz_status_t nz_gen_laplace3d(nz_context_t *ctx, nz_matrix_t **A, int64_t nx, int64_t ny,
+                             int64_t nz, nz_value_type_t value_type);
+/* Trilinear (Q1) finite-element Poisson stiffness matrix, -Δu = f on the unit cube with an
+ * n x n x n grid of hexahedral elements; Dirichlet nodes eliminated, (n-1)^3 unknowns, rows of
+ * 8, 12, 18 and 27 nonzeros. If b / u_exact are non-NULL they receive (nz_malloc'ed) the load
+ * vector for the manufactured solution u = sin(pi x) sin(pi y) sin(pi z) and its nodal values. */
+nz_status_t nz_gen_fe3d(nz_context_t *ctx, nz_matrix_t **A, int64_t n, nz_value_type_t value_type,
+                        void **b, void **u_exact);
+/* Kronecker / R-MAT power-law graph: 2^scale vertices, edge_factor x 2^scale edges drawn with
+ * probabilities (a, b, c, 1-a-b-c) (Graph500: 0.57, 0.19, 0.19); duplicates merged, values in
+ * (0, 1]. a = b = c = 0 selects the Graph500 parameters. */
+nz_status_t nz_gen_rmat(nz_context_t *ctx, nz_matrix_t **A, int scale, int edge_factor, double a,
+                        double b, double c, uint64_t seed, nz_value_type_t value_type);
+/* Uniform random rows x cols with row lengths uniform in [0, 2 * mean_row_length]. */
+nz_status_t nz_gen_random(nz_context_t *ctx, nz_matrix_t **A, int64_t rows, int64_t cols,
+                          double mean_row_length, uint64_t seed, nz_value_type_t value_type);
+/* Rail-like (crew scheduling LP): few rows, many columns, every row long (mean row_length,
+ * +-50%), columns clustered. */
+nz_status_t nz_gen_rail(nz_context_t *ctx, nz_matrix_t **A, int64_t rows, int64_t cols,
+                        int64_t row_length, uint64_t seed, nz_value_type_t value_type);
+/* Mixed: rows x rows, short rows (uniform in [1, 2 * short_length - 1]) plus long_rows rows of
+ * long_length nonzeros spread over the matrix. */
+nz_status_t nz_gen_mixed(nz_context_t *ctx, nz_matrix_t **A, int64_t rows, int64_t short_length,
+                         int64_t long_rows, int64_t long_length, uint64_t seed,
+                         nz_value_type_t value_type);
+/* Banded n x n with `lower` sub- and `upper` super-diagonals, diagonally dominant. */
+nz_status_t nz_gen_banded(nz_context_t *ctx, nz_matrix_t **A, int64_t n, int64_t lower,
+                          int64_t upper, nz_value_type_t value_type);
+
+/* ------------------------------------------------------------------------------------------ */
+/* SpMV: y = alpha op(A) x + beta y                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum nz_operation { NZ_OP_N = 0, NZ_OP_T = 1 } nz_operation_t;
+
+/* Plan flags */
+#define NZ_PLAN_DETERMINISTIC 0x1u /* only bitwise run-to-run reproducible algorithms */
+#define NZ_PLAN_TUNE          0x2u /* time the plausible candidates once and keep the fastest */
+#define NZ_PLAN_MIXED         0x4u /* single-precision storage, double accumulation */
+
+typedef struct nz_spmv_plan nz_spmv_plan_t;
+
+/* Make a plan for A (host matrix: CPU backend; device matrix: CUDA backend) with algorithm alg
+ * (NZ_ALG_AUTO: the planner). All preprocessing happens here and is timed; executing allocates
+ * nothing. A must outlive the plan. */
+nz_status_t nz_spmv_plan_create(nz_context_t *ctx, nz_spmv_plan_t **plan, const nz_matrix_t *A,
+                                nz_operation_t op, nz_alg_t alg, unsigned flags);
+/* y = alpha op(A) x + beta y. x and y are arrays of A's value type in A's location (host or
+ * device). With beta == 0, y is not read (NaN in y does not propagate). */
+nz_status_t nz_spmv_execute(nz_spmv_plan_t *plan, double alpha, const void *x, double beta,
+                            void *y);
+nz_status_t nz_spmv_plan_destroy(nz_spmv_plan_t **plan);
+
+typedef struct nz_spmv_plan_info {
+    nz_format_t format;
+    nz_alg_t alg;              /* the algorithm actually chosen */
+    nz_backend_t backend;
+    int reproducible;          /* 1 if results are bitwise identical run to run */
+    int vector_width;          /* threads per row where it applies (CSR-vector, LightSpMV) */
+    double plan_seconds;       /* preprocessing time */
+    size_t workspace_bytes;    /* bytes the plan holds beyond the matrix */
+} nz_spmv_plan_info_t;
+nz_status_t nz_spmv_plan_info(const nz_spmv_plan_t *plan, nz_spmv_plan_info_t *info);
+
+/* One-shot convenience: plan with alg, execute once, destroy. */
+nz_status_t nz_spmv(nz_context_t *ctx, const nz_matrix_t *A, nz_alg_t alg, double alpha,
+                    const void *x, double beta, void *y);
+
+/* The (format, algorithm) pairs the backend accepts, index 0, 1, ... until NZ_ERR_INVALID_ARGUMENT. */
+nz_status_t nz_spmv_list(nz_backend_t backend, int index, nz_format_t *format, nz_alg_t *alg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NONZERO_H */

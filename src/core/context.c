@@ -1,0 +1,276 @@
+/* context.c: the context handle, status strings, last-error messages and the counting allocator. */
+#define _POSIX_C_SOURCE 200809L
+#include "nzi.h"
+#include "backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *nz_status_string(nz_status_t status) {
+    switch (status) {
+    case NZ_SUCCESS: return "success";
+    case NZ_MAX_ITERATIONS: return "stopped at the iteration limit";
+    case NZ_ERR_NULL_ARGUMENT: return "a required pointer argument is NULL";
+    case NZ_ERR_INVALID_ARGUMENT: return "invalid argument";
+    case NZ_ERR_INVALID_HANDLE: return "invalid, freed or foreign handle";
+    case NZ_ERR_DIMENSION_MISMATCH: return "dimension mismatch";
+    case NZ_ERR_WRONG_LOCATION: return "object is in the wrong memory (host vs device)";
+    case NZ_ERR_INVALID_MATRIX: return "invalid matrix structure";
+    case NZ_ERR_NOT_SORTED: return "column indices are not sorted";
+    case NZ_ERR_UNSUPPORTED: return "unsupported";
+    case NZ_ERR_TOO_MUCH_PADDING: return "format would need too much padding";
+    case NZ_ERR_NO_DEVICE: return "no CUDA device available";
+    case NZ_ERR_OUT_OF_MEMORY: return "out of host memory";
+    case NZ_ERR_DEVICE_OUT_OF_MEMORY: return "out of device memory";
+    case NZ_ERR_OVERFLOW: return "size overflow";
+    case NZ_ERR_DEVICE: return "CUDA error";
+    case NZ_ERR_IO: return "I/O error";
+    case NZ_ERR_PARSE: return "parse error";
+    case NZ_ERR_BREAKDOWN: return "solver breakdown";
+    }
+    return "unknown status";
+}
+
+nz_status_t nzi_error(nz_context_t *ctx, nz_status_t status, const char *fmt, ...) {
+    if (ctx != NULL && ctx->magic == NZI_CONTEXT_MAGIC) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(ctx->message, sizeof ctx->message, fmt, ap);
+        va_end(ap);
+    }
+    return status;
+}
+
+void nzi_clear_error(nz_context_t *ctx) {
+    if (ctx != NULL && ctx->magic == NZI_CONTEXT_MAGIC) ctx->message[0] = '\0';
+}
+
+nz_status_t nzi_check_context(const nz_context_t *ctx) {
+    if (ctx == NULL) return NZ_ERR_NULL_ARGUMENT;
+    if (ctx->magic != NZI_CONTEXT_MAGIC) return NZ_ERR_INVALID_HANDLE;
+    return NZ_SUCCESS;
+}
+
+nz_status_t nz_context_create(nz_context_t **ctx) {
+    if (ctx == NULL) return NZ_ERR_NULL_ARGUMENT;
+    nz_context_t *c = (nz_context_t *)calloc(1, sizeof *c);
+    if (c == NULL) return NZ_ERR_OUT_OF_MEMORY;
+    c->magic = NZI_CONTEXT_MAGIC;
+    c->device = -1;
+    snprintf(c->device_name, sizeof c->device_name, "cpu");
+    *ctx = c;
+    return NZ_SUCCESS;
+}
+
+nz_status_t nz_context_destroy(nz_context_t **ctx) {
+    if (ctx == NULL || *ctx == NULL) return NZ_SUCCESS;
+    nz_context_t *c = *ctx;
+    if (c->magic != NZI_CONTEXT_MAGIC) return NZ_ERR_INVALID_HANDLE;
+    if (c->cuda != NULL) nz_cuda_context_release(c);
+    c->magic = NZI_DEAD_MAGIC;
+    free(c);
+    *ctx = NULL;
+    return NZ_SUCCESS;
+}
+
+nz_status_t nz_context_set_device(nz_context_t *ctx, int device, void *stream) {
+    NZI_TRY(nzi_check_context(ctx));
+    if (device < 0)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "device index %d is negative", device);
+    if (ctx->cuda != NULL) nz_cuda_context_release(ctx);
+    return nz_cuda_context_bind(ctx, device, stream);
+}
+
+int nz_device_count(void) { return nz_cuda_device_count(); }
+
+const char *nz_context_device_name(const nz_context_t *ctx) {
+    if (nzi_check_context(ctx) != NZ_SUCCESS) return "invalid context";
+    return ctx->device_name;
+}
+
+nz_status_t nz_context_set_threads(nz_context_t *ctx, int threads) {
+    NZI_TRY(nzi_check_context(ctx));
+    if (threads < 0)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "thread count %d is negative", threads);
+    ctx->threads = threads;
+    return NZ_SUCCESS;
+}
+
+const char *nz_context_last_error(const nz_context_t *ctx) {
+    if (ctx == NULL) return "context is NULL";
+    if (ctx->magic != NZI_CONTEXT_MAGIC) return "invalid context handle";
+    return ctx->message;
+}
+
+nz_status_t nz_context_alloc_stats(const nz_context_t *ctx, nz_alloc_stats_t *stats) {
+    NZI_TRY(nzi_check_context(ctx));
+    if (stats == NULL) return NZ_ERR_NULL_ARGUMENT;
+    stats->live_blocks = ctx->live_blocks;
+    stats->live_bytes = ctx->live_bytes;
+    stats->total_allocs = ctx->total_allocs;
+    stats->failed_allocs = ctx->failed_allocs;
+    stats->peak_device_bytes = ctx->peak_device_bytes;
+    return NZ_SUCCESS;
+}
+
+nz_status_t nz_context_fail_alloc_after(nz_context_t *ctx, int64_t fail_after) {
+    NZI_TRY(nzi_check_context(ctx));
+    if (fail_after < 0)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "fail_after %lld is negative",
+                         (long long)fail_after);
+    ctx->fail_countdown = fail_after;
+    return NZ_SUCCESS;
+}
+
+/* ---- the counting allocator ----------------------------------------------------------------
+ * Every host block carries a 16-byte header holding its size, so frees are counted exactly and
+ * alignment stays at 16 bytes. Injection: fail_countdown counts allocations down to the one that
+ * fails, after which injection is off again (SuiteSparse's brutal-malloc loop re-arms it). */
+
+typedef struct nzi_block_header {
+    size_t bytes;
+    size_t magic;
+} nzi_block_header_t;
+#define NZI_BLOCK_MAGIC ((size_t)0x4e5a424cu)
+
+bool nzi_account_alloc(nz_context_t *ctx, size_t bytes, bool device) {
+    ctx->total_allocs++;
+    if (ctx->fail_countdown > 0 && --ctx->fail_countdown == 0) {
+        ctx->failed_allocs++;
+        return false;
+    }
+    ctx->live_blocks++;
+    ctx->live_bytes += (int64_t)bytes;
+    if (device) {
+        ctx->device_bytes += (int64_t)bytes;
+        if (ctx->device_bytes > ctx->peak_device_bytes) ctx->peak_device_bytes = ctx->device_bytes;
+    }
+    return true;
+}
+
+void nzi_account_free(nz_context_t *ctx, size_t bytes, bool device) {
+    ctx->live_blocks--;
+    ctx->live_bytes -= (int64_t)bytes;
+    if (device) ctx->device_bytes -= (int64_t)bytes;
+}
+
+void *nzi_malloc(nz_context_t *ctx, size_t bytes) {
+    if (bytes == 0) bytes = 1;
+    if (bytes > SIZE_MAX - sizeof(nzi_block_header_t)) {
+        ctx->failed_allocs++;
+        return NULL;
+    }
+    if (!nzi_account_alloc(ctx, bytes, false)) return NULL;
+    nzi_block_header_t *h = (nzi_block_header_t *)malloc(sizeof *h + bytes);
+    if (h == NULL) {
+        nzi_account_free(ctx, bytes, false);
+        ctx->failed_allocs++;
+        return NULL;
+    }
+    h->bytes = bytes;
+    h->magic = NZI_BLOCK_MAGIC;
+    return h + 1;
+}
+
+void *nzi_calloc(nz_context_t *ctx, size_t count, size_t size) {
+    size_t bytes;
+    if (nzi_mul_overflow_size(count, size, &bytes)) {
+        ctx->failed_allocs++;
+        return NULL;
+    }
+    void *p = nzi_malloc(ctx, bytes);
+    if (p != NULL) memset(p, 0, bytes == 0 ? 1 : bytes);
+    return p;
+}
+
+void nzi_free(nz_context_t *ctx, void *ptr) {
+    if (ptr == NULL) return;
+    nzi_block_header_t *h = (nzi_block_header_t *)ptr - 1;
+    nzi_account_free(ctx, h->bytes, false);
+    h->magic = 0;
+    free(h);
+}
+
+nz_status_t nzi_alloc_array(nz_context_t *ctx, void **ptr, size_t count, size_t size,
+                            const char *what) {
+    size_t bytes;
+    if (nzi_mul_overflow_size(count, size, &bytes))
+        return nzi_error(ctx, NZ_ERR_OVERFLOW, "%s: %zu x %zu bytes overflows", what, count, size);
+    void *p = nzi_malloc(ctx, bytes);
+    if (p == NULL)
+        return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "%s: cannot allocate %zu bytes", what, bytes);
+    *ptr = p;
+    return NZ_SUCCESS;
+}
+
+nz_status_t nz_malloc(nz_context_t *ctx, void **ptr, size_t bytes) {
+    NZI_TRY(nzi_check_context(ctx));
+    if (ptr == NULL) return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_malloc: ptr is NULL");
+    void *p = nzi_malloc(ctx, bytes);
+    if (p == NULL)
+        return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "nz_malloc: cannot allocate %zu bytes", bytes);
+    *ptr = p;
+    return NZ_SUCCESS;
+}
+
+nz_status_t nz_free(nz_context_t *ctx, void *ptr) {
+    NZI_TRY(nzi_check_context(ctx));
+    if (ptr != NULL) {
+        nzi_block_header_t *h = (nzi_block_header_t *)ptr - 1;
+        if (h->magic != NZI_BLOCK_MAGIC)
+            return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                             "nz_free: pointer was not allocated by this library");
+        nzi_free(ctx, ptr);
+    }
+    return NZ_SUCCESS;
+}
+
+/* ---- small utilities -------------------------------------------------------------------- */
+
+double nzi_wtime(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static uint64_t nzi_splitmix64(uint64_t *x) {
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+void nzi_rng_seed(nzi_rng_t *rng, uint64_t seed) {
+    uint64_t x = seed;
+    for (int i = 0; i < 4; i++) rng->s[i] = nzi_splitmix64(&x);
+}
+
+static inline uint64_t nzi_rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+uint64_t nzi_rng_next(nzi_rng_t *rng) {
+    uint64_t *s = rng->s;
+    const uint64_t result = nzi_rotl(s[1] * 5, 7) * 9;
+    const uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = nzi_rotl(s[3], 45);
+    return result;
+}
+
+double nzi_rng_uniform(nzi_rng_t *rng) { return (double)(nzi_rng_next(rng) >> 11) * 0x1.0p-53; }
+
+int64_t nzi_rng_below(nzi_rng_t *rng, int64_t bound) {
+    if (bound <= 1) return 0;
+    /* Lemire's nearly-divisionless method is overkill here; rejection keeps it unbiased. */
+    uint64_t b = (uint64_t)bound;
+    uint64_t limit = UINT64_MAX - UINT64_MAX % b;
+    uint64_t r;
+    do r = nzi_rng_next(rng);
+    while (r >= limit);
+    return (int64_t)(r % b);
+}

@@ -1,0 +1,67 @@
+/* cuda_absent.c: the CUDA backend's entry points when the library is built without CUDA. */
+#include "nzi.h"
+#include "backend.h"
+
+static nz_status_t absent(nz_context_t *ctx) {
+    return nzi_error(ctx, NZ_ERR_NO_DEVICE, "this build of Nonzero has no CUDA backend");
+}
+
+int nz_cuda_device_count(void) { return 0; }
+nz_status_t nz_cuda_context_bind(nz_context_t *ctx, int device, void *stream) {
+    (void)device;
+    (void)stream;
+    return absent(ctx);
+}
+void nz_cuda_context_release(nz_context_t *ctx) { (void)ctx; }
+nz_status_t nz_cuda_synchronize(nz_context_t *ctx) { return absent(ctx); }
+nz_status_t nz_cuda_malloc(nz_context_t *ctx, void **ptr, size_t bytes, const char *what) {
+    (void)ptr;
+    (void)bytes;
+    (void)what;
+    return absent(ctx);
+}
+void nz_cuda_free(nz_context_t *ctx, void *ptr, size_t bytes) {
+    (void)ctx;
+    (void)ptr;
+    (void)bytes;
+}
+nz_status_t nz_cuda_memcpy(nz_context_t *ctx, void *dst, const void *src, size_t bytes, int kind) {
+    (void)dst;
+    (void)src;
+    (void)bytes;
+    (void)kind;
+    return absent(ctx);
+}
+nz_status_t nz_cuda_memset(nz_context_t *ctx, void *dst, int byte, size_t bytes) {
+    (void)dst;
+    (void)byte;
+    (void)bytes;
+    return absent(ctx);
+}
+nz_status_t nz_cuda_matrix_upload(nz_context_t *ctx, nz_matrix_t *dA, const nz_matrix_t *A,
+                                  int offset_bits) {
+    (void)dA;
+    (void)A;
+    (void)offset_bits;
+    return absent(ctx);
+}
+nz_status_t nz_cuda_matrix_validate(nz_context_t *ctx, const nz_matrix_t *dA) {
+    (void)dA;
+    return absent(ctx);
+}
+void nz_cuda_matrix_release(nz_matrix_t *dA) { (void)dA; }
+bool nz_cuda_spmv_supports(nz_format_t format, nz_alg_t alg) {
+    (void)format;
+    (void)alg;
+    return false;
+}
+nz_status_t nz_cuda_spmv_plan_setup(nz_spmv_plan_t *plan) { return absent(plan->ctx); }
+nz_status_t nz_cuda_spmv_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
+                                 double beta, void *y) {
+    (void)alpha;
+    (void)x;
+    (void)beta;
+    (void)y;
+    return absent(plan->ctx);
+}
+void nz_cuda_spmv_plan_release(nz_spmv_plan_t *plan) { (void)plan; }

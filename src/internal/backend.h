@@ -1,0 +1,74 @@
+/* backend.h: the plan object and the entry points of the CPU and CUDA backends. */
+#ifndef NZI_BACKEND_H
+#define NZI_BACKEND_H
+
+#include "nzi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct nz_spmv_plan {
+    uint64_t magic;
+    nz_context_t *ctx;
+    const nz_matrix_t *A;
+    nz_operation_t op;
+    nz_alg_t alg;             /* resolved, never NZ_ALG_AUTO */
+    unsigned flags;
+    nz_backend_t backend;
+    int reproducible;
+    int vector_width;
+    double plan_seconds;
+    size_t workspace_bytes;
+    void *state;              /* backend-owned preprocessing (row blocks, counters, ...) */
+};
+
+/* ---- CPU backend (src/cpu) --------------------------------------------------------------- */
+
+/* True if the CPU backend implements (format, alg). */
+bool nz_cpu_spmv_supports(nz_format_t format, nz_alg_t alg);
+/* Default algorithm for a host format. */
+nz_alg_t nz_cpu_spmv_default_alg(nz_format_t format);
+/* y = alpha op(A) x + beta y on the host, for plan->A's format and plan->alg. */
+nz_status_t nz_cpu_spmv_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
+                                double beta, void *y);
+/* Preprocessing for CPU plans (e.g. NZ_OP_T); may leave plan->state NULL. */
+nz_status_t nz_cpu_spmv_plan_setup(nz_spmv_plan_t *plan);
+void nz_cpu_spmv_plan_release(nz_spmv_plan_t *plan);
+
+/* ---- CUDA backend (src/cuda; stubs in src/core/cuda_absent.c without CUDA) -------------- */
+
+int nz_cuda_device_count(void);
+nz_status_t nz_cuda_context_bind(nz_context_t *ctx, int device, void *stream);
+void nz_cuda_context_release(nz_context_t *ctx);
+nz_status_t nz_cuda_synchronize(nz_context_t *ctx);
+
+/* Device memory, counted by the context's allocator (failure injection included). */
+nz_status_t nz_cuda_malloc(nz_context_t *ctx, void **ptr, size_t bytes, const char *what);
+void nz_cuda_free(nz_context_t *ctx, void *ptr, size_t bytes);
+nz_status_t nz_cuda_memcpy(nz_context_t *ctx, void *dst, const void *src, size_t bytes, int kind);
+#define NZI_H2D 1
+#define NZI_D2H 2
+#define NZI_D2D 3
+nz_status_t nz_cuda_memset(nz_context_t *ctx, void *dst, int byte, size_t bytes);
+
+/* Make a device copy of host matrix A (CSR) into *dA (already allocated object, zeroed arrays),
+ * with pinned staging; sets dA->transfer_seconds. */
+nz_status_t nz_cuda_matrix_upload(nz_context_t *ctx, nz_matrix_t *dA, const nz_matrix_t *A,
+                                  int offset_bits);
+/* Validate wrapped device CSR arrays (copies them to the host). */
+nz_status_t nz_cuda_matrix_validate(nz_context_t *ctx, const nz_matrix_t *dA);
+/* Free the device arrays a matrix owns (not borrowed ones). */
+void nz_cuda_matrix_release(nz_matrix_t *dA);
+
+bool nz_cuda_spmv_supports(nz_format_t format, nz_alg_t alg);
+nz_status_t nz_cuda_spmv_plan_setup(nz_spmv_plan_t *plan);
+nz_status_t nz_cuda_spmv_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
+                                 double beta, void *y);
+void nz_cuda_spmv_plan_release(nz_spmv_plan_t *plan);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NZI_BACKEND_H */

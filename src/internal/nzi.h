@@ -1,0 +1,226 @@
+/* nzi.h: definitions shared inside the library: context, matrix and plan layouts, helpers. */
+#ifndef NZI_H
+#define NZI_H
+
+#include "nonzero.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NZI_CONTEXT_MAGIC 0x4e5a435458000001ull /* "NZCTX" */
+#define NZI_MATRIX_MAGIC  0x4e5a4d4154000001ull /* "NZMAT" */
+#define NZI_PLAN_MAGIC    0x4e5a504c4e000001ull /* "NZPLN" */
+#define NZI_DEAD_MAGIC    0xdeaddeaddeaddeadull
+
+#define NZI_MESSAGE_SIZE 512
+
+struct nz_context {
+    uint64_t magic;
+    char message[NZI_MESSAGE_SIZE];
+    int threads;
+    /* allocation accounting */
+    int64_t live_blocks, live_bytes, total_allocs, failed_allocs;
+    int64_t device_bytes, peak_device_bytes;
+    int64_t fail_countdown; /* > 0: the allocation that brings it to 0 fails */
+    /* CUDA binding (device < 0: none) */
+    int device;
+    void *stream;          /* cudaStream_t */
+    int owns_stream;
+    void *cuda;            /* backend state (struct nzi_cuda_state), NULL when unbound */
+    char device_name[160];
+};
+
+/* ---- errors ---------------------------------------------------------------------------- */
+
+/* Record a formatted message on ctx (ctx may be NULL) and return status. */
+nz_status_t nzi_error(nz_context_t *ctx, nz_status_t status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void nzi_clear_error(nz_context_t *ctx);
+
+/* Validate a context handle: NZ_ERR_NULL_ARGUMENT / NZ_ERR_INVALID_HANDLE. */
+nz_status_t nzi_check_context(const nz_context_t *ctx);
+
+/* Propagate: evaluate, return the status if it is an error. For functions without cleanup. */
+#define NZI_TRY(expr)                                                                           \
+    do {                                                                                        \
+        nz_status_t nzi_try_status_ = (expr);                                                   \
+        if (nzi_try_status_ < 0) return nzi_try_status_;                                        \
+    } while (0)
+
+/* With a cleanup label: `status` and `cleanup:` must exist in the function. */
+#define NZI_CHECK(expr)                                                                         \
+    do {                                                                                        \
+        status = (expr);                                                                        \
+        if (status < 0) goto cleanup;                                                           \
+    } while (0)
+
+/* ---- allocation (all host memory of library objects goes through these) ---------------- */
+
+void *nzi_malloc(nz_context_t *ctx, size_t bytes);
+void *nzi_calloc(nz_context_t *ctx, size_t count, size_t size);
+void nzi_free(nz_context_t *ctx, void *ptr);
+/* Allocate count x size bytes into *ptr. Returns NZ_ERR_OVERFLOW or NZ_ERR_OUT_OF_MEMORY (with a
+ * message naming `what`) and leaves *ptr untouched on failure. */
+nz_status_t nzi_alloc_array(nz_context_t *ctx, void **ptr, size_t count, size_t size, const char *what);
+/* Called by the device allocator so injection and accounting cover device memory too.
+ * Returns false if this allocation must fail (injected). */
+bool nzi_account_alloc(nz_context_t *ctx, size_t bytes, bool device);
+void nzi_account_free(nz_context_t *ctx, size_t bytes, bool device);
+
+/* ---- overflow-checked size arithmetic -------------------------------------------------- */
+
+static inline bool nzi_mul_overflow_size(size_t a, size_t b, size_t *out) {
+    if (a != 0 && b > SIZE_MAX / a) return true;
+    *out = a * b;
+    return false;
+}
+static inline bool nzi_mul_overflow_i64(int64_t a, int64_t b, int64_t *out) {
+    if (a < 0 || b < 0) return true;
+    if (a != 0 && b > INT64_MAX / a) return true;
+    *out = a * b;
+    return false;
+}
+static inline bool nzi_add_overflow_i64(int64_t a, int64_t b, int64_t *out) {
+    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return true;
+    *out = a + b;
+    return false;
+}
+
+static inline size_t nzi_value_size(nz_value_type_t t) { return t == NZ_F32 ? 4u : 8u; }
+static inline bool nzi_valid_value_type(int t) { return t == NZ_F32 || t == NZ_F64; }
+
+/* ---- matrices --------------------------------------------------------------------------- */
+
+/* Host layouts. Padding entries (ELL, SELL, HYB's ELL part) have column index -1, value 0. */
+typedef struct nzi_csr {
+    int64_t *row_offsets;   /* rows + 1 */
+    int32_t *col_indices;   /* nnz, sorted within each row, no duplicates */
+    void *values;           /* nnz */
+} nzi_csr_t;
+
+typedef struct nzi_coo {
+    int32_t *row_indices, *col_indices; /* sorted by (row, col) */
+    void *values;
+} nzi_coo_t;
+
+typedef struct nzi_ell {
+    int64_t width;          /* entries per row */
+    int32_t *col_indices;   /* rows x width, column-major: entry k of row i at k * rows + i */
+    void *values;
+} nzi_ell_t;
+
+typedef struct nzi_sell {
+    int chunk;              /* C */
+    int sigma;              /* sorting window (rows); 1 = no sorting */
+    int64_t num_chunks;     /* ceil(rows / C) */
+    int64_t *chunk_offsets; /* num_chunks + 1: start of each chunk in col_indices / values */
+    int32_t *chunk_widths;  /* num_chunks */
+    int32_t *row_of_slot;   /* num_chunks * C: original row for each slot (-1 past the end) */
+    int32_t *col_indices;   /* within a chunk column-major: entry k of slot s at off + k*C + s */
+    void *values;
+} nzi_sell_t;
+
+typedef struct nzi_hyb {
+    nzi_ell_t ell;          /* first ell.width entries of each row */
+    int64_t coo_nnz;        /* the rest, COO sorted by row */
+    nzi_coo_t coo;
+} nzi_hyb_t;
+
+typedef struct nzi_bsr {
+    int block;              /* b */
+    int64_t block_rows, block_cols, num_blocks;
+    int64_t *block_row_offsets; /* block_rows + 1 */
+    int32_t *block_col_indices; /* num_blocks */
+    void *values;           /* num_blocks x b x b, each block row-major */
+} nzi_bsr_t;
+
+typedef struct nzi_dia {
+    int64_t num_diagonals;
+    int64_t *offsets;       /* j - i of each diagonal, ascending */
+    void *values;           /* num_diagonals x rows: diagonal d, row i at d * rows + i */
+} nzi_dia_t;
+
+/* Device CSR (the CUDA backend may add more formats through `extra`). */
+typedef struct nzi_device_csr {
+    nz_index_type_t offset_type;
+    void *row_offsets;      /* int32 or int64 */
+    int32_t *col_indices;
+    void *values;
+    bool borrowed;          /* wrapped caller arrays: never freed */
+} nzi_device_csr_t;
+
+struct nz_matrix {
+    uint64_t magic;
+    nz_context_t *ctx;
+    nz_format_t format;
+    nz_value_type_t value_type;
+    nz_location_t location;
+    int64_t rows, cols, nnz;
+    double transfer_seconds;
+    union {
+        nzi_csr_t csr;      /* CSR; CSC uses the same arrays for the transpose */
+        nzi_coo_t coo;
+        nzi_ell_t ell;
+        nzi_sell_t sell;
+        nzi_hyb_t hyb;
+        nzi_bsr_t bsr;
+        nzi_dia_t dia;
+    } host;
+    nzi_device_csr_t device;    /* location == NZ_DEVICE */
+    void *device_extra;         /* backend-owned (other device formats) */
+};
+
+/* Validate a matrix handle (and optionally its location). */
+nz_status_t nzi_check_matrix(nz_context_t *ctx, const nz_matrix_t *A, const char *name);
+
+/* Allocate an empty matrix object (zeroed arrays) of the given kind. */
+nz_status_t nzi_matrix_new(nz_context_t *ctx, nz_matrix_t **A, nz_format_t format,
+                           nz_value_type_t value_type, int64_t rows, int64_t cols, int64_t nnz);
+/* Allocate CSR arrays for (rows, nnz) on a new host CSR matrix. */
+nz_status_t nzi_csr_alloc(nz_context_t *ctx, nz_matrix_t **A, nz_value_type_t value_type,
+                          int64_t rows, int64_t cols, int64_t nnz);
+/* Free the host arrays of a matrix (any format) and the object. */
+void nzi_matrix_free(nz_matrix_t *A);
+
+/* Check dims are representable (rows, cols <= INT32_MAX, >= 0). */
+nz_status_t nzi_check_dims(nz_context_t *ctx, int64_t rows, int64_t cols, const char *what);
+
+/* Sort columns within each row and sum duplicates of a host CSR matrix in place (the library's
+ * own arrays only). nnz may shrink. */
+nz_status_t nzi_csr_canonicalize(nz_context_t *ctx, nz_matrix_t *A);
+
+/* Value access helpers for code that handles both types at run time (not for hot loops). */
+static inline double nzi_get(const void *values, nz_value_type_t t, int64_t k) {
+    return t == NZ_F32 ? (double)((const float *)values)[k] : ((const double *)values)[k];
+}
+static inline void nzi_set(void *values, nz_value_type_t t, int64_t k, double v) {
+    if (t == NZ_F32)
+        ((float *)values)[k] = (float)v;
+    else
+        ((double *)values)[k] = v;
+}
+
+/* ---- timing ------------------------------------------------------------------------------ */
+double nzi_wtime(void); /* monotonic seconds */
+
+/* ---- deterministic random numbers (splitmix64 seeding xoshiro256**) --------------------- */
+typedef struct nzi_rng { uint64_t s[4]; } nzi_rng_t;
+void nzi_rng_seed(nzi_rng_t *rng, uint64_t seed);
+uint64_t nzi_rng_next(nzi_rng_t *rng);
+double nzi_rng_uniform(nzi_rng_t *rng);              /* [0, 1) */
+int64_t nzi_rng_below(nzi_rng_t *rng, int64_t bound); /* [0, bound) */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NZI_H */

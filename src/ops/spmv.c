@@ -1,0 +1,278 @@
+/* spmv.c: public SpMV entry points: check arguments once, resolve the algorithm, call a backend. */
+#include "nzi.h"
+#include "backend.h"
+
+#include <string.h>
+
+static const struct {
+    nz_alg_t alg;
+    const char *name;
+} alg_names[] = {
+    {NZ_ALG_AUTO, "auto"},           {NZ_ALG_SERIAL, "serial"},
+    {NZ_ALG_PARALLEL, "parallel"},   {NZ_ALG_SIMD, "simd"},
+    {NZ_ALG_SCALAR, "scalar"},       {NZ_ALG_VECTOR, "vector"},
+    {NZ_ALG_LIGHT_VECTOR, "light-vector"}, {NZ_ALG_LIGHT_WARP, "light-warp"},
+    {NZ_ALG_IPCSR, "ipcsr"},         {NZ_ALG_ADAPTIVE, "adaptive"},
+    {NZ_ALG_MERGE, "merge"},         {NZ_ALG_ATOMIC, "atomic"},
+    {NZ_ALG_SEGMENTED, "segmented"}, {NZ_ALG_BSR_ROW, "bsr-row"},
+    {NZ_ALG_BSR_COL, "bsr-col"},
+};
+#define NUM_ALGS ((int)(sizeof alg_names / sizeof alg_names[0]))
+
+const char *nz_alg_name(nz_alg_t alg) {
+    for (int i = 0; i < NUM_ALGS; i++)
+        if (alg_names[i].alg == alg) return alg_names[i].name;
+    return "unknown";
+}
+
+nz_status_t nz_alg_from_name(nz_alg_t *alg, const char *name) {
+    if (alg == NULL || name == NULL) return NZ_ERR_NULL_ARGUMENT;
+    for (int i = 0; i < NUM_ALGS; i++)
+        if (strcmp(alg_names[i].name, name) == 0) {
+            *alg = alg_names[i].alg;
+            return NZ_SUCCESS;
+        }
+    return NZ_ERR_INVALID_ARGUMENT;
+}
+
+nz_status_t nz_spmv_list(nz_backend_t backend, int index, nz_format_t *format, nz_alg_t *alg) {
+    if (format == NULL || alg == NULL) return NZ_ERR_NULL_ARGUMENT;
+    if (backend != NZ_BACKEND_CPU && backend != NZ_BACKEND_CUDA) return NZ_ERR_INVALID_ARGUMENT;
+    int seen = 0;
+    for (int f = 0; f < NZ_FORMAT_COUNT; f++)
+        for (int i = 1; i < NUM_ALGS; i++) {
+            bool ok = backend == NZ_BACKEND_CPU
+                          ? nz_cpu_spmv_supports((nz_format_t)f, alg_names[i].alg)
+                          : nz_cuda_spmv_supports((nz_format_t)f, alg_names[i].alg);
+            if (!ok) continue;
+            if (seen++ == index) {
+                *format = (nz_format_t)f;
+                *alg = alg_names[i].alg;
+                return NZ_SUCCESS;
+            }
+        }
+    return NZ_ERR_INVALID_ARGUMENT;
+}
+
+/* The planner's rule for CSR on the GPU (issue 3 scope): short uniform rows favour one thread
+ * or a narrow vector per row; skewed rows favour merge-path, which balances rows + nonzeros. */
+static nz_alg_t choose_cuda_alg(const nz_matrix_t *A) {
+    if (A->format != NZ_FORMAT_CSR) return NZ_ALG_SCALAR;
+    return NZ_ALG_MERGE;
+}
+
+nz_status_t nz_spmv_plan_create(nz_context_t *ctx, nz_spmv_plan_t **plan, const nz_matrix_t *A,
+                                nz_operation_t op, nz_alg_t alg, unsigned flags) {
+    nz_status_t status;
+    nz_spmv_plan_t *P = NULL;
+    NZI_TRY(nzi_check_context(ctx));
+    nzi_clear_error(ctx);
+    if (plan == NULL) return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_spmv_plan_create: plan is NULL");
+    NZI_TRY(nzi_check_matrix(ctx, A, "A"));
+    if (op != NZ_OP_N && op != NZ_OP_T)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spmv_plan_create: invalid operation %d",
+                         (int)op);
+    if (flags & ~(NZ_PLAN_DETERMINISTIC | NZ_PLAN_TUNE | NZ_PLAN_MIXED))
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spmv_plan_create: unknown flags 0x%x",
+                         flags);
+    nz_backend_t backend = A->location == NZ_DEVICE ? NZ_BACKEND_CUDA : NZ_BACKEND_CPU;
+    if (alg == NZ_ALG_AUTO)
+        alg = backend == NZ_BACKEND_CPU ? nz_cpu_spmv_default_alg(A->format) : choose_cuda_alg(A);
+    bool supported = backend == NZ_BACKEND_CPU ? nz_cpu_spmv_supports(A->format, alg)
+                                               : nz_cuda_spmv_supports(A->format, alg);
+    if (!supported)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "algorithm %s is not available for %s on the %s",
+                         nz_alg_name(alg), nz_format_name(A->format),
+                         backend == NZ_BACKEND_CPU ? "CPU" : "GPU");
+
+    P = (nz_spmv_plan_t *)nzi_calloc(ctx, 1, sizeof *P);
+    if (P == NULL) return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "cannot allocate an SpMV plan");
+    P->magic = NZI_PLAN_MAGIC;
+    P->ctx = ctx;
+    P->A = A;
+    P->op = op;
+    P->alg = alg;
+    P->flags = flags;
+    P->backend = backend;
+    double t0 = nzi_wtime();
+    if (backend == NZ_BACKEND_CPU)
+        NZI_CHECK(nz_cpu_spmv_plan_setup(P));
+    else
+        NZI_CHECK(nz_cuda_spmv_plan_setup(P));
+    P->plan_seconds = nzi_wtime() - t0;
+    *plan = P;
+    return NZ_SUCCESS;
+cleanup:
+    P->magic = NZI_DEAD_MAGIC;
+    nzi_free(ctx, P);
+    return status;
+}
+
+nz_status_t nz_spmv_execute(nz_spmv_plan_t *plan, double alpha, const void *x, double beta,
+                            void *y) {
+    if (plan == NULL) return NZ_ERR_NULL_ARGUMENT;
+    if (plan->magic != NZI_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
+    nz_context_t *ctx = plan->ctx;
+    const nz_matrix_t *A = plan->A;
+    if (A->magic != NZI_MATRIX_MAGIC)
+        return nzi_error(ctx, NZ_ERR_INVALID_HANDLE, "nz_spmv_execute: the plan's matrix was destroyed");
+    int64_t xlen = plan->op == NZ_OP_N ? A->cols : A->rows;
+    int64_t ylen = plan->op == NZ_OP_N ? A->rows : A->cols;
+    if ((x == NULL && xlen > 0) || (y == NULL && ylen > 0))
+        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_spmv_execute: x or y is NULL");
+    if (plan->backend == NZ_BACKEND_CPU) return nz_cpu_spmv_execute(plan, alpha, x, beta, y);
+    return nz_cuda_spmv_execute(plan, alpha, x, beta, y);
+}
+
+nz_status_t nz_spmv_plan_destroy(nz_spmv_plan_t **plan) {
+    if (plan == NULL || *plan == NULL) return NZ_SUCCESS;
+    nz_spmv_plan_t *P = *plan;
+    if (P->magic != NZI_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
+    if (P->backend == NZ_BACKEND_CPU)
+        nz_cpu_spmv_plan_release(P);
+    else
+        nz_cuda_spmv_plan_release(P);
+    P->magic = NZI_DEAD_MAGIC;
+    nzi_free(P->ctx, P);
+    *plan = NULL;
+    return NZ_SUCCESS;
+}
+
+nz_status_t nz_spmv_plan_info(const nz_spmv_plan_t *plan, nz_spmv_plan_info_t *info) {
+    if (plan == NULL || info == NULL) return NZ_ERR_NULL_ARGUMENT;
+    if (plan->magic != NZI_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
+    memset(info, 0, sizeof *info);
+    info->format = plan->A->format;
+    info->alg = plan->alg;
+    info->backend = plan->backend;
+    info->reproducible = plan->reproducible;
+    info->vector_width = plan->vector_width;
+    info->plan_seconds = plan->plan_seconds;
+    info->workspace_bytes = plan->workspace_bytes;
+    return NZ_SUCCESS;
+}
+
+nz_status_t nz_spmv(nz_context_t *ctx, const nz_matrix_t *A, nz_alg_t alg, double alpha,
+                    const void *x, double beta, void *y) {
+    nz_spmv_plan_t *plan = NULL;
+    NZI_TRY(nz_spmv_plan_create(ctx, &plan, A, NZ_OP_N, alg, 0));
+    nz_status_t status = nz_spmv_execute(plan, alpha, x, beta, y);
+    nz_spmv_plan_destroy(&plan);
+    return status;
+}
+
+/* ---- device matrices and memory ------------------------------------------------------------ */
+
+static nz_status_t need_device(nz_context_t *ctx, const char *what) {
+    NZI_TRY(nzi_check_context(ctx));
+    nzi_clear_error(ctx);
+    if (ctx->cuda == NULL)
+        return nzi_error(ctx, NZ_ERR_NO_DEVICE,
+                         "%s: the context is not bound to a CUDA device (nz_context_set_device)",
+                         what);
+    return NZ_SUCCESS;
+}
+
+nz_status_t nz_matrix_to_device(nz_context_t *ctx, nz_matrix_t **dA, const nz_matrix_t *A,
+                                int offset_bits) {
+    nz_status_t status;
+    nz_matrix_t *M = NULL;
+    NZI_TRY(need_device(ctx, "nz_matrix_to_device"));
+    if (dA == NULL) return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_matrix_to_device: dA is NULL");
+    NZI_TRY(nzi_check_matrix(ctx, A, "A"));
+    if (A->location != NZ_HOST)
+        return nzi_error(ctx, NZ_ERR_WRONG_LOCATION, "nz_matrix_to_device: A is already on the device");
+    if (A->format != NZ_FORMAT_CSR)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                         "nz_matrix_to_device: %s matrices are not supported on the device yet; "
+                         "convert to csr", nz_format_name(A->format));
+    if (offset_bits != 0 && offset_bits != 32 && offset_bits != 64)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "nz_matrix_to_device: offset_bits must be 0, 32 or 64, not %d", offset_bits);
+    if (offset_bits == 32 && A->nnz > INT32_MAX)
+        return nzi_error(ctx, NZ_ERR_OVERFLOW,
+                         "nz_matrix_to_device: %lld nonzeros do not fit 32-bit row offsets",
+                         (long long)A->nnz);
+    NZI_TRY(nzi_matrix_new(ctx, &M, NZ_FORMAT_CSR, A->value_type, A->rows, A->cols, A->nnz));
+    M->location = NZ_DEVICE;
+    NZI_CHECK(nz_cuda_matrix_upload(ctx, M, A, offset_bits));
+    *dA = M;
+    return NZ_SUCCESS;
+cleanup:
+    nzi_matrix_free(M);
+    return status;
+}
+
+nz_status_t nz_matrix_wrap_csr_device(nz_context_t *ctx, nz_matrix_t **A, int64_t rows,
+                                      int64_t cols, int64_t nnz, nz_index_type_t offset_type,
+                                      const void *row_offsets, const int32_t *col_indices,
+                                      nz_value_type_t value_type, const void *values,
+                                      int validate) {
+    nz_status_t status;
+    nz_matrix_t *M = NULL;
+    const char *what = "nz_matrix_wrap_csr_device";
+    NZI_TRY(need_device(ctx, what));
+    if (A == NULL) return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "%s: A is NULL", what);
+    NZI_TRY(nzi_check_dims(ctx, rows, cols, what));
+    if (!nzi_valid_value_type(value_type))
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: invalid value type", what);
+    if (offset_type != NZ_I32 && offset_type != NZ_I64)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: invalid offset type", what);
+    if (nnz < 0 || (offset_type == NZ_I32 && nnz > INT32_MAX))
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: nnz %lld invalid for the offset type",
+                         what, (long long)nnz);
+    if (row_offsets == NULL || (nnz > 0 && (col_indices == NULL || values == NULL)))
+        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "%s: a device array is NULL", what);
+    NZI_TRY(nzi_matrix_new(ctx, &M, NZ_FORMAT_CSR, value_type, rows, cols, nnz));
+    M->location = NZ_DEVICE;
+    M->device.offset_type = offset_type;
+    M->device.row_offsets = (void *)row_offsets;
+    M->device.col_indices = (int32_t *)col_indices;
+    M->device.values = (void *)values;
+    M->device.borrowed = true;
+    if (validate) NZI_CHECK(nz_cuda_matrix_validate(ctx, M));
+    *A = M;
+    return NZ_SUCCESS;
+cleanup:
+    nzi_matrix_free(M);
+    return status;
+}
+
+nz_status_t nz_device_malloc(nz_context_t *ctx, void **ptr, size_t bytes) {
+    NZI_TRY(need_device(ctx, "nz_device_malloc"));
+    if (ptr == NULL) return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_device_malloc: ptr is NULL");
+    return nz_cuda_malloc(ctx, ptr, bytes, "nz_device_malloc");
+}
+
+nz_status_t nz_device_free(nz_context_t *ctx, void *ptr) {
+    NZI_TRY(need_device(ctx, "nz_device_free"));
+    nz_cuda_free(ctx, ptr, (size_t)-1); /* size looked up by the backend */
+    return NZ_SUCCESS;
+}
+
+nz_status_t nz_memcpy_to_device(nz_context_t *ctx, void *dst, const void *src, size_t bytes) {
+    NZI_TRY(need_device(ctx, "nz_memcpy_to_device"));
+    if (bytes > 0 && (dst == NULL || src == NULL))
+        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_memcpy_to_device: NULL pointer");
+    return nz_cuda_memcpy(ctx, dst, src, bytes, NZI_H2D);
+}
+
+nz_status_t nz_memcpy_to_host(nz_context_t *ctx, void *dst, const void *src, size_t bytes) {
+    NZI_TRY(need_device(ctx, "nz_memcpy_to_host"));
+    if (bytes > 0 && (dst == NULL || src == NULL))
+        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_memcpy_to_host: NULL pointer");
+    return nz_cuda_memcpy(ctx, dst, src, bytes, NZI_D2H);
+}
+
+nz_status_t nz_device_memset(nz_context_t *ctx, void *dst, int byte, size_t bytes) {
+    NZI_TRY(need_device(ctx, "nz_device_memset"));
+    if (bytes > 0 && dst == NULL)
+        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_device_memset: NULL pointer");
+    return nz_cuda_memset(ctx, dst, byte, bytes);
+}
+
+nz_status_t nz_context_synchronize(nz_context_t *ctx) {
+    NZI_TRY(nzi_check_context(ctx));
+    if (ctx->cuda == NULL) return NZ_SUCCESS;
+    return nz_cuda_synchronize(ctx);
+}

@@ -1,0 +1,287 @@
+/* testutil.c: shared test helpers (see testutil.h). */
+#include "testutil.h"
+#include "nzi.h"
+
+#include <dirent.h>
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+int nzt_failures = 0;
+uint64_t nzt_seed = 20261121;
+
+void nzt_init(int argc, char **argv) {
+    (void)argc;
+    (void)argv;
+    const char *s = getenv("NZ_TEST_SEED");
+    if (s != NULL && *s) nzt_seed = strtoull(s, NULL, 10);
+}
+
+int nzt_finish(const char *name) {
+    if (nzt_failures) {
+        fprintf(stderr, "%s: %d check(s) failed (seed %llu; rerun with NZ_TEST_SEED=%llu)\n", name,
+                nzt_failures, (unsigned long long)nzt_seed, (unsigned long long)nzt_seed);
+        return 1;
+    }
+    printf("%s: all checks passed\n", name);
+    return 0;
+}
+
+void *nzt_malloc(size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1);
+    if (p == NULL) {
+        fprintf(stderr, "test: out of memory (%zu bytes)\n", bytes);
+        exit(1);
+    }
+    return p;
+}
+
+/* ---- the zoo ----------------------------------------------------------------------------- */
+
+typedef struct {
+    const char *name;
+    int64_t rows, cols;
+} zoo_case_t;
+
+static const zoo_case_t zoo[] = {
+    {"empty 0x0", 0, 0},
+    {"no nonzeros 50x40", 50, 40},
+    {"one column 1000x1", 1000, 1},
+    {"one row 1x5000", 1, 5000},
+    {"30% empty rows 2000x1500", 2000, 1500},
+    {"one enormous row 300x60000", 300, 60000},
+    {"tall 20000x30", 20000, 30},
+    {"wide 40x50000", 40, 50000},
+    {"uniform 3000x3000 mean 12", 3000, 3000},
+    {"power-law rows 4000x4000", 4000, 4000},
+    {"diagonal 777x777", 777, 777},
+    {"dense 64x64", 64, 64},
+    {"rows of 31..33 2048x2048", 2048, 2048},
+    {"0 rows x 10 cols", 0, 10},
+    {"10 rows x 0 cols", 10, 0},
+};
+
+int nzt_zoo_count(void) { return (int)(sizeof zoo / sizeof zoo[0]); }
+const char *nzt_zoo_name(int k) { return zoo[k].name; }
+
+nz_status_t nzt_zoo_matrix(nz_context_t *ctx, nz_matrix_t **A, int k, nz_value_type_t vt,
+                           uint64_t seed) {
+    const zoo_case_t *z = &zoo[k];
+    nzi_rng_t rng;
+    nzi_rng_seed(&rng, seed * 1000003u + (uint64_t)k);
+    int64_t cap = 16, nnz = 0;
+    int32_t *ri = nzt_malloc((size_t)cap * 4), *ci = nzt_malloc((size_t)cap * 4);
+    double *v = nzt_malloc((size_t)cap * 8);
+#define PUSH(r, c)                                                                              \
+    do {                                                                                        \
+        if (nnz == cap) {                                                                       \
+            cap *= 2;                                                                           \
+            ri = realloc(ri, (size_t)cap * 4);                                                  \
+            ci = realloc(ci, (size_t)cap * 4);                                                  \
+            v = realloc(v, (size_t)cap * 8);                                                    \
+            if (!ri || !ci || !v) exit(1);                                                      \
+        }                                                                                       \
+        ri[nnz] = (int32_t)(r);                                                                 \
+        ci[nnz] = (int32_t)(c);                                                                 \
+        v[nnz] = 2.0 * nzi_rng_uniform(&rng) - 1.0;                                             \
+        nnz++;                                                                                  \
+    } while (0)
+    switch (k) {
+    case 0: case 1: case 13: case 14: break;
+    case 2:
+        for (int64_t i = 0; i < z->rows; i++)
+            if (nzi_rng_uniform(&rng) < 0.7) PUSH(i, 0);
+        break;
+    case 3:
+        for (int64_t j = 0; j < z->cols; j++)
+            if (nzi_rng_uniform(&rng) < 0.5) PUSH(0, j);
+        break;
+    case 4:
+        for (int64_t i = 0; i < z->rows; i++) {
+            if (nzi_rng_uniform(&rng) < 0.3) continue;
+            int64_t len = 1 + nzi_rng_below(&rng, 20);
+            for (int64_t t = 0; t < len; t++) PUSH(i, nzi_rng_below(&rng, z->cols));
+        }
+        break;
+    case 5:
+        for (int64_t i = 0; i < z->rows; i++) {
+            if (i == 7) {
+                for (int64_t j = 0; j < z->cols; j++)
+                    if (nzi_rng_uniform(&rng) < 0.9) PUSH(i, j);
+            } else {
+                int64_t len = nzi_rng_below(&rng, 6);
+                for (int64_t t = 0; t < len; t++) PUSH(i, nzi_rng_below(&rng, z->cols));
+            }
+        }
+        break;
+    case 6: case 7: case 8: {
+        double mean = k == 8 ? 12 : (k == 6 ? 4 : 3000);
+        for (int64_t i = 0; i < z->rows; i++) {
+            int64_t len = nzi_rng_below(&rng, (int64_t)(2 * mean) + 1);
+            for (int64_t t = 0; t < len; t++) PUSH(i, nzi_rng_below(&rng, z->cols));
+        }
+        break;
+    }
+    case 9:
+        for (int64_t i = 0; i < z->rows; i++) {
+            double u = nzi_rng_uniform(&rng);
+            int64_t len = (int64_t)(1.0 / (0.0005 + u * u)) / 8; /* heavy tail, up to ~250 */
+            if (len > z->cols) len = z->cols;
+            for (int64_t t = 0; t < len; t++) PUSH(i, nzi_rng_below(&rng, z->cols));
+        }
+        break;
+    case 10:
+        for (int64_t i = 0; i < z->rows; i++) PUSH(i, i);
+        break;
+    case 11:
+        for (int64_t i = 0; i < z->rows; i++)
+            for (int64_t j = 0; j < z->cols; j++) PUSH(i, j);
+        break;
+    case 12:
+        for (int64_t i = 0; i < z->rows; i++) {
+            int64_t len = 31 + nzi_rng_below(&rng, 3), start = nzi_rng_below(&rng, z->cols - len);
+            for (int64_t t = 0; t < len; t++) PUSH(i, start + t);
+        }
+        break;
+    }
+#undef PUSH
+    nz_status_t s;
+    if (vt == NZ_F64) {
+        s = nz_matrix_create_coo(ctx, A, z->rows, z->cols, nnz, ri, ci, vt, v);
+    } else {
+        float *vf = nzt_malloc((size_t)(nnz ? nnz : 1) * 4);
+        for (int64_t t = 0; t < nnz; t++) vf[t] = (float)v[t];
+        s = nz_matrix_create_coo(ctx, A, z->rows, z->cols, nnz, ri, ci, vt, vf);
+        free(vf);
+    }
+    free(ri);
+    free(ci);
+    free(v);
+    return s;
+}
+
+/* ---- references ------------------------------------------------------------------------- */
+
+void nzt_reference_spmv(const nz_matrix_t *A, nz_operation_t op, double alpha, const double *x,
+                        double beta, const double *y0, double *y_ref, double *bound,
+                        int64_t *row_length) {
+    nz_matrix_info_t info;
+    nz_matrix_info(A, &info);
+    const int64_t *ro;
+    const int32_t *ci;
+    const void *vals;
+    if (nz_matrix_csr_arrays(A, &ro, &ci, &vals) != NZ_SUCCESS) {
+        fprintf(stderr, "nzt_reference_spmv: needs a host CSR matrix\n");
+        exit(1);
+    }
+    int64_t n = op == NZ_OP_N ? info.rows : info.cols;
+    for (int64_t i = 0; i < n; i++) {
+        y_ref[i] = 0;
+        bound[i] = 0;
+        row_length[i] = 0;
+    }
+    for (int64_t i = 0; i < info.rows; i++)
+        for (int64_t k = ro[i]; k < ro[i + 1]; k++) {
+            double a = nzi_get(vals, info.value_type, k);
+            int64_t out = op == NZ_OP_N ? i : ci[k];
+            int64_t in = op == NZ_OP_N ? ci[k] : i;
+            y_ref[out] += a * x[in];
+            bound[out] += fabs(a * x[in]);
+            row_length[out]++;
+        }
+    for (int64_t i = 0; i < n; i++) {
+        y_ref[i] = alpha * y_ref[i] + (beta != 0 ? beta * y0[i] : 0.0);
+        bound[i] = fabs(alpha) * bound[i] + (beta != 0 ? fabs(beta * y0[i]) : 0.0);
+    }
+}
+
+int64_t nzt_compare(const char *what, nz_value_type_t vt, const void *y, const double *y_ref,
+                    const double *bound, const int64_t *row_length, int64_t n, double tol_factor) {
+    double eps = vt == NZ_F32 ? FLT_EPSILON : DBL_EPSILON;
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double yi = vt == NZ_F32 ? (double)((const float *)y)[i] : ((const double *)y)[i];
+        double tol = tol_factor * eps * (double)(row_length[i] + 2) * bound[i] +
+                     (vt == NZ_F32 ? 1e-30 : 1e-300);
+        if (!(fabs(yi - y_ref[i]) <= tol)) {
+            if (bad < 5)
+                fprintf(stderr, "  %s: y[%lld] = %.17g, reference %.17g (tol %.3g)\n", what,
+                        (long long)i, yi, y_ref[i], tol);
+            bad++;
+        }
+    }
+    return bad;
+}
+
+void nzt_poison(void *y, nz_value_type_t vt, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        if (vt == NZ_F32)
+            ((float *)y)[i] = NAN;
+        else
+            ((double *)y)[i] = NAN;
+    }
+}
+
+void nzt_from_double(void *dst, nz_value_type_t vt, const double *src, int64_t n) {
+    for (int64_t i = 0; i < n; i++) {
+        if (vt == NZ_F32)
+            ((float *)dst)[i] = (float)src[i];
+        else
+            ((double *)dst)[i] = src[i];
+    }
+}
+
+void nzt_random_vector(double *xd, void *x, nz_value_type_t vt, int64_t n, uint64_t seed) {
+    nzi_rng_t rng;
+    nzi_rng_seed(&rng, seed);
+    for (int64_t i = 0; i < n; i++) {
+        double v = 2.0 * nzi_rng_uniform(&rng) - 1.0;
+        if (vt == NZ_F32) v = (double)(float)v; /* the reference sees exactly what the kernel sees */
+        xd[i] = v;
+    }
+    if (x != NULL) nzt_from_double(x, vt, xd, n);
+}
+
+const char *nzt_matrix_dir(void) {
+    const char *d = getenv("NZ_MATRIX_DIR");
+    return d != NULL && *d ? d : NULL;
+}
+
+const char *nzt_data_dir(void) {
+    const char *d = getenv("NZ_TEST_DATA_DIR");
+    return d != NULL && *d ? d : NZ_TEST_DATA_DIR;
+}
+
+static int cmp_names(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int nzt_list_matrices(const char *dir, char ***names) {
+    *names = NULL;
+    DIR *d = opendir(dir);
+    if (d == NULL) return 0;
+    int count = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        int mtx = len > 4 && strcmp(e->d_name + len - 4, ".mtx") == 0;
+        int gz = len > 7 && strcmp(e->d_name + len - 7, ".mtx.gz") == 0;
+        if (!mtx && !gz) continue;
+        if (count == cap) {
+            cap = cap ? 2 * cap : 64;
+            *names = realloc(*names, (size_t)cap * sizeof(char *));
+            if (*names == NULL) exit(1);
+        }
+        (*names)[count] = nzt_malloc(len + 1);
+        memcpy((*names)[count], e->d_name, len + 1);
+        count++;
+    }
+    closedir(d);
+    if (count > 1) qsort(*names, (size_t)count, sizeof(char *), cmp_names);
+    return count;
+}
+
+void nzt_free_names(char **names, int count) {
+    for (int i = 0; i < count; i++) free(names[i]);
+    free(names);
+}

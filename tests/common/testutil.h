@@ -1,0 +1,87 @@
+/* testutil.h: shared test helpers: checks, the awkward-matrix zoo, double references, poisoning. */
+#ifndef NZ_TESTUTIL_H
+#define NZ_TESTUTIL_H
+
+#include "nonzero.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+extern int nzt_failures;
+extern uint64_t nzt_seed;
+
+/* Record a failure with file:line and the seed; the test continues. */
+#define NZT_CHECK(cond, ...)                                                                    \
+    do {                                                                                        \
+        if (!(cond)) {                                                                          \
+            nzt_failures++;                                                                     \
+            fprintf(stderr, "%s:%d: check failed: %s (seed %llu): ", __FILE__, __LINE__, #cond, \
+                    (unsigned long long)nzt_seed);                                              \
+            fprintf(stderr, __VA_ARGS__);                                                       \
+            fputc('\n', stderr);                                                                \
+        }                                                                                       \
+    } while (0)
+
+/* A call that must succeed; aborts the test (exit 1) otherwise, printing the last error. */
+#define NZT_OK(ctx, call)                                                                       \
+    do {                                                                                        \
+        nz_status_t nzt_s_ = (call);                                                            \
+        if (nzt_s_ != NZ_SUCCESS) {                                                             \
+            fprintf(stderr, "%s:%d: %s returned %d (%s): %s\n", __FILE__, __LINE__, #call,       \
+                    (int)nzt_s_, nz_status_string(nzt_s_), nz_context_last_error(ctx));         \
+            exit(1);                                                                            \
+        }                                                                                       \
+    } while (0)
+
+/* Exit with ctest's skip code after printing why. */
+#define NZT_SKIP(...)                                                                           \
+    do {                                                                                        \
+        fprintf(stdout, "SKIP: ");                                                              \
+        fprintf(stdout, __VA_ARGS__);                                                           \
+        fputc('\n', stdout);                                                                    \
+        exit(77);                                                                               \
+    } while (0)
+
+/* Seed from NZ_TEST_SEED or a fixed default; printed on failure. */
+void nzt_init(int argc, char **argv);
+/* Print a summary and return the process exit status (0 iff no failures). */
+int nzt_finish(const char *name);
+
+/* The awkward-shape zoo: a deterministic matrix for case k = 0 .. nzt_zoo_count() - 1. */
+int nzt_zoo_count(void);
+const char *nzt_zoo_name(int k);
+nz_status_t nzt_zoo_matrix(nz_context_t *ctx, nz_matrix_t **A, int k, nz_value_type_t vt,
+                           uint64_t seed);
+
+/* Double-precision reference y_ref = alpha op(A) x + beta y0 for a host CSR matrix (x, y0 in
+ * double). Also returns per-row magnitude bound[i] = |alpha| sum |a_ij x_j| + |beta y0_i| and
+ * row length, used to scale the tolerance. op: NZ_OP_N or NZ_OP_T. */
+void nzt_reference_spmv(const nz_matrix_t *A, nz_operation_t op, double alpha, const double *x,
+                        double beta, const double *y0, double *y_ref, double *bound,
+                        int64_t *row_length);
+
+/* Compare y (of type vt) against y_ref: |y - y_ref| <= tol_factor * eps(vt) * (len + 2) * bound
+ * + tiny. Returns the number of bad entries (prints the first few with `what`). NaN fails. */
+int64_t nzt_compare(const char *what, nz_value_type_t vt, const void *y, const double *y_ref,
+                    const double *bound, const int64_t *row_length, int64_t n, double tol_factor);
+
+/* Fill n values of type vt with a signalling pattern (NaN) so unwritten entries are caught. */
+void nzt_poison(void *y, nz_value_type_t vt, int64_t n);
+/* Random values in [-1, 1) as doubles, and the same converted into an array of type vt. */
+void nzt_random_vector(double *xd, void *x, nz_value_type_t vt, int64_t n, uint64_t seed);
+/* Convert n doubles to vt in dst. */
+void nzt_from_double(void *dst, nz_value_type_t vt, const double *src, int64_t n);
+
+/* The real-matrix directory (NZ_MATRIX_DIR) or NULL; tests/data (NZ_TEST_DATA_DIR). */
+const char *nzt_matrix_dir(void);
+const char *nzt_data_dir(void);
+/* List *.mtx and *.mtx.gz names in dir (sorted); returns count, *names malloc'ed (free with
+ * nzt_free_names). */
+int nzt_list_matrices(const char *dir, char ***names);
+void nzt_free_names(char **names, int count);
+
+/* Checked malloc for tests (exits on failure). */
+void *nzt_malloc(size_t bytes);
+
+#endif /* NZ_TESTUTIL_H */

@@ -1,0 +1,167 @@
+/* test_core.c: context, status strings, allocator accounting, CSR/COO creation and validation. */
+#include "testutil.h"
+
+#include <math.h>
+#include <string.h>
+
+static void test_status_and_names(void) {
+    NZT_CHECK(strcmp(nz_status_string(NZ_SUCCESS), "success") == 0, "success string");
+    NZT_CHECK(strcmp(nz_status_string((nz_status_t)-9999), "unknown status") == 0, "unknown");
+    nz_alg_t alg;
+    NZT_CHECK(nz_alg_from_name(&alg, "light-warp") == NZ_SUCCESS && alg == NZ_ALG_LIGHT_WARP,
+              "alg name round trip");
+    NZT_CHECK(nz_alg_from_name(&alg, "nonsense") == NZ_ERR_INVALID_ARGUMENT, "bad alg name");
+    nz_format_t f;
+    NZT_CHECK(nz_format_from_name(&f, "sell") == NZ_SUCCESS && f == NZ_FORMAT_SELL, "format name");
+    NZT_CHECK(strcmp(nz_format_name(NZ_FORMAT_DIA), "dia") == 0, "dia name");
+}
+
+static void test_handles(void) {
+    nz_context_t *ctx = NULL;
+    NZT_CHECK(nz_context_create(NULL) == NZ_ERR_NULL_ARGUMENT, "NULL output");
+    NZT_OK(ctx, nz_context_create(&ctx));
+    nz_matrix_t *A = NULL;
+    NZT_CHECK(nz_matrix_destroy(&A) == NZ_SUCCESS, "destroy NULL handle");
+    NZT_CHECK(nz_matrix_destroy(NULL) == NZ_SUCCESS, "destroy NULL pointer");
+    uint64_t fake[128] = {0};
+    NZT_CHECK(nz_context_set_threads((nz_context_t *)fake, 1) == NZ_ERR_INVALID_HANDLE,
+              "foreign context");
+    nz_context_destroy(&ctx);
+    NZT_CHECK(ctx == NULL, "destroy sets NULL");
+}
+
+static void test_create_csr(void) {
+    nz_context_t *ctx = NULL;
+    NZT_OK(ctx, nz_context_create(&ctx));
+    /* 3 x 4, row 1 empty, row 2 unsorted with a duplicate */
+    int32_t ro[] = {0, 2, 2, 5};
+    int32_t ci[] = {0, 3, 2, 1, 2};
+    double v[] = {1, 2, 3, 4, 5};
+    int32_t ci_copy[5];
+    double v_copy[5];
+    memcpy(ci_copy, ci, sizeof ci);
+    memcpy(v_copy, v, sizeof v);
+    nz_matrix_t *A = NULL;
+    NZT_OK(ctx, nz_matrix_create_csr(ctx, &A, 3, 4, NZ_I32, ro, ci, NZ_F64, v));
+    NZT_CHECK(memcmp(ci, ci_copy, sizeof ci) == 0 && memcmp(v, v_copy, sizeof v) == 0,
+              "caller arrays unchanged");
+    nz_matrix_info_t info;
+    NZT_OK(ctx, nz_matrix_info(A, &info));
+    NZT_CHECK(info.rows == 3 && info.cols == 4 && info.nnz == 4, "duplicates summed: nnz %lld",
+              (long long)info.nnz);
+    const int64_t *r;
+    const int32_t *c;
+    const void *vv;
+    NZT_OK(ctx, nz_matrix_csr_arrays(A, &r, &c, &vv));
+    const double *d = vv;
+    NZT_CHECK(r[3] == 4 && c[2] == 1 && c[3] == 2 && d[2] == 4 && d[3] == 8, "sorted and summed");
+
+    /* y = 2 A x - y */
+    double x[4] = {1, 2, 3, 4}, y[3] = {1, 1, 1};
+    NZT_OK(ctx, nz_spmv(ctx, A, NZ_ALG_SERIAL, 2.0, x, -1.0, y));
+    NZT_CHECK(y[0] == 2 * (1 + 8) - 1 && y[1] == -1 && y[2] == 2 * (8 + 24) - 1, "spmv %g %g %g",
+              y[0], y[1], y[2]);
+    /* beta = 0: NaN in y must not leak */
+    y[0] = y[1] = y[2] = NAN;
+    NZT_OK(ctx, nz_spmv(ctx, A, NZ_ALG_PARALLEL, 1.0, x, 0.0, y));
+    NZT_CHECK(y[0] == 9 && y[1] == 0 && y[2] == 32, "beta=0 ignores y");
+    nz_matrix_destroy(&A);
+
+    /* invalid structures name the row */
+    int32_t bad_ro[] = {0, 2, 1, 5};
+    NZT_CHECK(nz_matrix_create_csr(ctx, &A, 3, 4, NZ_I32, bad_ro, ci, NZ_F64, v) ==
+                  NZ_ERR_INVALID_MATRIX, "decreasing offsets");
+    NZT_CHECK(strstr(nz_context_last_error(ctx), "row 1") != NULL, "message names row: %s",
+              nz_context_last_error(ctx));
+    int32_t bad_ci[] = {0, 3, 2, 9, 2};
+    NZT_CHECK(nz_matrix_create_csr(ctx, &A, 3, 4, NZ_I32, ro, bad_ci, NZ_F64, v) ==
+                  NZ_ERR_INVALID_MATRIX, "column out of range");
+    NZT_CHECK(strstr(nz_context_last_error(ctx), "row 2") != NULL, "message names row: %s",
+              nz_context_last_error(ctx));
+    NZT_CHECK(A == NULL, "no output on error");
+    NZT_CHECK(nz_matrix_create_csr(ctx, &A, (int64_t)1 << 32, 4, NZ_I32, ro, ci, NZ_F64, v) ==
+                  NZ_ERR_UNSUPPORTED, "too many rows refused");
+
+    nz_alloc_stats_t st;
+    NZT_OK(ctx, nz_context_alloc_stats(ctx, &st));
+    NZT_CHECK(st.live_blocks == 0 && st.live_bytes == 0, "no leaks: %lld blocks",
+              (long long)st.live_blocks);
+    nz_context_destroy(&ctx);
+}
+
+static void test_alloc_failure(void) {
+    nz_context_t *ctx = NULL;
+    NZT_OK(ctx, nz_context_create(&ctx));
+    int32_t ri[] = {2, 0, 1, 2}, ci[] = {1, 0, 1, 1};
+    float v[] = {1, 2, 3, 4};
+    int succeeded = 0;
+    for (int64_t k = 1; k < 50 && !succeeded; k++) {
+        nz_matrix_t *A = NULL;
+        NZT_OK(ctx, nz_context_fail_alloc_after(ctx, k));
+        nz_status_t s = nz_matrix_create_coo(ctx, &A, 3, 2, 4, ri, ci, NZ_F32, v);
+        nz_alloc_stats_t st;
+        if (s == NZ_SUCCESS) {
+            succeeded = 1;
+            NZT_CHECK(A != NULL && ((const float *)NULL == NULL), "output set");
+            nz_matrix_destroy(&A);
+        } else {
+            NZT_CHECK(s == NZ_ERR_OUT_OF_MEMORY, "k=%lld: status %d", (long long)k, (int)s);
+            NZT_CHECK(A == NULL, "k=%lld: output untouched", (long long)k);
+        }
+        nz_context_alloc_stats(ctx, &st);
+        NZT_CHECK(st.live_blocks == 0, "k=%lld: leaked %lld blocks", (long long)k,
+                  (long long)st.live_blocks);
+    }
+    NZT_CHECK(succeeded, "creation eventually succeeds");
+    nz_context_fail_alloc_after(ctx, 0);
+    nz_context_destroy(&ctx);
+}
+
+static void test_zoo_spmv(void) {
+    nz_context_t *ctx = NULL;
+    NZT_OK(ctx, nz_context_create(&ctx));
+    for (int vt_i = 0; vt_i < 2; vt_i++) {
+        nz_value_type_t vt = vt_i ? NZ_F64 : NZ_F32;
+        for (int k = 0; k < nzt_zoo_count(); k++) {
+            nz_matrix_t *A = NULL;
+            NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, k, vt, nzt_seed));
+            nz_matrix_info_t info;
+            nz_matrix_info(A, &info);
+            size_t vs = vt == NZ_F32 ? 4 : 8;
+            double *xd = nzt_malloc((size_t)info.cols * 8 + 8), *y0 = nzt_malloc((size_t)info.rows * 8 + 8);
+            double *yr = nzt_malloc((size_t)info.rows * 8 + 8), *bd = nzt_malloc((size_t)info.rows * 8 + 8);
+            int64_t *len = nzt_malloc((size_t)info.rows * 8 + 8);
+            void *x = nzt_malloc((size_t)info.cols * vs + 8), *y = nzt_malloc((size_t)info.rows * vs + 8);
+            nzt_random_vector(xd, x, vt, info.cols, nzt_seed + 1);
+            nzt_random_vector(y0, NULL, vt, info.rows, nzt_seed + 2);
+            const double ab[3][2] = {{1, 0}, {-2.5, 0.5}, {1, 0}};
+            for (int c = 0; c < 3; c++) {
+                for (int alg = 0; alg < 2; alg++) {
+                    if (c == 2)
+                        nzt_poison(y, vt, info.rows);
+                    else
+                        nzt_from_double(y, vt, y0, info.rows);
+                    NZT_OK(ctx, nz_spmv(ctx, A, alg ? NZ_ALG_PARALLEL : NZ_ALG_SERIAL, ab[c][0],
+                                        x, ab[c][1], y));
+                    nzt_reference_spmv(A, NZ_OP_N, ab[c][0], xd, ab[c][1], y0, yr, bd, len);
+                    int64_t bad = nzt_compare(nzt_zoo_name(k), vt, y, yr, bd, len, info.rows, 2.0);
+                    NZT_CHECK(bad == 0, "%s %s case %d alg %d: %lld bad", nzt_zoo_name(k),
+                              vt == NZ_F32 ? "f32" : "f64", c, alg, (long long)bad);
+                }
+            }
+            free(xd); free(y0); free(yr); free(bd); free(len); free(x); free(y);
+            nz_matrix_destroy(&A);
+        }
+    }
+    nz_context_destroy(&ctx);
+}
+
+int main(int argc, char **argv) {
+    nzt_init(argc, argv);
+    test_status_and_names();
+    test_handles();
+    test_create_csr();
+    test_alloc_failure();
+    test_zoo_spmv();
+    return nzt_finish("test_core");
+}
