@@ -1,0 +1,72 @@
+/* cuda_internal.h: state and helpers shared by the CUDA backend's .cu files (C++ only). */
+#ifndef NZI_CUDA_INTERNAL_H
+#define NZI_CUDA_INTERNAL_H
+
+#include "nzi.h"
+#include "backend.h"
+
+#include <cuda_runtime.h>
+
+/* Per-context device state, created by nz_cuda_context_bind. Limits are read from the device,
+ * never hard-coded. */
+typedef struct nzi_cuda_state {
+    int device;
+    cudaStream_t stream;
+    int sm_count;
+    int max_threads_per_sm;
+    int max_threads_per_block;
+    size_t shared_per_block;        /* default per-block limit (48 KB) */
+    size_t shared_per_block_optin;  /* opt-in maximum per block */
+    size_t shared_per_sm;
+    size_t l2_bytes;
+    int warp_size;
+    cudaEvent_t event_start, event_stop; /* for timing inside the library (plan tuning) */
+    /* Allocations made through the public nz_device_malloc, so nz_device_free knows their
+     * size (internal allocations pass the size themselves). */
+    void **public_ptrs;
+    size_t *public_sizes;
+    int public_count, public_capacity;
+} nzi_cuda_state_t;
+
+static inline nzi_cuda_state_t *nzi_cuda(const nz_context_t *ctx) {
+    return (nzi_cuda_state_t *)ctx->cuda;
+}
+
+/* Turn a CUDA error into a status with a message naming the call and the place. */
+nz_status_t nzi_cuda_status(nz_context_t *ctx, cudaError_t err, const char *what, const char *file,
+                            int line);
+#define NZI_CUDA_TRY(ctx, call)                                                                 \
+    do {                                                                                        \
+        cudaError_t nzi_err_ = (call);                                                          \
+        if (nzi_err_ != cudaSuccess)                                                            \
+            return nzi_cuda_status((ctx), nzi_err_, #call, __FILE__, __LINE__);                 \
+    } while (0)
+/* After every kernel launch. */
+#define NZI_CUDA_LAUNCH_CHECK(ctx) NZI_CUDA_TRY(ctx, cudaGetLastError())
+
+/* One algorithm family's entry points for CSR SpMV. setup does all preprocessing and allocates
+ * everything execute needs (plan->state, plan->workspace_bytes, plan->reproducible,
+ * plan->vector_width); execute allocates nothing; release frees plan->state. */
+typedef struct nzi_cuda_spmv_ops {
+    nz_alg_t alg;
+    nz_status_t (*setup)(nz_spmv_plan_t *plan);
+    nz_status_t (*execute)(const nz_spmv_plan_t *plan, double alpha, const void *x, double beta,
+                           void *y);
+    void (*release)(nz_spmv_plan_t *plan);
+} nzi_cuda_spmv_ops_t;
+
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_scalar_ops;       /* spmv_csr_scalar.cu */
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_vector_ops;       /* spmv_csr_vector.cu */
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_light_vector_ops; /* spmv_lightspmv.cu */
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_light_warp_ops;   /* spmv_lightspmv.cu */
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_ipcsr_ops;        /* spmv_ipcsr.cu */
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_adaptive_ops;     /* spmv_csr_adaptive.cu */
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_merge_ops;        /* spmv_merge.cu */
+
+/* Device arrays of the plan's matrix, typed. */
+template <typename Offset>
+static inline const Offset *nzi_dev_offsets(const nz_matrix_t *A) {
+    return (const Offset *)A->device.row_offsets;
+}
+
+#endif /* NZI_CUDA_INTERNAL_H */

@@ -1,0 +1,11 @@
+/* commands.h: the nz tool's subcommands; each returns the process exit status. */
+#ifndef NZ_TOOL_COMMANDS_H
+#define NZ_TOOL_COMMANDS_H
+
+int nz_cmd_info(int argc, char **argv);    /* cmd_info.c */
+int nz_cmd_gen(int argc, char **argv);     /* cmd_gen.c */
+int nz_cmd_convert(int argc, char **argv); /* cmd_convert.c */
+int nz_cmd_spmv(int argc, char **argv);    /* cmd_spmv.c */
+int nz_cmd_bench(int argc, char **argv);   /* cmd_bench.c (drives bench/) */
+
+#endif
