@@ -1,0 +1,63 @@
+#!/bin/bash
+# gpu-check.sh: one call on the GPU machine: configure, build (all cores), GPU tests, sanitizers, bench.
+# Usage: scripts/gpu-check.sh [STEPS]   STEPS: comma list of build,test,cpu,memcheck,racecheck,
+#        initcheck,synccheck,bench,benchquick (default: build,test,memcheck,racecheck,benchquick)
+# Logs go to $OUT (the device tool's output folder) or ./gpu-out. Real matrices are read from
+# .carry/matrices (copied there from ../shared/matrices and carried; see scripts/carry-matrices.sh).
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+STEPS=${1:-build,test,memcheck,racecheck,benchquick}
+JOBS=$(nproc)
+BUILD=build-gpu
+MDIR=$PWD/.carry/matrices
+[ -d "$MDIR" ] || MDIR=""
+summary="$OUT/summary.txt"
+: > "$summary"
+note() { echo "$*" | tee -a "$summary"; }
+has() { case ",$STEPS," in *,"$1",*) return 0;; esac; return 1; }
+GPUTEST=$BUILD/tests/gpu_test_spmv_csr
+
+note "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
+if has build; then
+  t0=$(date +%s)
+  cmake -S . -B $BUILD -DCMAKE_BUILD_TYPE=Release ${MDIR:+-DNZ_TEST_MATRIX_DIR=$MDIR} > "$OUT/build.log" 2>&1 &&
+  cmake --build $BUILD -j "$JOBS" >> "$OUT/build.log" 2>&1
+  rc=$?
+  note "build: rc=$rc ($(( $(date +%s) - t0 )) s)"
+  if [ $rc -ne 0 ]; then grep -E "error|Error" "$OUT/build.log" | head -40; exit 1; fi
+fi
+if has test; then
+  (cd $BUILD && ctest -L gpu --output-on-failure --timeout 900) > "$OUT/ctest-gpu.log" 2>&1
+  note "ctest -L gpu: rc=$? :: $(grep -E 'tests passed|tests failed' "$OUT/ctest-gpu.log" | tail -1)"
+  grep -E "Failed|\*\*\*|check failed" "$OUT/ctest-gpu.log" | head -20 | tee -a "$summary"
+fi
+if has cpu; then
+  (cd $BUILD && ctest -LE gpu -j "$JOBS" --output-on-failure) > "$OUT/ctest-cpu.log" 2>&1
+  note "ctest (cpu): rc=$? :: $(grep -E 'tests passed|tests failed' "$OUT/ctest-cpu.log" | tail -1)"
+fi
+for tool in memcheck racecheck initcheck synccheck; do
+  has $tool || continue
+  for t in $BUILD/tests/gpu_test_*; do
+    [ -x "$t" ] || continue
+    extra=""
+    [ $tool = memcheck ] && extra="--leak-check full"
+    NZ_TEST_QUICK=1 NZ_MATRIX_DIR=$MDIR compute-sanitizer --tool $tool --error-exitcode 99 \
+      $extra "$t" >> "$OUT/sanitizer.log" 2>&1
+    rc=$?
+    note "compute-sanitizer --tool $tool $(basename $t): rc=$rc :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tail -1)"
+  done
+done
+if has benchquick; then
+  $BUILD/nz bench --quick --no-real --csv "$OUT/bench-quick.csv" > "$OUT/bench-quick.txt" 2>&1
+  note "bench --quick: rc=$?"
+  tail -25 "$OUT/bench-quick.txt"
+fi
+if has bench; then
+  NZ_MATRIX_DIR=$MDIR $BUILD/nz bench --markdown --csv "$OUT/bench.csv" --png "$OUT/bench.png" > "$OUT/bench.md" 2>&1
+  note "bench: rc=$?"
+  tail -40 "$OUT/bench.md"
+fi
+echo "---- summary"
+cat "$summary"
