@@ -3,43 +3,129 @@
 #include "backend.h"
 #include "cpu_kernels.h"
 
+#include <string.h>
+
+/* Preprocessing of a CPU plan. For the transpose product op(A) = A^T the plan keeps A^T in CSR
+ * and runs the row-parallel CSR kernel on it (no atomics, deterministic): for CSC the arrays of
+ * A already are A^T in CSR, so `view` borrows them; for every other format A^T is built once
+ * here (`owned`). */
+typedef struct nzi_cpu_plan_state {
+    nz_matrix_t *owned;       /* A^T in CSR, built at setup, or NULL */
+    nz_matrix_t view;         /* CSR header over a CSC matrix's arrays (not owned) */
+    const nz_matrix_t *run;   /* the CSR matrix the product runs on */
+} nzi_cpu_plan_state_t;
+
 bool nz_cpu_spmv_supports(nz_format_t format, nz_alg_t alg) {
     switch (format) {
-    case NZ_FORMAT_CSR: return alg == NZ_ALG_SERIAL || alg == NZ_ALG_PARALLEL;
+    case NZ_FORMAT_CSR:
+    case NZ_FORMAT_COO: return alg == NZ_ALG_SERIAL || alg == NZ_ALG_PARALLEL;
+    case NZ_FORMAT_CSC: return alg == NZ_ALG_SERIAL;
+    case NZ_FORMAT_SELL: return alg == NZ_ALG_PARALLEL || alg == NZ_ALG_SIMD;
+    case NZ_FORMAT_ELL:
+    case NZ_FORMAT_HYB:
+    case NZ_FORMAT_BSR:
+    case NZ_FORMAT_DIA: return alg == NZ_ALG_PARALLEL;
     default: return false;
     }
 }
 
 nz_alg_t nz_cpu_spmv_default_alg(nz_format_t format) {
-    (void)format;
-    return NZ_ALG_PARALLEL;
+    return format == NZ_FORMAT_CSC ? NZ_ALG_SERIAL : NZ_ALG_PARALLEL;
 }
 
 nz_status_t nz_cpu_spmv_plan_setup(nz_spmv_plan_t *plan) {
-    if (plan->op != NZ_OP_N)
-        return nzi_error(plan->ctx, NZ_ERR_UNSUPPORTED, "transpose SpMV is not supported on the CPU yet");
+    nz_status_t status = NZ_SUCCESS;
+    nz_context_t *ctx = plan->ctx;
+    const nz_matrix_t *A = plan->A;
+    nzi_cpu_plan_state_t *state = NULL;
+    nz_matrix_t *csr_copy = NULL;
+    const nz_matrix_t *csr = NULL;
+    if (A->location != NZ_HOST)
+        return nzi_error(ctx, NZ_ERR_WRONG_LOCATION, "the CPU backend needs a host matrix");
+    if (plan->alg == NZ_ALG_SIMD && A->format == NZ_FORMAT_SELL && A->host.sell.chunk != 4 &&
+        A->host.sell.chunk != 8)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                         "the SELL simd kernel needs chunk height 4 or 8, but this SELL matrix "
+                         "has chunk height %d (convert with sell_chunk = 4 or 8, or use the "
+                         "parallel algorithm)", A->host.sell.chunk);
     plan->reproducible = 1;
-    return NZ_SUCCESS;
+    if (plan->op == NZ_OP_N) return NZ_SUCCESS;
+
+    state = (nzi_cpu_plan_state_t *)nzi_calloc(ctx, 1, sizeof *state);
+    if (state == NULL)
+        return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "cannot allocate the CPU plan state");
+    if (A->format == NZ_FORMAT_CSC) {
+        state->view = *A;
+        state->view.format = NZ_FORMAT_CSR;
+        state->view.rows = A->cols;
+        state->view.cols = A->rows;
+        state->run = &state->view;
+    } else {
+        NZI_CHECK(nzi_as_csr(ctx, A, &csr, &csr_copy));
+        NZI_CHECK(nzi_compressed_transpose(ctx, &state->owned, csr, NZ_FORMAT_CSR));
+        state->run = state->owned;
+        plan->workspace_bytes = ((size_t)state->owned->rows + 1) * 8 +
+                                (size_t)state->owned->nnz * (4 + nzi_value_size(A->value_type));
+    }
+    plan->state = state;
+    state = NULL;
+cleanup:
+    nzi_matrix_free(csr_copy);
+    if (state != NULL) {
+        nzi_matrix_free(state->owned);
+        nzi_free(ctx, state);
+    }
+    return status;
 }
 
-void nz_cpu_spmv_plan_release(nz_spmv_plan_t *plan) { (void)plan; }
+void nz_cpu_spmv_plan_release(nz_spmv_plan_t *plan) {
+    nzi_cpu_plan_state_t *state = (nzi_cpu_plan_state_t *)plan->state;
+    if (state == NULL) return;
+    nzi_matrix_free(state->owned);
+    nzi_free(plan->ctx, state);
+    plan->state = NULL;
+}
+
+/* Call kernel NAME in the matrix's value type. */
+#define NZI_CALL(NAME, M)                                                                       \
+    do {                                                                                        \
+        if ((M)->value_type == NZ_F32)                                                          \
+            NAME##_f32((M), (float)alpha, (const float *)x, (float)beta, (float *)y, parallel,  \
+                       threads);                                                                \
+        else                                                                                    \
+            NAME##_f64((M), alpha, (const double *)x, beta, (double *)y, parallel, threads);    \
+    } while (0)
 
 nz_status_t nz_cpu_spmv_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
                                 double beta, void *y) {
     const nz_matrix_t *A = plan->A;
+    const nzi_cpu_plan_state_t *state = (const nzi_cpu_plan_state_t *)plan->state;
     int parallel = plan->alg != NZ_ALG_SERIAL;
     int threads = plan->ctx->threads;
-    switch (A->format) {
-    case NZ_FORMAT_CSR:
-        if (A->value_type == NZ_F32)
-            nzi_cpu_csr_spmv_f32(A, (float)alpha, (const float *)x, (float)beta, (float *)y,
-                                 parallel, threads);
-        else
-            nzi_cpu_csr_spmv_f64(A, alpha, (const double *)x, beta, (double *)y, parallel,
-                                 threads);
+    if (plan->op == NZ_OP_T) {
+        if (state == NULL || state->run == NULL)
+            return nzi_error(plan->ctx, NZ_ERR_INVALID_HANDLE,
+                             "the transpose plan has no prepared A^T");
+        NZI_CALL(nzi_cpu_csr_spmv, state->run);
         return NZ_SUCCESS;
+    }
+    switch (A->format) {
+    case NZ_FORMAT_CSR: NZI_CALL(nzi_cpu_csr_spmv, A); break;
+    case NZ_FORMAT_CSC: NZI_CALL(nzi_cpu_csc_spmv, A); break;
+    case NZ_FORMAT_COO: NZI_CALL(nzi_cpu_coo_spmv, A); break;
+    case NZ_FORMAT_ELL: NZI_CALL(nzi_cpu_ell_spmv, A); break;
+    case NZ_FORMAT_SELL:
+        if (plan->alg == NZ_ALG_SIMD)
+            NZI_CALL(nzi_cpu_sell_simd_spmv, A);
+        else
+            NZI_CALL(nzi_cpu_sell_spmv, A);
+        break;
+    case NZ_FORMAT_HYB: NZI_CALL(nzi_cpu_hyb_spmv, A); break;
+    case NZ_FORMAT_BSR: NZI_CALL(nzi_cpu_bsr_spmv, A); break;
+    case NZ_FORMAT_DIA: NZI_CALL(nzi_cpu_dia_spmv, A); break;
     default:
         return nzi_error(plan->ctx, NZ_ERR_UNSUPPORTED, "no CPU SpMV kernel for %s",
                          nz_format_name(A->format));
     }
+    return NZ_SUCCESS;
 }

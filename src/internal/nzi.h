@@ -198,6 +198,18 @@ nz_status_t nzi_check_dims(nz_context_t *ctx, int64_t rows, int64_t cols, const 
  * own arrays only). nnz may shrink. */
 nz_status_t nzi_csr_canonicalize(nz_context_t *ctx, nz_matrix_t *A);
 
+/* ---- format conversion helpers (src/format/convert*.c, transpose.c) ---------------------- */
+
+/* *csr = A itself when A is a host CSR matrix; otherwise a new host CSR copy, also returned in
+ * *owned for the caller to free with nzi_matrix_free (*owned = NULL when A is used directly). */
+nz_status_t nzi_as_csr(nz_context_t *ctx, const nz_matrix_t *A, const nz_matrix_t **csr,
+                       nz_matrix_t **owned);
+/* Re-compress a host CSR or CSC matrix along its other dimension (counting sort, O(nnz + rows +
+ * cols), indices come out sorted): CSR A -> CSR of A^T (format NZ_FORMAT_CSR) or CSC of A
+ * (NZ_FORMAT_CSC); CSC A -> CSR of A (NZ_FORMAT_CSR). */
+nz_status_t nzi_compressed_transpose(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A,
+                                     nz_format_t format);
+
 /* Value access helpers for code that handles both types at run time (not for hot loops). */
 static inline double nzi_get(const void *values, nz_value_type_t t, int64_t k) {
     return t == NZ_F32 ? (double)((const float *)values)[k] : ((const double *)values)[k];
