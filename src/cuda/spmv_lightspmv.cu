@@ -52,16 +52,18 @@ __device__ __forceinline__ Value light_row_dot(Offset row_start, Offset row_end,
                                                const int32_t *__restrict__ col_indices,
                                                const Value *__restrict__ values,
                                                const Value *__restrict__ x) {
+    /* 64-bit positions: with 32-bit offsets near INT32_MAX, k + V must not overflow. */
+    const int64_t start = (int64_t)row_start, end = (int64_t)row_end;
     Value sum = Value(0);
-    if (V == 32 && row_end - row_start > 32) {
+    if (V == 32 && end - start > 32) {
         /* Align the warp's loads to 32-entry boundaries; the first step skips entries before the
          * row. */
-        Offset k = row_start - (row_start & Offset(31)) + lane;
-        if (k >= row_start && k < row_end) sum += __ldg(values + k) * __ldg(x + __ldg(col_indices + k));
-        for (k += 32; k < row_end; k += 32) sum += __ldg(values + k) * __ldg(x + __ldg(col_indices + k));
+        int64_t k = start - (start & 31) + lane;
+        if (k >= start) sum += __ldg(values + k) * __ldg(x + __ldg(col_indices + k));
+        for (k += 32; k < end; k += 32) sum += __ldg(values + k) * __ldg(x + __ldg(col_indices + k));
     } else {
 #pragma unroll 4
-        for (Offset k = row_start + lane; k < row_end; k += V)
+        for (int64_t k = start + lane; k < end; k += V)
             sum += __ldg(values + k) * __ldg(x + __ldg(col_indices + k));
     }
 #pragma unroll

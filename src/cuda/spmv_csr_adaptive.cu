@@ -1,0 +1,434 @@
+/* spmv_csr_adaptive.cu: CSR-Adaptive SpMV (CSR-Stream, CSR-Vector, CSR-VectorL) over host-built row blocks. */
+/*
+ * Design sources: J. L. Greathouse and M. Daga, "Efficient sparse matrix-vector multiplication
+ * on GPUs using the CSR storage format", SC14 (row blocks, CSR-Stream, CSR-Vector), and M. Daga
+ * and J. L. Greathouse, "Structural agnostic SpMV: adapting CSR-Adaptive for irregular
+ * matrices", HiPC 2015 (several threads per row in CSR-Stream; CSR-VectorL for very long rows).
+ *
+ * Row blocks (setup, on the host, from one copy of the row offsets): consecutive rows are packed
+ * into a block while their nonzeros fit `nnz_per_wg` (and at most nnz_per_wg rows, so runs of
+ * empty rows stay bounded). nnz_per_wg is ADAPTIVE_NNZ_PER_THREAD entries per thread, lowered if
+ * needed so that a full SM of these blocks (max threads per SM / ADAPTIVE_THREADS of them) fits
+ * the SM's shared memory. A row longer than nnz_per_wg is a block of its own: CSR-Vector if it
+ * has at most ADAPTIVE_VECTORL_FACTOR x nnz_per_wg nonzeros, else CSR-VectorL, split into pieces
+ * of that many nonzeros, one block per piece.
+ *
+ * Which thread handles which data (ADAPTIVE_THREADS threads per block):
+ *   - CSR-Stream (block of several rows): thread t streams products t, t + T, ... of the block
+ *     (values[k] * x[col[k]], coalesced, four loads in flight) into shared memory; after a
+ *     barrier, with r rows: if r > T / 2 each thread reduces whole rows serially (rows t, t + T,
+ *     ...), else groups of g threads (g the largest power of two <= T / r, at most 32) reduce a
+ *     row each and combine with shuffles. Row bounds come from the row offsets (cached, coalesced).
+ *   - CSR-Vector (block of one row): thread t accumulates entries t, t + T, ... in a register,
+ *     then a block reduction (shuffles within warps, then one warp over the warp sums).
+ *   - CSR-VectorL (piece of a long row): as CSR-Vector over the piece. The original adds the
+ *     pieces with atomics; here each piece writes a partial sum, takes a ticket with atomicAdd
+ *     after a __threadfence, and the block holding the last ticket adds the row's partials in
+ *     index order, writes y and resets the ticket: one kernel, no floating-point atomics.
+ *
+ * Reproducibility: bitwise reproducible run to run (block table, entry-to-thread assignment and
+ * reduction trees are fixed by the plan; the last VectorL block sums partials in a fixed order).
+ */
+#include "cuda_internal.h"
+
+/* Threads per block (workgroup). 256 as in the SC14 implementation. */
+#define ADAPTIVE_THREADS 256
+/* Nonzeros staged per thread in a CSR-Stream block (before the shared-memory limit). */
+#define ADAPTIVE_NNZ_PER_THREAD 16
+/* Rows of up to this many x nnz_per_wg nonzeros use CSR-Vector (one block); longer rows use
+ * CSR-VectorL with pieces of that length. */
+#define ADAPTIVE_VECTORL_FACTOR 2
+/* Bytes kept free for the kernel's static shared variables. */
+#define ADAPTIVE_STATIC_SHARED 64
+
+/* Block descriptor (one int4 per CUDA block):
+ *   w == 1: rows [x, y) (y - x == 1: CSR-Vector, else CSR-Stream), z = 0;
+ *   w  > 1: CSR-VectorL piece z of w of row x; y is the row's first slot in partials / tickets. */
+typedef struct adaptive_state {
+    int4 *blocks;            /* device, num_blocks */
+    void *partials;          /* device, num_slots values (long rows only) */
+    unsigned int *tickets;   /* device, num_slots */
+    int64_t num_blocks, num_slots;
+    int nnz_per_wg;          /* products staged per CSR-Stream block */
+    int piece;               /* nonzeros per CSR-VectorL piece */
+    size_t shared_bytes;     /* dynamic shared memory per block */
+} adaptive_state_t;
+
+/* Sum over the block; valid in thread 0. Every thread must call it. */
+template <typename Value, int T>
+__device__ __forceinline__ Value adaptive_block_sum(Value v, Value *warp_sums) {
+    const int tid = threadIdx.x;
+#pragma unroll
+    for (int delta = 16; delta > 0; delta >>= 1) v += __shfl_down_sync(0xffffffffu, v, delta);
+    if ((tid & 31) == 0) warp_sums[tid >> 5] = v;
+    __syncthreads();
+    v = Value(0);
+    if (tid < 32) {
+        v = tid < T / 32 ? warp_sums[tid] : Value(0);
+#pragma unroll
+        for (int delta = 16; delta > 0; delta >>= 1) v += __shfl_down_sync(0xffffffffu, v, delta);
+    }
+    return v;
+}
+
+/* Thread t's share of a dot product over n entries: entries t, t + T, ..., four loads in flight. */
+template <typename Value, int T>
+__device__ __forceinline__ Value adaptive_strided_dot(const int32_t *__restrict__ cols,
+                                                      const Value *__restrict__ vals, int n,
+                                                      const Value *__restrict__ x) {
+    Value sum = Value(0);
+    int k = threadIdx.x;
+    for (; n - k > 3 * T; k += 4 * T) {
+        const int32_t c0 = __ldg(cols + k), c1 = __ldg(cols + k + T);
+        const int32_t c2 = __ldg(cols + k + 2 * T), c3 = __ldg(cols + k + 3 * T);
+        const Value v0 = __ldg(vals + k), v1 = __ldg(vals + k + T);
+        const Value v2 = __ldg(vals + k + 2 * T), v3 = __ldg(vals + k + 3 * T);
+        sum += v0 * __ldg(x + c0);
+        sum += v1 * __ldg(x + c1);
+        sum += v2 * __ldg(x + c2);
+        sum += v3 * __ldg(x + c3);
+    }
+    for (; k < n; k += T) sum += __ldg(vals + k) * __ldg(x + __ldg(cols + k));
+    return sum;
+}
+
+template <typename Value>
+__device__ __forceinline__ void adaptive_store(Value *__restrict__ y, int row, Value sum,
+                                               Value alpha, Value beta) {
+    if (beta == Value(0))
+        y[row] = alpha * sum;
+    else
+        y[row] = alpha * sum + beta * y[row];
+}
+
+/* Shared memory: products[nnz_per_wg], warp_sums[32]. */
+template <typename Value, typename Offset>
+__global__ void __launch_bounds__(ADAPTIVE_THREADS)
+adaptive_kernel(const int4 *__restrict__ blocks, const Offset *__restrict__ row_offsets,
+                const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
+                const Value *__restrict__ x, Value *__restrict__ y, Value alpha, Value beta,
+                int nnz_per_wg, int piece_length, Value *__restrict__ partials,
+                unsigned int *__restrict__ tickets) {
+    constexpr int T = ADAPTIVE_THREADS;
+    extern __shared__ __align__(16) unsigned char adaptive_shared[];
+    __shared__ int is_last;
+    Value *products = (Value *)adaptive_shared;
+    Value *warp_sums = products + nnz_per_wg;
+    const int tid = threadIdx.x;
+    const int4 d = blocks[blockIdx.x];
+
+    if (d.w > 1) {
+        /* CSR-VectorL: piece d.z of row d.x. */
+        const int row = d.x, slot = d.y, piece = d.z, pieces = d.w;
+        const Offset row_start = __ldg(row_offsets + row);
+        const Offset row_end = __ldg(row_offsets + row + 1);
+        const Offset begin = row_start + (Offset)piece * (Offset)piece_length;
+        const Offset remaining = row_end - begin;
+        const int n = remaining < (Offset)piece_length ? (int)remaining : piece_length;
+        Value sum = adaptive_strided_dot<Value, T>(col_indices + begin, values + begin, n, x);
+        sum = adaptive_block_sum<Value, T>(sum, warp_sums);
+        if (tid == 0) {
+            partials[slot + piece] = sum;
+            __threadfence();
+            const unsigned int ticket = atomicAdd(tickets + slot, 1u);
+            is_last = ticket == (unsigned int)(pieces - 1);
+        }
+        __syncthreads();
+        if (is_last) {
+            __threadfence();
+            Value total = Value(0);
+            for (int p = tid; p < pieces; p += T) total += __ldcg(partials + slot + p);
+            total = adaptive_block_sum<Value, T>(total, warp_sums);
+            if (tid == 0) {
+                tickets[slot] = 0u;
+                adaptive_store(y, row, total, alpha, beta);
+            }
+        }
+        return;
+    }
+
+    const int row_begin = d.x;
+    const int rows = d.y - d.x;
+    const Offset base = __ldg(row_offsets + row_begin);
+    const int n = (int)(__ldg(row_offsets + d.y) - base);
+    const int32_t *cols = col_indices + base;
+    const Value *vals = values + base;
+
+    if (rows == 1) {
+        /* CSR-Vector. */
+        Value sum = adaptive_strided_dot<Value, T>(cols, vals, n, x);
+        sum = adaptive_block_sum<Value, T>(sum, warp_sums);
+        if (tid == 0) adaptive_store(y, row_begin, sum, alpha, beta);
+        return;
+    }
+
+    /* CSR-Stream: stage the block's products. */
+    int k = tid;
+    for (; n - k > 3 * T; k += 4 * T) {
+        const int32_t c0 = __ldg(cols + k), c1 = __ldg(cols + k + T);
+        const int32_t c2 = __ldg(cols + k + 2 * T), c3 = __ldg(cols + k + 3 * T);
+        const Value v0 = __ldg(vals + k), v1 = __ldg(vals + k + T);
+        const Value v2 = __ldg(vals + k + 2 * T), v3 = __ldg(vals + k + 3 * T);
+        products[k] = v0 * __ldg(x + c0);
+        products[k + T] = v1 * __ldg(x + c1);
+        products[k + 2 * T] = v2 * __ldg(x + c2);
+        products[k + 3 * T] = v3 * __ldg(x + c3);
+    }
+    for (; k < n; k += T) products[k] = __ldg(vals + k) * __ldg(x + __ldg(cols + k));
+    __syncthreads();
+
+    if (2 * rows > T) {
+        /* Many rows: one thread per row, serially. */
+        for (int r = tid; r < rows; r += T) {
+            const int start = (int)(__ldg(row_offsets + row_begin + r) - base);
+            const int end = (int)(__ldg(row_offsets + row_begin + r + 1) - base);
+            Value sum = Value(0);
+            for (int j = start; j < end; j++) sum += products[j];
+            adaptive_store(y, row_begin + r, sum, alpha, beta);
+        }
+        return;
+    }
+    /* Few rows: g threads per row (HiPC15), g * rows <= T, groups within a warp. */
+    int group_size = 2;
+    while (group_size < 32 && group_size * 2 * rows <= T) group_size *= 2;
+    const int group = tid / group_size;
+    const int lane = tid & (group_size - 1);
+    Value sum = Value(0);
+    if (group < rows) {
+        const int start = (int)(__ldg(row_offsets + row_begin + group) - base);
+        const int end = (int)(__ldg(row_offsets + row_begin + group + 1) - base);
+        for (int j = start + lane; j < end; j += group_size) sum += products[j];
+    }
+    for (int delta = group_size >> 1; delta > 0; delta >>= 1)
+        sum += __shfl_down_sync(0xffffffffu, sum, delta, group_size);
+    if (lane == 0 && group < rows) adaptive_store(y, row_begin + group, sum, alpha, beta);
+}
+
+/* The SC14 row-block scan with the HiPC15 long-row split: one pass over the rows. With
+ * out == NULL only counts. Returns false if a count exceeds int32. */
+template <typename Offset>
+static bool adaptive_build_blocks(const Offset *offsets, int64_t rows, int64_t nnz_per_wg,
+                                  int64_t piece_length, int4 *out, int64_t *num_blocks,
+                                  int64_t *num_slots) {
+    int64_t count = 0, slots = 0, start = 0, block_nnz = 0;
+    for (int64_t i = 0; i < rows; i++) {
+        const int64_t length = (int64_t)offsets[i + 1] - (int64_t)offsets[i];
+        if (length > nnz_per_wg) {
+            if (i > start) {
+                if (out) out[count] = make_int4((int)start, (int)i, 0, 1);
+                count++;
+            }
+            if (length <= piece_length) {
+                if (out) out[count] = make_int4((int)i, (int)(i + 1), 0, 1);
+                count++;
+            } else {
+                const int64_t pieces = (length + piece_length - 1) / piece_length;
+                if (pieces > INT32_MAX || slots + pieces > INT32_MAX) return false;
+                for (int64_t p = 0; p < pieces; p++) {
+                    if (out) out[count] = make_int4((int)i, (int)slots, (int)p, (int)pieces);
+                    count++;
+                }
+                slots += pieces;
+            }
+            start = i + 1;
+            block_nnz = 0;
+        } else if (block_nnz + length > nnz_per_wg || i - start == nnz_per_wg) {
+            if (out) out[count] = make_int4((int)start, (int)i, 0, 1);
+            count++;
+            start = i;
+            block_nnz = length;
+        } else {
+            block_nnz += length;
+        }
+        if (count > INT32_MAX) return false;
+    }
+    if (rows > start) {
+        if (out) out[count] = make_int4((int)start, (int)rows, 0, 1);
+        count++;
+    }
+    if (count > INT32_MAX) return false;
+    *num_blocks = count;
+    *num_slots = slots;
+    return true;
+}
+
+/* nnz per workgroup: ADAPTIVE_NNZ_PER_THREAD per thread, within 1 / (blocks per SM) of the SM's
+ * shared memory (less the per-block reservation) and the per-block limit. */
+static nz_status_t adaptive_choose_sizes(nz_context_t *ctx, const nz_matrix_t *A,
+                                         adaptive_state_t *state) {
+    nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    int reserved = 0;
+    NZI_CUDA_TRY(ctx, cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock,
+                                             cs->device));
+    int blocks_per_sm = cs->max_threads_per_sm / ADAPTIVE_THREADS;
+    if (blocks_per_sm < 1) blocks_per_sm = 1;
+    size_t per_block = cs->shared_per_sm / (size_t)blocks_per_sm;
+    per_block = per_block > (size_t)reserved ? per_block - (size_t)reserved : 0;
+    if (per_block > cs->shared_per_block) per_block = cs->shared_per_block;
+    const size_t value_size = nzi_value_size(A->value_type);
+    const size_t fixed = 32 * value_size + ADAPTIVE_STATIC_SHARED;
+    size_t elements = per_block > fixed ? (per_block - fixed) / value_size : 0;
+    if (elements > (size_t)ADAPTIVE_NNZ_PER_THREAD * ADAPTIVE_THREADS)
+        elements = (size_t)ADAPTIVE_NNZ_PER_THREAD * ADAPTIVE_THREADS;
+    elements &= ~(size_t)31;
+    if (elements < ADAPTIVE_THREADS)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                         "CSR-Adaptive plan: %zu bytes of shared memory per block are too few",
+                         per_block);
+    state->nnz_per_wg = (int)elements;
+    state->piece = (int)elements * ADAPTIVE_VECTORL_FACTOR;
+    state->shared_bytes = (elements + 32) * value_size;
+    return NZ_SUCCESS;
+}
+
+static void adaptive_release(nz_spmv_plan_t *plan) {
+    adaptive_state_t *state = (adaptive_state_t *)plan->state;
+    if (state == NULL) return;
+    nz_context_t *ctx = plan->ctx;
+    size_t value_size = nzi_value_size(plan->A->value_type);
+    if (state->blocks) nz_cuda_free(ctx, state->blocks, (size_t)state->num_blocks * sizeof(int4));
+    if (state->partials) nz_cuda_free(ctx, state->partials, (size_t)state->num_slots * value_size);
+    if (state->tickets)
+        nz_cuda_free(ctx, state->tickets, (size_t)state->num_slots * sizeof(unsigned int));
+    nzi_free(ctx, state);
+    plan->state = NULL;
+}
+
+/* Setup: one device-to-host copy of the row offsets, the block scan (count, then fill), upload;
+ * partial sums and tickets only when some row needs CSR-VectorL. */
+static nz_status_t adaptive_setup(nz_spmv_plan_t *plan) {
+    nz_status_t status = NZ_SUCCESS;
+    nz_context_t *ctx = plan->ctx;
+    const nz_matrix_t *A = plan->A;
+    adaptive_state_t *state = NULL;
+    void *host_offsets = NULL;
+    int4 *host_blocks = NULL;
+    size_t offset_size = A->device.offset_type == NZ_I64 ? 8u : 4u;
+    size_t value_size = nzi_value_size(A->value_type);
+    size_t offsets_bytes = 0, blocks_bytes = 0;
+    bool ok;
+
+    if (plan->op != NZ_OP_N) {
+        status = nzi_error(ctx, NZ_ERR_UNSUPPORTED, "CSR-Adaptive plan: only op = N is implemented");
+        goto cleanup;
+    }
+    if (A->rows > (int64_t)INT32_MAX) {
+        status = nzi_error(ctx, NZ_ERR_UNSUPPORTED, "CSR-Adaptive plan: %lld rows exceed int32",
+                           (long long)A->rows);
+        goto cleanup;
+    }
+    if (nzi_cuda(ctx)->max_threads_per_block < ADAPTIVE_THREADS) {
+        status = nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                           "CSR-Adaptive plan: the device allows %d threads per block, %d needed",
+                           nzi_cuda(ctx)->max_threads_per_block, ADAPTIVE_THREADS);
+        goto cleanup;
+    }
+    state = (adaptive_state_t *)nzi_calloc(ctx, 1, sizeof *state);
+    if (state == NULL) {
+        status = nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "CSR-Adaptive plan: cannot allocate the state");
+        goto cleanup;
+    }
+    plan->state = state; /* from here on, adaptive_release frees whatever is set */
+    plan->reproducible = 1;
+    plan->vector_width = 0;
+    plan->workspace_bytes = 0;
+    if (A->rows == 0) goto cleanup;
+
+    NZI_CHECK(adaptive_choose_sizes(ctx, A, state));
+    if (nzi_mul_overflow_size((size_t)A->rows + 1, offset_size, &offsets_bytes)) {
+        status = nzi_error(ctx, NZ_ERR_OVERFLOW,
+                           "CSR-Adaptive plan: row offsets of %lld rows overflow",
+                           (long long)A->rows);
+        goto cleanup;
+    }
+    NZI_CHECK(nzi_alloc_array(ctx, &host_offsets, (size_t)A->rows + 1, offset_size,
+                              "CSR-Adaptive host row offsets"));
+    NZI_CHECK(nz_cuda_memcpy(ctx, host_offsets, A->device.row_offsets, offsets_bytes, NZI_D2H));
+    NZI_CHECK(nz_cuda_synchronize(ctx));
+
+    if (offset_size == 8)
+        ok = adaptive_build_blocks((const int64_t *)host_offsets, A->rows, state->nnz_per_wg,
+                                   state->piece, NULL, &state->num_blocks, &state->num_slots);
+    else
+        ok = adaptive_build_blocks((const int32_t *)host_offsets, A->rows, state->nnz_per_wg,
+                                   state->piece, NULL, &state->num_blocks, &state->num_slots);
+    if (!ok) {
+        status = nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                           "CSR-Adaptive plan: more than 2^31 - 1 row blocks for %lld rows, %lld nonzeros",
+                           (long long)A->rows, (long long)A->nnz);
+        goto cleanup;
+    }
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&host_blocks, (size_t)state->num_blocks,
+                              sizeof(int4), "CSR-Adaptive row blocks"));
+    if (offset_size == 8)
+        adaptive_build_blocks((const int64_t *)host_offsets, A->rows, state->nnz_per_wg,
+                              state->piece, host_blocks, &state->num_blocks, &state->num_slots);
+    else
+        adaptive_build_blocks((const int32_t *)host_offsets, A->rows, state->nnz_per_wg,
+                              state->piece, host_blocks, &state->num_blocks, &state->num_slots);
+
+    blocks_bytes = (size_t)state->num_blocks * sizeof(int4);
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&state->blocks, blocks_bytes, "CSR-Adaptive row blocks"));
+    NZI_CHECK(nz_cuda_memcpy(ctx, state->blocks, host_blocks, blocks_bytes, NZI_H2D));
+    plan->workspace_bytes = blocks_bytes;
+    if (state->num_slots > 0) {
+        size_t slots = (size_t)state->num_slots;
+        NZI_CHECK(nz_cuda_malloc(ctx, &state->partials, slots * value_size,
+                                 "CSR-VectorL partial sums"));
+        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&state->tickets, slots * sizeof(unsigned int),
+                                 "CSR-VectorL tickets"));
+        NZI_CHECK(nz_cuda_memset(ctx, state->tickets, 0, slots * sizeof(unsigned int)));
+        plan->workspace_bytes += slots * (value_size + sizeof(unsigned int));
+    }
+    NZI_CHECK(nz_cuda_synchronize(ctx));
+
+cleanup:
+    if (host_blocks) nzi_free(ctx, host_blocks);
+    if (host_offsets) nzi_free(ctx, host_offsets);
+    if (status < 0) adaptive_release(plan);
+    return status;
+}
+
+template <typename Value, typename Offset>
+static void adaptive_launch(const adaptive_state_t *state, cudaStream_t stream,
+                            const nz_matrix_t *A, const void *x, void *y, double alpha,
+                            double beta) {
+    adaptive_kernel<Value, Offset><<<(unsigned)state->num_blocks, ADAPTIVE_THREADS,
+                                     state->shared_bytes, stream>>>(
+        state->blocks, nzi_dev_offsets<Offset>(A), A->device.col_indices,
+        (const Value *)A->device.values, (const Value *)x, (Value *)y, (Value)alpha, (Value)beta,
+        state->nnz_per_wg, state->piece, (Value *)state->partials, state->tickets);
+}
+
+static nz_status_t adaptive_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
+                                    double beta, void *y) {
+    nz_context_t *ctx = plan->ctx;
+    const nz_matrix_t *A = plan->A;
+    const adaptive_state_t *state = (const adaptive_state_t *)plan->state;
+    cudaStream_t stream = nzi_cuda(ctx)->stream;
+    if (state->num_blocks == 0) return NZ_SUCCESS;
+    bool f64 = A->value_type == NZ_F64, o64 = A->device.offset_type == NZ_I64;
+    if (f64 && o64)
+        adaptive_launch<double, int64_t>(state, stream, A, x, y, alpha, beta);
+    else if (f64)
+        adaptive_launch<double, int32_t>(state, stream, A, x, y, alpha, beta);
+    else if (o64)
+        adaptive_launch<float, int64_t>(state, stream, A, x, y, alpha, beta);
+    else
+        adaptive_launch<float, int32_t>(state, stream, A, x, y, alpha, beta);
+    NZI_CUDA_LAUNCH_CHECK(ctx);
+    return NZ_SUCCESS;
+}
+
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_adaptive_ops = {
+    NZ_ALG_ADAPTIVE, adaptive_setup, adaptive_execute, adaptive_release};
+
+/* Explicit instantiations: value type x offset type. */
+#define ADAPTIVE_INSTANTIATE(Value, Offset)                                                     \
+    template __global__ void adaptive_kernel<Value, Offset>(                                    \
+        const int4 *, const Offset *, const int32_t *, const Value *, const Value *, Value *,   \
+        Value, Value, int, int, Value *, unsigned int *);
+ADAPTIVE_INSTANTIATE(float, int32_t)
+ADAPTIVE_INSTANTIATE(float, int64_t)
+ADAPTIVE_INSTANTIATE(double, int32_t)
+ADAPTIVE_INSTANTIATE(double, int64_t)

@@ -1,0 +1,424 @@
+/* spmv_ipcsr.cu: IPCSR (improved perfect CSR) SpMV: host-built row blocks staged in shared memory. */
+/*
+ * Design source: J. Gao, P. Qi, G. He, "Efficient CSR-based sparse matrix-vector multiplication
+ * on GPU", Mathematical Problems in Engineering 2016 (IPCSR, improving Gao et al.'s PCSR):
+ * Algorithm 4/6 (row blocks on the host), Algorithm 7 (one kernel: coalesced staging of the
+ * products into shared memory, then a scalar or multiple-scalar reduction chosen by the block's
+ * row count), Algorithms 8/9 (a block of a single row reduces the whole row with all threads).
+ *
+ * Row blocks (setup, on the host, from one copy of the row offsets): consecutive rows are packed
+ * into a block while their nonzeros fit the shared-memory tile (`budget` products) and their
+ * count stays <= IPCSR_THREADS. The tile size follows the paper's rule: the shared memory of an
+ * SM divided among the blocks that can be resident on it (from the occupancy of this kernel),
+ * less the per-block reservation, capped at the default per-block limit so that the rest of the
+ * SM's unified L1 stays available for caching x. A row longer than the tile (which the paper
+ * gives to one block) is split into pieces of `budget` nonzeros, one block per piece, so a row
+ * of millions of nonzeros is spread over the whole device.
+ *
+ * Which thread handles which data (IPCSR_THREADS threads per block):
+ *   - tile block (several rows): thread t stages products t, t + T, ... (values[k] * x[col[k]],
+ *     fully coalesced, four loads in flight per thread) into shared memory; after a barrier, the
+ *     rows are reduced by groups of g threads, g the largest power of two <= T / rows (at most
+ *     32; g = 1 is the paper's scalar-style reduction, g > 1 its multiple scalar-style reduction,
+ *     with the group's partial sums combined by shuffles instead of shared memory);
+ *   - single-row block: thread t accumulates entries t, t + T, ... of the row in a register,
+ *     then a block reduction (warp shuffles, then one warp over the warp sums);
+ *   - piece of a split row: as a single-row block over the piece; the piece's sum goes to a
+ *     partial-sum array, and the block that finishes last (a per-row atomic ticket after a
+ *     __threadfence) adds the row's partials in a fixed order, writes y and resets the ticket.
+ *
+ * Reproducibility: bitwise reproducible run to run. The blocks, the assignment of entries to
+ * threads and every reduction tree are fixed by the plan; only which block of a split row
+ * finishes last varies, and that block sums the partials in index order regardless.
+ */
+#include "cuda_internal.h"
+
+#include <string.h>
+
+/* Threads per block. 512 lets a block hold up to 512 short rows (one per thread in the scalar
+ * reduction) while four blocks fill a 2048-thread SM. */
+#define IPCSR_THREADS 512
+/* Bytes kept free for the kernel's static shared variables. */
+#define IPCSR_STATIC_SHARED 64
+
+/* Block descriptor (one int4 per CUDA block):
+ *   pieces == 1: rows [x, y) (y - x == 1: the single-row path), z = 0, w = 1;
+ *   pieces  > 1: piece z of w of row x; y is the row's first slot in partials / tickets. */
+typedef struct ipcsr_state {
+    int4 *blocks;            /* device, num_blocks */
+    void *partials;          /* device, num_slots values (split rows only) */
+    unsigned int *tickets;   /* device, num_slots (one used per split row) */
+    int64_t num_blocks, num_slots;
+    int budget;              /* products per tile = nonzeros per piece of a split row */
+    size_t shared_bytes;     /* dynamic shared memory per block */
+} ipcsr_state_t;
+
+/* Sum over the block; the result is valid in thread 0. Every thread must call it. */
+template <typename Value, int T>
+__device__ __forceinline__ Value ipcsr_block_sum(Value v, Value *warp_sums) {
+    const int tid = threadIdx.x;
+#pragma unroll
+    for (int delta = 16; delta > 0; delta >>= 1) v += __shfl_down_sync(0xffffffffu, v, delta);
+    if ((tid & 31) == 0) warp_sums[tid >> 5] = v;
+    __syncthreads();
+    v = Value(0);
+    if (tid < 32) {
+        v = tid < T / 32 ? warp_sums[tid] : Value(0);
+#pragma unroll
+        for (int delta = 16; delta > 0; delta >>= 1) v += __shfl_down_sync(0xffffffffu, v, delta);
+    }
+    return v;
+}
+
+/* Thread t's share of a dot product over n entries starting at cols / vals: entries t, t + T,
+ * ..., four independent loads per step. */
+template <typename Value, int T>
+__device__ __forceinline__ Value ipcsr_strided_dot(const int32_t *__restrict__ cols,
+                                                   const Value *__restrict__ vals, int n,
+                                                   const Value *__restrict__ x) {
+    Value sum = Value(0);
+    int k = threadIdx.x;
+    for (; n - k > 3 * T; k += 4 * T) {
+        const int32_t c0 = __ldg(cols + k), c1 = __ldg(cols + k + T);
+        const int32_t c2 = __ldg(cols + k + 2 * T), c3 = __ldg(cols + k + 3 * T);
+        const Value v0 = __ldg(vals + k), v1 = __ldg(vals + k + T);
+        const Value v2 = __ldg(vals + k + 2 * T), v3 = __ldg(vals + k + 3 * T);
+        sum += v0 * __ldg(x + c0);
+        sum += v1 * __ldg(x + c1);
+        sum += v2 * __ldg(x + c2);
+        sum += v3 * __ldg(x + c3);
+    }
+    for (; k < n; k += T) sum += __ldg(vals + k) * __ldg(x + __ldg(cols + k));
+    return sum;
+}
+
+template <typename Value>
+__device__ __forceinline__ void ipcsr_store(Value *__restrict__ y, int row, Value sum,
+                                            Value alpha, Value beta) {
+    if (beta == Value(0))
+        y[row] = alpha * sum;
+    else
+        y[row] = alpha * sum + beta * y[row];
+}
+
+/* One kernel for all three block kinds (the branch is uniform within a block). Shared memory:
+ * products[budget], warp_sums[32], row_local[T + 1] (row starts relative to the tile). */
+template <typename Value, typename Offset>
+__global__ void __launch_bounds__(IPCSR_THREADS)
+ipcsr_kernel(const int4 *__restrict__ blocks, const Offset *__restrict__ row_offsets,
+             const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
+             const Value *__restrict__ x, Value *__restrict__ y, Value alpha, Value beta,
+             int budget, Value *__restrict__ partials, unsigned int *__restrict__ tickets) {
+    constexpr int T = IPCSR_THREADS;
+    extern __shared__ __align__(16) unsigned char ipcsr_shared[];
+    __shared__ int is_last;
+    Value *products = (Value *)ipcsr_shared;
+    Value *warp_sums = products + budget;
+    int *row_local = (int *)(warp_sums + 32);
+    const int tid = threadIdx.x;
+    const int4 d = blocks[blockIdx.x];
+
+    if (d.w > 1) {
+        /* Piece d.z of a split row: at most `budget` entries. */
+        const int row = d.x, slot = d.y, piece = d.z, pieces = d.w;
+        const Offset row_start = __ldg(row_offsets + row);
+        const Offset row_end = __ldg(row_offsets + row + 1);
+        const Offset begin = row_start + (Offset)piece * (Offset)budget;
+        const Offset remaining = row_end - begin;
+        const int n = remaining < (Offset)budget ? (int)remaining : budget;
+        Value sum = ipcsr_strided_dot<Value, T>(col_indices + begin, values + begin, n, x);
+        sum = ipcsr_block_sum<Value, T>(sum, warp_sums);
+        if (tid == 0) {
+            partials[slot + piece] = sum;
+            __threadfence();
+            const unsigned int ticket = atomicAdd(tickets + slot, 1u);
+            is_last = ticket == (unsigned int)(pieces - 1);
+        }
+        __syncthreads();
+        if (is_last) {
+            __threadfence();
+            Value total = Value(0);
+            for (int p = tid; p < pieces; p += T) total += __ldcg(partials + slot + p);
+            total = ipcsr_block_sum<Value, T>(total, warp_sums);
+            if (tid == 0) {
+                tickets[slot] = 0u;
+                ipcsr_store(y, row, total, alpha, beta);
+            }
+        }
+        return;
+    }
+
+    const int row_begin = d.x;
+    const int rows = d.y - d.x;
+    const Offset base = __ldg(row_offsets + row_begin);
+    const int n = (int)(__ldg(row_offsets + d.y) - base);
+    const int32_t *cols = col_indices + base;
+    const Value *vals = values + base;
+
+    if (rows == 1) {
+        /* A block of one row (Algorithm 8): all threads on the row, no staging. */
+        Value sum = ipcsr_strided_dot<Value, T>(cols, vals, n, x);
+        sum = ipcsr_block_sum<Value, T>(sum, warp_sums);
+        if (tid == 0) ipcsr_store(y, row_begin, sum, alpha, beta);
+        return;
+    }
+
+    /* Stage 1: coalesced products into shared memory, row starts relative to the tile. */
+    for (int r = tid; r <= rows; r += T) row_local[r] = (int)(__ldg(row_offsets + row_begin + r) - base);
+    int k = tid;
+    for (; n - k > 3 * T; k += 4 * T) {
+        const int32_t c0 = __ldg(cols + k), c1 = __ldg(cols + k + T);
+        const int32_t c2 = __ldg(cols + k + 2 * T), c3 = __ldg(cols + k + 3 * T);
+        const Value v0 = __ldg(vals + k), v1 = __ldg(vals + k + T);
+        const Value v2 = __ldg(vals + k + 2 * T), v3 = __ldg(vals + k + 3 * T);
+        products[k] = v0 * __ldg(x + c0);
+        products[k + T] = v1 * __ldg(x + c1);
+        products[k + 2 * T] = v2 * __ldg(x + c2);
+        products[k + 3 * T] = v3 * __ldg(x + c3);
+    }
+    for (; k < n; k += T) products[k] = __ldg(vals + k) * __ldg(x + __ldg(cols + k));
+    __syncthreads();
+
+    /* Stage 2: the decision tree: g threads per row, g the largest power of two <= T / rows,
+     * at most 32 (rows <= T, so g >= 1). Groups never straddle a warp. */
+    int group_size = 1;
+    while (group_size < 32 && group_size * 2 * rows <= T) group_size *= 2;
+    const int group = tid / group_size;
+    const int lane = tid & (group_size - 1);
+    Value sum = Value(0);
+    if (group < rows) {
+        const int end = row_local[group + 1];
+        for (int j = row_local[group] + lane; j < end; j += group_size) sum += products[j];
+    }
+    for (int delta = group_size >> 1; delta > 0; delta >>= 1)
+        sum += __shfl_down_sync(0xffffffffu, sum, delta, group_size);
+    if (lane == 0 && group < rows) ipcsr_store(y, row_begin + group, sum, alpha, beta);
+}
+
+/* Algorithm 4 with the long-row case of Algorithm 6, split into pieces: walks the rows once.
+ * With out == NULL only counts blocks and slots. Returns false if a count exceeds int32. */
+template <typename Offset>
+static bool ipcsr_build_blocks(const Offset *offsets, int64_t rows, int64_t budget,
+                               int64_t max_rows, int4 *out, int64_t *num_blocks,
+                               int64_t *num_slots) {
+    int64_t count = 0, slots = 0, start = 0, tile_nnz = 0;
+    for (int64_t i = 0; i < rows; i++) {
+        const int64_t length = (int64_t)offsets[i + 1] - (int64_t)offsets[i];
+        if (length > budget) {
+            if (i > start) {
+                if (out) out[count] = make_int4((int)start, (int)i, 0, 1);
+                count++;
+            }
+            const int64_t pieces = (length + budget - 1) / budget;
+            if (pieces > INT32_MAX || slots + pieces > INT32_MAX) return false;
+            for (int64_t p = 0; p < pieces; p++) {
+                if (out) out[count] = make_int4((int)i, (int)slots, (int)p, (int)pieces);
+                count++;
+            }
+            slots += pieces;
+            start = i + 1;
+            tile_nnz = 0;
+        } else if (tile_nnz + length > budget || i - start == max_rows) {
+            if (out) out[count] = make_int4((int)start, (int)i, 0, 1);
+            count++;
+            start = i;
+            tile_nnz = length;
+        } else {
+            tile_nnz += length;
+        }
+        if (count > INT32_MAX) return false;
+    }
+    if (rows > start) {
+        if (out) out[count] = make_int4((int)start, (int)rows, 0, 1);
+        count++;
+    }
+    if (count > INT32_MAX) return false;
+    *num_blocks = count;
+    *num_slots = slots;
+    return true;
+}
+
+template <typename Value, typename Offset>
+static const void *ipcsr_kernel_ptr(void) {
+    return (const void *)ipcsr_kernel<Value, Offset>;
+}
+
+/* The tile size from the device limits: SM shared memory over resident blocks, less the
+ * per-block reservation, within the default per-block limit. */
+static nz_status_t ipcsr_choose_budget(nz_context_t *ctx, const nz_matrix_t *A, int *budget,
+                                       size_t *shared_bytes) {
+    nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    bool f64 = A->value_type == NZ_F64, o64 = A->device.offset_type == NZ_I64;
+    const void *kernel = f64 ? (o64 ? ipcsr_kernel_ptr<double, int64_t>() : ipcsr_kernel_ptr<double, int32_t>())
+                             : (o64 ? ipcsr_kernel_ptr<float, int64_t>() : ipcsr_kernel_ptr<float, int32_t>());
+    int resident = 0;
+    NZI_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel,
+                                                                     IPCSR_THREADS, 0));
+    if (resident < 1) resident = 1;
+    int reserved = 0;
+    NZI_CUDA_TRY(ctx, cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock,
+                                             cs->device));
+    size_t per_block = cs->shared_per_sm / (size_t)resident;
+    per_block = per_block > (size_t)reserved ? per_block - (size_t)reserved : 0;
+    if (per_block > cs->shared_per_block) per_block = cs->shared_per_block;
+    const size_t value_size = nzi_value_size(A->value_type);
+    const size_t fixed = 32 * value_size + (IPCSR_THREADS + 1) * sizeof(int) + IPCSR_STATIC_SHARED;
+    size_t elements = per_block > fixed ? (per_block - fixed) / value_size : 0;
+    elements &= ~(size_t)31;
+    if (elements < IPCSR_THREADS)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                         "IPCSR plan: %zu bytes of shared memory per block are too few",
+                         per_block);
+    *budget = (int)elements;
+    *shared_bytes = elements * value_size + 32 * value_size + (IPCSR_THREADS + 1) * sizeof(int);
+    return NZ_SUCCESS;
+}
+
+static void ipcsr_release(nz_spmv_plan_t *plan) {
+    ipcsr_state_t *state = (ipcsr_state_t *)plan->state;
+    if (state == NULL) return;
+    nz_context_t *ctx = plan->ctx;
+    size_t value_size = nzi_value_size(plan->A->value_type);
+    if (state->blocks) nz_cuda_free(ctx, state->blocks, (size_t)state->num_blocks * sizeof(int4));
+    if (state->partials) nz_cuda_free(ctx, state->partials, (size_t)state->num_slots * value_size);
+    if (state->tickets)
+        nz_cuda_free(ctx, state->tickets, (size_t)state->num_slots * sizeof(unsigned int));
+    nzi_free(ctx, state);
+    plan->state = NULL;
+}
+
+/* Setup: copy the row offsets to the host once, build the block table twice (count, fill),
+ * upload it; partial sums and tickets only when some row is split. */
+static nz_status_t ipcsr_setup(nz_spmv_plan_t *plan) {
+    nz_status_t status = NZ_SUCCESS;
+    nz_context_t *ctx = plan->ctx;
+    const nz_matrix_t *A = plan->A;
+    ipcsr_state_t *state = NULL;
+    void *host_offsets = NULL;
+    int4 *host_blocks = NULL;
+    size_t offset_size = A->device.offset_type == NZ_I64 ? 8u : 4u;
+    size_t value_size = nzi_value_size(A->value_type);
+    size_t offsets_bytes = 0, blocks_bytes = 0;
+    bool ok;
+
+    if (plan->op != NZ_OP_N) {
+        status = nzi_error(ctx, NZ_ERR_UNSUPPORTED, "IPCSR plan: only op = N is implemented");
+        goto cleanup;
+    }
+    if (A->rows > (int64_t)INT32_MAX) {
+        status = nzi_error(ctx, NZ_ERR_UNSUPPORTED, "IPCSR plan: %lld rows exceed int32",
+                           (long long)A->rows);
+        goto cleanup;
+    }
+    if (nzi_cuda(ctx)->max_threads_per_block < IPCSR_THREADS) {
+        status = nzi_error(ctx, NZ_ERR_UNSUPPORTED, "IPCSR plan: the device allows %d threads per block, %d needed",
+                           nzi_cuda(ctx)->max_threads_per_block, IPCSR_THREADS);
+        goto cleanup;
+    }
+    state = (ipcsr_state_t *)nzi_calloc(ctx, 1, sizeof *state);
+    if (state == NULL) {
+        status = nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "IPCSR plan: cannot allocate the state");
+        goto cleanup;
+    }
+    plan->state = state; /* from here on, ipcsr_release frees whatever is set */
+    plan->reproducible = 1;
+    plan->vector_width = 0;
+    plan->workspace_bytes = 0;
+    if (A->rows == 0) goto cleanup;
+
+    NZI_CHECK(ipcsr_choose_budget(ctx, A, &state->budget, &state->shared_bytes));
+    if (nzi_mul_overflow_size((size_t)A->rows + 1, offset_size, &offsets_bytes)) {
+        status = nzi_error(ctx, NZ_ERR_OVERFLOW, "IPCSR plan: row offsets of %lld rows overflow",
+                           (long long)A->rows);
+        goto cleanup;
+    }
+    NZI_CHECK(nzi_alloc_array(ctx, &host_offsets, (size_t)A->rows + 1, offset_size,
+                              "IPCSR host row offsets"));
+    NZI_CHECK(nz_cuda_memcpy(ctx, host_offsets, A->device.row_offsets, offsets_bytes, NZI_D2H));
+    NZI_CHECK(nz_cuda_synchronize(ctx));
+
+    if (offset_size == 8)
+        ok = ipcsr_build_blocks((const int64_t *)host_offsets, A->rows, state->budget,
+                                IPCSR_THREADS, NULL, &state->num_blocks, &state->num_slots);
+    else
+        ok = ipcsr_build_blocks((const int32_t *)host_offsets, A->rows, state->budget,
+                                IPCSR_THREADS, NULL, &state->num_blocks, &state->num_slots);
+    if (!ok) {
+        status = nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                           "IPCSR plan: more than 2^31 - 1 row blocks for %lld rows, %lld nonzeros",
+                           (long long)A->rows, (long long)A->nnz);
+        goto cleanup;
+    }
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&host_blocks, (size_t)state->num_blocks,
+                              sizeof(int4), "IPCSR block table"));
+    if (offset_size == 8)
+        ipcsr_build_blocks((const int64_t *)host_offsets, A->rows, state->budget, IPCSR_THREADS,
+                           host_blocks, &state->num_blocks, &state->num_slots);
+    else
+        ipcsr_build_blocks((const int32_t *)host_offsets, A->rows, state->budget, IPCSR_THREADS,
+                           host_blocks, &state->num_blocks, &state->num_slots);
+
+    blocks_bytes = (size_t)state->num_blocks * sizeof(int4);
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&state->blocks, blocks_bytes, "IPCSR block table"));
+    NZI_CHECK(nz_cuda_memcpy(ctx, state->blocks, host_blocks, blocks_bytes, NZI_H2D));
+    plan->workspace_bytes = blocks_bytes;
+    if (state->num_slots > 0) {
+        size_t slots = (size_t)state->num_slots;
+        NZI_CHECK(nz_cuda_malloc(ctx, &state->partials, slots * value_size,
+                                 "IPCSR split-row partial sums"));
+        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&state->tickets, slots * sizeof(unsigned int),
+                                 "IPCSR split-row tickets"));
+        NZI_CHECK(nz_cuda_memset(ctx, state->tickets, 0, slots * sizeof(unsigned int)));
+        plan->workspace_bytes += slots * (value_size + sizeof(unsigned int));
+    }
+    NZI_CHECK(nz_cuda_synchronize(ctx));
+
+cleanup:
+    if (host_blocks) nzi_free(ctx, host_blocks);
+    if (host_offsets) nzi_free(ctx, host_offsets);
+    if (status < 0) ipcsr_release(plan);
+    return status;
+}
+
+template <typename Value, typename Offset>
+static void ipcsr_launch(const ipcsr_state_t *state, cudaStream_t stream, const nz_matrix_t *A,
+                         const void *x, void *y, double alpha, double beta) {
+    ipcsr_kernel<Value, Offset><<<(unsigned)state->num_blocks, IPCSR_THREADS, state->shared_bytes,
+                                  stream>>>(
+        state->blocks, nzi_dev_offsets<Offset>(A), A->device.col_indices,
+        (const Value *)A->device.values, (const Value *)x, (Value *)y, (Value)alpha, (Value)beta,
+        state->budget, (Value *)state->partials, state->tickets);
+}
+
+static nz_status_t ipcsr_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
+                                 double beta, void *y) {
+    nz_context_t *ctx = plan->ctx;
+    const nz_matrix_t *A = plan->A;
+    const ipcsr_state_t *state = (const ipcsr_state_t *)plan->state;
+    cudaStream_t stream = nzi_cuda(ctx)->stream;
+    if (state->num_blocks == 0) return NZ_SUCCESS;
+    bool f64 = A->value_type == NZ_F64, o64 = A->device.offset_type == NZ_I64;
+    if (f64 && o64)
+        ipcsr_launch<double, int64_t>(state, stream, A, x, y, alpha, beta);
+    else if (f64)
+        ipcsr_launch<double, int32_t>(state, stream, A, x, y, alpha, beta);
+    else if (o64)
+        ipcsr_launch<float, int64_t>(state, stream, A, x, y, alpha, beta);
+    else
+        ipcsr_launch<float, int32_t>(state, stream, A, x, y, alpha, beta);
+    NZI_CUDA_LAUNCH_CHECK(ctx);
+    return NZ_SUCCESS;
+}
+
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_ipcsr_ops = {NZ_ALG_IPCSR, ipcsr_setup,
+                                                                ipcsr_execute, ipcsr_release};
+
+/* Explicit instantiations: value type x offset type. */
+#define IPCSR_INSTANTIATE(Value, Offset)                                                        \
+    template __global__ void ipcsr_kernel<Value, Offset>(                                       \
+        const int4 *, const Offset *, const int32_t *, const Value *, const Value *, Value *,   \
+        Value, Value, int, Value *, unsigned int *);
+IPCSR_INSTANTIATE(float, int32_t)
+IPCSR_INSTANTIATE(float, int64_t)
+IPCSR_INSTANTIATE(double, int32_t)
+IPCSR_INSTANTIATE(double, int64_t)
