@@ -65,3 +65,13 @@ nz_status_t nz_cuda_spmv_execute(const nz_spmv_plan_t *plan, double alpha, const
     return absent(plan->ctx);
 }
 void nz_cuda_spmv_plan_release(nz_spmv_plan_t *plan) { (void)plan; }
+const struct nzi_cg_ops *nz_cuda_cg_ops(void) { return NULL; }
+nz_status_t nz_cuda_gen_fe3d(nz_context_t *ctx, nz_matrix_t **dA, int64_t n,
+                             nz_value_type_t value_type, void **d_b, void **d_u_exact) {
+    (void)dA;
+    (void)n;
+    (void)value_type;
+    (void)d_b;
+    (void)d_u_exact;
+    return absent(ctx);
+}

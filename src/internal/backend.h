@@ -67,6 +67,17 @@ nz_status_t nz_cuda_spmv_execute(const nz_spmv_plan_t *plan, double alpha, const
                                  double beta, void *y);
 void nz_cuda_spmv_plan_release(nz_spmv_plan_t *plan);
 
+/* ---- CUDA conjugate gradient and FE assembly (src/cuda/cg_kernels.cu, gen_fe3d.cu) ------- */
+
+/* The GPU's CG vector-operation table (struct nzi_cg_ops, src/solver/cg_work.h): fused update +
+ * dot kernels with on-device scalars. NULL when the library is built without CUDA. */
+struct nzi_cg_ops;
+const struct nzi_cg_ops *nz_cuda_cg_ops(void);
+/* Assemble the Q1 FE problem of nz_gen_fe3d on the device (arguments checked by the caller;
+ * *dA is a new device CSR matrix; d_b / d_u_exact may be NULL). */
+nz_status_t nz_cuda_gen_fe3d(nz_context_t *ctx, nz_matrix_t **dA, int64_t n,
+                             nz_value_type_t value_type, void **d_b, void **d_u_exact);
+
 #ifdef __cplusplus
 }
 #endif

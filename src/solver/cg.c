@@ -1,0 +1,248 @@
+/* cg.c: (Jacobi-preconditioned) conjugate gradients, written once against the vector-ops table. */
+#include "nzi.h"
+#include "backend.h"
+#include "cg_work.h"
+
+#include <math.h>
+#include <string.h>
+
+#define NZI_CG_DEFAULT_RTOL 1e-8
+#define NZI_CG_DEFAULT_MAX_ITERATIONS 10000
+/* GPU: read the scalars back every 8 iterations. An iteration on a large problem costs 100 us or
+ * more, a round trip about 10 us; at most 7 iterations' SpMVs are wasted after convergence (the
+ * vector kernels are no-ops then), which is noise next to the hundreds of iterations CG needs. */
+#define NZI_CG_DEFAULT_CHECK_INTERVAL 8
+#define NZI_CG_SPMV_TIMING_REPEATS 3
+
+/* One CG iteration (Hestenes & Stiefel 1952; Saad, Iterative Methods, Alg. 9.1 for the
+ * preconditioned form): q = A p; alpha = r'z / p'q; x += alpha p; r -= alpha q; z = M^-1 r;
+ * beta = r'z (new) / r'z (old); p = z + beta p. The scalar logic (alpha, beta, convergence,
+ * breakdown) runs inside the reductions, wherever the backend keeps its scalars. */
+static nz_status_t cg_iteration(const nzi_cg_ops_t *ops, nzi_cg_work_t *w, nz_spmv_plan_t *plan,
+                                void *x) {
+    NZI_TRY(nz_spmv_execute(plan, 1.0, w->p, 0.0, w->q));
+    NZI_TRY(ops->dot_pq(w));
+    NZI_TRY(ops->update_xr(w, x));
+    return ops->update_p(w);
+}
+
+static nz_status_t check_options(nz_context_t *ctx, const nz_cg_options_t *in, int64_t n,
+                                 nz_cg_options_t *opt) {
+    if (in != NULL)
+        *opt = *in;
+    else
+        memset(opt, 0, sizeof *opt);
+    if (!(opt->rtol >= 0.0) || !(opt->atol >= 0.0) || isinf(opt->rtol) || isinf(opt->atol))
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "nz_cg_solve: tolerances must be finite and >= 0 (rtol %g, atol %g)",
+                         opt->rtol, opt->atol);
+    if (opt->max_iterations < 0)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_cg_solve: max_iterations %lld < 0",
+                         (long long)opt->max_iterations);
+    if (opt->precond != NZ_PRECOND_NONE && opt->precond != NZ_PRECOND_JACOBI)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_cg_solve: unknown preconditioner %d",
+                         (int)opt->precond);
+    if (opt->check_interval < 0)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_cg_solve: check_interval %d < 0",
+                         opt->check_interval);
+    if (opt->rtol == 0.0) opt->rtol = NZI_CG_DEFAULT_RTOL;
+    if (opt->max_iterations == 0)
+        opt->max_iterations = n > NZI_CG_DEFAULT_MAX_ITERATIONS ? n : NZI_CG_DEFAULT_MAX_ITERATIONS;
+    if (opt->check_interval == 0) opt->check_interval = NZI_CG_DEFAULT_CHECK_INTERVAL;
+    return NZ_SUCCESS;
+}
+
+/* Turn the final state into the returned status with a message naming what happened. */
+static nz_status_t final_status(nz_context_t *ctx, const nzi_cg_scalars_t *s, double bnorm) {
+    switch (s->state) {
+    case NZI_CG_CONVERGED: return NZ_SUCCESS;
+    case NZI_CG_MAX_ITERATIONS:
+        return nzi_error(ctx, NZ_MAX_ITERATIONS,
+                         "nz_cg_solve: stopped at the iteration limit %lld with relative residual "
+                         "%.3e", (long long)s->max_iterations, sqrt(s->rr) / bnorm);
+    case NZI_CG_BREAKDOWN_PAP:
+        return nzi_error(ctx, NZ_ERR_BREAKDOWN,
+                         "nz_cg_solve: breakdown at iteration %lld: p'Ap = %.3e or r'M^-1r <= 0 "
+                         "(A or the preconditioner is not positive definite)",
+                         (long long)s->iterations, s->pq);
+    case NZI_CG_BREAKDOWN_NAN:
+        return nzi_error(ctx, NZ_ERR_BREAKDOWN,
+                         "nz_cg_solve: breakdown at iteration %lld: NaN or Inf in a dot product "
+                         "(A is singular, indefinite or holds non-finite values)",
+                         (long long)s->iterations);
+    default:
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_cg_solve: internal state %d",
+                         (int)s->state);
+    }
+}
+
+nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, void *x,
+                        const nz_cg_options_t *options, nz_cg_result_t *result) {
+    nz_status_t status = NZ_SUCCESS;
+    nz_spmv_plan_t *plan = NULL;
+    const nzi_cg_ops_t *ops = NULL;
+    nzi_cg_work_t w;
+    nzi_cg_scalars_t s;
+    nz_cg_options_t opt;
+    nz_cg_result_t res;
+    double *history = NULL;
+    int created = 0;
+    memset(&w, 0, sizeof w);
+    memset(&s, 0, sizeof s);
+    memset(&res, 0, sizeof res);
+
+    NZI_TRY(nzi_check_context(ctx));
+    nzi_clear_error(ctx);
+    if (result != NULL) memset(result, 0, sizeof *result);
+    NZI_TRY(nzi_check_matrix(ctx, A, "A"));
+    if (A->rows != A->cols)
+        return nzi_error(ctx, NZ_ERR_DIMENSION_MISMATCH, "nz_cg_solve: A is %lld x %lld, not square",
+                         (long long)A->rows, (long long)A->cols);
+    const int64_t n = A->rows;
+    if (n > 0 && (b == NULL || x == NULL))
+        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_cg_solve: b or x is NULL");
+    NZI_TRY(check_options(ctx, options, n, &opt));
+    if (A->location == NZ_DEVICE) {
+        if (ctx->cuda == NULL)
+            return nzi_error(ctx, NZ_ERR_NO_DEVICE,
+                             "nz_cg_solve: A is a device matrix but the context is not bound to a "
+                             "device");
+        ops = nz_cuda_cg_ops();
+        if (ops == NULL)
+            return nzi_error(ctx, NZ_ERR_NO_DEVICE, "nz_cg_solve: this build has no CUDA backend");
+    } else {
+        ops = &nzi_cg_cpu_ops;
+    }
+
+    /* ---- setup: plan, workspace, preconditioner ---- */
+    double t0 = nzi_wtime();
+    NZI_CHECK(nz_spmv_plan_create(ctx, &plan, A, NZ_OP_N, opt.alg, opt.plan_flags));
+    res.alg = plan->alg;
+    w.ctx = ctx;
+    w.value_type = A->value_type;
+    w.n = n;
+    w.jacobi = opt.precond == NZ_PRECOND_JACOBI;
+    if (opt.record_history &&
+        nzi_add_overflow_i64(opt.max_iterations, 1, &w.history_capacity)) {
+        status = nzi_error(ctx, NZ_ERR_OVERFLOW, "nz_cg_solve: history length overflows");
+        goto cleanup;
+    }
+    NZI_CHECK(ops->create(&w));
+    created = 1;
+    s.history = w.history;
+    s.history_capacity = w.history_capacity;
+    s.max_iterations = opt.max_iterations;
+    s.bad_row = n;
+    s.state = NZI_CG_RUNNING;
+    NZI_CHECK(ops->set_scalars(&w, &s));
+    if (w.jacobi) {
+        NZI_CHECK(ops->jacobi(&w, A));
+        NZI_CHECK(ops->get_scalars(&w, &s));
+        if (s.bad_row < n) {
+            status = nzi_error(ctx, NZ_ERR_BREAKDOWN,
+                               "nz_cg_solve: Jacobi preconditioner: diagonal entry (%lld, %lld) of "
+                               "A is missing, not positive or not finite (A is not SPD)",
+                               (long long)s.bad_row, (long long)s.bad_row);
+            goto cleanup;
+        }
+    }
+    NZI_CHECK(ops->norm2(&w, b));
+    NZI_CHECK(ops->get_scalars(&w, &s));
+    const double bnorm = sqrt(s.result);
+    if (!isfinite(bnorm)) {
+        status = nzi_error(ctx, NZ_ERR_BREAKDOWN, "nz_cg_solve: b holds NaN or Inf");
+        goto cleanup;
+    }
+    res.setup_seconds = nzi_wtime() - t0;
+
+    /* ---- solve ---- */
+    NZI_CHECK(ops->synchronize(&w));
+    t0 = nzi_wtime();
+    if (bnorm == 0.0) {
+        /* b = 0: the solution is x = 0 exactly, whatever the guess. */
+        NZI_CHECK(ops->zero(&w, x));
+        s.state = NZI_CG_CONVERGED;
+        s.iterations = 0;
+        s.rr = 0.0;
+        if (w.history_capacity > 0) {
+            NZI_CHECK(nzi_alloc_array(ctx, (void **)&history, 1, sizeof(double), "CG history"));
+            history[0] = 0.0;
+            res.history_length = 1;
+        }
+        res.solve_seconds = nzi_wtime() - t0;
+        goto finish;
+    }
+    double tol = opt.rtol * bnorm;
+    if (opt.atol > tol) tol = opt.atol;
+    s.tol2 = tol * tol;
+    NZI_CHECK(ops->set_scalars(&w, &s));
+    NZI_CHECK(nz_spmv_execute(plan, 1.0, x, 0.0, w.q));
+    NZI_CHECK(ops->residual(&w, b, 1));
+    NZI_CHECK(ops->get_scalars(&w, &s));
+
+    const int batch = ops->capture_begin != NULL ? opt.check_interval : 1;
+    int graph = 0;
+    if (s.state == NZI_CG_RUNNING && opt.use_graph && ops->capture_begin != NULL) {
+        /* Record `batch` iterations once; on any failure fall back to plain launches. */
+        NZI_CHECK(ops->capture_begin(&w));
+        nz_status_t body = NZ_SUCCESS;
+        for (int k = 0; k < batch && body == NZ_SUCCESS; k++)
+            body = cg_iteration(ops, &w, plan, x);
+        NZI_CHECK(ops->capture_end(&w, &graph));
+        if (body != NZ_SUCCESS) graph = 0;
+        nzi_clear_error(ctx);
+    }
+    res.used_graph = graph;
+    while (s.state == NZI_CG_RUNNING) {
+        if (graph) {
+            NZI_CHECK(ops->replay(&w));
+        } else {
+            for (int k = 0; k < batch; k++) NZI_CHECK(cg_iteration(ops, &w, plan, x));
+        }
+        NZI_CHECK(ops->get_scalars(&w, &s));
+    }
+    /* The true residual of the returned x (the recursive one drifts in finite precision). */
+    {
+        nzi_cg_scalars_t end = s;
+        NZI_CHECK(nz_spmv_execute(plan, 1.0, x, 0.0, w.q));
+        NZI_CHECK(ops->residual(&w, b, 0));
+        NZI_CHECK(ops->get_scalars(&w, &end));
+        res.solve_seconds = nzi_wtime() - t0;
+        res.residual_norm = sqrt(end.result);
+        res.relative_residual = res.residual_norm / bnorm;
+    }
+    if (w.history_capacity > 0) {
+        int64_t count = s.iterations + 1;
+        if (count > w.history_capacity) count = w.history_capacity;
+        NZI_CHECK(nzi_alloc_array(ctx, (void **)&history, (size_t)count, sizeof(double),
+                                  "CG history"));
+        NZI_CHECK(ops->get_history(&w, history, count));
+        res.history_length = count;
+    }
+    /* One SpMV timed on its own, for the transfer-vs-SpMV comparison. */
+    {
+        double t1 = nzi_wtime();
+        for (int k = 0; k < NZI_CG_SPMV_TIMING_REPEATS; k++)
+            NZI_CHECK(nz_spmv_execute(plan, 1.0, x, 0.0, w.q));
+        NZI_CHECK(ops->synchronize(&w));
+        res.spmv_seconds = (nzi_wtime() - t1) / NZI_CG_SPMV_TIMING_REPEATS;
+    }
+
+finish:
+    res.iterations = s.iterations;
+    res.seconds_per_iteration = res.solve_seconds / (double)(s.iterations > 0 ? s.iterations : 1);
+    res.history = history;
+    history = NULL;
+    status = final_status(ctx, &s, bnorm);
+    if (result != NULL) {
+        *result = res;
+    } else {
+        nzi_free(ctx, res.history);
+    }
+
+cleanup:
+    nzi_free(ctx, history);
+    if (created) ops->destroy(&w);
+    nz_spmv_plan_destroy(&plan);
+    return status;
+}

@@ -1,0 +1,29 @@
+/* fe3d_device.c: public entry of the GPU-assembled Q1 finite-element problem (the CG showcase). */
+#include "nzi.h"
+#include "backend.h"
+
+/* Checks the arguments once and hands the assembly to src/cuda/gen_fe3d.cu. */
+nz_status_t nz_gen_fe3d_device(nz_context_t *ctx, nz_matrix_t **dA, int64_t n,
+                               nz_value_type_t value_type, void **d_b, void **d_u_exact) {
+    const char *what = "nz_gen_fe3d_device";
+    NZI_TRY(nzi_check_context(ctx));
+    nzi_clear_error(ctx);
+    if (dA == NULL) return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "%s: dA is NULL", what);
+    if (!nzi_valid_value_type(value_type))
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: invalid value type %d", what,
+                         (int)value_type);
+    if (n < 2)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "%s: n = %lld elements per side; need n >= 2 for an interior node", what,
+                         (long long)n);
+    int64_t m = n - 1, plane, rows;
+    if (nzi_mul_overflow_i64(m, m, &plane) || nzi_mul_overflow_i64(plane, m, &rows))
+        return nzi_error(ctx, NZ_ERR_OVERFLOW, "%s: n = %lld: unknown count (n-1)^3 overflows",
+                         what, (long long)n);
+    NZI_TRY(nzi_check_dims(ctx, rows, rows, what));
+    if (ctx->cuda == NULL)
+        return nzi_error(ctx, NZ_ERR_NO_DEVICE,
+                         "%s: the context is not bound to a CUDA device (nz_context_set_device)",
+                         what);
+    return nz_cuda_gen_fe3d(ctx, dA, n, value_type, d_b, d_u_exact);
+}
