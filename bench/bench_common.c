@@ -1,0 +1,107 @@
+/* bench_common.c: helpers shared by the CPU and GPU benchmark drivers: rates, verification, filters. */
+#include "bench.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void nzb_result_init(nzb_result_t *r, const nzb_case_t *c, const char *kernel) {
+    memset(r, 0, sizeof *r);
+    snprintf(r->matrix, sizeof r->matrix, "%s", c->name);
+    snprintf(r->kernel, sizeof r->kernel, "%s", kernel);
+    r->generated = c->generated;
+    nz_matrix_info_t info;
+    if (nz_matrix_info(c->A, &info) == NZ_SUCCESS) {
+        r->rows = info.rows;
+        r->cols = info.cols;
+        r->nnz = info.nnz;
+    }
+    r->value_type = c->value_type;
+    r->status = NZB_OK;
+}
+
+void nzb_result_rates(nzb_result_t *r) {
+    double t = r->median_seconds;
+    if (!(t > 0)) return;
+    r->gflops = 2.0 * (double)r->nnz / t * 1e-9;
+    r->gbs_min = (double)r->bytes_min / t * 1e-9;
+    r->gbs_stored = (double)r->bytes_stored / t * 1e-9;
+    r->pct_bandwidth = r->bandwidth_gbs > 0 ? 100.0 * r->gbs_min / r->bandwidth_gbs : 0;
+}
+
+size_t nzb_min_bytes(int64_t rows, int64_t cols, int64_t nnz, size_t offset_width,
+                     nz_value_type_t value_type) {
+    size_t vs = value_type == NZ_F32 ? 4 : 8;
+    return (size_t)(rows + 1) * offset_width + (size_t)nnz * (4 + vs) + (size_t)cols * vs +
+           (size_t)rows * vs;
+}
+
+void nzb_poison(void *y, nz_value_type_t value_type, int64_t n) {
+    if (value_type == NZ_F32)
+        for (int64_t i = 0; i < n; i++) ((float *)y)[i] = NAN;
+    else
+        for (int64_t i = 0; i < n; i++) ((double *)y)[i] = NAN;
+}
+
+/* Row i passes when |y_i - ref_i| <= 2 (len_i + 2) eps sum_j |a_ij x_j|: the bound on any
+ * summation order of len_i products in the storage precision (Higham, ch. 3), doubled for slack.
+ * A NaN (an unwritten row) fails. The reported error is relative to that magnitude, so
+ * cancellation in a row does not make a correct kernel look wrong. */
+void nzb_verify(nzb_result_t *r, const nzb_case_t *c, const void *y) {
+    const double eps = c->value_type == NZ_F32 ? (double)FLT_EPSILON : DBL_EPSILON;
+    const int64_t rows = r->rows;
+    double max_error = 0;
+    int64_t bad = 0, first_bad = -1;
+    double first_value = 0;
+    for (int64_t i = 0; i < rows; i++) {
+        double yi = c->value_type == NZ_F32 ? (double)((const float *)y)[i] : ((const double *)y)[i];
+        double diff = fabs(yi - c->y_ref[i]);
+        double scale = c->bound[i] > DBL_MIN ? c->bound[i] : DBL_MIN;
+        double err = diff / scale;
+        if (isnan(yi) || isnan(diff)) err = INFINITY;
+        if (err > max_error) max_error = err;
+        double tol = 2.0 * (double)(c->row_length[i] + 2) * eps * c->bound[i];
+        if (!(diff <= tol)) {
+            if (bad++ == 0) {
+                first_bad = i;
+                first_value = yi;
+            }
+        }
+    }
+    r->max_error = max_error;
+    r->checked = 1;
+    if (bad > 0) {
+        r->status = NZB_FAILED;
+        snprintf(r->note, sizeof r->note,
+                 "WRONG RESULT: %lld bad rows, first row %lld: got %.9g, expected %.9g",
+                 (long long)bad, (long long)first_bad, first_value, c->y_ref[first_bad]);
+    }
+}
+
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double nzb_median(double *values, int n) {
+    if (n <= 0) return 0;
+    qsort(values, (size_t)n, sizeof *values, compare_doubles);
+    return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+/* A filter matches the algorithm name ("merge"), the format name ("sell") or the pair
+ * ("sell/simd"). */
+int nzb_selected(const nzb_options_t *options, nz_format_t format, nz_alg_t alg) {
+    if (options->num_filters == 0) return 1;
+    char pair[NZB_NAME_SIZE];
+    snprintf(pair, sizeof pair, "%s/%s", nz_format_name(format), nz_alg_name(alg));
+    for (int i = 0; i < options->num_filters; i++) {
+        const char *f = options->filters[i];
+        if (strcmp(f, nz_alg_name(alg)) == 0 || strcmp(f, nz_format_name(format)) == 0 ||
+            strcmp(f, pair) == 0)
+            return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,458 @@
+/* bench_cuda.cu: the GPU side of nz bench: copy bandwidth, Nonzero's CSR algorithms and cuSPARSE. */
+#include "bench.h"
+#include "nzi.h"
+
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A sample shorter than this launches the kernel several times between its pair of events, so
+ * the events' resolution (about 0.5 us) and launch jitter do not dominate tiny matrices. Larger
+ * kernels get one launch per pair of events. */
+#define GPU_MIN_SAMPLE_SECONDS 20e-6
+#define GPU_MAX_BATCH 256
+
+struct nzb_gpu {
+    nz_context_t *ctx;          /* bound to device 0 and `stream` */
+    cudaStream_t stream;        /* ours: every event, kernel and cuSPARSE call goes on it */
+    cusparseHandle_t handle;
+    size_t l2_bytes;
+    char description[512];
+    cudaEvent_t *starts, *stops;
+    int num_events;
+};
+
+/* ---- setup ----------------------------------------------------------------------------------- */
+
+int nzb_gpu_open(nzb_gpu_t **gpu, nz_context_t *ctx, char *msg, size_t msg_size) {
+    nzb_gpu_t *g = (nzb_gpu_t *)calloc(1, sizeof *g);
+    cudaError_t err;
+    cusparseStatus_t cs;
+    int driver = 0, runtime = 0, l2 = 0, cusparse_version = 0;
+    nz_status_t s;
+    *gpu = NULL;
+    if (g == NULL) {
+        snprintf(msg, msg_size, "out of host memory");
+        return 1;
+    }
+    g->ctx = ctx;
+    if ((err = cudaSetDevice(0)) != cudaSuccess ||
+        (err = cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking)) != cudaSuccess) {
+        snprintf(msg, msg_size, "%s", cudaGetErrorString(err));
+        goto fail;
+    }
+    if ((s = nz_context_set_device(ctx, 0, (void *)g->stream)) != NZ_SUCCESS) {
+        snprintf(msg, msg_size, "nz_context_set_device: %s: %s", nz_status_string(s),
+                 nz_context_last_error(ctx));
+        goto fail;
+    }
+    if ((cs = cusparseCreate(&g->handle)) != CUSPARSE_STATUS_SUCCESS ||
+        (cs = cusparseSetStream(g->handle, g->stream)) != CUSPARSE_STATUS_SUCCESS) {
+        snprintf(msg, msg_size, "cuSPARSE: %s", cusparseGetErrorString(cs));
+        goto fail;
+    }
+    cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    cusparseGetVersion(g->handle, &cusparse_version);
+    g->l2_bytes = (size_t)l2;
+    snprintf(g->description, sizeof g->description,
+             "%s; driver %d.%d, runtime %d.%d, cuSPARSE %d.%d.%d", nz_context_device_name(ctx),
+             driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10,
+             cusparse_version / 1000, cusparse_version % 1000 / 100, cusparse_version % 100);
+    *gpu = g;
+    return 0;
+fail:
+    nzb_gpu_close(&g);
+    (void)cudaGetLastError();
+    return 1;
+}
+
+/* Call after the context is destroyed (it synchronises the stream it was bound to). */
+void nzb_gpu_close(nzb_gpu_t **gpu) {
+    nzb_gpu_t *g = *gpu;
+    if (g == NULL) return;
+    for (int i = 0; i < g->num_events; i++) {
+        cudaEventDestroy(g->starts[i]);
+        cudaEventDestroy(g->stops[i]);
+    }
+    free(g->starts);
+    free(g->stops);
+    if (g->handle != NULL) cusparseDestroy(g->handle);
+    if (g->stream != NULL) cudaStreamDestroy(g->stream);
+    free(g);
+    *gpu = NULL;
+}
+
+const char *nzb_gpu_description(const nzb_gpu_t *gpu) { return gpu->description; }
+size_t nzb_gpu_l2_bytes(const nzb_gpu_t *gpu) { return gpu->l2_bytes; }
+
+/* At least n pairs of events. */
+static int ensure_events(nzb_gpu_t *g, int n) {
+    if (n <= g->num_events) return 0;
+    cudaEvent_t *starts = (cudaEvent_t *)realloc(g->starts, (size_t)n * sizeof *starts);
+    if (starts == NULL) return 1;
+    g->starts = starts;
+    cudaEvent_t *stops = (cudaEvent_t *)realloc(g->stops, (size_t)n * sizeof *stops);
+    if (stops == NULL) return 1;
+    g->stops = stops;
+    while (g->num_events < n) {
+        if (cudaEventCreate(&g->starts[g->num_events]) != cudaSuccess) return 1;
+        if (cudaEventCreate(&g->stops[g->num_events]) != cudaSuccess) {
+            cudaEventDestroy(g->starts[g->num_events]);
+            return 1;
+        }
+        g->num_events++;
+    }
+    return 0;
+}
+
+/* Device-to-device cudaMemcpy of the largest power-of-two buffer up to 1 GiB for which two
+ * buffers take at most half the free memory; bytes counted as read + written = 2 x size;
+ * median over reps after one warm-up copy. */
+double nzb_gpu_copy_bandwidth(nzb_gpu_t *g, int reps, size_t *buffer_bytes) {
+    size_t free_bytes = 0, total_bytes = 0, size = (size_t)1 << 30;
+    void *src = NULL, *dst = NULL;
+    double *samples = (double *)malloc((size_t)reps * sizeof(double));
+    double gbs = 0;
+    *buffer_bytes = 0;
+    if (samples == NULL || ensure_events(g, reps) != 0) goto cleanup;
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) goto cleanup;
+    while (size > ((size_t)16 << 20) && 4 * size > free_bytes) size /= 2;
+    if (cudaMalloc(&src, size) != cudaSuccess || cudaMalloc(&dst, size) != cudaSuccess) goto cleanup;
+    if (cudaMemsetAsync(src, 1, size, g->stream) != cudaSuccess ||
+        cudaMemsetAsync(dst, 0, size, g->stream) != cudaSuccess ||
+        cudaMemcpyAsync(dst, src, size, cudaMemcpyDeviceToDevice, g->stream) != cudaSuccess)
+        goto cleanup;
+    for (int r = 0; r < reps; r++) {
+        cudaEventRecord(g->starts[r], g->stream);
+        cudaMemcpyAsync(dst, src, size, cudaMemcpyDeviceToDevice, g->stream);
+        cudaEventRecord(g->stops[r], g->stream);
+    }
+    if (cudaStreamSynchronize(g->stream) != cudaSuccess) goto cleanup;
+    for (int r = 0; r < reps; r++) {
+        float ms = 0;
+        if (cudaEventElapsedTime(&ms, g->starts[r], g->stops[r]) != cudaSuccess) goto cleanup;
+        samples[r] = ms * 1e-3;
+    }
+    gbs = 2.0 * (double)size / nzb_median(samples, reps) * 1e-9;
+    *buffer_bytes = size;
+cleanup:
+    (void)cudaGetLastError();
+    if (src != NULL) cudaFree(src);
+    if (dst != NULL) cudaFree(dst);
+    free(samples);
+    return gbs;
+}
+
+/* ---- timing ------------------------------------------------------------------------------------ */
+
+/* One SpMV y = A x (beta = 0) on the stream, either a Nonzero plan or a cuSPARSE call. */
+typedef struct launch {
+    nz_spmv_plan_t *plan;       /* ours when non-NULL */
+    const void *x;
+    void *y;
+    /* cuSPARSE */
+    cusparseHandle_t handle;
+    cusparseConstSpMatDescr_t mat;
+    cusparseConstDnVecDescr_t vec_x;
+    cusparseDnVecDescr_t vec_y;
+    cudaDataType data_type;
+    cusparseSpMVAlg_t alg;
+    void *buffer;
+    int unsupported;            /* cuSPARSE answered CUSPARSE_STATUS_NOT_SUPPORTED */
+    char error[NZB_NOTE_SIZE];
+} launch_t;
+
+static int launch_once(launch_t *l, nz_context_t *ctx) {
+    if (l->plan != NULL) {
+        nz_status_t s = nz_spmv_execute(l->plan, 1.0, l->x, 0.0, l->y);
+        if (s != NZ_SUCCESS) {
+            snprintf(l->error, sizeof l->error, "nz_spmv_execute: %s: %s", nz_status_string(s),
+                     nz_context_last_error(ctx));
+            return 1;
+        }
+        return 0;
+    }
+    float one_f = 1.0f, zero_f = 0.0f;
+    double one_d = 1.0, zero_d = 0.0;
+    int single = l->data_type == CUDA_R_32F;
+    cusparseStatus_t cs = cusparseSpMV(l->handle, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                       single ? (const void *)&one_f : (const void *)&one_d,
+                                       l->mat, l->vec_x,
+                                       single ? (const void *)&zero_f : (const void *)&zero_d,
+                                       l->vec_y, l->data_type, l->alg, l->buffer);
+    if (cs != CUSPARSE_STATUS_SUCCESS) {
+        snprintf(l->error, sizeof l->error, "cusparseSpMV: %s", cusparseGetErrorString(cs));
+        l->unsupported = cs == CUSPARSE_STATUS_NOT_SUPPORTED;
+        return 1;
+    }
+    return 0;
+}
+
+/* Median and minimum of `runs` samples, each a pair of events on the stream around `batch`
+ * launches (batch = 1 unless one launch is shorter than GPU_MIN_SAMPLE_SECONDS), after a
+ * warm-up launch and a single timed launch that sizes the batch. */
+static int time_launch(nzb_gpu_t *g, launch_t *l, int runs, nzb_result_t *r) {
+    double *samples = NULL;
+    float ms = 0;
+    int batch = 1, rc = 1;
+    cudaError_t err;
+    if (ensure_events(g, runs) != 0) {
+        snprintf(l->error, sizeof l->error, "cannot create CUDA events");
+        return 1;
+    }
+    if (launch_once(l, g->ctx) != 0) return 1;
+    cudaEventRecord(g->starts[0], g->stream);
+    if (launch_once(l, g->ctx) != 0) return 1;
+    cudaEventRecord(g->stops[0], g->stream);
+    if ((err = cudaEventSynchronize(g->stops[0])) != cudaSuccess ||
+        (err = cudaEventElapsedTime(&ms, g->starts[0], g->stops[0])) != cudaSuccess) {
+        snprintf(l->error, sizeof l->error, "timing: %s", cudaGetErrorString(err));
+        return 1;
+    }
+    double once = ms * 1e-3;
+    if (once < GPU_MIN_SAMPLE_SECONDS)
+        batch = once > 0 ? (int)ceil(GPU_MIN_SAMPLE_SECONDS / once) : GPU_MAX_BATCH;
+    if (batch > GPU_MAX_BATCH) batch = GPU_MAX_BATCH;
+    samples = (double *)malloc((size_t)runs * sizeof *samples);
+    if (samples == NULL) {
+        snprintf(l->error, sizeof l->error, "out of host memory");
+        return 1;
+    }
+    for (int k = 0; k < runs; k++) {
+        cudaEventRecord(g->starts[k], g->stream);
+        for (int b = 0; b < batch; b++)
+            if (launch_once(l, g->ctx) != 0) goto cleanup;
+        cudaEventRecord(g->stops[k], g->stream);
+    }
+    if ((err = cudaStreamSynchronize(g->stream)) != cudaSuccess) {
+        snprintf(l->error, sizeof l->error, "kernel: %s", cudaGetErrorString(err));
+        goto cleanup;
+    }
+    for (int k = 0; k < runs; k++) {
+        if ((err = cudaEventElapsedTime(&ms, g->starts[k], g->stops[k])) != cudaSuccess) {
+            snprintf(l->error, sizeof l->error, "timing: %s", cudaGetErrorString(err));
+            goto cleanup;
+        }
+        samples[k] = ms * 1e-3 / batch;
+    }
+    r->min_seconds = samples[0];
+    for (int k = 1; k < runs; k++)
+        if (samples[k] < r->min_seconds) r->min_seconds = samples[k];
+    r->median_seconds = nzb_median(samples, runs);
+    r->runs = runs;
+    r->batch = batch;
+    rc = 0;
+cleanup:
+    free(samples);
+    return rc;
+}
+
+/* Poison y (all bits set: NaN in both precisions), launch once, copy y back and verify. */
+static int verify_launch(nzb_gpu_t *g, launch_t *l, const nzb_case_t *c, void *host_y,
+                         size_t y_bytes, nzb_result_t *r) {
+    cudaError_t err;
+    if ((err = cudaMemsetAsync(l->y, 0xff, y_bytes, g->stream)) != cudaSuccess) {
+        snprintf(l->error, sizeof l->error, "cudaMemsetAsync: %s", cudaGetErrorString(err));
+        return 1;
+    }
+    if (launch_once(l, g->ctx) != 0) return 1;
+    if ((err = cudaMemcpyAsync(host_y, l->y, y_bytes, cudaMemcpyDeviceToHost, g->stream)) !=
+            cudaSuccess ||
+        (err = cudaStreamSynchronize(g->stream)) != cudaSuccess) {
+        snprintf(l->error, sizeof l->error, "kernel or copy: %s", cudaGetErrorString(err));
+        return 1;
+    }
+    nzb_verify(r, c, host_y);
+    return 0;
+}
+
+/* ---- one case ------------------------------------------------------------------------------------ */
+
+static const struct {
+    cusparseSpMVAlg_t alg;
+    const char *name;
+} cusparse_algs[] = {
+    {CUSPARSE_SPMV_CSR_ALG1, "cusparse/alg1"},
+    {CUSPARSE_SPMV_CSR_ALG2, "cusparse/alg2"},
+};
+
+/* cuSPARSE SpMV with one algorithm on the same device arrays as our kernels: descriptors, buffer
+ * and cusparseSpMV_preprocess once, outside the timing (their wall time is reported as plan
+ * time), then verified and timed exactly as ours. Returns the median time or 0. */
+static double run_cusparse(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c,
+                           const nz_matrix_t *dA, void *dx, void *dy, void *host_y, int k,
+                           int runs, const nzb_result_t *base) {
+    nzb_result_t r = *base;
+    launch_t l;
+    memset(&l, 0, sizeof l);
+    snprintf(r.kernel, sizeof r.kernel, "%s", cusparse_algs[k].name);
+    r.is_cusparse = 1;
+    r.transfer_seconds = 0;
+    l.handle = g->handle;
+    l.x = dx;
+    l.y = dy;
+    l.alg = cusparse_algs[k].alg;
+    l.data_type = c->value_type == NZ_F32 ? CUDA_R_32F : CUDA_R_64F;
+    size_t vs = c->value_type == NZ_F32 ? 4 : 8;
+    size_t buffer_size = 0;
+    float one_f = 1.0f, zero_f = 0.0f;
+    double one_d = 1.0, zero_d = 0.0;
+    const void *alpha = c->value_type == NZ_F32 ? (const void *)&one_f : (const void *)&one_d;
+    const void *beta = c->value_type == NZ_F32 ? (const void *)&zero_f : (const void *)&zero_d;
+    cusparseIndexType_t offset_type =
+        dA->device.offset_type == NZ_I32 ? CUSPARSE_INDEX_32I : CUSPARSE_INDEX_64I;
+    cusparseStatus_t cs;
+    cudaError_t err;
+
+    cudaStreamSynchronize(g->stream);
+    double t0 = nzi_wtime();
+    if ((cs = cusparseCreateConstCsr(&l.mat, dA->rows, dA->cols, dA->nnz, dA->device.row_offsets,
+                                     dA->device.col_indices, dA->device.values, offset_type,
+                                     CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, l.data_type)) !=
+            CUSPARSE_STATUS_SUCCESS ||
+        (cs = cusparseCreateConstDnVec(&l.vec_x, dA->cols, dx, l.data_type)) !=
+            CUSPARSE_STATUS_SUCCESS ||
+        (cs = cusparseCreateDnVec(&l.vec_y, dA->rows, dy, l.data_type)) != CUSPARSE_STATUS_SUCCESS ||
+        (cs = cusparseSpMV_bufferSize(g->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, l.mat,
+                                      l.vec_x, beta, l.vec_y, l.data_type, l.alg, &buffer_size)) !=
+            CUSPARSE_STATUS_SUCCESS) {
+        snprintf(l.error, sizeof l.error, "setup: %s", cusparseGetErrorString(cs));
+        l.unsupported = cs == CUSPARSE_STATUS_NOT_SUPPORTED;
+        goto done;
+    }
+    if ((err = cudaMalloc(&l.buffer, buffer_size > 0 ? buffer_size : 1)) != cudaSuccess) {
+        snprintf(l.error, sizeof l.error, "buffer of %zu bytes: %s", buffer_size,
+                 cudaGetErrorString(err));
+        goto done;
+    }
+    if ((cs = cusparseSpMV_preprocess(g->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, l.mat,
+                                      l.vec_x, beta, l.vec_y, l.data_type, l.alg, l.buffer)) !=
+        CUSPARSE_STATUS_SUCCESS) {
+        snprintf(l.error, sizeof l.error, "preprocess: %s", cusparseGetErrorString(cs));
+        l.unsupported = cs == CUSPARSE_STATUS_NOT_SUPPORTED;
+        goto done;
+    }
+    if ((err = cudaStreamSynchronize(g->stream)) != cudaSuccess) {
+        snprintf(l.error, sizeof l.error, "preprocess: %s", cudaGetErrorString(err));
+        goto done;
+    }
+    r.plan_seconds = nzi_wtime() - t0;
+    if (verify_launch(g, &l, c, host_y, (size_t)dA->rows * vs, &r) != 0) goto done;
+    if (r.status == NZB_OK && time_launch(g, &l, runs, &r) != 0) goto done;
+    nzb_result_rates(&r);
+
+done:
+    if (l.error[0]) {
+        /* A combination cuSPARSE does not support (e.g. 64-bit offsets with 32-bit columns)
+         * is a refusal, not a failure of the benchmark. */
+        r.status = l.unsupported ? NZB_REFUSED : NZB_FAILED;
+        snprintf(r.note, sizeof r.note, "%s%s", l.unsupported ? "refused: " : "", l.error);
+        (void)cudaGetLastError();
+    }
+    if (l.buffer != NULL) cudaFree(l.buffer);
+    if (l.vec_y != NULL) cusparseDestroyDnVec(l.vec_y);
+    if (l.vec_x != NULL) cusparseDestroyDnVec(l.vec_x);
+    if (l.mat != NULL) cusparseDestroySpMat(l.mat);
+    nzb_report_row(rep, &r);
+    return r.status == NZB_OK ? r.median_seconds : 0;
+}
+
+/* One Nonzero algorithm: plan (timed by the library), verify, time. */
+static void run_ours(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c, const nz_matrix_t *dA,
+                     nz_alg_t alg, void *dx, void *dy, void *host_y, int runs,
+                     double best_cusparse, const nzb_result_t *base) {
+    nzb_result_t r = *base;
+    launch_t l;
+    memset(&l, 0, sizeof l);
+    snprintf(r.kernel, sizeof r.kernel, "csr/%s", nz_alg_name(alg));
+    l.x = dx;
+    l.y = dy;
+    size_t vs = c->value_type == NZ_F32 ? 4 : 8;
+    nz_status_t s = nz_spmv_plan_create(g->ctx, &l.plan, dA, NZ_OP_N, alg, 0);
+    if (s != NZ_SUCCESS) {
+        r.status = s == NZ_ERR_UNSUPPORTED ? NZB_REFUSED : NZB_FAILED;
+        snprintf(r.note, sizeof r.note, "%s: %s: %s",
+                 r.status == NZB_REFUSED ? "refused" : "plan failed", nz_status_string(s),
+                 nz_context_last_error(g->ctx));
+        l.plan = NULL;
+    } else {
+        nz_spmv_plan_info_t info;
+        if (nz_spmv_plan_info(l.plan, &info) == NZ_SUCCESS) r.plan_seconds = info.plan_seconds;
+        if (verify_launch(g, &l, c, host_y, (size_t)dA->rows * vs, &r) != 0 ||
+            (r.status == NZB_OK && time_launch(g, &l, runs, &r) != 0)) {
+            r.status = NZB_FAILED;
+            snprintf(r.note, sizeof r.note, "%s", l.error);
+            (void)cudaGetLastError();
+        } else {
+            nzb_result_rates(&r);
+            if (r.status == NZB_OK && best_cusparse > 0 && r.median_seconds > 0)
+                r.speedup = best_cusparse / r.median_seconds;
+        }
+    }
+    nz_spmv_plan_destroy(&l.plan);
+    nzb_report_row(rep, &r);
+}
+
+/* Upload the case's matrix once (timed by the library: the transfer column), then cuSPARSE
+ * ALG1 and ALG2 and every selected CUDA CSR algorithm on those same device arrays, x and y. */
+int nzb_gpu_case(nzb_gpu_t *g, nzb_report_t *rep, const nzb_options_t *options,
+                 const nzb_case_t *c, int runs, double copy_gbs) {
+    nz_matrix_t *dA = NULL;
+    void *dx = NULL, *dy = NULL, *host_y = NULL;
+    nz_matrix_info_t info;
+    nzb_result_t base;
+    nz_status_t s;
+    int failed = 0;
+    size_t vs = c->value_type == NZ_F32 ? 4 : 8;
+
+    nzb_result_init(&base, c, "csr/upload");
+    base.bandwidth_gbs = copy_gbs;
+    s = nz_matrix_to_device(g->ctx, &dA, c->A, options->offset_bits);
+    if (s == NZ_SUCCESS) s = nz_matrix_info(dA, &info);
+    if (s == NZ_SUCCESS) s = nz_device_malloc(g->ctx, &dx, (size_t)info.cols * vs);
+    if (s == NZ_SUCCESS) s = nz_device_malloc(g->ctx, &dy, (size_t)info.rows * vs);
+    if (s == NZ_SUCCESS) s = nz_memcpy_to_device(g->ctx, dx, c->x, (size_t)info.cols * vs);
+    if (s == NZ_SUCCESS && (host_y = malloc((size_t)info.rows * vs)) == NULL)
+        s = NZ_ERR_OUT_OF_MEMORY;
+    if (s != NZ_SUCCESS) {
+        base.status = NZB_FAILED;
+        snprintf(base.note, sizeof base.note, "upload failed: %s: %s", nz_status_string(s),
+                 nz_context_last_error(g->ctx));
+        nzb_report_row(rep, &base);
+        failed = 1;
+        goto cleanup;
+    }
+    base.transfer_seconds = info.transfer_seconds;
+    base.bytes_min = nzb_min_bytes(info.rows, info.cols, info.nnz,
+                                   info.offset_type == NZ_I32 ? 4 : 8, c->value_type);
+    base.bytes_stored = info.bytes + (size_t)info.cols * vs + (size_t)info.rows * vs;
+    base.resident = g->l2_bytes > 0 && base.bytes_min <= g->l2_bytes;
+
+    {
+        double best_cusparse = 0;
+        for (int k = 0; k < 2; k++) {
+            double t = run_cusparse(g, rep, c, dA, dx, dy, host_y, k, runs, &base);
+            if (t > 0 && (best_cusparse == 0 || t < best_cusparse)) best_cusparse = t;
+        }
+        nz_format_t format;
+        nz_alg_t alg;
+        for (int index = 0; nz_spmv_list(NZ_BACKEND_CUDA, index, &format, &alg) == NZ_SUCCESS;
+             index++) {
+            if (format != NZ_FORMAT_CSR || !nzb_selected(options, format, alg)) continue;
+            run_ours(g, rep, c, dA, alg, dx, dy, host_y, runs, best_cusparse, &base);
+        }
+    }
+
+cleanup:
+    if (dx != NULL) nz_device_free(g->ctx, dx);
+    if (dy != NULL) nz_device_free(g->ctx, dy);
+    nz_matrix_destroy(&dA);
+    free(host_y);
+    return failed;
+}

@@ -1,0 +1,390 @@
+/* bench_report.c: the benchmark's output: aligned text or Markdown table, CSV, notes and summary. */
+#include "bench.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+struct nzb_report {
+    FILE *txt, *csv;
+    int markdown, gpu;
+    int name_width;
+    nzb_result_t *rows;
+    int num_rows, capacity;
+    char **notes;
+    int num_notes, notes_capacity;
+    int failed;
+};
+
+/* Table columns; the GPU table swaps the stored-bytes rate for transfer time and speedup. */
+enum { COL_CPU = 1, COL_GPU = 2, COL_BOTH = 3 };
+static const struct {
+    const char *title;
+    int width;      /* minimum width in the aligned table */
+    int left;       /* left-aligned */
+    int which;
+} columns[] = {
+    {"matrix", 0, 1, COL_BOTH},     {"rows", 9, 0, COL_BOTH},      {"nnz", 10, 0, COL_BOTH},
+    {"prec", 6, 1, COL_BOTH},       {"kernel", 18, 1, COL_BOTH},   {"time_us", 10, 0, COL_BOTH},
+    {"GFLOP/s", 8, 0, COL_BOTH},    {"GB/s", 7, 0, COL_BOTH},      {"GB/s_st", 7, 0, COL_CPU},
+    {"%copy", 6, 0, COL_BOTH},      {"cache", 7, 1, COL_BOTH},     {"plan_ms", 8, 0, COL_BOTH},
+    {"xfer_ms", 8, 0, COL_GPU},     {"vs_cusp", 7, 0, COL_GPU},    {"max_err", 8, 0, COL_BOTH},
+    {"check", 5, 1, COL_BOTH},      {"note", 0, 1, COL_BOTH},
+};
+#define NUM_COLUMNS ((int)(sizeof columns / sizeof columns[0]))
+
+static void emit(nzb_report_t *rep, const char *fmt, va_list ap) {
+    va_list ap2;
+    va_copy(ap2, ap);
+    vfprintf(stdout, fmt, ap);
+    if (rep != NULL && rep->txt != NULL) vfprintf(rep->txt, fmt, ap2);
+    va_end(ap2);
+}
+
+void nzb_printf(nzb_report_t *rep, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    emit(rep, fmt, ap);
+    va_end(ap);
+}
+
+/* mkdir -p of the directory part of path. */
+static void make_parent_dirs(const char *path) {
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return;
+        *p = '/';
+    }
+}
+
+static FILE *open_output(const char *path) {
+    make_parent_dirs(path);
+    FILE *f = fopen(path, "w");
+    if (f == NULL) fprintf(stderr, "nz bench: cannot write %s: %s\n", path, strerror(errno));
+    return f;
+}
+
+nzb_report_t *nzb_report_open(const char *txt_path, const char *csv_path, int markdown, int gpu) {
+    nzb_report_t *rep = calloc(1, sizeof *rep);
+    if (rep == NULL) return NULL;
+    rep->markdown = markdown;
+    rep->gpu = gpu;
+    rep->name_width = 6;
+    if (txt_path != NULL && (rep->txt = open_output(txt_path)) == NULL) goto fail;
+    if (csv_path != NULL && (rep->csv = open_output(csv_path)) == NULL) goto fail;
+    if (rep->csv != NULL)
+        fprintf(rep->csv,
+                "backend,matrix,source,rows,cols,nnz,precision,kernel,status,runs,batch,"
+                "median_us,min_us,gflops,bytes_min,bytes_stored,gbs_min,gbs_stored,copy_gbs,"
+                "pct_copy,plan_ms,transfer_ms,speedup_vs_cusparse,max_rel_error,check,resident,"
+                "note\n");
+    return rep;
+fail:
+    if (rep->txt != NULL) fclose(rep->txt);
+    free(rep);
+    return NULL;
+}
+
+static int column_shown(const nzb_report_t *rep, int k) {
+    return (columns[k].which & (rep->gpu ? COL_GPU : COL_CPU)) != 0;
+}
+
+static void print_fields(nzb_report_t *rep, char fields[][NZB_NOTE_SIZE]) {
+    char line[1024];
+    size_t len = 0;
+    for (int k = 0; k < NUM_COLUMNS && len < sizeof line; k++) {
+        if (!column_shown(rep, k)) continue;
+        int width = k == 0 ? rep->name_width : columns[k].width;
+        int n;
+        if (rep->markdown)
+            n = snprintf(line + len, sizeof line - len, "| %s ", fields[k]);
+        else if (k == NUM_COLUMNS - 1)
+            n = snprintf(line + len, sizeof line - len, "%s", fields[k]);
+        else
+            n = snprintf(line + len, sizeof line - len, columns[k].left ? "%-*s " : "%*s ", width,
+                         fields[k]);
+        if (n < 0) break;
+        len += (size_t)n;
+    }
+    if (len >= sizeof line) len = sizeof line - 1;
+    while (len > 0 && line[len - 1] == ' ') len--;
+    line[len] = '\0';
+    nzb_printf(rep, "%s%s\n", line, rep->markdown ? " |" : "");
+}
+
+void nzb_report_header(nzb_report_t *rep, int name_width) {
+    rep->name_width = name_width > 6 ? name_width : 6;
+    char fields[NUM_COLUMNS][NZB_NOTE_SIZE];
+    for (int k = 0; k < NUM_COLUMNS; k++) snprintf(fields[k], sizeof fields[k], "%s", columns[k].title);
+    print_fields(rep, fields);
+    if (rep->markdown) {
+        char line[512];
+        size_t len = 0;
+        for (int k = 0; k < NUM_COLUMNS; k++) {
+            if (!column_shown(rep, k)) continue;
+            len += (size_t)snprintf(line + len, sizeof line - len, "|%s",
+                                    columns[k].left ? "---" : "---:");
+        }
+        nzb_printf(rep, "%s|\n", line);
+    }
+}
+
+static const char *precision_name(nz_value_type_t t) { return t == NZ_F32 ? "single" : "double"; }
+
+static void csv_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', f);
+        fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void write_csv(nzb_report_t *rep, const nzb_result_t *r) {
+    FILE *f = rep->csv;
+    if (f == NULL) return;
+    const char *status = r->status == NZB_OK ? "ok" : r->status == NZB_REFUSED ? "refused" : "failed";
+    const char *check = !r->checked ? "none" : r->status == NZB_FAILED ? "FAIL" : "pass";
+    fprintf(f, "%s,", rep->gpu ? "gpu" : "cpu");
+    csv_string(f, r->matrix);
+    fprintf(f, ",%s,%lld,%lld,%lld,%s,%s,%s,%d,%d,%.4f,%.4f,%.4f,%zu,%zu,%.3f,%.3f,%.3f,%.2f,%.4f,"
+               "%.4f,%.4f,%.3e,%s,%d,",
+            r->generated ? "generated" : "file", (long long)r->rows, (long long)r->cols,
+            (long long)r->nnz, precision_name(r->value_type), r->kernel, status, r->runs, r->batch,
+            r->median_seconds * 1e6, r->min_seconds * 1e6, r->gflops, r->bytes_min,
+            r->bytes_stored, r->gbs_min, r->gbs_stored, r->bandwidth_gbs, r->pct_bandwidth,
+            r->plan_seconds * 1e3, r->transfer_seconds * 1e3, r->speedup, r->max_error, check,
+            r->resident);
+    csv_string(f, r->note);
+    fputc('\n', f);
+    fflush(f);
+}
+
+void nzb_report_row(nzb_report_t *rep, const nzb_result_t *r) {
+    if (rep->num_rows == rep->capacity) {
+        int capacity = rep->capacity ? 2 * rep->capacity : 256;
+        nzb_result_t *rows = realloc(rep->rows, (size_t)capacity * sizeof *rows);
+        if (rows != NULL) {
+            rep->rows = rows;
+            rep->capacity = capacity;
+        }
+    }
+    if (rep->num_rows < rep->capacity) rep->rows[rep->num_rows++] = *r;
+    if (r->status == NZB_FAILED) rep->failed++;
+
+    char f[NUM_COLUMNS][NZB_NOTE_SIZE];
+    for (int k = 0; k < NUM_COLUMNS; k++) snprintf(f[k], sizeof f[k], "-");
+    int timed = r->status != NZB_REFUSED && r->median_seconds > 0;
+    snprintf(f[0], sizeof f[0], "%s", r->matrix);
+    snprintf(f[1], sizeof f[1], "%lld", (long long)r->rows);
+    snprintf(f[2], sizeof f[2], "%lld", (long long)r->nnz);
+    snprintf(f[3], sizeof f[3], "%s", precision_name(r->value_type));
+    snprintf(f[4], sizeof f[4], "%s", r->kernel);
+    if (timed) {
+        snprintf(f[5], sizeof f[5], "%.2f", r->median_seconds * 1e6);
+        snprintf(f[6], sizeof f[6], "%.2f", r->gflops);
+        snprintf(f[7], sizeof f[7], "%.1f", r->gbs_min);
+        snprintf(f[8], sizeof f[8], "%.1f", r->gbs_stored);
+        snprintf(f[9], sizeof f[9], "%.1f", r->pct_bandwidth);
+    }
+    if (r->resident) snprintf(f[10], sizeof f[10], "%s", rep->gpu ? "L2-res" : "LLC-res");
+    if (r->status != NZB_REFUSED) snprintf(f[11], sizeof f[11], "%.3f", r->plan_seconds * 1e3);
+    if (r->transfer_seconds > 0) snprintf(f[12], sizeof f[12], "%.2f", r->transfer_seconds * 1e3);
+    if (timed && r->speedup > 0) snprintf(f[13], sizeof f[13], "%.2fx", r->speedup);
+    if (r->checked) snprintf(f[14], sizeof f[14], "%.1e", r->max_error);
+    snprintf(f[15], sizeof f[15], "%s",
+             r->status == NZB_FAILED ? "FAIL" : r->checked ? "ok" : "-");
+    snprintf(f[16], sizeof f[16], "%s", r->note[0] ? r->note : "");
+    print_fields(rep, f);
+    if (r->status == NZB_FAILED)
+        fprintf(stderr, "nz bench: FAILED: %s %s %s: %s\n", r->matrix,
+                precision_name(r->value_type), r->kernel, r->note);
+    write_csv(rep, r);
+    fflush(stdout);
+}
+
+void nzb_report_note(nzb_report_t *rep, const char *fmt, ...) {
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "nz bench: %s\n", buf);
+    if (rep->num_notes == rep->notes_capacity) {
+        int capacity = rep->notes_capacity ? 2 * rep->notes_capacity : 16;
+        char **notes = realloc(rep->notes, (size_t)capacity * sizeof *notes);
+        if (notes == NULL) return;
+        rep->notes = notes;
+        rep->notes_capacity = capacity;
+    }
+    size_t n = strlen(buf) + 1;
+    char *copy = malloc(n);
+    if (copy == NULL) return;
+    memcpy(copy, buf, n);
+    rep->notes[rep->num_notes++] = copy;
+}
+
+/* ---- summary -------------------------------------------------------------------------------- */
+
+/* Best (fastest verified) row of a matrix in one precision, among cuSPARSE rows or ours. */
+static const nzb_result_t *best_row(const nzb_report_t *rep, const char *matrix,
+                                    nz_value_type_t vt, int cusparse) {
+    const nzb_result_t *best = NULL;
+    for (int i = 0; i < rep->num_rows; i++) {
+        const nzb_result_t *r = &rep->rows[i];
+        if (r->status != NZB_OK || r->is_cusparse != cusparse || r->value_type != vt ||
+            strcmp(r->matrix, matrix) != 0 || !(r->median_seconds > 0))
+            continue;
+        if (best == NULL || r->median_seconds < best->median_seconds) best = r;
+    }
+    return best;
+}
+
+/* True if row i is the first row of its (matrix, precision). */
+static int first_of_case(const nzb_report_t *rep, int i) {
+    for (int j = 0; j < i; j++)
+        if (rep->rows[j].value_type == rep->rows[i].value_type &&
+            strcmp(rep->rows[j].matrix, rep->rows[i].matrix) == 0)
+            return 0;
+    return 1;
+}
+
+static void summary_gpu(nzb_report_t *rep, nz_value_type_t vt) {
+    const char *md = rep->markdown ? "| " : "";
+    const char *sep = rep->markdown ? " | " : "  ";
+    const char *end = rep->markdown ? " |" : "";
+    double log_sum = 0;
+    int count = 0, real_count = 0, real_wins = 0, printed_header = 0;
+    double real_log_sum = 0;
+    for (int i = 0; i < rep->num_rows; i++) {
+        const nzb_result_t *r = &rep->rows[i];
+        if (r->value_type != vt || !first_of_case(rep, i)) continue;
+        const nzb_result_t *ours = best_row(rep, r->matrix, vt, 0);
+        const nzb_result_t *theirs = best_row(rep, r->matrix, vt, 1);
+        if (ours == NULL || theirs == NULL) continue;
+        double speedup = theirs->median_seconds / ours->median_seconds;
+        if (!r->generated) {
+            real_count++;
+            real_wins += speedup >= 1.0;
+            real_log_sum += log(speedup);
+            continue;
+        }
+        if (!printed_header) {
+            nzb_printf(rep, "\n%s precision, generated matrices:\n\n", precision_name(vt));
+            nzb_printf(rep, "%s%-*s%s%-18s%s%8s%s%6s%s%-14s%s%8s%s%8s%s%s%s\n", md,
+                       rep->name_width, "matrix", sep, "best Nonzero", sep, "GB/s", sep, "%copy",
+                       sep, "best cuSPARSE", sep, "GB/s", sep, "speedup", sep, "winner", end);
+            if (rep->markdown) nzb_printf(rep, "|---|---|---:|---:|---|---:|---:|---|\n");
+            printed_header = 1;
+        }
+        nzb_printf(rep, "%s%-*s%s%-18s%s%8.1f%s%6.1f%s%-14s%s%8.1f%s%7.2fx%s%s%s%s\n", md,
+                   rep->name_width, r->matrix, sep, ours->kernel, sep, ours->gbs_min, sep,
+                   ours->pct_bandwidth, sep, theirs->kernel, sep, theirs->gbs_min, sep, speedup,
+                   sep, speedup >= 1.0 ? ours->kernel : theirs->kernel,
+                   r->resident ? " (L2-resident)" : "", end);
+        if (!r->resident) {
+            log_sum += log(speedup);
+            count++;
+        }
+    }
+    nzb_printf(rep, "\n");
+    if (count > 0)
+        nzb_printf(rep, "%s: geometric-mean speedup of the best Nonzero CSR algorithm over the "
+                        "better cuSPARSE algorithm, %d generated matrices larger than L2: %.2fx\n",
+                   precision_name(vt), count, exp(log_sum / count));
+    if (real_count > 0)
+        nzb_printf(rep, "%s: real matrices (L2-resident, launch-bound): Nonzero faster on %d of "
+                        "%d, geometric-mean speedup %.2fx\n",
+                   precision_name(vt), real_wins, real_count, exp(real_log_sum / real_count));
+    for (int i = 0; i < rep->num_rows; i++) {
+        const nzb_result_t *r = &rep->rows[i];
+        if (r->value_type != vt || !first_of_case(rep, i) || !r->generated) continue;
+        if (strncmp(r->matrix, "laplace3d", 9) != 0 && strncmp(r->matrix, "fe3d", 4) != 0) continue;
+        const nzb_result_t *ours = best_row(rep, r->matrix, vt, 0);
+        if (ours != NULL)
+            nzb_printf(rep, "%s: %s: %s reaches %.1f GB/s = %.1f%% of the copy bandwidth%s\n",
+                       precision_name(vt), r->matrix, ours->kernel, ours->gbs_min,
+                       ours->pct_bandwidth, r->resident ? " (L2-resident: not meaningful)" : "");
+    }
+}
+
+static void summary_cpu(nzb_report_t *rep, nz_value_type_t vt, const nzb_summary_info_t *info) {
+    const char *md = rep->markdown ? "| " : "";
+    const char *sep = rep->markdown ? " | " : "  ";
+    const char *end = rep->markdown ? " |" : "";
+    int printed_header = 0;
+    for (int i = 0; i < rep->num_rows; i++) {
+        const nzb_result_t *r = &rep->rows[i];
+        if (r->value_type != vt || !first_of_case(rep, i) || !r->generated) continue;
+        const nzb_result_t *best = best_row(rep, r->matrix, vt, 0);
+        if (best == NULL) continue;
+        if (!printed_header) {
+            nzb_printf(rep, "\n%s precision, generated matrices:\n\n", precision_name(vt));
+            nzb_printf(rep, "%s%-*s%s%-18s%s%9s%s%8s%s%8s%s%7s%s%7s%s\n", md, rep->name_width,
+                       "matrix", sep, "best kernel", sep, "time_us", sep, "GFLOP/s", sep, "GB/s",
+                       sep, "%copy", sep, "%triad", end);
+            if (rep->markdown) nzb_printf(rep, "|---|---|---:|---:|---:|---:|---:|\n");
+            printed_header = 1;
+        }
+        nzb_printf(rep, "%s%-*s%s%-18s%s%9.1f%s%8.2f%s%8.1f%s%7.1f%s%7.1f%s%s\n", md,
+                   rep->name_width, r->matrix, sep, best->kernel, sep, best->median_seconds * 1e6,
+                   sep, best->gflops, sep, best->gbs_min, sep, best->pct_bandwidth, sep,
+                   info->triad_gbs > 0 ? 100.0 * best->gbs_min / info->triad_gbs : 0.0,
+                   r->resident ? " (LLC-resident)" : "", end);
+    }
+}
+
+int nzb_report_finish(nzb_report_t **report, const nzb_summary_info_t *info) {
+    nzb_report_t *rep = *report;
+    if (rep == NULL) return 1;
+    if (rep->num_notes > 0) {
+        nzb_printf(rep, "\nNotes:\n");
+        for (int i = 0; i < rep->num_notes; i++) nzb_printf(rep, "- %s\n", rep->notes[i]);
+    }
+    nzb_printf(rep, "\n%sSummary (%s): %s\n", rep->markdown ? "### " : "", info->backend,
+               info->device);
+    if (rep->gpu)
+        nzb_printf(rep, "Copy bandwidth (device-to-device cudaMemcpy, read + write): %.1f GB/s\n",
+                   info->copy_gbs);
+    else
+        nzb_printf(rep, "STREAM-like bandwidth (%d threads, read + write): copy %.1f GB/s, triad "
+                        "%.1f GB/s\n",
+                   info->threads, info->copy_gbs, info->triad_gbs);
+    int precisions[2] = {NZ_F32, NZ_F64};
+    for (int p = 0; p < 2; p++) {
+        if (rep->gpu)
+            summary_gpu(rep, (nz_value_type_t)precisions[p]);
+        else
+            summary_cpu(rep, (nz_value_type_t)precisions[p], info);
+    }
+    int failed = rep->failed;
+    if (failed > 0)
+        nzb_printf(rep, "\n%d kernel run(s) FAILED (wrong result or error): see the rows marked "
+                        "FAIL.\n",
+                   failed);
+    else {
+        int ok = 0, refused = 0;
+        for (int i = 0; i < rep->num_rows; i++) {
+            ok += rep->rows[i].status == NZB_OK;
+            refused += rep->rows[i].status == NZB_REFUSED;
+        }
+        nzb_printf(rep, "\nAll %d timed kernels verified against the double-precision reference "
+                        "(%d refused).\n",
+                   ok, refused);
+    }
+    if (rep->txt != NULL) fclose(rep->txt);
+    if (rep->csv != NULL) fclose(rep->csv);
+    for (int i = 0; i < rep->num_notes; i++) free(rep->notes[i]);
+    free(rep->notes);
+    free(rep->rows);
+    free(rep);
+    *report = NULL;
+    return failed;
+}

@@ -1,0 +1,94 @@
+# test_bench.sh: `nz bench` on the CPU: a quick run verifies every kernel, CSV and table are sane.
+# Usage: sh test_bench.sh NZ_TOOL DATA_DIR
+NZ=$1
+DATA=$2
+if [ -z "$NZ" ] || [ ! -x "$NZ" ] || [ ! -d "$DATA" ]; then
+    echo "usage: sh $0 NZ_TOOL DATA_DIR" >&2
+    exit 1
+fi
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/nzbench.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+FAILURES=0
+
+fail() {
+    FAILURES=$((FAILURES + 1))
+    echo "FAIL: $*" >&2
+}
+
+show() {
+    sed 's/^/    stdout: /' "$TMP/out" | tail -n 30 >&2
+    sed 's/^/    stderr: /' "$TMP/err" | tail -n 20 >&2
+}
+
+# 1. The quick suite, both precisions: exit 0, a CSV with a header and rows, every timed row
+#    verified, the table copy next to the CSV, and a summary.
+"$NZ" bench --backend cpu --quick --no-real --csv "$TMP/b.csv" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] || { fail "quick run exited $rc"; show; }
+[ -s "$TMP/b.csv" ] || fail "no CSV written"
+head -n 1 "$TMP/b.csv" | grep -q '^backend,matrix,source,rows,cols,nnz,precision,kernel,status,' ||
+    fail "CSV header is wrong: $(head -n 1 "$TMP/b.csv")"
+rows=$(($(wc -l <"$TMP/b.csv") - 1))
+[ "$rows" -ge 24 ] || fail "only $rows CSV rows (6 matrices x 2 precisions x >= 2 kernels expected)"
+# status is column 9, check column 25: ok rows must say pass, refused rows none; no failures.
+bad=$(awk -F, 'NR > 1 && !(($9 == "ok" && $25 == "pass") || ($9 == "refused" && $25 == "none"))' \
+    "$TMP/b.csv" | head -n 3)
+[ -z "$bad" ] || fail "rows not verified: $bad"
+ok=$(awk -F, 'NR > 1 && $9 == "ok"' "$TMP/b.csv" | wc -l)
+[ "$ok" -ge 24 ] || fail "only $ok verified rows"
+for m in laplace3d-16 fe3d-12 random-16K-16 rmat-12-16 rail-64x16K mixed-16K; do
+    for p in single double; do
+        grep -q "^cpu,\"$m\",generated,.*,$p,csr/parallel,ok," "$TMP/b.csv" ||
+            fail "no verified csr/parallel row for $m ($p)"
+    done
+done
+# Positive times and rates on every ok row (median_us column 12, gbs_min column 17).
+awk -F, 'NR > 1 && $9 == "ok" && !($12 > 0 && $17 > 0)' "$TMP/b.csv" | grep -q . &&
+    fail "an ok row has a zero time or rate"
+[ -s "$TMP/b.txt" ] || fail "the table copy $TMP/b.txt is missing"
+grep -q "Summary (cpu)" "$TMP/out" || { fail "no summary on stdout"; show; }
+grep -q "STREAM bandwidth: copy" "$TMP/out" || fail "no bandwidth reference line"
+grep -q "^laplace3d-16 .* double csr/parallel " "$TMP/out" || fail "no aligned table row"
+grep -q "All [0-9]* timed kernels verified" "$TMP/out" || fail "no verification line"
+grep -q "Summary (cpu)" "$TMP/b.txt" || fail "the table copy has no summary"
+
+# 2. Files on the command line (a rectangular matrix and an empty one), one kernel, Markdown.
+"$NZ" bench --backend cpu --quick --no-real --precision single --alg csr/serial --markdown \
+    --runs 3 --csv "$TMP/f.csv" "$DATA/illc1033.mtx" "$DATA/mmtest_ss_empty_0x0.mtx" \
+    >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] || { fail "run with files exited $rc"; show; }
+grep -q '^cpu,"illc1033",file,1033,320,4732,single,csr/serial,ok,' "$TMP/f.csv" ||
+    fail "no verified row for illc1033: $(grep illc "$TMP/f.csv")"
+awk -F, 'NR > 1 && $8 != "csr/serial"' "$TMP/f.csv" | grep -q . && fail "--alg did not filter"
+awk -F, 'NR > 1 && $7 != "single"' "$TMP/f.csv" | grep -q . && fail "--precision did not filter"
+grep -q "mmtest_ss_empty_0x0: skipped" "$TMP/out" || fail "the empty matrix was not reported"
+grep -q '^| matrix | rows | nnz |' "$TMP/out" || fail "no Markdown header"
+grep -q '^| illc1033 | 1033 | 4732 | single | csr/serial |' "$TMP/out" || fail "no Markdown row"
+[ -s "$TMP/f.md" ] || fail "the Markdown copy $TMP/f.md is missing"
+
+# 3. A missing file is an error (exit 1) that names it; the rest still runs.
+"$NZ" bench --backend cpu --quick --no-real --precision double --alg csr/serial --runs 3 \
+    --csv "$TMP/m.csv" "$TMP/no-such.mtx" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] || fail "missing file: exit $rc, expected 1"
+grep -q "no-such" "$TMP/err" || fail "missing file: stderr does not name it"
+grep -q '"laplace3d-16"' "$TMP/m.csv" || fail "missing file stopped the run"
+
+# 4. Bad command lines: exit 2 with one line on stderr.
+for args in "--runs 0" "--alg no-such-alg" "--backend tpu" "--size huge" "--precision half" \
+    "--offsets 16" "--no-such-option" "--csv"; do
+    # shellcheck disable=SC2086
+    "$NZ" bench $args >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    [ $rc -eq 2 ] || fail "'nz bench $args' exited $rc, expected 2"
+    [ -s "$TMP/err" ] || fail "'nz bench $args' printed no error"
+done
+"$NZ" bench --help >"$TMP/out" 2>"$TMP/err" || fail "--help failed"
+grep -q -- "--quick" "$TMP/out" || fail "--help does not list --quick"
+
+if [ $FAILURES -ne 0 ]; then
+    echo "test_bench: $FAILURES failure(s)" >&2
+    exit 1
+fi
+echo "test_bench: all checks passed"
