@@ -461,10 +461,29 @@ static bool parse_value(const char *p, const char *end, nz_value_type_t vt, doub
             *d = negative ? -0.0 : 0.0;
         return true;
     }
-    if (truncated || mantissa > ((uint64_t)1 << 53) || exp10 < -22 || exp10 > 22)
+    if (truncated || exp10 < -22 || exp10 > 22) return parse_value_slow(p, end, vt, d, f);
+    double v;
+    if (mantissa <= ((uint64_t)1 << 53)) {
+        v = (double)mantissa;
+        v = exp10 < 0 ? v / exact_powers_of_ten[-exp10] : v * exact_powers_of_ten[exp10];
+    } else {
+#if LDBL_MANT_DIG == 64 && FLT_EVAL_METHOD == 0
+        /* 17 to 19 digits (every %.17g value): the mantissa and 10^|e| are exact in x87
+         * extended precision, so one operation rounds once to 64 bits; rounding that to double
+         * is correct unless it sits within one extended ulp of a double halfway point (low 11
+         * of its 64 significand bits near 0x400), which goes to strtod. */
+        long double x = (long double)mantissa;
+        long double p10 = (long double)exact_powers_of_ten[exp10 < 0 ? -exp10 : exp10];
+        x = exp10 < 0 ? x / p10 : x * p10;
+        uint64_t significand;
+        memcpy(&significand, &x, sizeof significand);
+        uint32_t low = (uint32_t)(significand & 0x7ffu);
+        if (low >= 0x3ffu && low <= 0x401u) return parse_value_slow(p, end, vt, d, f);
+        v = (double)x;
+#else
         return parse_value_slow(p, end, vt, d, f);
-    double v = (double)mantissa;
-    v = exp10 < 0 ? v / exact_powers_of_ten[-exp10] : v * exact_powers_of_ten[exp10];
+#endif
+    }
     if (negative) v = -v;
     if (vt == NZ_F64) {
         *d = v;
