@@ -1,0 +1,196 @@
+/* cli.c: helpers shared by the nz subcommands: option values, numbers, one-line errors, files. */
+#include "cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/* Every error is one line: embedded newlines or other control characters (from a library
+ * message quoting a file) are printed as spaces. */
+static void print_one_line(const char *cmd, const char *message) {
+    if (cmd != NULL)
+        fprintf(stderr, "nz %s: ", cmd);
+    else
+        fputs("nz: ", stderr);
+    for (const char *p = message; *p != '\0'; p++) {
+        unsigned char c = (unsigned char)*p;
+        fputc(c < 0x20 || c == 0x7f ? ' ' : c, stderr);
+    }
+    fputc('\n', stderr);
+}
+
+void nz_cli_error(const char *cmd, const char *fmt, ...) {
+    char message[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    print_one_line(cmd, message);
+}
+
+int nz_cli_is_refusal(nz_status_t status) {
+    return status == NZ_ERR_TOO_MUCH_PADDING || status == NZ_ERR_UNSUPPORTED ||
+           status == NZ_ERR_NO_DEVICE;
+}
+
+void nz_cli_library_message(const char *cmd, const nz_context_t *ctx, nz_status_t status) {
+    const char *message = ctx != NULL ? nz_context_last_error(ctx) : "";
+    if (message == NULL || message[0] == '\0') message = nz_status_string(status);
+    print_one_line(cmd, message);
+}
+
+int nz_cli_library_error(const char *cmd, const nz_context_t *ctx, nz_status_t status) {
+    nz_cli_library_message(cmd, ctx, status);
+    return nz_cli_is_refusal(status) ? NZ_EXIT_REFUSED : NZ_EXIT_FAIL;
+}
+
+int nz_cli_is_help(const char *arg) {
+    return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
+}
+
+const char *nz_cli_value(const char *cmd, int argc, char **argv, int *i) {
+    if (*i + 1 >= argc) {
+        nz_cli_error(cmd, "option %s needs a value", argv[*i]);
+        return NULL;
+    }
+    *i += 1;
+    return argv[*i];
+}
+
+int nz_cli_int64(const char *cmd, const char *opt, const char *text, int64_t min, int64_t max,
+                 int64_t *out) {
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (end == text || *end != '\0' || errno == ERANGE) {
+        nz_cli_error(cmd, "option %s: '%s' is not an integer", opt, text);
+        return 1;
+    }
+    if (v < min || v > max) {
+        nz_cli_error(cmd, "option %s: %lld is out of range [%lld, %lld]", opt, v, (long long)min,
+                     (long long)max);
+        return 1;
+    }
+    *out = (int64_t)v;
+    return 0;
+}
+
+int nz_cli_int(const char *cmd, const char *opt, const char *text, int min, int max, int *out) {
+    int64_t v;
+    if (nz_cli_int64(cmd, opt, text, min, max, &v) != 0) return 1;
+    *out = (int)v;
+    return 0;
+}
+
+int nz_cli_uint64(const char *cmd, const char *opt, const char *text, uint64_t *out) {
+    char *end = NULL;
+    errno = 0;
+    if (text[0] == '-' || text[0] == '\0') {
+        nz_cli_error(cmd, "option %s: '%s' is not a non-negative integer", opt, text);
+        return 1;
+    }
+    unsigned long long v = strtoull(text, &end, 10);
+    if (*end != '\0' || errno == ERANGE) {
+        nz_cli_error(cmd, "option %s: '%s' is not a non-negative integer", opt, text);
+        return 1;
+    }
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int nz_cli_double(const char *cmd, const char *opt, const char *text, double *out) {
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+        nz_cli_error(cmd, "option %s: '%s' is not a finite number", opt, text);
+        return 1;
+    }
+    *out = v;
+    return 0;
+}
+
+int nz_cli_precision(const char *cmd, const char *opt, const char *text, nz_value_type_t *out) {
+    if (strcmp(text, "single") == 0 || strcmp(text, "float") == 0 || strcmp(text, "f32") == 0) {
+        *out = NZ_F32;
+        return 0;
+    }
+    if (strcmp(text, "double") == 0 || strcmp(text, "f64") == 0) {
+        *out = NZ_F64;
+        return 0;
+    }
+    nz_cli_error(cmd, "option %s: '%s' is not a precision (single or double)", opt, text);
+    return 1;
+}
+
+int nz_cli_backend(const char *cmd, const char *opt, const char *text, nz_backend_t *out) {
+    if (strcmp(text, "cpu") == 0) {
+        *out = NZ_BACKEND_CPU;
+        return 0;
+    }
+    if (strcmp(text, "cuda") == 0 || strcmp(text, "gpu") == 0) {
+        *out = NZ_BACKEND_CUDA;
+        return 0;
+    }
+    nz_cli_error(cmd, "option %s: '%s' is not a backend (cpu or cuda)", opt, text);
+    return 1;
+}
+
+int nz_cli_unknown_option(const char *cmd, const char *arg) {
+    nz_cli_error(cmd, "unknown option %s (see nz %s --help)", arg, cmd);
+    return NZ_EXIT_USAGE;
+}
+
+int nz_cli_extra_argument(const char *cmd, const char *arg) {
+    nz_cli_error(cmd, "unexpected argument '%s' (see nz %s --help)", arg, cmd);
+    return NZ_EXIT_USAGE;
+}
+
+int nz_cli_missing(const char *cmd, const char *what) {
+    nz_cli_error(cmd, "missing %s (see nz %s --help)", what, cmd);
+    return NZ_EXIT_USAGE;
+}
+
+double nz_cli_wtime(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+int64_t nz_cli_file_size(const char *path) {
+    struct stat st;
+    if (stat(path, &st) != 0) return -1;
+    return (int64_t)st.st_size;
+}
+
+int nz_cli_ends_with(const char *text, const char *suffix) {
+    size_t n = strlen(text), m = strlen(suffix);
+    return n >= m && strcmp(text + n - m, suffix) == 0;
+}
+
+const char *nz_cli_precision_name(nz_value_type_t value_type) {
+    return value_type == NZ_F32 ? "single" : "double";
+}
+
+int nz_cli_check_matrix_path(const char *cmd, const char *path) {
+    if (nz_cli_ends_with(path, ".nzb") || nz_cli_ends_with(path, ".mtx") ||
+        nz_cli_ends_with(path, ".mtx.gz"))
+        return NZ_EXIT_OK;
+    nz_cli_error(cmd, "%s: unknown output extension (use .mtx, .mtx.gz or .nzb)", path);
+    return NZ_EXIT_USAGE;
+}
+
+int nz_cli_write_matrix(const char *cmd, nz_context_t *ctx, const nz_matrix_t *A,
+                        const char *path) {
+    int rc = nz_cli_check_matrix_path(cmd, path);
+    if (rc != NZ_EXIT_OK) return rc;
+    nz_status_t status = nz_cli_ends_with(path, ".nzb") ? nz_binary_write(ctx, A, path)
+                                                        : nz_mm_write(ctx, A, path);
+    if (status != NZ_SUCCESS) return nz_cli_library_error(cmd, ctx, status);
+    return NZ_EXIT_OK;
+}

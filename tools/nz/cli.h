@@ -1,0 +1,75 @@
+/* cli.h: helpers shared by the nz subcommands: option values, numbers, one-line errors, files. */
+#ifndef NZ_TOOL_CLI_H
+#define NZ_TOOL_CLI_H
+
+#include "nonzero.h"
+
+#include <stdint.h>
+
+/* Exit statuses of every subcommand. */
+#define NZ_EXIT_OK 0      /* success */
+#define NZ_EXIT_FAIL 1    /* an operation failed: file, library or check error */
+#define NZ_EXIT_USAGE 2   /* bad command line: unknown option, missing or bad value */
+#define NZ_EXIT_REFUSED 3 /* the requested format / algorithm / backend was refused cleanly */
+
+/* Print exactly one line "nz <cmd>: <message>" on stderr ("nz: <message>" when cmd is NULL);
+ * newlines and other control characters in the message become spaces. */
+void nz_cli_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Print the library's last error on ctx as one line "nz <cmd>: <message>" (the status string
+ * when the context has no message). */
+void nz_cli_library_message(const char *cmd, const nz_context_t *ctx, nz_status_t status);
+/* The same, returning the exit status for it: NZ_EXIT_REFUSED for
+ * refusals (too much padding, unsupported, no device), else NZ_EXIT_FAIL. */
+int nz_cli_library_error(const char *cmd, const nz_context_t *ctx, nz_status_t status);
+
+/* True for the statuses reported as refusals: NZ_ERR_TOO_MUCH_PADDING, NZ_ERR_UNSUPPORTED,
+ * NZ_ERR_NO_DEVICE. */
+int nz_cli_is_refusal(nz_status_t status);
+
+/* "-h" or "--help". */
+int nz_cli_is_help(const char *arg);
+
+/* The value of option argv[*i] (the next argument; *i advances), or NULL after printing
+ * "option X needs a value". */
+const char *nz_cli_value(const char *cmd, int argc, char **argv, int *i);
+
+/* Parse numbers for option `opt`; on any error (not a number, trailing characters, out of
+ * [min, max]) print one line naming the option and return non-zero. */
+int nz_cli_int64(const char *cmd, const char *opt, const char *text, int64_t min, int64_t max,
+                 int64_t *out);
+int nz_cli_int(const char *cmd, const char *opt, const char *text, int min, int max, int *out);
+int nz_cli_uint64(const char *cmd, const char *opt, const char *text, uint64_t *out);
+/* Finite doubles only. */
+int nz_cli_double(const char *cmd, const char *opt, const char *text, double *out);
+/* "single" / "double" (also "float", "f32", "f64"). */
+int nz_cli_precision(const char *cmd, const char *opt, const char *text, nz_value_type_t *out);
+/* "cpu" / "cuda". */
+int nz_cli_backend(const char *cmd, const char *opt, const char *text, nz_backend_t *out);
+
+/* Error lines for the common argument mistakes; each returns NZ_EXIT_USAGE. */
+int nz_cli_unknown_option(const char *cmd, const char *arg);
+int nz_cli_extra_argument(const char *cmd, const char *arg);
+int nz_cli_missing(const char *cmd, const char *what);
+
+/* Monotonic wall-clock seconds. */
+double nz_cli_wtime(void);
+/* Size of a file in bytes, or -1. */
+int64_t nz_cli_file_size(const char *path);
+/* True if `text` ends with `suffix`. */
+int nz_cli_ends_with(const char *text, const char *suffix);
+/* "single" or "double". */
+const char *nz_cli_precision_name(nz_value_type_t value_type);
+
+/* Write a host matrix by extension: .nzb (binary), .mtx or .mtx.gz (Matrix Market). Prints the
+ * error line itself and returns an exit status. */
+int nz_cli_write_matrix(const char *cmd, nz_context_t *ctx, const nz_matrix_t *A,
+                        const char *path);
+/* Check that an output path has a known matrix extension (before doing any work). */
+int nz_cli_check_matrix_path(const char *cmd, const char *path);
+
+#endif

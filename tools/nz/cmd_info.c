@@ -1,0 +1,137 @@
+/* cmd_info.c: `nz info`: shape, row-length statistics, structure and memory per format. */
+#include "cli.h"
+#include "commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const CMD = "info";
+
+static void usage(void) {
+    printf("usage: nz info A.(mtx|mtx.gz|nzb) [--precision single|double] [--backend cpu|cuda]\n\n"
+           "Reads the matrix and prints its shape, nonzeros, row lengths (min, mean, max, standard\n"
+           "deviation), empty rows, bandwidths, number of diagonals, symmetry, the bytes each\n"
+           "storage format would take with default options (\"refused\" where the conversion\n"
+           "would exceed the padding limit), and the read time.\n\n"
+           "options:\n"
+           "  --precision P   value type to read the matrix in (default double)\n"
+           "  --backend B     cuda: also copy the CSR matrix to device 0 and report the device\n"
+           "                  and the host-to-device transfer time (default cpu)\n"
+           "  --help          this text\n");
+}
+
+/* Bytes as "12345 bytes (12.1 KiB)". */
+static void print_bytes(const char *label, size_t bytes) {
+    double b = (double)bytes;
+    if (b >= 1024.0 * 1024.0 * 1024.0)
+        printf("%-22s %zu bytes (%.2f GiB)\n", label, bytes, b / (1024.0 * 1024.0 * 1024.0));
+    else if (b >= 1024.0 * 1024.0)
+        printf("%-22s %zu bytes (%.2f MiB)\n", label, bytes, b / (1024.0 * 1024.0));
+    else if (b >= 1024.0)
+        printf("%-22s %zu bytes (%.2f KiB)\n", label, bytes, b / 1024.0);
+    else
+        printf("%-22s %zu bytes\n", label, bytes);
+}
+
+int nz_cmd_info(int argc, char **argv) {
+    const char *path = NULL;
+    nz_value_type_t value_type = NZ_F64;
+    nz_backend_t backend = NZ_BACKEND_CPU;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *value;
+        if (nz_cli_is_help(arg)) {
+            usage();
+            return NZ_EXIT_OK;
+        } else if (strcmp(arg, "--precision") == 0) {
+            if ((value = nz_cli_value(CMD, argc, argv, &i)) == NULL) return NZ_EXIT_USAGE;
+            if (nz_cli_precision(CMD, arg, value, &value_type)) return NZ_EXIT_USAGE;
+        } else if (strcmp(arg, "--backend") == 0) {
+            if ((value = nz_cli_value(CMD, argc, argv, &i)) == NULL) return NZ_EXIT_USAGE;
+            if (nz_cli_backend(CMD, arg, value, &backend)) return NZ_EXIT_USAGE;
+        } else if (arg[0] == '-' && arg[1] != '\0') {
+            return nz_cli_unknown_option(CMD, arg);
+        } else if (path == NULL) {
+            path = arg;
+        } else {
+            return nz_cli_extra_argument(CMD, arg);
+        }
+    }
+    if (path == NULL) return nz_cli_missing(CMD, "input matrix file");
+
+    int rc = NZ_EXIT_OK;
+    nz_status_t status;
+    nz_context_t *ctx = NULL;
+    nz_matrix_t *A = NULL, *dA = NULL;
+    nz_matrix_stats_t stats;
+    if ((status = nz_context_create(&ctx)) != NZ_SUCCESS) {
+        rc = nz_cli_library_error(CMD, ctx, status);
+        goto cleanup;
+    }
+    double t0 = nz_cli_wtime();
+    if ((status = nz_matrix_read(ctx, &A, path, value_type)) != NZ_SUCCESS) {
+        nz_cli_library_message(CMD, ctx, status);
+        rc = NZ_EXIT_FAIL;
+        goto cleanup;
+    }
+    double read_seconds = nz_cli_wtime() - t0;
+    if ((status = nz_matrix_stats(ctx, A, &stats)) != NZ_SUCCESS) {
+        rc = nz_cli_library_error(CMD, ctx, status);
+        goto cleanup;
+    }
+
+    /* With the GPU, do the transfer before printing so that a failure prints nothing else. */
+    nz_matrix_info_t device_info;
+    const char *device_name = NULL;
+    if (backend == NZ_BACKEND_CUDA) {
+        if ((status = nz_context_set_device(ctx, 0, NULL)) != NZ_SUCCESS ||
+            (status = nz_matrix_to_device(ctx, &dA, A, 0)) != NZ_SUCCESS ||
+            (status = nz_matrix_info(dA, &device_info)) != NZ_SUCCESS) {
+            rc = nz_cli_library_error(CMD, ctx, status);
+            goto cleanup;
+        }
+        device_name = nz_context_device_name(ctx);
+    }
+
+    printf("%-22s %s\n", "file", path);
+    printf("%-22s %s\n", "precision", nz_cli_precision_name(value_type));
+    printf("%-22s %lld x %lld\n", "shape", (long long)stats.rows, (long long)stats.cols);
+    printf("%-22s %lld\n", "nonzeros", (long long)stats.nnz);
+    printf("%-22s min %lld  mean %.4g  max %lld  std %.4g\n", "row length",
+           (long long)stats.row_min, stats.row_mean, (long long)stats.row_max, stats.row_std);
+    printf("%-22s %lld\n", "empty rows", (long long)stats.empty_rows);
+    printf("%-22s lower %lld  upper %lld\n", "bandwidth", (long long)stats.lower_bandwidth,
+           (long long)stats.upper_bandwidth);
+    printf("%-22s %lld\n", "diagonals", (long long)stats.num_diagonals);
+    printf("%-22s %s\n", "symmetric",
+           stats.symmetric == 1 ? "yes" : stats.symmetric == 0 ? "no" : "no (not square)");
+    for (int f = 0; f < NZ_FORMAT_COUNT; f++) {
+        char label[32];
+        snprintf(label, sizeof label, "memory %s", nz_format_name((nz_format_t)f));
+        if (stats.bytes[f] == 0)
+            printf("%-22s refused\n", label);
+        else
+            print_bytes(label, stats.bytes[f]);
+    }
+    int64_t file_bytes = nz_cli_file_size(path);
+    if (file_bytes >= 0 && read_seconds > 0.0)
+        printf("%-22s %.6f s (%.1f MB/s of file)\n", "read time", read_seconds,
+               (double)file_bytes / read_seconds / 1e6);
+    else
+        printf("%-22s %.6f s\n", "read time", read_seconds);
+    if (backend == NZ_BACKEND_CUDA) {
+        printf("%-22s %s\n", "device", device_name);
+        double t = device_info.transfer_seconds;
+        if (t > 0.0)
+            printf("%-22s %.6f s (%zu bytes, %.2f GB/s)\n", "host-to-device", t,
+                   device_info.bytes, (double)device_info.bytes / t / 1e9);
+        else
+            printf("%-22s %.6f s (%zu bytes)\n", "host-to-device", t, device_info.bytes);
+    }
+
+cleanup:
+    nz_matrix_destroy(&dA);
+    nz_matrix_destroy(&A);
+    nz_context_destroy(&ctx);
+    return rc;
+}

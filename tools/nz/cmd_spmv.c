@@ -1,0 +1,556 @@
+/* cmd_spmv.c: `nz spmv`: y = alpha A x + beta y in any format and backend, with a checked result. */
+#include "cli.h"
+#include "commands.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const CMD = "spmv";
+
+/* Tolerances of --check on the norm-wise relative error against the double CSR reference. */
+#define CHECK_TOL_DOUBLE 1e-12
+#define CHECK_TOL_SINGLE 1e-5
+
+typedef struct spmv_options {
+    const char *matrix_path, *x_path, *y_path, *out_path, *x_out_path;
+    double alpha, beta;
+    nz_value_type_t value_type;
+    int all_formats;            /* --format all */
+    nz_format_t format;
+    nz_alg_t alg;
+    nz_backend_t backend;
+    nz_format_options_t format_options;
+    int check, repeat, verbose, list, threads;
+} spmv_options_t;
+
+/* What one format's run produced. */
+typedef struct spmv_result {
+    nz_alg_t alg;               /* the algorithm the plan chose */
+    double plan_seconds, execute_mean, execute_min;
+    double relerr;              /* --check only */
+} spmv_result_t;
+
+static void usage(void) {
+    printf(
+        "usage: nz spmv A.(mtx|mtx.gz|nzb) [options]\n"
+        "       nz spmv --list [--backend cpu|cuda]\n\n"
+        "Computes y = alpha A x + beta y. Vectors are Matrix Market array files (x: one entry per\n"
+        "column of A, y: one per row), written with round-trip precision (17 significant digits\n"
+        "in double, 9 in single).\n\n"
+        "options:\n"
+        "  --x FILE           x (default: the deterministic x_j = 1 + (j mod 7) / 8, j = 0, 1, ...,\n"
+        "                     exact in both precisions)\n"
+        "  --y FILE           the input y (default: zeros)\n"
+        "  --alpha A          default 1\n"
+        "  --beta B           default 0 (then y is not read)\n"
+        "  --precision P      single or double (default double)\n"
+        "  --format F         csr csc coo ell sell hyb bsr dia, or all: run every format in turn,\n"
+        "                     reading the matrix once (one line per format) (default csr)\n"
+        "  --alg NAME         algorithm (see --list) or auto (default auto)\n"
+        "  --backend B        cpu or cuda (device 0) (default cpu)\n"
+        "  --sell-chunk C     SELL chunk height (default 32)\n"
+        "  --sell-sigma S     SELL sorting window in rows (default 1)\n"
+        "  --bsr-block B      BSR block size 1..32 (default 4)\n"
+        "  --max-padding R    refuse ELL/SELL/HYB/BSR/DIA above R x the CSR bytes (default 3)\n"
+        "  --threads N        OpenMP threads of the CPU kernels (default: OpenMP's)\n"
+        "  -o FILE            write y (otherwise a one-line summary is printed)\n"
+        "  --write-x FILE     write the x that was used\n"
+        "  --check            compare with a double-precision CSR reference computed serially on\n"
+        "                     the CPU from the matrix read in double; prints 'relerr E' with\n"
+        "                     E = ||y - y_ref||_2 / ||y_ref||_2 (||y - y_ref||_2 if y_ref = 0)\n"
+        "                     and fails if E > 1e-12 (double) or 1e-5 (single); entries\n"
+        "                     where y_ref is NaN or Inf must match exactly and are left out of E\n"
+        "  --repeat N         execute N times (timing; every run starts from the input y)\n"
+        "  --verbose          plan and execute times on stderr\n"
+        "  --list             print the FORMAT/ALG pairs of the backend, one per line\n"
+        "  --help             this text\n\n"
+        "exit status: 0 success, 1 failure (including a failed --check), 2 bad command line,\n"
+        "3 refused (the format needs too much padding, or the format / algorithm / backend\n"
+        "combination is not available).\n");
+}
+
+static int parse_options(int argc, char **argv, spmv_options_t *o) {
+    memset(o, 0, sizeof *o);
+    o->alpha = 1.0;
+    o->beta = 0.0;
+    o->value_type = NZ_F64;
+    o->format = NZ_FORMAT_CSR;
+    o->alg = NZ_ALG_AUTO;
+    o->backend = NZ_BACKEND_CPU;
+    o->repeat = 1;
+    int alg_given = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *v = NULL;
+        /* Options taking a value fetch it here, so a missing value is caught in one place. */
+        static const char *const with_value[] = {
+            "--x", "--y", "--alpha", "--beta", "--precision", "--format", "--alg", "--backend",
+            "--sell-chunk", "--sell-sigma", "--bsr-block", "--max-padding", "--threads", "-o",
+            "--output", "--write-x", "--repeat"};
+        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+            if (strcmp(arg, with_value[k]) == 0) {
+                if ((v = nz_cli_value(CMD, argc, argv, &i)) == NULL) return NZ_EXIT_USAGE;
+                break;
+            }
+        int bad = 0;
+        if (nz_cli_is_help(arg)) {
+            usage();
+            return -1;
+        } else if (strcmp(arg, "--x") == 0) {
+            o->x_path = v;
+        } else if (strcmp(arg, "--y") == 0) {
+            o->y_path = v;
+        } else if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) {
+            o->out_path = v;
+        } else if (strcmp(arg, "--write-x") == 0) {
+            o->x_out_path = v;
+        } else if (strcmp(arg, "--alpha") == 0) {
+            bad = nz_cli_double(CMD, arg, v, &o->alpha);
+        } else if (strcmp(arg, "--beta") == 0) {
+            bad = nz_cli_double(CMD, arg, v, &o->beta);
+        } else if (strcmp(arg, "--precision") == 0) {
+            bad = nz_cli_precision(CMD, arg, v, &o->value_type);
+        } else if (strcmp(arg, "--format") == 0) {
+            o->all_formats = strcmp(v, "all") == 0;
+            if (!o->all_formats && nz_format_from_name(&o->format, v) != NZ_SUCCESS) {
+                nz_cli_error(CMD, "option --format: unknown format '%s' (csr, csc, coo, ell, "
+                                  "sell, hyb, bsr, dia or all)", v);
+                bad = 1;
+            }
+        } else if (strcmp(arg, "--alg") == 0) {
+            alg_given = strcmp(v, "auto") != 0;
+            if (nz_alg_from_name(&o->alg, v) != NZ_SUCCESS) {
+                nz_cli_error(CMD, "option --alg: unknown algorithm '%s' (see nz spmv --list)", v);
+                bad = 1;
+            }
+        } else if (strcmp(arg, "--backend") == 0) {
+            bad = nz_cli_backend(CMD, arg, v, &o->backend);
+        } else if (strcmp(arg, "--sell-chunk") == 0) {
+            bad = nz_cli_int(CMD, arg, v, 1, 1024, &o->format_options.sell_chunk);
+        } else if (strcmp(arg, "--sell-sigma") == 0) {
+            bad = nz_cli_int(CMD, arg, v, 1, 1 << 30, &o->format_options.sell_sigma);
+        } else if (strcmp(arg, "--bsr-block") == 0) {
+            bad = nz_cli_int(CMD, arg, v, 1, 32, &o->format_options.bsr_block);
+        } else if (strcmp(arg, "--max-padding") == 0) {
+            bad = nz_cli_double(CMD, arg, v, &o->format_options.max_padding_ratio);
+            if (!bad && o->format_options.max_padding_ratio <= 0.0) {
+                nz_cli_error(CMD, "option --max-padding: %s is not positive", v);
+                bad = 1;
+            }
+        } else if (strcmp(arg, "--threads") == 0) {
+            bad = nz_cli_int(CMD, arg, v, 0, 4096, &o->threads);
+        } else if (strcmp(arg, "--repeat") == 0) {
+            bad = nz_cli_int(CMD, arg, v, 1, 1000000000, &o->repeat);
+        } else if (strcmp(arg, "--check") == 0) {
+            o->check = 1;
+        } else if (strcmp(arg, "--verbose") == 0 || strcmp(arg, "-v") == 0) {
+            o->verbose = 1;
+        } else if (strcmp(arg, "--list") == 0) {
+            o->list = 1;
+        } else if (arg[0] == '-' && arg[1] != '\0') {
+            return nz_cli_unknown_option(CMD, arg);
+        } else if (o->matrix_path == NULL) {
+            o->matrix_path = arg;
+        } else {
+            return nz_cli_extra_argument(CMD, arg);
+        }
+        if (bad) return NZ_EXIT_USAGE;
+    }
+    if (o->list) return NZ_EXIT_OK;
+    if (o->matrix_path == NULL) return nz_cli_missing(CMD, "input matrix file");
+    if (o->all_formats && alg_given) {
+        nz_cli_error(CMD, "option --alg: only auto can be combined with --format all");
+        return NZ_EXIT_USAGE;
+    }
+    if (o->all_formats && o->out_path != NULL) {
+        nz_cli_error(CMD, "option -o: cannot be combined with --format all");
+        return NZ_EXIT_USAGE;
+    }
+    return NZ_EXIT_OK;
+}
+
+static int list_pairs(nz_backend_t backend) {
+    nz_format_t format;
+    nz_alg_t alg;
+    for (int k = 0; nz_spmv_list(backend, k, &format, &alg) == NZ_SUCCESS; k++)
+        printf("%s/%s\n", nz_format_name(format), nz_alg_name(alg));
+    return NZ_EXIT_OK;
+}
+
+/* True if the backend lists at least one algorithm for the format (and alg, unless auto). */
+static int backend_has(nz_backend_t backend, nz_format_t format, nz_alg_t alg) {
+    nz_format_t f;
+    nz_alg_t a;
+    for (int k = 0; nz_spmv_list(backend, k, &f, &a) == NZ_SUCCESS; k++)
+        if (f == format && (alg == NZ_ALG_AUTO || a == alg)) return 1;
+    return 0;
+}
+
+static void to_double(double *dst, const void *src, nz_value_type_t value_type, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        dst[i] = value_type == NZ_F32 ? (double)((const float *)src)[i]
+                                      : ((const double *)src)[i];
+}
+
+/* A 2-norm accumulated with LAPACK dnrm2's scaling, so huge or tiny entries neither overflow
+ * nor underflow: the norm is scale * sqrt(ssq). */
+typedef struct norm_acc {
+    double scale, ssq;
+} norm_acc_t;
+
+static void norm_add(norm_acc_t *acc, double v) {
+    v = fabs(v);
+    if (v == 0.0) return;
+    if (acc->scale < v) {
+        acc->ssq = 1.0 + acc->ssq * (acc->scale / v) * (acc->scale / v);
+        acc->scale = v;
+    } else {
+        acc->ssq += (v / acc->scale) * (v / acc->scale);
+    }
+}
+
+static double norm_value(const norm_acc_t *acc) { return acc->scale * sqrt(acc->ssq); }
+
+static double norm2(const double *a, int64_t n) {
+    norm_acc_t acc = {0.0, 1.0};
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(a[i])) return a[i] != a[i] ? NAN : INFINITY;
+        norm_add(&acc, a[i]);
+    }
+    return norm_value(&acc);
+}
+
+/* ||y - y_ref||_2 / ||y_ref||_2 over the entries where y_ref is finite (the absolute norm when
+ * those are all zero). Where y_ref is NaN or infinite (the matrix holds NaN or Inf), y must be
+ * NaN too, or the same infinity; any other mismatch, or NaN where y_ref is finite, gives NaN,
+ * which fails every tolerance. */
+static double relative_error(const double *y, const double *y_ref, int64_t n) {
+    norm_acc_t diff = {0.0, 1.0}, ref = {0.0, 1.0};
+    for (int64_t i = 0; i < n; i++) {
+        if (!isfinite(y_ref[i])) {
+            int same = isnan(y_ref[i]) ? isnan(y[i]) : y[i] == y_ref[i];
+            if (!same) return NAN;
+            continue;
+        }
+        if (!isfinite(y[i])) return NAN;
+        norm_add(&diff, y[i] - y_ref[i]);
+        norm_add(&ref, y_ref[i]);
+    }
+    double ref_norm = norm_value(&ref);
+    return ref_norm > 0.0 ? norm_value(&diff) / ref_norm : norm_value(&diff);
+}
+
+/* Read a dense vector file with exactly n entries (n x 1 or 1 x n) into *data (nz_malloc'ed). */
+static int read_vector(nz_context_t *ctx, const char *path, const char *what, nz_value_type_t vt,
+                       int64_t n, const char *dimension, void **data) {
+    int64_t rows = 0, cols = 0;
+    nz_status_t status = nz_mm_read_dense(ctx, path, vt, &rows, &cols, data);
+    if (status != NZ_SUCCESS) {
+        nz_cli_library_message(CMD, ctx, status);
+        return NZ_EXIT_FAIL;
+    }
+    if (!((cols == 1 && rows == n) || (rows == 1 && cols == n))) {
+        nz_cli_error(CMD, "%s: %s is %lld x %lld, but A has %lld %s (a %lld x 1 vector is needed)",
+                     path, what, (long long)rows, (long long)cols, (long long)n, dimension,
+                     (long long)n);
+        return NZ_EXIT_FAIL;
+    }
+    return NZ_EXIT_OK;
+}
+
+/* Run one format: convert the host CSR matrix A, move it to the device for the CUDA backend,
+ * plan, execute `repeat` times from y0, copy y back to the host. Returns the library status
+ * (the message stays on ctx). */
+static nz_status_t run_format(nz_context_t *ctx, const spmv_options_t *o, const nz_matrix_t *A,
+                              nz_format_t format, int64_t rows, int64_t cols, const void *x,
+                              const void *y0, void *y, spmv_result_t *result) {
+    nz_status_t status = NZ_SUCCESS;
+    nz_matrix_t *converted = NULL, *device_matrix = NULL;
+    nz_spmv_plan_t *plan = NULL;
+    void *dx = NULL, *dy = NULL;
+    size_t value_size = o->value_type == NZ_F32 ? sizeof(float) : sizeof(double);
+    size_t x_bytes = (size_t)cols * value_size, y_bytes = (size_t)rows * value_size;
+    const nz_matrix_t *M = A;
+
+    if (!backend_has(o->backend, format, o->alg)) {
+        /* Name the refusal here: the CUDA backend holds CSR only for now. */
+        status = NZ_ERR_UNSUPPORTED;
+        goto cleanup;
+    }
+    if (format != NZ_FORMAT_CSR) {
+        if ((status = nz_matrix_convert(ctx, &converted, A, format, &o->format_options)) !=
+            NZ_SUCCESS)
+            goto cleanup;
+        M = converted;
+    }
+    if (o->backend == NZ_BACKEND_CUDA) {
+        if ((status = nz_matrix_to_device(ctx, &device_matrix, M, 0)) != NZ_SUCCESS) goto cleanup;
+        M = device_matrix;
+        if ((status = nz_device_malloc(ctx, &dx, x_bytes > 0 ? x_bytes : 1)) != NZ_SUCCESS ||
+            (status = nz_device_malloc(ctx, &dy, y_bytes > 0 ? y_bytes : 1)) != NZ_SUCCESS)
+            goto cleanup;
+        if (x_bytes > 0 && (status = nz_memcpy_to_device(ctx, dx, x, x_bytes)) != NZ_SUCCESS)
+            goto cleanup;
+    }
+    if ((status = nz_spmv_plan_create(ctx, &plan, M, NZ_OP_N, o->alg, 0)) != NZ_SUCCESS)
+        goto cleanup;
+    nz_spmv_plan_info_t plan_info;
+    if ((status = nz_spmv_plan_info(plan, &plan_info)) != NZ_SUCCESS) goto cleanup;
+    result->alg = plan_info.alg;
+    result->plan_seconds = plan_info.plan_seconds;
+    result->execute_min = INFINITY;
+    double total = 0.0;
+    for (int r = 0; r < o->repeat; r++) {
+        double t0, t1;
+        if (o->backend == NZ_BACKEND_CUDA) {
+            if (y_bytes > 0 && (status = nz_memcpy_to_device(ctx, dy, y0, y_bytes)) != NZ_SUCCESS)
+                goto cleanup;
+            if ((status = nz_context_synchronize(ctx)) != NZ_SUCCESS) goto cleanup;
+            t0 = nz_cli_wtime();
+            if ((status = nz_spmv_execute(plan, o->alpha, dx, o->beta, dy)) != NZ_SUCCESS ||
+                (status = nz_context_synchronize(ctx)) != NZ_SUCCESS)
+                goto cleanup;
+            t1 = nz_cli_wtime();
+        } else {
+            if (y_bytes > 0) memcpy(y, y0, y_bytes);
+            t0 = nz_cli_wtime();
+            if ((status = nz_spmv_execute(plan, o->alpha, x, o->beta, y)) != NZ_SUCCESS)
+                goto cleanup;
+            t1 = nz_cli_wtime();
+        }
+        total += t1 - t0;
+        if (t1 - t0 < result->execute_min) result->execute_min = t1 - t0;
+    }
+    result->execute_mean = total / o->repeat;
+    if (o->backend == NZ_BACKEND_CUDA && y_bytes > 0)
+        status = nz_memcpy_to_host(ctx, y, dy, y_bytes);
+
+cleanup:
+    nz_spmv_plan_destroy(&plan);
+    if (dx != NULL) nz_device_free(ctx, dx);
+    if (dy != NULL) nz_device_free(ctx, dy);
+    nz_matrix_destroy(&device_matrix);
+    nz_matrix_destroy(&converted);
+    return status;
+}
+
+int nz_cmd_spmv(int argc, char **argv) {
+    spmv_options_t o;
+    int rc = parse_options(argc, argv, &o);
+    if (rc < 0) return NZ_EXIT_OK; /* --help */
+    if (rc != NZ_EXIT_OK) return rc;
+    if (o.list) return list_pairs(o.backend);
+
+    nz_status_t status;
+    nz_context_t *ctx = NULL;
+    nz_matrix_t *A = NULL, *A_double = NULL;
+    void *x = NULL, *y0 = NULL, *y = NULL;
+    double *x_double = NULL, *y0_double = NULL, *y_double = NULL, *y_ref = NULL;
+    int failures = 0;
+    char failed[512] = "";
+    const double tol = o.value_type == NZ_F32 ? CHECK_TOL_SINGLE : CHECK_TOL_DOUBLE;
+
+    if ((status = nz_context_create(&ctx)) != NZ_SUCCESS) {
+        rc = nz_cli_library_error(CMD, ctx, status);
+        goto cleanup;
+    }
+    if (o.threads > 0 && (status = nz_context_set_threads(ctx, o.threads)) != NZ_SUCCESS) {
+        rc = nz_cli_library_error(CMD, ctx, status);
+        goto cleanup;
+    }
+    if (o.backend == NZ_BACKEND_CUDA &&
+        (status = nz_context_set_device(ctx, 0, NULL)) != NZ_SUCCESS) {
+        rc = nz_cli_library_error(CMD, ctx, status);
+        goto cleanup;
+    }
+
+    /* The matrix: for --check also in double (the reference reads the file in double). */
+    nz_value_type_t read_type = o.check ? NZ_F64 : o.value_type;
+    if ((status = nz_matrix_read(ctx, &A, o.matrix_path, read_type)) != NZ_SUCCESS) {
+        nz_cli_library_message(CMD, ctx, status);
+        rc = NZ_EXIT_FAIL;
+        goto cleanup;
+    }
+    if (read_type != o.value_type) {
+        A_double = A;
+        A = NULL;
+        if ((status = nz_matrix_convert_values(ctx, &A, A_double, o.value_type)) != NZ_SUCCESS) {
+            rc = nz_cli_library_error(CMD, ctx, status);
+            goto cleanup;
+        }
+    }
+    nz_matrix_info_t info;
+    if ((status = nz_matrix_info(A, &info)) != NZ_SUCCESS) {
+        rc = nz_cli_library_error(CMD, ctx, status);
+        goto cleanup;
+    }
+    const int64_t rows = info.rows, cols = info.cols;
+    const size_t value_size = o.value_type == NZ_F32 ? sizeof(float) : sizeof(double);
+
+    /* x, y0 and y in the working precision. */
+    if (o.x_path != NULL) {
+        if ((rc = read_vector(ctx, o.x_path, "x", o.value_type, cols, "columns", &x)) != 0)
+            goto cleanup;
+    } else {
+        if ((status = nz_malloc(ctx, &x, (size_t)cols * value_size)) != NZ_SUCCESS) {
+            rc = nz_cli_library_error(CMD, ctx, status);
+            goto cleanup;
+        }
+        for (int64_t j = 0; j < cols; j++) {
+            double v = 1.0 + (double)(j % 7) / 8.0;
+            if (o.value_type == NZ_F32)
+                ((float *)x)[j] = (float)v;
+            else
+                ((double *)x)[j] = v;
+        }
+    }
+    if (o.y_path != NULL) {
+        if ((rc = read_vector(ctx, o.y_path, "y", o.value_type, rows, "rows", &y0)) != 0)
+            goto cleanup;
+    } else {
+        if ((status = nz_malloc(ctx, &y0, (size_t)rows * value_size)) != NZ_SUCCESS) {
+            rc = nz_cli_library_error(CMD, ctx, status);
+            goto cleanup;
+        }
+        memset(y0, 0, (size_t)rows * value_size);
+    }
+    if ((status = nz_malloc(ctx, &y, (size_t)rows * value_size)) != NZ_SUCCESS ||
+        (status = nz_malloc(ctx, (void **)&y_double, (size_t)rows * sizeof(double))) !=
+            NZ_SUCCESS) {
+        rc = nz_cli_library_error(CMD, ctx, status);
+        goto cleanup;
+    }
+    if (o.x_out_path != NULL &&
+        (status = nz_mm_write_dense(ctx, o.x_out_path, o.value_type, cols, 1, x)) != NZ_SUCCESS) {
+        rc = nz_cli_library_error(CMD, ctx, status);
+        goto cleanup;
+    }
+
+    /* The reference: serial CSR in double on the same x and y0 values. */
+    if (o.check) {
+        const nz_matrix_t *R = A_double != NULL ? A_double : A;
+        if ((status = nz_malloc(ctx, (void **)&x_double, (size_t)cols * sizeof(double))) !=
+                NZ_SUCCESS ||
+            (status = nz_malloc(ctx, (void **)&y0_double, (size_t)rows * sizeof(double))) !=
+                NZ_SUCCESS ||
+            (status = nz_malloc(ctx, (void **)&y_ref, (size_t)rows * sizeof(double))) !=
+                NZ_SUCCESS) {
+            rc = nz_cli_library_error(CMD, ctx, status);
+            goto cleanup;
+        }
+        to_double(x_double, x, o.value_type, cols);
+        to_double(y0_double, y0, o.value_type, rows);
+        memcpy(y_ref, y0_double, (size_t)rows * sizeof(double));
+        if ((status = nz_spmv(ctx, R, NZ_ALG_SERIAL, o.alpha, x_double, o.beta, y_ref)) !=
+            NZ_SUCCESS) {
+            rc = nz_cli_library_error(CMD, ctx, status);
+            goto cleanup;
+        }
+    }
+
+    int first = o.all_formats ? 0 : (int)o.format;
+    int last = o.all_formats ? NZ_FORMAT_COUNT - 1 : (int)o.format;
+    for (int f = first; f <= last; f++) {
+        nz_format_t format = (nz_format_t)f;
+        spmv_result_t result;
+        memset(&result, 0, sizeof result);
+        status = run_format(ctx, &o, A, format, rows, cols, x, y0, y, &result);
+        if (status == NZ_ERR_UNSUPPORTED && !backend_has(o.backend, format, o.alg)) {
+            /* Refused before the library was asked: compose the message here. */
+            char what[96] = "";
+            if (o.alg != NZ_ALG_AUTO)
+                snprintf(what, sizeof what, " with algorithm %s", nz_alg_name(o.alg));
+            if (o.all_formats) {
+                printf("%s refused: not available%s on the %s backend\n", nz_format_name(format),
+                       what, o.backend == NZ_BACKEND_CUDA ? "cuda" : "cpu");
+                continue;
+            }
+            nz_cli_error(CMD, "format %s%s is not available on the %s backend (see nz spmv "
+                              "--list --backend %s)", nz_format_name(format), what,
+                         o.backend == NZ_BACKEND_CUDA ? "cuda" : "cpu",
+                         o.backend == NZ_BACKEND_CUDA ? "cuda" : "cpu");
+            rc = NZ_EXIT_REFUSED;
+            goto cleanup;
+        }
+        if (status != NZ_SUCCESS) {
+            if (!o.all_formats) {
+                rc = nz_cli_library_error(CMD, ctx, status);
+                goto cleanup;
+            }
+            /* --format all: refusals are expected outcomes, other errors are failures. */
+            int refused = nz_cli_is_refusal(status);
+            printf("%s %s: %s\n", nz_format_name(format), refused ? "refused" : "error",
+                   nz_context_last_error(ctx));
+            if (!refused) {
+                failures++;
+                size_t used = strlen(failed);
+                snprintf(failed + used, sizeof failed - used, "%s%s (%s)", used ? ", " : "",
+                         nz_format_name(format), nz_status_string(status));
+            }
+            continue;
+        }
+        to_double(y_double, y, o.value_type, rows);
+        int check_failed = 0;
+        if (o.check) {
+            result.relerr = relative_error(y_double, y_ref, rows);
+            check_failed = !(result.relerr <= tol); /* NaN fails */
+        }
+        if (o.verbose) {
+            double flops = 2.0 * (double)info.nnz;
+            fprintf(stderr, "%s/%s: plan %.3e s, execute %.3e s (mean of %d, min %.3e s, "
+                            "%.3f GFLOP/s)\n",
+                    nz_format_name(format), nz_alg_name(result.alg), result.plan_seconds,
+                    result.execute_mean, o.repeat, result.execute_min,
+                    result.execute_min > 0.0 ? flops / result.execute_min / 1e9 : 0.0);
+        }
+        if (o.all_formats) {
+            printf("%s/%s", nz_format_name(format), nz_alg_name(result.alg));
+            if (o.check) printf(" relerr %.3e%s", result.relerr, check_failed ? " FAILED" : "");
+            printf("\n");
+        } else {
+            if (o.out_path != NULL) {
+                if ((status = nz_mm_write_dense(ctx, o.out_path, o.value_type, rows, 1, y)) !=
+                    NZ_SUCCESS) {
+                    rc = nz_cli_library_error(CMD, ctx, status);
+                    goto cleanup;
+                }
+            } else {
+                printf("y = A x: %lld x %lld, %lld nonzeros, %s/%s on %s, %s, ||y||_2 = %.17g\n",
+                       (long long)rows, (long long)cols, (long long)info.nnz,
+                       nz_format_name(format), nz_alg_name(result.alg),
+                       o.backend == NZ_BACKEND_CUDA ? "cuda" : "cpu",
+                       nz_cli_precision_name(o.value_type), norm2(y_double, rows));
+            }
+            if (o.check) printf("relerr %.3e\n", result.relerr);
+        }
+        if (check_failed) {
+            failures++;
+            size_t used = strlen(failed);
+            snprintf(failed + used, sizeof failed - used, "%s%s/%s relerr %.3e > %.0e",
+                     used ? ", " : "", nz_format_name(format), nz_alg_name(result.alg),
+                     result.relerr, tol);
+        }
+    }
+    if (failures > 0) {
+        fflush(stdout);
+        nz_cli_error(CMD, "%s: check failed (%s): %s", o.matrix_path,
+                     nz_cli_precision_name(o.value_type), failed);
+        rc = NZ_EXIT_FAIL;
+    }
+
+cleanup:
+    if (ctx != NULL) {
+        nz_free(ctx, x);
+        nz_free(ctx, y0);
+        nz_free(ctx, y);
+        nz_free(ctx, x_double);
+        nz_free(ctx, y0_double);
+        nz_free(ctx, y_double);
+        nz_free(ctx, y_ref);
+    }
+    nz_matrix_destroy(&A);
+    nz_matrix_destroy(&A_double);
+    nz_context_destroy(&ctx);
+    return rc;
+}

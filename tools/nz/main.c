@@ -1,0 +1,57 @@
+/* main.c: the nz command-line tool: dispatch to a subcommand, top-level help and version. */
+#include "cli.h"
+#include "commands.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Kept in step with project(Nonzero VERSION ...) in CMakeLists.txt. */
+#define NZ_TOOL_VERSION "0.1.0"
+
+static const struct {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} commands[] = {
+    {"info", nz_cmd_info, "shape, row-length statistics and memory per format of a matrix"},
+    {"gen", nz_cmd_gen, "generate a test matrix (Laplacians, FE, R-MAT, random, ...)"},
+    {"convert", nz_cmd_convert, "convert between .mtx, .mtx.gz and .nzb files"},
+    {"spmv", nz_cmd_spmv, "y = alpha A x + beta y in any format, on the CPU or the GPU"},
+    {"bench", nz_cmd_bench, "run the benchmark suite"},
+};
+#define NUM_COMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+static void usage(FILE *out) {
+    fprintf(out, "usage: nz <command> [options]   (nz <command> --help for details)\n\n"
+                 "commands:\n");
+    for (int i = 0; i < NUM_COMMANDS; i++)
+        fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\noptions:\n"
+                 "  --help      this text\n"
+                 "  --version   print the version\n\n"
+                 "exit status: 0 success, 1 failure, 2 bad command line, 3 refused (e.g. a format\n"
+                 "that would need too much padding, or a combination that is not implemented)\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        nz_cli_error(NULL, "missing command (see nz --help)");
+        return NZ_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (nz_cli_is_help(name) || strcmp(name, "help") == 0) {
+        usage(stdout);
+        return NZ_EXIT_OK;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+        printf("nz %s (Nonzero; CUDA devices visible: %d)\n", NZ_TOOL_VERSION, nz_device_count());
+        return NZ_EXIT_OK;
+    }
+    for (int i = 0; i < NUM_COMMANDS; i++)
+        if (strcmp(name, commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    if (name[0] == '-')
+        nz_cli_error(NULL, "unknown option %s (see nz --help)", name);
+    else
+        nz_cli_error(NULL, "unknown command '%s' (see nz --help)", name);
+    return NZ_EXIT_USAGE;
+}
