@@ -164,10 +164,10 @@ static int is_refusal(nz_status_t s) {
            s == NZ_ERR_OVERFLOW;
 }
 
+/* "what: the library's message" (or the status string when there is no message). */
 static void set_note(nzb_result_t *r, nz_context_t *ctx, const char *what, nz_status_t s) {
     const char *msg = nz_context_last_error(ctx);
-    snprintf(r->note, sizeof r->note, "%s: %s%s%s", what, nz_status_string(s), msg[0] ? ": " : "",
-             msg);
+    snprintf(r->note, sizeof r->note, "%s: %.130s", what, msg[0] ? msg : nz_status_string(s));
 }
 
 /* Conversion options a kernel needs: the SELL simd kernel runs chunks of 8 rows (one AVX2 vector
@@ -218,10 +218,9 @@ int nzb_cpu_case(nz_context_t *ctx, nzb_report_t *rep, const nzb_options_t *opti
             }
             if (convert_status != NZ_SUCCESS) {
                 r.status = is_refusal(convert_status) ? NZB_REFUSED : NZB_FAILED;
-                snprintf(r.note, sizeof r.note, "%s: %s%s%s",
+                snprintf(r.note, sizeof r.note, "%s: %.130s",
                          r.status == NZB_REFUSED ? "refused" : "conversion failed",
-                         nz_status_string(convert_status), convert_message[0] ? ": " : "",
-                         convert_message);
+                         convert_message[0] ? convert_message : nz_status_string(convert_status));
                 failed += r.status == NZB_FAILED;
                 nzb_report_row(rep, &r);
                 continue;

@@ -33,7 +33,6 @@ int nzb_gpu_open(nzb_gpu_t **gpu, nz_context_t *ctx, char *msg, size_t msg_size)
     cudaError_t err;
     cusparseStatus_t cs;
     int driver = 0, runtime = 0, l2 = 0, cusparse_version = 0;
-    nz_status_t s;
     *gpu = NULL;
     if (g == NULL) {
         snprintf(msg, msg_size, "out of host memory");
@@ -45,14 +44,14 @@ int nzb_gpu_open(nzb_gpu_t **gpu, nz_context_t *ctx, char *msg, size_t msg_size)
         snprintf(msg, msg_size, "%s", cudaGetErrorString(err));
         goto fail;
     }
-    if ((s = nz_context_set_device(ctx, 0, (void *)g->stream)) != NZ_SUCCESS) {
-        snprintf(msg, msg_size, "nz_context_set_device: %s: %s", nz_status_string(s),
-                 nz_context_last_error(ctx));
-        goto fail;
-    }
     if ((cs = cusparseCreate(&g->handle)) != CUSPARSE_STATUS_SUCCESS ||
         (cs = cusparseSetStream(g->handle, g->stream)) != CUSPARSE_STATUS_SUCCESS) {
         snprintf(msg, msg_size, "cuSPARSE: %s", cusparseGetErrorString(cs));
+        goto fail;
+    }
+    /* Last, so a failure above leaves the context unbound for the CPU fallback. */
+    if (nz_context_set_device(ctx, 0, (void *)g->stream) != NZ_SUCCESS) {
+        snprintf(msg, msg_size, "nz_context_set_device: %s", nz_context_last_error(ctx));
         goto fail;
     }
     cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0);
@@ -172,8 +171,9 @@ static int launch_once(launch_t *l, nz_context_t *ctx) {
     if (l->plan != NULL) {
         nz_status_t s = nz_spmv_execute(l->plan, 1.0, l->x, 0.0, l->y);
         if (s != NZ_SUCCESS) {
-            snprintf(l->error, sizeof l->error, "nz_spmv_execute: %s: %s", nz_status_string(s),
-                     nz_context_last_error(ctx));
+            const char *msg = nz_context_last_error(ctx);
+            snprintf(l->error, sizeof l->error, "nz_spmv_execute: %.130s",
+                     msg[0] ? msg : nz_status_string(s));
             return 1;
         }
         return 0;
@@ -377,9 +377,10 @@ static void run_ours(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c, const
     nz_status_t s = nz_spmv_plan_create(g->ctx, &l.plan, dA, NZ_OP_N, alg, 0);
     if (s != NZ_SUCCESS) {
         r.status = s == NZ_ERR_UNSUPPORTED ? NZB_REFUSED : NZB_FAILED;
-        snprintf(r.note, sizeof r.note, "%s: %s: %s",
-                 r.status == NZB_REFUSED ? "refused" : "plan failed", nz_status_string(s),
-                 nz_context_last_error(g->ctx));
+        const char *msg = nz_context_last_error(g->ctx);
+        snprintf(r.note, sizeof r.note, "%s: %.130s",
+                 r.status == NZB_REFUSED ? "refused" : "plan failed",
+                 msg[0] ? msg : nz_status_string(s));
         l.plan = NULL;
     } else {
         nz_spmv_plan_info_t info;
@@ -422,8 +423,9 @@ int nzb_gpu_case(nzb_gpu_t *g, nzb_report_t *rep, const nzb_options_t *options,
         s = NZ_ERR_OUT_OF_MEMORY;
     if (s != NZ_SUCCESS) {
         base.status = NZB_FAILED;
-        snprintf(base.note, sizeof base.note, "upload failed: %s: %s", nz_status_string(s),
-                 nz_context_last_error(g->ctx));
+        const char *msg = nz_context_last_error(g->ctx);
+        snprintf(base.note, sizeof base.note, "upload failed: %.130s",
+                 msg[0] ? msg : nz_status_string(s));
         nzb_report_row(rep, &base);
         failed = 1;
         goto cleanup;
