@@ -1,0 +1,412 @@
+/* cmd_cg.c: `nz cg`: conjugate gradients on a matrix file or the built-in 3-D Q1 FE problem. */
+#include "cli.h"
+#include "commands.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const CMD = "cg";
+
+typedef struct cg_cli_options {
+    const char *matrix_path, *b_path, *out_path;
+    int64_t fe3d;               /* --fe3d N (0: a matrix file) */
+    nz_value_type_t value_type;
+    nz_format_t format;
+    nz_alg_t alg;
+    nz_backend_t backend;
+    nz_cg_options_t cg;
+    int x0_random;              /* -1: default (random for --fe3d, zero otherwise) */
+    int threads;
+    int assembly;               /* 0 host, 1 device, 2 both (default: both on cuda) */
+    int history;                /* print the residual history */
+} cg_cli_options_t;
+
+static void usage(void) {
+    printf(
+        "usage: nz cg A.(mtx|mtx.gz|nzb) [options]\n"
+        "       nz cg --fe3d N [options]\n\n"
+        "Solves A x = b (A symmetric positive definite) by conjugate gradients and prints\n"
+        "'key: value' lines: status, iterations, relative residual (true, ||b - Ax|| / ||b||), time\n"
+        "per iteration, MUPS (million unknown-updates per second: unknowns x iterations / solve\n"
+        "time / 1e6), the time of one SpMV and, on the GPU, the host-to-device transfer time.\n"
+        "--fe3d N: -Laplace(u) = f on the unit cube, Q1 elements on an N^3 grid, (N-1)^3 unknowns,\n"
+        "u = sin(pi x) sin(pi y) sin(pi z); also prints 'L2 error' = ||u_h - u|| h^(3/2) over the\n"
+        "nodes, and on the GPU the host assembly + transfer time against direct GPU assembly.\n\n"
+        "options:\n"
+        "  --b FILE           right-hand side (Matrix Market array; default b = A * ones)\n"
+        "  -o FILE            write x (Matrix Market array)\n"
+        "  --tol R            relative tolerance on ||b - Ax|| / ||b|| (default 1e-8)\n"
+        "  --atol A           absolute tolerance (default 0)\n"
+        "  --maxit N          iteration limit (default max(n, 10000))\n"
+        "  --precond P        none or jacobi (default none)\n"
+        "  --backend B        cpu or cuda (device 0) (default cpu)\n"
+        "  --format F         storage format for the SpMV (default csr)\n"
+        "  --alg NAME         SpMV algorithm or auto (default auto)\n"
+        "  --precision P      single or double (default double)\n"
+        "  --x0 zero|random   initial guess (default: random for --fe3d, whose load is a discrete\n"
+        "                     eigenvector, so that CG from zero would stop after one step; zero\n"
+        "                     otherwise). random is deterministic: x0_i in [-1, 1) from a hash of i\n"
+        "  --assembly A       --fe3d on cuda: host (assemble on the host and upload), device\n"
+        "                     (assemble on the GPU), both (time both, solve the GPU one; default)\n"
+        "  --graph            GPU: run the loop body as a CUDA graph\n"
+        "  --check-interval K GPU: read the convergence scalars every K iterations (default 8)\n"
+        "  --deterministic    only bitwise-reproducible SpMV algorithms\n"
+        "  --history          print the residual norm of every iteration\n"
+        "  --threads N        OpenMP threads (default: OpenMP's)\n"
+        "  --help             this text\n\n"
+        "exit status: 0 converged, 1 failure (breakdown: A not SPD; the iteration limit; file or\n"
+        "library error), 2 bad command line, 3 refused (format / algorithm / backend).\n");
+}
+
+static int parse_options(int argc, char **argv, cg_cli_options_t *o) {
+    memset(o, 0, sizeof *o);
+    o->value_type = NZ_F64;
+    o->format = NZ_FORMAT_CSR;
+    o->alg = NZ_ALG_AUTO;
+    o->backend = NZ_BACKEND_CPU;
+    o->x0_random = -1;
+    o->assembly = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *v = NULL;
+        static const char *const with_value[] = {
+            "--b", "-o", "--output", "--tol", "--atol", "--maxit", "--precond", "--backend",
+            "--format", "--alg", "--precision", "--x0", "--assembly", "--check-interval",
+            "--threads", "--fe3d"};
+        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+            if (strcmp(arg, with_value[k]) == 0) {
+                if ((v = nz_cli_value(CMD, argc, argv, &i)) == NULL) return NZ_EXIT_USAGE;
+                break;
+            }
+        int bad = 0;
+        if (nz_cli_is_help(arg)) {
+            usage();
+            return -1;
+        } else if (strcmp(arg, "--b") == 0) {
+            o->b_path = v;
+        } else if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) {
+            o->out_path = v;
+        } else if (strcmp(arg, "--fe3d") == 0) {
+            bad = nz_cli_int64(CMD, arg, v, 2, 1291, &o->fe3d); /* (N-1)^3 < 2^31 */
+        } else if (strcmp(arg, "--tol") == 0) {
+            bad = nz_cli_double(CMD, arg, v, &o->cg.rtol);
+            if (!bad && !(o->cg.rtol > 0 && o->cg.rtol < 1)) {
+                nz_cli_error(CMD, "option --tol: %s is not in (0, 1)", v);
+                bad = 1;
+            }
+        } else if (strcmp(arg, "--atol") == 0) {
+            bad = nz_cli_double(CMD, arg, v, &o->cg.atol);
+            if (!bad && o->cg.atol < 0) {
+                nz_cli_error(CMD, "option --atol: %s is negative", v);
+                bad = 1;
+            }
+        } else if (strcmp(arg, "--maxit") == 0) {
+            bad = nz_cli_int64(CMD, arg, v, 1, INT64_MAX / 2, &o->cg.max_iterations);
+        } else if (strcmp(arg, "--precond") == 0) {
+            if (strcmp(v, "none") == 0)
+                o->cg.precond = NZ_PRECOND_NONE;
+            else if (strcmp(v, "jacobi") == 0)
+                o->cg.precond = NZ_PRECOND_JACOBI;
+            else {
+                nz_cli_error(CMD, "option --precond: unknown preconditioner '%s' (none or jacobi)", v);
+                bad = 1;
+            }
+        } else if (strcmp(arg, "--backend") == 0) {
+            bad = nz_cli_backend(CMD, arg, v, &o->backend);
+        } else if (strcmp(arg, "--format") == 0) {
+            if (nz_format_from_name(&o->format, v) != NZ_SUCCESS) {
+                nz_cli_error(CMD, "option --format: unknown format '%s'", v);
+                bad = 1;
+            }
+        } else if (strcmp(arg, "--alg") == 0) {
+            if (nz_alg_from_name(&o->alg, v) != NZ_SUCCESS) {
+                nz_cli_error(CMD, "option --alg: unknown algorithm '%s'", v);
+                bad = 1;
+            }
+        } else if (strcmp(arg, "--precision") == 0) {
+            bad = nz_cli_precision(CMD, arg, v, &o->value_type);
+        } else if (strcmp(arg, "--x0") == 0) {
+            if (strcmp(v, "zero") == 0)
+                o->x0_random = 0;
+            else if (strcmp(v, "random") == 0)
+                o->x0_random = 1;
+            else {
+                nz_cli_error(CMD, "option --x0: '%s' is not zero or random", v);
+                bad = 1;
+            }
+        } else if (strcmp(arg, "--assembly") == 0) {
+            if (strcmp(v, "host") == 0)
+                o->assembly = 0;
+            else if (strcmp(v, "device") == 0)
+                o->assembly = 1;
+            else if (strcmp(v, "both") == 0)
+                o->assembly = 2;
+            else {
+                nz_cli_error(CMD, "option --assembly: '%s' is not host, device or both", v);
+                bad = 1;
+            }
+        } else if (strcmp(arg, "--check-interval") == 0) {
+            bad = nz_cli_int(CMD, arg, v, 1, 1 << 20, &o->cg.check_interval);
+        } else if (strcmp(arg, "--threads") == 0) {
+            bad = nz_cli_int(CMD, arg, v, 1, 1 << 16, &o->threads);
+        } else if (strcmp(arg, "--graph") == 0) {
+            o->cg.use_graph = 1;
+        } else if (strcmp(arg, "--deterministic") == 0) {
+            o->cg.plan_flags |= NZ_PLAN_DETERMINISTIC;
+        } else if (strcmp(arg, "--history") == 0) {
+            o->history = 1;
+        } else if (arg[0] == '-' && arg[1] != '\0') {
+            return nz_cli_unknown_option(CMD, arg);
+        } else if (o->matrix_path == NULL) {
+            o->matrix_path = arg;
+        } else {
+            return nz_cli_extra_argument(CMD, arg);
+        }
+        if (bad) return NZ_EXIT_USAGE;
+    }
+    if ((o->matrix_path == NULL) == (o->fe3d == 0))
+        return o->fe3d ? nz_cli_extra_argument(CMD, o->matrix_path)
+                       : nz_cli_missing(CMD, "a matrix file or --fe3d N");
+    if (o->fe3d && o->b_path != NULL) {
+        nz_cli_error(CMD, "--b cannot be combined with --fe3d (the FE problem has its own load)");
+        return NZ_EXIT_USAGE;
+    }
+    if (o->assembly >= 0 && (o->fe3d == 0 || o->backend != NZ_BACKEND_CUDA)) {
+        nz_cli_error(CMD, "--assembly applies to --fe3d with --backend cuda only");
+        return NZ_EXIT_USAGE;
+    }
+    if (o->x0_random < 0) o->x0_random = o->fe3d > 0;
+    if (o->assembly < 0) o->assembly = 2;
+    o->cg.alg = o->alg;
+    o->cg.record_history = o->history;
+    return NZ_EXIT_OK;
+}
+
+/* Deterministic x0_i in [-1, 1): the splitmix64 finaliser of i. */
+static double hash_unit(uint64_t i) {
+    uint64_t z = i + 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return 2.0 * (double)(z >> 11) * 0x1.0p-53 - 1.0;
+}
+
+static double get_value(const void *v, nz_value_type_t t, int64_t i) {
+    return t == NZ_F32 ? (double)((const float *)v)[i] : ((const double *)v)[i];
+}
+static void set_value(void *v, nz_value_type_t t, int64_t i, double x) {
+    if (t == NZ_F32)
+        ((float *)v)[i] = (float)x;
+    else
+        ((double *)v)[i] = x;
+}
+
+/* Library failures inside nz_cmd_cg: print the message, pick the exit status, leave. */
+#define LIB(call)                                                                               \
+    do {                                                                                        \
+        if ((status = (call)) != NZ_SUCCESS) {                                                  \
+            rc = nz_cli_library_error(CMD, ctx, status);                                        \
+            goto cleanup;                                                                       \
+        }                                                                                       \
+    } while (0)
+
+int nz_cmd_cg(int argc, char **argv) {
+    cg_cli_options_t o;
+    int rc = parse_options(argc, argv, &o);
+    if (rc < 0) return NZ_EXIT_OK;
+    if (rc != NZ_EXIT_OK) return rc;
+
+    nz_status_t status = NZ_SUCCESS;
+    nz_context_t *ctx = NULL;
+    nz_matrix_t *A = NULL, *B = NULL, *dA = NULL, *dA_assembled = NULL;
+    void *b = NULL, *u = NULL, *x = NULL, *db = NULL, *dx = NULL, *du = NULL, *db_gen = NULL;
+    nz_cg_result_t res;
+    memset(&res, 0, sizeof res);
+    double host_assembly = 0, device_assembly = 0, b_transfer = 0;
+    const nz_value_type_t vt = o.value_type;
+    const size_t vs = vt == NZ_F32 ? 4 : 8;
+    const int cuda = o.backend == NZ_BACKEND_CUDA;
+
+    if ((status = nz_context_create(&ctx)) != NZ_SUCCESS) {
+        rc = nz_cli_library_error(CMD, ctx, status);
+        goto cleanup;
+    }
+    if (o.threads > 0) LIB(nz_context_set_threads(ctx, o.threads));
+    if (cuda) LIB(nz_context_set_device(ctx, 0, NULL));
+
+    /* ---- the problem ---- */
+    int64_t n;
+    const int need_host = !(cuda && o.fe3d && o.assembly == 1 && o.format == NZ_FORMAT_CSR);
+    if (o.fe3d) {
+        if (need_host) {
+            double t0 = nz_cli_wtime();
+            LIB(nz_gen_fe3d(ctx, &A, o.fe3d, vt, &b, &u));
+            host_assembly = nz_cli_wtime() - t0;
+        }
+        if (cuda && o.assembly >= 1) {
+            double t0 = nz_cli_wtime();
+            LIB(nz_gen_fe3d_device(ctx, &dA_assembled, o.fe3d, vt, &db_gen, &du));
+            device_assembly = nz_cli_wtime() - t0;
+        }
+        n = (o.fe3d - 1) * (o.fe3d - 1) * (o.fe3d - 1);
+    } else {
+        if ((status = nz_matrix_read(ctx, &A, o.matrix_path, vt)) != NZ_SUCCESS) {
+            nz_cli_library_message(CMD, ctx, status);
+            rc = NZ_EXIT_FAIL;
+            goto cleanup;
+        }
+        nz_matrix_info_t info;
+        LIB(nz_matrix_info(A, &info));
+        if (info.rows != info.cols) {
+            nz_cli_error(CMD, "%s is %lld x %lld; CG needs a square (SPD) matrix", o.matrix_path,
+                         (long long)info.rows, (long long)info.cols);
+            rc = NZ_EXIT_FAIL;
+            goto cleanup;
+        }
+        n = info.rows;
+        if (o.b_path != NULL) {
+            int64_t rows = 0, cols = 0;
+            if ((status = nz_mm_read_dense(ctx, o.b_path, vt, &rows, &cols, &b)) != NZ_SUCCESS) {
+                nz_cli_library_message(CMD, ctx, status);
+                rc = NZ_EXIT_FAIL;
+                goto cleanup;
+            }
+            if (rows * cols != n || (rows != 1 && cols != 1)) {
+                nz_cli_error(CMD, "%s: b is %lld x %lld, A has %lld rows", o.b_path,
+                             (long long)rows, (long long)cols, (long long)n);
+                rc = NZ_EXIT_FAIL;
+                goto cleanup;
+            }
+        } else {
+            /* b = A * ones, so the exact solution is known to be ones. */
+            void *ones = NULL;
+            LIB(nz_malloc(ctx, &ones, (size_t)n * vs + 1));
+            for (int64_t i = 0; i < n; i++) set_value(ones, vt, i, 1.0);
+            status = nz_malloc(ctx, &b, (size_t)n * vs + 1);
+            if (status == NZ_SUCCESS) status = nz_spmv(ctx, A, NZ_ALG_AUTO, 1.0, ones, 0.0, b);
+            nz_free(ctx, ones);
+            LIB(status);
+        }
+    }
+    LIB(nz_malloc(ctx, &x, (size_t)n * vs + 1));
+    for (int64_t i = 0; i < n; i++) set_value(x, vt, i, o.x0_random ? hash_unit((uint64_t)i) : 0.0);
+
+    /* ---- format and location ---- */
+    const nz_matrix_t *solve_matrix = A;
+    if (A != NULL && o.format != NZ_FORMAT_CSR) {
+        nz_format_options_t fo;
+        memset(&fo, 0, sizeof fo);
+        if (!cuda && o.format == NZ_FORMAT_SELL && o.alg == NZ_ALG_SIMD) fo.sell_chunk = 8;
+        LIB(nz_matrix_convert(ctx, &B, A, o.format, &fo));
+        solve_matrix = B;
+    }
+    const void *solve_b = b;
+    if (cuda) {
+        if (A != NULL) {
+            /* the host matrix (read, or host-assembled) uploaded, with b: the timed transfer */
+            LIB(nz_matrix_to_device(ctx, &dA, solve_matrix, 0));
+            LIB(nz_device_malloc(ctx, &db, (size_t)n * vs + 1));
+            double t0 = nz_cli_wtime();
+            LIB(nz_memcpy_to_device(ctx, db, b, (size_t)n * vs));
+            b_transfer = nz_cli_wtime() - t0;
+        }
+        /* the GPU-assembled problem is solved whenever it exists in the requested format */
+        const int generated = dA_assembled != NULL && o.format == NZ_FORMAT_CSR;
+        solve_matrix = generated ? dA_assembled : dA;
+        solve_b = generated ? db_gen : db;
+        LIB(nz_device_malloc(ctx, &dx, (size_t)n * vs + 1));
+        LIB(nz_memcpy_to_device(ctx, dx, x, (size_t)n * vs));
+    }
+
+    /* ---- solve ---- */
+    status = nz_cg_solve(ctx, solve_matrix, solve_b, cuda ? dx : x, &o.cg, &res);
+    nz_status_t solve_status = status;
+    if (status < 0 && status != NZ_ERR_BREAKDOWN) {
+        rc = nz_cli_library_error(CMD, ctx, status);
+        goto cleanup;
+    }
+    if (cuda) LIB(nz_memcpy_to_host(ctx, x, dx, (size_t)n * vs));
+
+    /* ---- report ---- */
+    nz_matrix_info_t mi;
+    LIB(nz_matrix_info(solve_matrix, &mi));
+    if (o.fe3d)
+        printf("problem: fe3d N=%lld (%lld unknowns, %lld nonzeros)\n", (long long)o.fe3d,
+               (long long)n, (long long)mi.nnz);
+    else
+        printf("problem: %s (%lld unknowns, %lld nonzeros)\n", o.matrix_path, (long long)n,
+               (long long)mi.nnz);
+    printf("setup: %s, %s, %s, alg %s, precond %s, x0 %s%s\n", nz_cli_precision_name(vt),
+           nz_format_name(mi.format), cuda ? nz_context_device_name(ctx) : "cpu",
+           nz_alg_name(res.alg), o.cg.precond == NZ_PRECOND_JACOBI ? "jacobi" : "none",
+           o.x0_random ? "random" : "zero", res.used_graph ? ", cuda graph" : "");
+    printf("status: %s\n", solve_status == NZ_SUCCESS ? "converged"
+                           : solve_status == NZ_MAX_ITERATIONS ? "iteration limit"
+                                                               : "breakdown");
+    if (solve_status != NZ_SUCCESS) nz_cli_library_message(CMD, ctx, solve_status);
+    printf("iterations: %lld\n", (long long)res.iterations);
+    printf("relative residual: %.3e\n", res.relative_residual);
+    printf("time per iteration: %.3f ms\n", 1e3 * res.seconds_per_iteration);
+    printf("solve time: %.4f s (setup %.4f s)\n", res.solve_seconds, res.setup_seconds);
+    printf("MUPS: %.1f\n", res.solve_seconds > 0 ? (double)n * (double)res.iterations /
+                                                       res.solve_seconds / 1e6 : 0.0);
+    printf("spmv: %.3f ms\n", 1e3 * res.spmv_seconds);
+    if (o.fe3d) {
+        double err = 0;
+        if (u == NULL) { /* GPU assembly only: fetch its u_exact */
+            LIB(nz_malloc(ctx, &u, (size_t)n * vs + 1));
+            LIB(nz_memcpy_to_host(ctx, u, du, (size_t)n * vs));
+        }
+        for (int64_t i = 0; i < n; i++) {
+            double d = get_value(x, vt, i) - get_value(u, vt, i);
+            err += d * d;
+        }
+        double h = 1.0 / (double)o.fe3d;
+        printf("L2 error: %.6e\n", sqrt(err) * pow(h, 1.5));
+    }
+    if (cuda && dA != NULL) {
+        nz_matrix_info_t di;
+        LIB(nz_matrix_info(dA, &di));
+        double t = di.transfer_seconds + b_transfer;
+        printf("transfer: %.3f ms (matrix %.3f ms, %.1f MB + b) = %.1f SpMVs\n", 1e3 * t,
+               1e3 * di.transfer_seconds, (double)di.bytes / 1e6,
+               res.spmv_seconds > 0 ? t / res.spmv_seconds : 0.0);
+    }
+    if (cuda && o.fe3d && (host_assembly > 0 || device_assembly > 0)) {
+        nz_matrix_info_t di;
+        double up = 0;
+        if (dA != NULL && nz_matrix_info(dA, &di) == NZ_SUCCESS)
+            up = di.transfer_seconds + b_transfer;
+        printf("assembly: host %.3f ms + transfer %.3f ms vs device %.3f ms\n",
+               1e3 * host_assembly, 1e3 * up, 1e3 * device_assembly);
+    }
+    if (o.history)
+        for (int64_t k = 0; k < res.history_length; k++)
+            printf("history %lld: %.6e\n", (long long)k, res.history[k]);
+    if (o.out_path != NULL &&
+        (status = nz_mm_write_dense(ctx, o.out_path, vt, n, 1, x)) != NZ_SUCCESS) {
+        nz_cli_library_message(CMD, ctx, status);
+        rc = NZ_EXIT_FAIL;
+        goto cleanup;
+    }
+    rc = solve_status == NZ_SUCCESS ? NZ_EXIT_OK : NZ_EXIT_FAIL;
+
+cleanup:
+    if (ctx != NULL) {
+        nz_free(ctx, res.history);
+        nz_free(ctx, b);
+        nz_free(ctx, u);
+        nz_free(ctx, x);
+        if (db != NULL) nz_device_free(ctx, db);
+        if (dx != NULL) nz_device_free(ctx, dx);
+        if (du != NULL) nz_device_free(ctx, du);
+        if (db_gen != NULL) nz_device_free(ctx, db_gen);
+        nz_matrix_destroy(&dA);
+        nz_matrix_destroy(&dA_assembled);
+        nz_matrix_destroy(&B);
+        nz_matrix_destroy(&A);
+        nz_context_destroy(&ctx);
+    }
+    return rc;
+}
