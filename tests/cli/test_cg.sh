@@ -1,0 +1,86 @@
+# test_cg.sh: `nz cg`: the FE showcase converges with second-order error, statuses and exit codes.
+NZ=$1
+DATA=$2
+. "$(dirname "$0")/cli_common.sh"
+cli_setup
+
+field() { sed -n "s/^$1: *//p" "$OUT" | head -n 1; }
+
+# ---- the FE problem: converged, residual under tol, error halves twice per doubling ---------
+expect_ok "fe3d 8" "$NZ" cg --fe3d 8 --tol 1e-10 && e8=$(field "L2 error" | awk '{print $1}')
+expect_ok "fe3d 16" "$NZ" cg --fe3d 16 --tol 1e-10 && e16=$(field "L2 error" | awk '{print $1}')
+if [ "$(field status)" != converged ]; then fail "fe3d 16: status '$(field status)'"; show_output; fi
+it=$(field iterations)
+if [ -z "$it" ] || [ "$it" -lt 10 ]; then fail "fe3d 16: '$it' iterations from a random start"; fi
+res=$(field "relative residual")
+if ! awk -v r="$res" 'BEGIN { exit !(r + 0 > 0 && r + 0 <= 1e-10) }'; then
+    fail "fe3d 16: relative residual '$res'"
+fi
+if ! awk -v a="$e8" -v b="$e16" 'BEGIN { o = log(a / b) / log(2); exit !(o > 1.8 && o < 2.3) }'; then
+    fail "fe3d: observed order from L2 errors '$e8' -> '$e16' is not about 2"
+fi
+for key in "time per iteration" MUPS spmv "L2 error"; do
+    run "$NZ" cg --fe3d 6
+    if [ -z "$(field "$key")" ]; then fail "fe3d 6: no '$key' line"; show_output; fi
+done
+# Jacobi, single precision, SELL: still converge
+expect_ok "fe3d jacobi single" "$NZ" cg --fe3d 10 --precond jacobi --precision single --tol 1e-5
+expect_ok "fe3d sell" "$NZ" cg --fe3d 10 --format sell
+# From x0 = 0 the load (a discrete eigenvector) is solved in one step.
+expect_ok "fe3d x0 zero" "$NZ" cg --fe3d 10 --x0 zero
+if [ "$(field iterations)" != 1 ]; then fail "fe3d x0 zero: $(field iterations) iterations, expected 1"; fi
+
+# ---- a matrix file, b, -o ---------------------------------------------------------------------
+"$NZ" gen laplace2d 12 12 -o "$TMP/lap.mtx" >/dev/null 2>&1 ||
+    "$NZ" gen laplace2d --nx 12 --ny 12 -o "$TMP/lap.mtx" >/dev/null 2>&1
+if [ -f "$TMP/lap.mtx" ]; then
+    expect_ok "laplace file" "$NZ" cg "$TMP/lap.mtx" -o "$TMP/x.mtx" --tol 1e-12
+    # b = A * ones, so x = ones
+    if ! awk '/^%/ { next } !size { size = 1; next } { d = $1 - 1; if (d < 0) d = -d; if (d > 1e-8) bad = 1; n++ }
+              END { exit (bad || n != 144) }' "$TMP/x.mtx"; then
+        fail "laplace file: x is not ones"
+    fi
+else
+    fail "nz gen laplace2d did not produce a matrix"
+fi
+
+# ---- statuses -----------------------------------------------------------------------------------
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1.0\n2 2 -1.0\n3 3 2.0\n' >"$TMP/indef.mtx"
+expect_error 1 "breakdown" "indefinite" "$NZ" cg "$TMP/indef.mtx"
+if [ "$(field status)" != breakdown ]; then fail "indefinite: status '$(field status)'"; fi
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1.0\n' >"$TMP/sing.mtx"
+expect_error 1 "breakdown|Jacobi" "singular + jacobi" "$NZ" cg "$TMP/sing.mtx" --precond jacobi
+expect_error 1 "iteration limit" "maxit" "$NZ" cg --fe3d 12 --maxit 3
+if [ "$(field iterations)" != 3 ]; then fail "maxit: $(field iterations) iterations, expected 3"; fi
+printf '%%%%MatrixMarket matrix coordinate real general\n2 3 1\n1 1 1.0\n' >"$TMP/rect.mtx"
+expect_error 1 "square" "rectangular" "$NZ" cg "$TMP/rect.mtx"
+
+# ---- command-line errors ------------------------------------------------------------------------
+expect_error 2 "" "no problem" "$NZ" cg
+expect_error 2 "tol" "bad tol" "$NZ" cg --fe3d 4 --tol 2
+expect_error 2 "precond" "bad precond" "$NZ" cg --fe3d 4 --precond ilu
+expect_error 2 "fe3d" "bad fe3d" "$NZ" cg --fe3d 1
+expect_error 2 "" "fe3d and file" "$NZ" cg --fe3d 4 "$TMP/lap.mtx"
+expect_error 2 "" "unknown option" "$NZ" cg --fe3d 4 --frobnicate
+expect_error 3 "" "gpu alg on cpu" "$NZ" cg --fe3d 4 --alg merge
+expect_ok "help" "$NZ" cg --help
+
+# ---- the GPU: converges where there is one, refused cleanly where there is none -----------------
+run "$NZ" cg --fe3d 16 --backend cuda --tol 1e-10
+if [ "$RC" -eq 0 ]; then
+    for key in "L2 error" transfer assembly; do
+        if [ -z "$(field "$key")" ]; then fail "cuda: no '$key' line"; show_output; fi
+    done
+    g16=$(field "L2 error")
+    if ! awk -v a="$g16" -v b="$e16" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-6 * b) }'; then
+        fail "cuda: L2 error $g16 differs from the CPU's $e16"
+    fi
+    expect_ok "cuda graph jacobi" "$NZ" cg --fe3d 12 --backend cuda --graph --precond jacobi
+    expect_ok "cuda host assembly" "$NZ" cg --fe3d 12 --backend cuda --assembly host
+    expect_ok "cuda device assembly" "$NZ" cg --fe3d 12 --backend cuda --assembly device
+elif [ "$RC" -ne 3 ]; then
+    fail "cuda without a device: exit $RC, expected 3"
+    show_output
+fi
+
+cli_finish
