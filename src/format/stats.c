@@ -29,7 +29,8 @@ static nz_status_t is_symmetric(nz_context_t *ctx, const nz_matrix_t *csr, int *
 /* Statistics of the CSR pattern of A (for BSR and DIA: without stored zeros, see convert.c).
  * Bandwidths are max(0, max(i - j)) and max(0, max(j - i)). bytes[f] is what nz_matrix_info
  * would report after nz_matrix_convert(f) with default options, measured from the row lengths
- * and the pattern without converting, or 0 when that conversion would be refused. Values
+ * and the pattern without converting, or 0 when that conversion would be refused (a padded
+ * format over the default max_padding_ratio) or the matrix is empty. Values
  * compare bitwise for symmetry (a stored -0.0 differs from 0.0). */
 nz_status_t nz_matrix_stats(nz_context_t *ctx, const nz_matrix_t *A, nz_matrix_stats_t *stats) {
     nz_status_t status;
@@ -80,7 +81,8 @@ nz_status_t nz_matrix_stats(nz_context_t *ctx, const nz_matrix_t *A, nz_matrix_s
     for (int f = 0; f < NZ_FORMAT_COUNT; f++) {
         NZI_CHECK(nzi_layout_measure(ctx, csr, (nz_format_t)f, &defaults, &layout));
         if (f == NZ_FORMAT_DIA) s.num_diagonals = layout.num_diagonals;
-        if (layout.bytes <= defaults.max_padding_ratio * nzi_csr_bytes(csr) &&
+        bool padded = f != NZ_FORMAT_CSR && f != NZ_FORMAT_CSC && f != NZ_FORMAT_COO;
+        if ((!padded || layout.bytes <= defaults.max_padding_ratio * nzi_csr_bytes(csr)) &&
             layout.bytes < 0x1p62)
             s.bytes[f] = (size_t)layout.bytes;
         nzi_layout_release(ctx, &layout);
