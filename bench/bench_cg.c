@@ -1,0 +1,351 @@
+/* bench_cg.c: the CG benchmark: the Q1 FE showcase per size, backend and format, and the CuPy case. */
+#include "bench_cg.h"
+#include "bench.h"
+#include "nzi.h"
+#include "backend.h"
+
+#include <math.h>
+#include <string.h>
+
+#define NZB_CG_CUPY_US 748.0 /* CuPy cg, 200^3 7-point Laplacian, double, H200 (issue 6) */
+
+typedef struct cg_row {
+    int64_t N, n, nnz;
+    const char *backend;
+    nz_format_t format;
+    nz_alg_t alg;
+    const char *status;
+    int64_t iterations;
+    double us_per_iteration, mups, spmv_us, floor_us;
+    double transfer_ms, host_assembly_ms, device_assembly_ms;
+    double l2_error;
+    int graph;
+} cg_row_t;
+
+/* Deterministic start in [-1, 1) (the splitmix64 finaliser of i; the same as `nz cg`). */
+static double hash_unit(uint64_t i) {
+    uint64_t z = i + 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return 2.0 * (double)(z >> 11) * 0x1.0p-53 - 1.0;
+}
+
+static void print_header(FILE *out) {
+    fprintf(out, "| problem | backend | format | alg | unknowns | status | iter | us/iter | MUPS | "
+                 "SpMV us | floor us | /floor | H2D ms | H2D/SpMV | host asm ms | GPU asm ms | "
+                 "L2 error |\n");
+    fprintf(out, "|---|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+}
+
+static void print_row(FILE *out, FILE *csv, const char *problem, const cg_row_t *r) {
+    fprintf(out, "| %s | %s | %s | %s%s | %lld | %s | %lld | %.1f | %.1f | %.1f | %.1f | %.2f | ",
+            problem, r->backend, nz_format_name(r->format), nz_alg_name(r->alg),
+            r->graph ? "+graph" : "", (long long)r->n, r->status, (long long)r->iterations,
+            r->us_per_iteration, r->mups, r->spmv_us, r->floor_us,
+            r->floor_us > 0 ? r->us_per_iteration / r->floor_us : 0.0);
+    if (r->transfer_ms > 0)
+        fprintf(out, "%.2f | %.1f | ", r->transfer_ms,
+                r->spmv_us > 0 ? 1e3 * r->transfer_ms / r->spmv_us : 0.0);
+    else
+        fprintf(out, "- | - | ");
+    fprintf(out, "%.2f | ", r->host_assembly_ms);
+    if (r->device_assembly_ms > 0)
+        fprintf(out, "%.2f | ", r->device_assembly_ms);
+    else
+        fprintf(out, "- | ");
+    if (r->l2_error > 0)
+        fprintf(out, "%.4e |\n", r->l2_error);
+    else
+        fprintf(out, "- |\n");
+    if (csv != NULL)
+        fprintf(csv, "%s,%s,%s,%s,%d,%lld,%lld,%s,%lld,%.3f,%.3f,%.3f,%.3f,%.4f,%.4f,%.4f,%.6e\n",
+                problem, r->backend, nz_format_name(r->format), nz_alg_name(r->alg), r->graph,
+                (long long)r->n, (long long)r->nnz, r->status, (long long)r->iterations,
+                r->us_per_iteration, r->mups, r->spmv_us, r->floor_us, r->transfer_ms,
+                r->host_assembly_ms, r->device_assembly_ms, r->l2_error);
+}
+
+/* Device-to-device copy bandwidth (read + write bytes / time), median of 5 copies of 256 MB. */
+static double gpu_copy_gbs(nz_context_t *ctx) {
+    const size_t bytes = (size_t)256 << 20;
+    void *a = NULL, *b = NULL;
+    double times[5], gbs = 0;
+    if (nz_device_malloc(ctx, &a, bytes) != NZ_SUCCESS || nz_device_malloc(ctx, &b, bytes) != NZ_SUCCESS)
+        goto done;
+    if (nz_device_memset(ctx, a, 0, bytes) != NZ_SUCCESS) goto done;
+    for (int k = 0; k < 5; k++) {
+        nz_context_synchronize(ctx);
+        double t0 = nzi_wtime();
+        if (nz_cuda_memcpy(ctx, b, a, bytes, NZI_D2D) != NZ_SUCCESS) goto done;
+        nz_context_synchronize(ctx);
+        times[k] = nzi_wtime() - t0;
+    }
+    gbs = 2.0 * (double)bytes / nzb_median(times, 5) / 1e9;
+done:
+    if (a != NULL) nz_device_free(ctx, a);
+    if (b != NULL) nz_device_free(ctx, b);
+    return gbs;
+}
+
+static const char *status_name(nz_status_t s) {
+    return s == NZ_SUCCESS ? "ok" : s == NZ_MAX_ITERATIONS ? "limit" : "FAILED";
+}
+
+/* One FE run. Returns 0, 1 (failed) or 2 (refused: format not available; a note is printed). */
+static int fe_case(nz_context_t *ctx, const nzb_cg_options_t *o, int64_t N, int gpu,
+                   nz_format_t format, double copy_gbs, FILE *out, FILE *csv) {
+    const nz_value_type_t vt = o->single ? NZ_F32 : NZ_F64;
+    const size_t vs = nzi_value_size(vt);
+    nz_matrix_t *A = NULL, *S = NULL, *dA = NULL, *gA = NULL;
+    void *b = NULL, *u = NULL, *x = NULL, *db = NULL, *dx = NULL;
+    cg_row_t r;
+    int rc = 1;
+    nz_status_t st;
+    memset(&r, 0, sizeof r);
+    r.N = N;
+    r.n = (N - 1) * (N - 1) * (N - 1);
+    r.backend = gpu ? "gpu" : "cpu";
+    r.format = format;
+    const int64_t n = r.n;
+    char problem[64];
+    snprintf(problem, sizeof problem, "fe3d %lld", (long long)N);
+
+    double t0 = nzi_wtime();
+    if ((st = nz_gen_fe3d(ctx, &A, N, vt, &b, &u)) != NZ_SUCCESS) goto fail;
+    r.host_assembly_ms = 1e3 * (nzi_wtime() - t0);
+    const nz_matrix_t *M = A;
+    if (format != NZ_FORMAT_CSR) {
+        nz_format_options_t fo;
+        memset(&fo, 0, sizeof fo);
+        fo.sell_chunk = gpu ? 32 : 8;
+        if ((st = nz_matrix_convert(ctx, &S, A, format, &fo)) != NZ_SUCCESS) goto refused;
+        M = S;
+    }
+    if ((st = nz_malloc(ctx, &x, (size_t)n * vs)) != NZ_SUCCESS) goto fail;
+    for (int64_t i = 0; i < n; i++) nzi_set(x, vt, i, hash_unit((uint64_t)i));
+    nz_cg_options_t opt;
+    memset(&opt, 0, sizeof opt);
+    opt.rtol = o->rtol;
+    opt.precond = o->precond;
+    opt.use_graph = o->use_graph;
+    nz_cg_result_t res;
+    memset(&res, 0, sizeof res);
+    if (gpu) {
+        if ((st = nz_matrix_to_device(ctx, &dA, M, 0)) != NZ_SUCCESS) {
+            if (st == NZ_ERR_UNSUPPORTED) goto refused;
+            goto fail;
+        }
+        if ((st = nz_device_malloc(ctx, &db, (size_t)n * vs)) != NZ_SUCCESS ||
+            (st = nz_device_malloc(ctx, &dx, (size_t)n * vs)) != NZ_SUCCESS)
+            goto fail;
+        t0 = nzi_wtime();
+        if ((st = nz_memcpy_to_device(ctx, db, b, (size_t)n * vs)) != NZ_SUCCESS) goto fail;
+        nz_matrix_info_t di;
+        nz_matrix_info(dA, &di);
+        r.transfer_ms = 1e3 * (di.transfer_seconds + nzi_wtime() - t0);
+        if (format == NZ_FORMAT_CSR) {
+            void *gb = NULL, *gu = NULL;
+            t0 = nzi_wtime();
+            if ((st = nz_gen_fe3d_device(ctx, &gA, N, vt, &gb, &gu)) != NZ_SUCCESS) goto fail;
+            r.device_assembly_ms = 1e3 * (nzi_wtime() - t0);
+            nz_device_free(ctx, gb);
+            nz_device_free(ctx, gu);
+            nz_matrix_destroy(&gA);
+        }
+        if ((st = nz_memcpy_to_device(ctx, dx, x, (size_t)n * vs)) != NZ_SUCCESS) goto fail;
+        st = nz_cg_solve(ctx, dA, db, dx, &opt, &res);
+        if (st >= 0 && nz_memcpy_to_host(ctx, x, dx, (size_t)n * vs) != NZ_SUCCESS) st = NZ_ERR_DEVICE;
+    } else {
+        st = nz_cg_solve(ctx, M, b, x, &opt, &res);
+    }
+    if (st == NZ_ERR_UNSUPPORTED) goto refused;
+    if (st < 0) goto fail;
+    nz_matrix_info_t mi;
+    nz_matrix_info(gpu ? dA : M, &mi);
+    r.nnz = mi.nnz;
+    r.alg = res.alg;
+    r.graph = res.used_graph;
+    r.status = status_name(st);
+    r.iterations = res.iterations;
+    r.us_per_iteration = 1e6 * res.seconds_per_iteration;
+    r.mups = res.solve_seconds > 0 ? (double)n * (double)res.iterations / res.solve_seconds / 1e6 : 0;
+    r.spmv_us = 1e6 * res.spmv_seconds;
+    {
+        double vectors = (o->precond == NZ_PRECOND_JACOBI ? 13.0 : 11.0) * (double)n * (double)vs;
+        double spmv = (double)mi.bytes + 2.0 * (double)n * (double)vs;
+        r.floor_us = copy_gbs > 0 ? 1e6 * (spmv + vectors) / (copy_gbs * 1e9) : 0;
+    }
+    {
+        double e = 0, h = 1.0 / (double)N;
+        for (int64_t i = 0; i < n; i++) {
+            double d = nzi_get(x, vt, i) - nzi_get(u, vt, i);
+            e += d * d;
+        }
+        r.l2_error = sqrt(e) * pow(h, 1.5);
+    }
+    print_row(out, csv, problem, &r);
+    rc = st == NZ_SUCCESS ? 0 : 1;
+    goto cleanup;
+refused:
+    fprintf(out, "| %s | %s | %s | - | %lld | skipped: %s |\n", problem, r.backend,
+            nz_format_name(format), (long long)n, nz_context_last_error(ctx));
+    rc = 2;
+    goto cleanup;
+fail:
+    fprintf(out, "| %s | %s | %s | - | %lld | FAILED: %s |\n", problem, r.backend,
+            nz_format_name(format), (long long)n, nz_context_last_error(ctx));
+    rc = 1;
+cleanup:
+    if (db != NULL) nz_device_free(ctx, db);
+    if (dx != NULL) nz_device_free(ctx, dx);
+    nz_free(ctx, b);
+    nz_free(ctx, u);
+    nz_free(ctx, x);
+    nz_matrix_destroy(&gA);
+    nz_matrix_destroy(&dA);
+    nz_matrix_destroy(&S);
+    nz_matrix_destroy(&A);
+    return rc;
+}
+
+/* The CuPy comparison: 7-point Laplacian n^3, double, b = ones, x0 = 0, a fixed iteration count. */
+static int laplace_case(nz_context_t *ctx, const nzb_cg_options_t *o, double copy_gbs, FILE *out,
+                        FILE *csv) {
+    const int64_t m = o->laplace_n > 0 ? o->laplace_n : 200;
+    const int iterations = o->laplace_iterations > 0 ? o->laplace_iterations : 200;
+    nz_matrix_t *A = NULL, *dA = NULL;
+    double *ones = NULL;
+    void *db = NULL, *dx = NULL;
+    int rc = 1;
+    nz_status_t st;
+    cg_row_t r;
+    memset(&r, 0, sizeof r);
+    r.n = m * m * m;
+    r.backend = "gpu";
+    r.format = NZ_FORMAT_CSR;
+    const size_t bytes = (size_t)r.n * sizeof(double);
+    char problem[64];
+    snprintf(problem, sizeof problem, "laplace3d %lld^3", (long long)m);
+    if ((st = nz_gen_laplace3d(ctx, &A, m, m, m, NZ_F64)) != NZ_SUCCESS ||
+        (st = nz_matrix_to_device(ctx, &dA, A, 0)) != NZ_SUCCESS ||
+        (st = nz_malloc(ctx, (void **)&ones, bytes)) != NZ_SUCCESS ||
+        (st = nz_device_malloc(ctx, &db, bytes)) != NZ_SUCCESS ||
+        (st = nz_device_malloc(ctx, &dx, bytes)) != NZ_SUCCESS)
+        goto fail;
+    for (int64_t i = 0; i < r.n; i++) ones[i] = 1.0;
+    if ((st = nz_memcpy_to_device(ctx, db, ones, bytes)) != NZ_SUCCESS ||
+        (st = nz_device_memset(ctx, dx, 0, bytes)) != NZ_SUCCESS)
+        goto fail;
+    nz_cg_options_t opt;
+    memset(&opt, 0, sizeof opt);
+    opt.rtol = 1e-300; /* run the whole fixed count */
+    opt.max_iterations = iterations;
+    opt.use_graph = o->use_graph;
+    nz_cg_result_t res;
+    st = nz_cg_solve(ctx, dA, db, dx, &opt, &res);
+    if (st < 0) goto fail;
+    nz_matrix_info_t mi;
+    nz_matrix_info(dA, &mi);
+    r.nnz = mi.nnz;
+    r.alg = res.alg;
+    r.graph = res.used_graph;
+    r.status = status_name(st);
+    r.iterations = res.iterations;
+    r.us_per_iteration = 1e6 * res.seconds_per_iteration;
+    r.mups = (double)r.n * (double)res.iterations / res.solve_seconds / 1e6;
+    r.spmv_us = 1e6 * res.spmv_seconds;
+    r.floor_us = copy_gbs > 0 ? 1e6 * ((double)mi.bytes + 13.0 * (double)bytes) / (copy_gbs * 1e9) : 0;
+    r.transfer_ms = 1e3 * mi.transfer_seconds;
+    print_row(out, csv, problem, &r);
+    fprintf(out, "\nCuPy cg on the same problem: %.0f us/iteration (H200); Nonzero: %.1f us/iteration"
+                 " = %.2fx faster (target >= 1.8x; compare on the same device kind)\n",
+            NZB_CG_CUPY_US, r.us_per_iteration, NZB_CG_CUPY_US / r.us_per_iteration);
+    rc = 0;
+    goto cleanup;
+fail:
+    fprintf(out, "| %s | gpu | csr | - | %lld | FAILED: %s |\n", problem, (long long)r.n,
+            nz_context_last_error(ctx));
+cleanup:
+    if (db != NULL) nz_device_free(ctx, db);
+    if (dx != NULL) nz_device_free(ctx, dx);
+    nz_free(ctx, ones);
+    nz_matrix_destroy(&dA);
+    nz_matrix_destroy(&A);
+    return rc;
+}
+
+int nzb_bench_cg(const nzb_cg_options_t *options) {
+    nzb_cg_options_t o;
+    if (options != NULL)
+        o = *options;
+    else
+        memset(&o, 0, sizeof o);
+    FILE *out = o.out != NULL ? o.out : stdout;
+    FILE *csv = NULL;
+    nz_context_t *ctx = NULL;
+    int failures = 0;
+    if (o.rtol <= 0) o.rtol = 1e-8;
+    if (o.cpu_max_n <= 0) o.cpu_max_n = 64;
+    if (o.num_sizes <= 0) {
+        const int64_t defaults[] = {16, 32, 64, 128, 256};
+        o.num_sizes = 5;
+        memcpy(o.sizes, defaults, sizeof defaults);
+    }
+    if (o.num_sizes > NZB_CG_MAX_SIZES) o.num_sizes = NZB_CG_MAX_SIZES;
+    int want_cpu = o.backend <= 0 || o.backend == 1 + NZ_BACKEND_CPU;
+    int want_gpu = o.backend <= 0 || o.backend == 1 + NZ_BACKEND_CUDA;
+    if (o.csv_path != NULL && (csv = fopen(o.csv_path, "w")) == NULL) {
+        fprintf(stderr, "nz bench: cannot write %s\n", o.csv_path);
+        return 1;
+    }
+    if (csv != NULL)
+        fprintf(csv, "problem,backend,format,alg,graph,unknowns,nnz,status,iterations,us_per_iteration,"
+                     "mups,spmv_us,floor_us,transfer_ms,host_assembly_ms,device_assembly_ms,l2_error\n");
+    if (nz_context_create(&ctx) != NZ_SUCCESS) {
+        if (csv != NULL) fclose(csv);
+        return 1;
+    }
+    if (o.threads > 0) nz_context_set_threads(ctx, o.threads);
+    fprintf(out, "CG on the Q1 FE problem (nz_gen_fe3d): %s, precond %s, rtol %.0e, random start\n",
+            o.single ? "single" : "double", o.precond == NZ_PRECOND_JACOBI ? "jacobi" : "none",
+            o.rtol);
+    fprintf(out, "floor = (matrix arrays + x + y + %d n vector values) / copy bandwidth per "
+                 "iteration; MUPS = unknowns x iterations / solve time / 1e6\n\n",
+            o.precond == NZ_PRECOND_JACOBI ? 13 : 11);
+    if (want_cpu) {
+        double copy = o.cpu_copy_gbs, triad = 0;
+        size_t array_bytes = 0;
+        if (copy <= 0) nzb_cpu_stream(o.threads, 5, &copy, &triad, &array_bytes);
+        fprintf(out, "CPU copy bandwidth: %.1f GB/s\n\n", copy);
+        print_header(out);
+        for (int k = 0; k < o.num_sizes; k++) {
+            if (o.sizes[k] > o.cpu_max_n) continue;
+            const nz_format_t formats[2] = {NZ_FORMAT_CSR, NZ_FORMAT_SELL};
+            for (int f = 0; f < 2; f++)
+                failures += fe_case(ctx, &o, o.sizes[k], 0, formats[f], copy, out, csv) == 1;
+        }
+        fprintf(out, "\n");
+    }
+    if (want_gpu) {
+        if (nz_device_count() == 0 || nz_context_set_device(ctx, 0, NULL) != NZ_SUCCESS) {
+            fprintf(out, "GPU: none (%s); GPU rows skipped\n", nz_device_count() == 0
+                                                                 ? "no CUDA device or no CUDA build"
+                                                                 : nz_context_last_error(ctx));
+        } else {
+            double copy = o.gpu_copy_gbs > 0 ? o.gpu_copy_gbs : gpu_copy_gbs(ctx);
+            fprintf(out, "GPU: %s, copy bandwidth %.1f GB/s%s\n\n", nz_context_device_name(ctx),
+                    copy, o.use_graph ? ", CUDA graph" : "");
+            print_header(out);
+            for (int k = 0; k < o.num_sizes; k++) {
+                const nz_format_t formats[2] = {NZ_FORMAT_CSR, NZ_FORMAT_SELL};
+                for (int f = 0; f < 2; f++)
+                    failures += fe_case(ctx, &o, o.sizes[k], 1, formats[f], copy, out, csv) == 1;
+            }
+            if (o.laplace_n >= 0) failures += laplace_case(ctx, &o, copy, out, csv);
+        }
+    }
+    nz_context_destroy(&ctx);
+    if (csv != NULL) fclose(csv);
+    return failures != 0;
+}
