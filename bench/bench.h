@@ -132,6 +132,7 @@ void nzb_report_header(nzb_report_t *rep, int name_width);
 typedef struct nzb_summary_info {
     const char *backend;     /* "gpu" / "cpu" */
     const char *device;      /* device or CPU description */
+    const char *date;
     double copy_gbs, triad_gbs;
     int threads;
 } nzb_summary_info_t;

@@ -32,7 +32,8 @@ typedef struct generated_spec {
 } generated_spec_t;
 
 /* The generated suite per size. full: the GPU sizes, each well above the H100's 50 MB L2;
- * small: the CPU sizes, about a second per kernel on two cores; quick: a smoke test. */
+ * small: the CPU sizes, about a second per kernel on two cores, the Laplacian and FE matrices
+ * just above a 105 MiB L3; quick: a smoke test. */
 #define SUITE_LENGTH 6
 static const generated_spec_t suite_quick[SUITE_LENGTH] = {
     {GEN_LAPLACE3D, {16}, "laplace3d-16"},
@@ -43,8 +44,8 @@ static const generated_spec_t suite_quick[SUITE_LENGTH] = {
     {GEN_MIXED, {16384, 8, 2, 8192}, "mixed-16K"},
 };
 static const generated_spec_t suite_small[SUITE_LENGTH] = {
-    {GEN_LAPLACE3D, {100}, "laplace3d-100"},
-    {GEN_FE3D, {64}, "fe3d-64"},
+    {GEN_LAPLACE3D, {128}, "laplace3d-128"},
+    {GEN_FE3D, {80}, "fe3d-80"},
     {GEN_RANDOM, {1048576, 16}, "random-1M-16"},
     {GEN_RMAT, {18, 16}, "rmat-18-16"},
     {GEN_RAIL, {1024, 262144, 2500}, "rail-1024x256K"},
@@ -408,7 +409,7 @@ int nzb_run(const nzb_options_t *options) {
     char date[64];
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
-    const char *h = opt.markdown ? "" : "# ";
+    const char *h = opt.markdown ? "- " : "# ";
     nzb_printf(rep, "%snz bench (%s), %s\n", opt.markdown ? "### " : "# ", backend, date);
     if (opt.markdown) nzb_printf(rep, "\n");
     nzb_printf(rep, "%sdevice: %s\n", h, device);
@@ -498,7 +499,7 @@ int nzb_run(const nzb_options_t *options) {
         nz_matrix_destroy(&A64);
     }
 
-    nzb_summary_info_t summary = {backend, device, copy_gbs, triad_gbs, threads};
+    nzb_summary_info_t summary = {backend, device, date, copy_gbs, triad_gbs, threads};
     failures += nzb_report_finish(&rep, &summary); /* + the rows that failed */
     printf("table: %s\ncsv: %s\n", txt_path, csv_path);
     if (opt.png_path != NULL) draw_chart(csv_path, opt.png_path);
@@ -506,7 +507,7 @@ int nzb_run(const nzb_options_t *options) {
 
 cleanup:
     if (rep != NULL) {
-        nzb_summary_info_t summary = {backend, device, 0, 0, threads};
+        nzb_summary_info_t summary = {backend, device, "", 0, 0, threads};
         nzb_report_finish(&rep, &summary);
     }
     free(entries);

@@ -138,6 +138,9 @@ void nzb_report_header(nzb_report_t *rep, int name_width) {
 
 static const char *precision_name(nz_value_type_t t) { return t == NZ_F32 ? "single" : "double"; }
 
+/* Lines of prose are list items in Markdown so they do not run together. */
+static const char *bullet(const nzb_report_t *rep) { return rep->markdown ? "- " : ""; }
+
 static void csv_string(FILE *f, const char *s) {
     fputc('"', f);
     for (; *s; s++) {
@@ -278,17 +281,18 @@ static void summary_gpu(nzb_report_t *rep, nz_value_type_t vt) {
         }
         if (!printed_header) {
             nzb_printf(rep, "\n%s precision, generated matrices:\n\n", precision_name(vt));
-            nzb_printf(rep, "%s%-*s%s%-18s%s%8s%s%6s%s%-14s%s%8s%s%8s%s%s%s\n", md,
+            nzb_printf(rep, "%s%-*s%s%-18s%s%8s%s%6s%s%-14s%s%8s%s%8s%s%-18s%s%s%s\n", md,
                        rep->name_width, "matrix", sep, "best Nonzero", sep, "GB/s", sep, "%copy",
-                       sep, "best cuSPARSE", sep, "GB/s", sep, "speedup", sep, "winner", end);
-            if (rep->markdown) nzb_printf(rep, "|---|---|---:|---:|---|---:|---:|---|\n");
+                       sep, "best cuSPARSE", sep, "GB/s", sep, "speedup", sep, "winner", sep,
+                       "cache", end);
+            if (rep->markdown) nzb_printf(rep, "|---|---|---:|---:|---|---:|---:|---|---|\n");
             printed_header = 1;
         }
-        nzb_printf(rep, "%s%-*s%s%-18s%s%8.1f%s%6.1f%s%-14s%s%8.1f%s%7.2fx%s%s%s%s\n", md,
+        nzb_printf(rep, "%s%-*s%s%-18s%s%8.1f%s%6.1f%s%-14s%s%8.1f%s%7.2fx%s%-18s%s%s%s\n", md,
                    rep->name_width, r->matrix, sep, ours->kernel, sep, ours->gbs_min, sep,
                    ours->pct_bandwidth, sep, theirs->kernel, sep, theirs->gbs_min, sep, speedup,
-                   sep, speedup >= 1.0 ? ours->kernel : theirs->kernel,
-                   r->resident ? " (L2-resident)" : "", end);
+                   sep, speedup >= 1.0 ? ours->kernel : theirs->kernel, sep,
+                   r->resident ? "L2-res" : "-", end);
         if (!r->resident) {
             log_sum += log(speedup);
             count++;
@@ -296,21 +300,22 @@ static void summary_gpu(nzb_report_t *rep, nz_value_type_t vt) {
     }
     nzb_printf(rep, "\n");
     if (count > 0)
-        nzb_printf(rep, "%s: geometric-mean speedup of the best Nonzero CSR algorithm over the "
+        nzb_printf(rep, "%s%s: geometric-mean speedup of the best Nonzero CSR algorithm over the "
                         "better cuSPARSE algorithm, %d generated matrices larger than L2: %.2fx\n",
-                   precision_name(vt), count, exp(log_sum / count));
+                   bullet(rep), precision_name(vt), count, exp(log_sum / count));
     if (real_count > 0)
-        nzb_printf(rep, "%s: real matrices (L2-resident, launch-bound): Nonzero faster on %d of "
+        nzb_printf(rep, "%s%s: real matrices (L2-resident, launch-bound): Nonzero faster on %d of "
                         "%d, geometric-mean speedup %.2fx\n",
-                   precision_name(vt), real_wins, real_count, exp(real_log_sum / real_count));
+                   bullet(rep), precision_name(vt), real_wins, real_count,
+                   exp(real_log_sum / real_count));
     for (int i = 0; i < rep->num_rows; i++) {
         const nzb_result_t *r = &rep->rows[i];
         if (r->value_type != vt || !first_of_case(rep, i) || !r->generated) continue;
         if (strncmp(r->matrix, "laplace3d", 9) != 0 && strncmp(r->matrix, "fe3d", 4) != 0) continue;
         const nzb_result_t *ours = best_row(rep, r->matrix, vt, 0);
         if (ours != NULL)
-            nzb_printf(rep, "%s: %s: %s reaches %.1f GB/s = %.1f%% of the copy bandwidth%s\n",
-                       precision_name(vt), r->matrix, ours->kernel, ours->gbs_min,
+            nzb_printf(rep, "%s%s: %s: %s reaches %.1f GB/s = %.1f%% of the copy bandwidth%s\n",
+                       bullet(rep), precision_name(vt), r->matrix, ours->kernel, ours->gbs_min,
                        ours->pct_bandwidth, r->resident ? " (L2-resident: not meaningful)" : "");
     }
 }
@@ -319,7 +324,8 @@ static void summary_cpu(nzb_report_t *rep, nz_value_type_t vt, const nzb_summary
     const char *md = rep->markdown ? "| " : "";
     const char *sep = rep->markdown ? " | " : "  ";
     const char *end = rep->markdown ? " |" : "";
-    int printed_header = 0;
+    int printed_header = 0, count = 0;
+    double log_sum = 0;
     for (int i = 0; i < rep->num_rows; i++) {
         const nzb_result_t *r = &rep->rows[i];
         if (r->value_type != vt || !first_of_case(rep, i) || !r->generated) continue;
@@ -327,18 +333,27 @@ static void summary_cpu(nzb_report_t *rep, nz_value_type_t vt, const nzb_summary
         if (best == NULL) continue;
         if (!printed_header) {
             nzb_printf(rep, "\n%s precision, generated matrices:\n\n", precision_name(vt));
-            nzb_printf(rep, "%s%-*s%s%-18s%s%9s%s%8s%s%8s%s%7s%s%7s%s\n", md, rep->name_width,
-                       "matrix", sep, "best kernel", sep, "time_us", sep, "GFLOP/s", sep, "GB/s",
-                       sep, "%copy", sep, "%triad", end);
-            if (rep->markdown) nzb_printf(rep, "|---|---|---:|---:|---:|---:|---:|\n");
+            nzb_printf(rep, "%s%-*s%s%-18s%s%9s%s%8s%s%8s%s%7s%s%7s%s%s%s\n", md,
+                       rep->name_width, "matrix", sep, "best kernel", sep, "time_us", sep,
+                       "GFLOP/s", sep, "GB/s", sep, "%copy", sep, "%triad", sep, "cache", end);
+            if (rep->markdown) nzb_printf(rep, "|---|---|---:|---:|---:|---:|---:|---|\n");
             printed_header = 1;
         }
-        nzb_printf(rep, "%s%-*s%s%-18s%s%9.1f%s%8.2f%s%8.1f%s%7.1f%s%7.1f%s%s\n", md,
+        nzb_printf(rep, "%s%-*s%s%-18s%s%9.1f%s%8.2f%s%8.1f%s%7.1f%s%7.1f%s%s%s\n", md,
                    rep->name_width, r->matrix, sep, best->kernel, sep, best->median_seconds * 1e6,
                    sep, best->gflops, sep, best->gbs_min, sep, best->pct_bandwidth, sep,
-                   info->triad_gbs > 0 ? 100.0 * best->gbs_min / info->triad_gbs : 0.0,
-                   r->resident ? " (LLC-resident)" : "", end);
+                   info->triad_gbs > 0 ? 100.0 * best->gbs_min / info->triad_gbs : 0.0, sep,
+                   r->resident ? "LLC-res" : "-", end);
+        if (!r->resident) {
+            log_sum += log(best->pct_bandwidth > 0 ? best->pct_bandwidth : 1e-9);
+            count++;
+        }
     }
+    if (count > 0)
+        nzb_printf(rep, "\n%s%s: the best kernel reaches on average (geometric mean) %.1f%% of "
+                        "the STREAM copy bandwidth on the %d generated matrices larger than the "
+                        "last-level cache\n",
+                   bullet(rep), precision_name(vt), exp(log_sum / count), count);
 }
 
 int nzb_report_finish(nzb_report_t **report, const nzb_summary_info_t *info) {
@@ -348,15 +363,15 @@ int nzb_report_finish(nzb_report_t **report, const nzb_summary_info_t *info) {
         nzb_printf(rep, "\nNotes:\n");
         for (int i = 0; i < rep->num_notes; i++) nzb_printf(rep, "- %s\n", rep->notes[i]);
     }
-    nzb_printf(rep, "\n%sSummary (%s): %s\n", rep->markdown ? "### " : "", info->backend,
-               info->device);
+    nzb_printf(rep, "\n%sSummary (%s, %s): %s\n\n", rep->markdown ? "### " : "", info->backend,
+               info->date, info->device);
     if (rep->gpu)
-        nzb_printf(rep, "Copy bandwidth (device-to-device cudaMemcpy, read + write): %.1f GB/s\n",
-                   info->copy_gbs);
+        nzb_printf(rep, "%sCopy bandwidth (device-to-device cudaMemcpy, read + write): %.1f GB/s\n",
+                   bullet(rep), info->copy_gbs);
     else
-        nzb_printf(rep, "STREAM-like bandwidth (%d threads, read + write): copy %.1f GB/s, triad "
+        nzb_printf(rep, "%sSTREAM-like bandwidth (%d threads, read + write): copy %.1f GB/s, triad "
                         "%.1f GB/s\n",
-                   info->threads, info->copy_gbs, info->triad_gbs);
+                   bullet(rep), info->threads, info->copy_gbs, info->triad_gbs);
     int precisions[2] = {NZ_F32, NZ_F64};
     for (int p = 0; p < 2; p++) {
         if (rep->gpu)

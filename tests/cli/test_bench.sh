@@ -46,11 +46,11 @@ done
 awk -F, 'NR > 1 && $9 == "ok" && !($12 > 0 && $17 > 0)' "$TMP/b.csv" | grep -q . &&
     fail "an ok row has a zero time or rate"
 [ -s "$TMP/b.txt" ] || fail "the table copy $TMP/b.txt is missing"
-grep -q "Summary (cpu)" "$TMP/out" || { fail "no summary on stdout"; show; }
+grep -q "Summary (cpu, " "$TMP/out" || { fail "no summary on stdout"; show; }
 grep -q "STREAM bandwidth: copy" "$TMP/out" || fail "no bandwidth reference line"
 grep -q "^laplace3d-16 .* double csr/parallel " "$TMP/out" || fail "no aligned table row"
 grep -q "All [0-9]* timed kernels verified" "$TMP/out" || fail "no verification line"
-grep -q "Summary (cpu)" "$TMP/b.txt" || fail "the table copy has no summary"
+grep -q "Summary (cpu, " "$TMP/b.txt" || fail "the table copy has no summary"
 
 # 2. Files on the command line (a rectangular matrix and an empty one), one kernel, Markdown.
 "$NZ" bench --backend cpu --quick --no-real --precision single --alg csr/serial --markdown \
