@@ -75,7 +75,26 @@ rc=$?
 grep -q "no-such" "$TMP/err" || fail "missing file: stderr does not name it"
 grep -q '"laplace3d-16"' "$TMP/m.csv" || fail "missing file stopped the run"
 
-# 4. Bad command lines: exit 2 with one line on stderr.
+# 4. --backend gpu: on a machine without a device it falls back to the CPU with a one-line note;
+#    with one it runs the GPU path (cuSPARSE rows included), every row verified either way.
+"$NZ" bench --backend gpu --quick --no-real --precision single --runs 3 --alg merge,serial \
+    --csv "$TMP/g.csv" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] || { fail "--backend gpu exited $rc"; show; }
+if grep -q "no CUDA device" "$TMP/err"; then
+    grep -q "no CUDA device" "$TMP/out" || fail "the fallback note is not under the table"
+    awk -F, 'NR > 1 && $1 != "cpu"' "$TMP/g.csv" | grep -q . && fail "fallback rows are not cpu rows"
+else
+    grep -q '^gpu,"laplace3d-16",generated,.*,cusparse/alg2,ok,' "$TMP/g.csv" ||
+        fail "no verified cuSPARSE row on the GPU"
+    grep -q '^gpu,"laplace3d-16",generated,.*,csr/merge,ok,' "$TMP/g.csv" ||
+        fail "no verified merge row on the GPU"
+fi
+bad=$(awk -F, 'NR > 1 && !(($9 == "ok" && $25 == "pass") || ($9 == "refused" && $25 == "none"))' \
+    "$TMP/g.csv" | head -n 3)
+[ -z "$bad" ] || fail "--backend gpu rows not verified: $bad"
+
+# 5. Bad command lines: exit 2 with one line on stderr.
 for args in "--runs 0" "--alg no-such-alg" "--backend tpu" "--size huge" "--precision half" \
     "--offsets 16" "--no-such-option" "--csv"; do
     # shellcheck disable=SC2086
