@@ -21,8 +21,9 @@ typedef struct nzi_cuda_state {
     size_t l2_bytes;
     int warp_size;
     cudaEvent_t event_start, event_stop; /* for timing inside the library (plan tuning) */
-    /* Allocations made through the public nz_device_malloc, so nz_device_free knows their
-     * size (internal allocations pass the size themselves). */
+    /* Every live allocation made through nz_cuda_malloc (public nz_device_malloc and internal
+     * ones alike), so nz_cuda_free(ctx, p, (size_t)-1) finds the size, a foreign pointer is
+     * ignored instead of freed, and nz_cuda_context_release can free what users leaked. */
     void **public_ptrs;
     size_t *public_sizes;
     int public_count, public_capacity;
@@ -43,10 +44,34 @@ nz_status_t nzi_cuda_status(nz_context_t *ctx, cudaError_t err, const char *what
     } while (0)
 /* After every kernel launch. */
 #define NZI_CUDA_LAUNCH_CHECK(ctx) NZI_CUDA_TRY(ctx, cudaGetLastError())
+/* The same for functions with a `status` variable and a `cleanup:` label (like NZI_CHECK). */
+#define NZI_CUDA_CHECK(ctx, call)                                                               \
+    do {                                                                                        \
+        cudaError_t nzi_err_ = (call);                                                          \
+        if (nzi_err_ != cudaSuccess) {                                                          \
+            status = nzi_cuda_status((ctx), nzi_err_, #call, __FILE__, __LINE__);               \
+            goto cleanup;                                                                       \
+        }                                                                                       \
+    } while (0)
+
+/* Make the context's device current for this host thread (cheap when it already is). */
+nz_status_t nzi_cuda_enter(nz_context_t *ctx);
+
+/* y[0..n) = beta * y on the context's stream; beta == 0 writes zeros without reading y (so NaN
+ * in y does not propagate). n == 0 launches nothing. */
+nz_status_t nzi_cuda_scale(nz_context_t *ctx, nz_value_type_t value_type, int64_t n, double beta,
+                           void *y);
+
+/* Blocks for a grid-stride kernel of `block` threads: `waves` times the number of blocks the
+ * device holds at once (at least 1), never more than `needed` (when needed > 0). */
+int64_t nzi_cuda_grid_blocks(const nzi_cuda_state_t *cs, int block, int waves, int64_t needed);
 
 /* One algorithm family's entry points for CSR SpMV. setup does all preprocessing and allocates
  * everything execute needs (plan->state, plan->workspace_bytes, plan->reproducible,
- * plan->vector_width); execute allocates nothing; release frees plan->state. */
+ * plan->vector_width); execute allocates nothing; release frees plan->state.
+ * The dispatcher (spmv_cuda.cu) makes the context's device current, calls setup and execute only
+ * for matrices with rows > 0 and nnz > 0 (it handles empty ones itself, y = beta y), and calls
+ * release only when plan->state is not NULL. */
 typedef struct nzi_cuda_spmv_ops {
     nz_alg_t alg;
     nz_status_t (*setup)(nz_spmv_plan_t *plan);
@@ -62,6 +87,19 @@ extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_light_warp_ops;   /* spmv_ligh
 extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_ipcsr_ops;        /* spmv_ipcsr.cu */
 extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_adaptive_ops;     /* spmv_csr_adaptive.cu */
 extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_merge_ops;        /* spmv_merge.cu */
+
+#ifdef __CUDACC__
+/* Sum of `value` over aligned groups of Width consecutive lanes (Width a power of two <= 32);
+ * every lane of the warp must call it; the group's first lane gets the total. A fixed shuffle
+ * tree, so the result is bitwise reproducible. */
+template <int Width, typename Value>
+static __device__ __forceinline__ Value nzi_cuda_group_sum(Value value) {
+#pragma unroll
+    for (int offset = Width / 2; offset > 0; offset /= 2)
+        value += __shfl_down_sync(0xffffffffu, value, offset, Width);
+    return value;
+}
+#endif
 
 /* Device arrays of the plan's matrix, typed. */
 template <typename Offset>

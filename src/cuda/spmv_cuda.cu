@@ -1,0 +1,126 @@
+/* spmv_cuda.cu: the CUDA SpMV dispatch: the (format, algorithm) table, empty matrices, y = beta y. */
+#include "cuda_internal.h"
+
+/* Every CSR algorithm the backend has, in the order nz_spmv_list reports them. */
+static const nzi_cuda_spmv_ops_t *const csr_ops[] = {
+    &nzi_cuda_csr_scalar_ops,       &nzi_cuda_csr_vector_ops, &nzi_cuda_csr_light_vector_ops,
+    &nzi_cuda_csr_light_warp_ops,   &nzi_cuda_csr_ipcsr_ops,  &nzi_cuda_csr_adaptive_ops,
+    &nzi_cuda_csr_merge_ops,
+};
+
+static const nzi_cuda_spmv_ops_t *find_ops(nz_format_t format, nz_alg_t alg) {
+    if (format != NZ_FORMAT_CSR) return NULL;
+    for (size_t i = 0; i < sizeof csr_ops / sizeof csr_ops[0]; i++)
+        if (csr_ops[i]->alg == alg) return csr_ops[i];
+    return NULL;
+}
+
+int64_t nzi_cuda_grid_blocks(const nzi_cuda_state_t *cs, int block, int waves, int64_t needed) {
+    int per_sm = cs->max_threads_per_sm / block;
+    if (per_sm < 1) per_sm = 1;
+    int64_t blocks = (int64_t)cs->sm_count * per_sm * (waves > 0 ? waves : 1);
+    if (needed > 0 && blocks > needed) blocks = needed;
+    return blocks > 0 ? blocks : 1;
+}
+
+/* ---- y = beta y ------------------------------------------------------------------------------ */
+
+#define NZI_SCALE_BLOCK 256
+
+/* Grid-stride, one element per thread per step; beta == 0 stores zeros without loading y. */
+template <typename Value, bool BetaZero>
+__global__ void __launch_bounds__(NZI_SCALE_BLOCK)
+    scale_kernel(int64_t n, Value beta, Value *__restrict__ y) {
+    const int64_t stride = (int64_t)gridDim.x * NZI_SCALE_BLOCK;
+    for (int64_t i = (int64_t)blockIdx.x * NZI_SCALE_BLOCK + threadIdx.x; i < n; i += stride)
+        y[i] = BetaZero ? Value(0) : beta * y[i];
+}
+
+template <typename Value>
+static nz_status_t scale_launch(nz_context_t *ctx, int64_t n, double beta, void *y) {
+    nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    int64_t blocks = nzi_cuda_grid_blocks(cs, NZI_SCALE_BLOCK, 2,
+                                          (n + NZI_SCALE_BLOCK - 1) / NZI_SCALE_BLOCK);
+    if (beta == 0.0)
+        scale_kernel<Value, true><<<(unsigned)blocks, NZI_SCALE_BLOCK, 0, cs->stream>>>(
+            n, Value(0), (Value *)y);
+    else
+        scale_kernel<Value, false><<<(unsigned)blocks, NZI_SCALE_BLOCK, 0, cs->stream>>>(
+            n, (Value)beta, (Value *)y);
+    NZI_CUDA_LAUNCH_CHECK(ctx);
+    return NZ_SUCCESS;
+}
+
+nz_status_t nzi_cuda_scale(nz_context_t *ctx, nz_value_type_t value_type, int64_t n, double beta,
+                           void *y) {
+    if (n <= 0 || beta == 1.0) return NZ_SUCCESS;
+    return value_type == NZ_F32 ? scale_launch<float>(ctx, n, beta, y)
+                                : scale_launch<double>(ctx, n, beta, y);
+}
+
+/* ---- the backend entry points --------------------------------------------------------------- */
+
+bool nz_cuda_spmv_supports(nz_format_t format, nz_alg_t alg) { return find_ops(format, alg) != NULL; }
+
+/* Checks what no algorithm supports yet, then lets the family do its preprocessing. Matrices
+ * without rows or nonzeros need none: execute reduces them to y = beta y. */
+nz_status_t nz_cuda_spmv_plan_setup(nz_spmv_plan_t *plan) {
+    nz_context_t *ctx = plan->ctx;
+    const nz_matrix_t *A = plan->A;
+    const nzi_cuda_spmv_ops_t *ops = find_ops(A->format, plan->alg);
+    const char *what = "nz_spmv_plan_create";
+
+    plan->state = NULL;
+    plan->workspace_bytes = 0;
+    plan->vector_width = 0;
+    plan->reproducible = 1;
+    if (ops == NULL)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "%s: algorithm %s is not available for %s on the GPU",
+                         what, nz_alg_name(plan->alg), nz_format_name(A->format));
+    if (A->location != NZ_DEVICE)
+        return nzi_error(ctx, NZ_ERR_WRONG_LOCATION, "%s: matrix A is not on the device", what);
+    if (plan->op != NZ_OP_N)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                         "%s: op(A) = A^T is not implemented on the GPU yet; transpose A on the host "
+                         "(nz_matrix_transpose) and plan NZ_OP_N", what);
+    if (plan->flags & NZ_PLAN_MIXED)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                         "%s: NZ_PLAN_MIXED (single storage, double accumulation) is not "
+                         "implemented on the GPU yet", what);
+    NZI_TRY(nzi_cuda_enter(ctx));
+    if (A->rows == 0 || A->nnz == 0) return NZ_SUCCESS;
+    NZI_TRY(ops->setup(plan));
+    if ((plan->flags & NZ_PLAN_DETERMINISTIC) && !plan->reproducible) {
+        if (plan->state != NULL) ops->release(plan);
+        plan->state = NULL;
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                         "%s: algorithm %s is not bitwise reproducible, but NZ_PLAN_DETERMINISTIC "
+                         "was asked for", what, nz_alg_name(plan->alg));
+    }
+    return NZ_SUCCESS;
+}
+
+/* BLAS semantics: alpha == 0 or an empty A reduce to y = beta y (x is not read); beta == 0 never
+ * reads y (each family's kernels take beta == 0 as a template flag). */
+nz_status_t nz_cuda_spmv_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
+                                 double beta, void *y) {
+    nz_context_t *ctx = plan->ctx;
+    const nz_matrix_t *A = plan->A;
+    const nzi_cuda_spmv_ops_t *ops = find_ops(A->format, plan->alg);
+    if (ops == NULL)
+        return nzi_error(ctx, NZ_ERR_INVALID_HANDLE, "nz_spmv_execute: the plan is corrupted");
+    NZI_TRY(nzi_cuda_enter(ctx));
+    if (A->rows == 0) return NZ_SUCCESS;
+    if (A->nnz == 0 || alpha == 0.0) return nzi_cuda_scale(ctx, A->value_type, A->rows, beta, y);
+    return ops->execute(plan, alpha, x, beta, y);
+}
+
+void nz_cuda_spmv_plan_release(nz_spmv_plan_t *plan) {
+    if (plan->state == NULL) return;
+    const nzi_cuda_spmv_ops_t *ops = find_ops(plan->A->format, plan->alg);
+    if (ops != NULL) {
+        if (plan->ctx->cuda != NULL) (void)cudaSetDevice(plan->ctx->device);
+        ops->release(plan);
+    }
+    plan->state = NULL;
+}

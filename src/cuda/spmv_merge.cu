@@ -1,0 +1,340 @@
+/* spmv_merge.cu: merge-path CSR SpMV on the GPU (Merrill & Garland, SC16). */
+#include "cuda_internal.h"
+
+/*
+ * Merrill & Garland, "Merge-based parallel sparse matrix-vector multiplication" (SC16), in the
+ * agent / kernel / dispatch layering of CUB's DeviceSpmv (before CCCL 3.0).
+ *
+ * The work is the merge of two sorted lists: A = the row end offsets row_offsets[1..rows] and
+ * B = the nonzero indices 0..nnz-1. Walking the merge, taking B's k while k < A's current row end
+ * (accumulate value[k] * x[col[k]]) and A's entry otherwise (the row is finished), visits
+ * rows + nnz items. The walk is cut into tiles of TILE = MERGE_BLOCK * Items items, one per
+ * thread block, and each tile into Items items per thread: every thread gets the same amount of
+ * work whatever the row lengths (empty rows and one enormous row alike).
+ *
+ * Plan setup: a binary search on each tile's diagonal (merge_partition_kernel) finds where the
+ * tile starts, as (rows finished, nonzeros consumed); stored on the device with the plan.
+ * Execute, block b (merge_kernel):
+ *   1. stage the tile's row ends (relative to the tile's first nonzero) and its products
+ *      value[k] * x[col[k]] in shared memory, with coalesced loads of col_indices and values;
+ *   2. each thread finds its own start by the same diagonal search inside the tile, then walks
+ *      its Items items, keeping the sums of the rows it finishes and a running sum for the row it
+ *      is in at the end (its carry);
+ *   3. a block-wide segmented inclusive scan of the carries, keyed by row (keys never decrease),
+ *      gives each thread the contributions of earlier threads to the first row it finishes;
+ *   4. the tile's finished rows go to y through shared memory (coalesced, y = alpha sum + beta y)
+ *      and the block's carry (its last row, unfinished) goes to carry_row / carry_value[b].
+ * merge_fixup_kernel then adds, for each run of blocks whose carries fall in the same row, the
+ * run's sum times alpha to that row (written by the later block that finished it).
+ * Differences from CUB: 64-bit row offsets and empty matrices are handled (the dispatcher never
+ * passes an empty matrix), and the fix-up is a head-of-run sum instead of a reduce-by-key pass.
+ *
+ * Bitwise reproducible: the partition depends only on the structure, the per-thread order and
+ * the scan tree are fixed, and no atomics are used.
+ * Cost: one pass over A, nnz gathers from x, O(rows + nnz) balanced work; setup is one binary
+ * search of log2(rows) steps per tile.
+ */
+
+/* 256 threads per block (8 warps); Items per thread picked so a tile's shared memory (row ends,
+ * products, scan scratch) stays near 20 KB and 8 blocks (2048 threads) fit an SM. */
+#define MERGE_BLOCK 256
+#define MERGE_WARPS (MERGE_BLOCK / 32)
+#define MERGE_FIXUP_BLOCK 256
+
+template <typename Value> struct merge_tuning;
+template <> struct merge_tuning<float> { static constexpr int items = 9; };
+template <> struct merge_tuning<double> { static constexpr int items = 7; };
+
+/* Merge-path search: on diagonal `diagonal` of the merge of a[0..a_len) (row ends) with the
+ * counting sequence 0..b_len-1, the number of a-items taken (rows finished); b-items taken is
+ * diagonal minus that. Ties go to a (a row whose end equals k finishes before nonzero k). */
+template <typename Index, typename RowEnd>
+static __device__ __forceinline__ Index merge_path_search(Index diagonal, const RowEnd *a,
+                                                          Index a_len, Index b_len) {
+    Index low = diagonal > b_len ? diagonal - b_len : 0;
+    Index high = diagonal < a_len ? diagonal : a_len;
+    while (low < high) {
+        const Index pivot = low + (high - low) / 2;
+        if ((Index)a[pivot] <= diagonal - pivot - 1)
+            low = pivot + 1;
+        else
+            high = pivot;
+    }
+    return low;
+}
+
+/* Thread t (t = 0 .. num_tiles) writes the start of tile t on the global merge path. */
+template <typename Offset>
+__global__ void merge_partition_kernel(int32_t rows, int64_t nnz, const Offset *__restrict__ row_offsets,
+                                       int64_t num_tiles, int64_t tile_items,
+                                       int32_t *__restrict__ tile_row,
+                                       Offset *__restrict__ tile_nz) {
+    const int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t > num_tiles) return;
+    const int64_t total = (int64_t)rows + nnz;
+    const int64_t diagonal = t * tile_items < total ? t * tile_items : total;
+    /* a[i] = row_offsets[i + 1]: the end of row i */
+    const int64_t finished =
+        merge_path_search<int64_t, Offset>(diagonal, row_offsets + 1, (int64_t)rows, nnz);
+    tile_row[t] = (int32_t)finished;
+    tile_nz[t] = (Offset)(diagonal - finished);
+}
+
+template <typename Value, typename Offset, int Items, bool BetaZero>
+__global__ void __launch_bounds__(MERGE_BLOCK)
+    merge_kernel(int32_t rows, const Offset *__restrict__ row_offsets,
+                 const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
+                 const Value *__restrict__ x, Value alpha, Value beta, Value *__restrict__ y,
+                 const int32_t *__restrict__ tile_row, const Offset *__restrict__ tile_nz,
+                 int32_t *__restrict__ carry_row, Value *__restrict__ carry_value) {
+    constexpr int TILE = MERGE_BLOCK * Items;
+    /* row ends of the tile's rows, relative to its first nonzero and clamped to tile_nnz */
+    __shared__ int s_row_end[TILE + 1];
+    /* the tile's products; after step 2 the finished rows' sums */
+    __shared__ Value s_values[TILE];
+    __shared__ int s_key[MERGE_BLOCK];
+    __shared__ Value s_scan[MERGE_BLOCK];
+    __shared__ int s_warp_key[MERGE_WARPS];
+    __shared__ Value s_warp_value[MERGE_WARPS];
+
+    const int tid = threadIdx.x;
+    const int64_t tile = blockIdx.x;
+    const int32_t row0 = tile_row[tile];
+    const Offset nz0 = tile_nz[tile];
+    const int tile_rows = tile_row[tile + 1] - row0;   /* rows finished in this tile */
+    const int tile_nnz = (int)(tile_nz[tile + 1] - nz0); /* nonzeros consumed in this tile */
+    const int tile_items = tile_rows + tile_nnz;
+
+    /* 1. stage (coalesced) */
+    for (int i = tid; i <= tile_rows; i += MERGE_BLOCK) {
+        const int64_t row = (int64_t)row0 + i;
+        int end = tile_nnz;
+        if (row < rows) {
+            const Offset relative = __ldg(row_offsets + row + 1) - nz0;
+            if (relative < (Offset)tile_nnz) end = (int)relative;
+        }
+        s_row_end[i] = end;
+    }
+    for (int i = tid; i < tile_nnz; i += MERGE_BLOCK) {
+        const Offset k = nz0 + i;
+        s_values[i] = __ldg(values + k) * __ldg(x + __ldg(col_indices + k));
+    }
+    __syncthreads();
+
+    /* 2. this thread's share of the tile's merge path */
+    const int diagonal = tid * Items < tile_items ? tid * Items : tile_items;
+    const int start_row = merge_path_search<int, int>(diagonal, s_row_end, tile_rows, tile_nnz);
+    int row = start_row;
+    int nz = diagonal - start_row;
+    Value running = Value(0);
+    Value finished[Items];
+    unsigned finished_mask = 0;
+#pragma unroll
+    for (int item = 0; item < Items; item++) {
+        finished[item] = Value(0);
+        if (diagonal + item < tile_items) {
+            if (nz < s_row_end[row]) {
+                running += s_values[nz];
+                nz++;
+            } else {
+                finished[item] = running;
+                finished_mask |= 1u << item;
+                running = Value(0);
+                row++;
+            }
+        }
+    }
+
+    /* 3. segmented inclusive scan of (row, running) over the block; keys never decrease */
+    const int lane = tid & 31, warp = tid >> 5;
+    int key = row;
+    Value value = running;
+#pragma unroll
+    for (int offset = 1; offset < 32; offset *= 2) {
+        const int other_key = __shfl_up_sync(0xffffffffu, key, offset);
+        const Value other_value = __shfl_up_sync(0xffffffffu, value, offset);
+        if (lane >= offset && other_key == key) value += other_value;
+    }
+    if (lane == 31) {
+        s_warp_key[warp] = key;
+        s_warp_value[warp] = value;
+    }
+    __syncthreads(); /* also: every thread is done reading s_values as products */
+    /* an earlier warp ending in this row: all of it is in this row (keys are monotone), so its
+     * last lane's inclusive value is its whole contribution */
+    for (int w = warp - 1; w >= 0 && s_warp_key[w] == key; w--) value += s_warp_value[w];
+    s_key[tid] = key;
+    s_scan[tid] = value;
+    __syncthreads();
+
+    /* 4. finished rows to shared memory, the first with the carry of the threads before */
+    Value carry_in = (tid > 0 && s_key[tid - 1] == start_row) ? s_scan[tid - 1] : Value(0);
+    int out_row = start_row;
+#pragma unroll
+    for (int item = 0; item < Items; item++) {
+        if (finished_mask & (1u << item)) {
+            s_values[out_row] = finished[item] + carry_in;
+            carry_in = Value(0);
+            out_row++;
+        }
+    }
+    __syncthreads();
+    for (int i = tid; i < tile_rows; i += MERGE_BLOCK) {
+        const int64_t r = (int64_t)row0 + i;
+        y[r] = BetaZero ? alpha * s_values[i] : alpha * s_values[i] + beta * y[r];
+    }
+    if (tid == MERGE_BLOCK - 1) {
+        carry_row[tile] = row0 + key; /* key == tile_rows for the last thread */
+        carry_value[tile] = value;
+    }
+}
+
+/* Thread t handles carry t if it heads a run of equal carry rows (rows are non-decreasing in
+ * t): it sums the run in order and adds alpha times the sum to y. The row was finished, and y
+ * written, by a later block of merge_kernel; carries past the last row are empty. */
+template <typename Value>
+__global__ void __launch_bounds__(MERGE_FIXUP_BLOCK)
+    merge_fixup_kernel(int32_t rows, int64_t num_tiles, const int32_t *__restrict__ carry_row,
+                       const Value *__restrict__ carry_value, Value alpha, Value *__restrict__ y) {
+    const int64_t t = (int64_t)blockIdx.x * MERGE_FIXUP_BLOCK + threadIdx.x;
+    if (t >= num_tiles) return;
+    const int32_t row = carry_row[t];
+    if (row >= rows || (t > 0 && carry_row[t - 1] == row)) return;
+    Value sum = carry_value[t];
+    for (int64_t u = t + 1; u < num_tiles && carry_row[u] == row; u++) sum += carry_value[u];
+    y[row] += alpha * sum;
+}
+
+/* ---- host side ------------------------------------------------------------------------------ */
+
+typedef struct merge_state {
+    int64_t num_tiles;
+    int32_t *tile_row;  /* num_tiles + 1 */
+    void *tile_nz;      /* num_tiles + 1, Offset */
+    int32_t *carry_row; /* num_tiles */
+    void *carry_value;  /* num_tiles, Value */
+} merge_state_t;
+
+static void merge_release(nz_spmv_plan_t *plan) {
+    merge_state_t *st = (merge_state_t *)plan->state;
+    if (st == NULL) return;
+    nz_context_t *ctx = plan->ctx;
+    nz_cuda_free(ctx, st->tile_row, (size_t)-1);
+    nz_cuda_free(ctx, st->tile_nz, (size_t)-1);
+    nz_cuda_free(ctx, st->carry_row, (size_t)-1);
+    nz_cuda_free(ctx, st->carry_value, (size_t)-1);
+    nzi_free(ctx, st);
+    plan->state = NULL;
+}
+
+template <typename Value, typename Offset>
+static nz_status_t merge_setup_typed(nz_spmv_plan_t *plan) {
+    nz_status_t status = NZ_SUCCESS;
+    nz_context_t *ctx = plan->ctx;
+    const nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    const nz_matrix_t *A = plan->A;
+    const int64_t tile_items = (int64_t)MERGE_BLOCK * merge_tuning<Value>::items;
+    const int64_t num_tiles = (A->rows + A->nnz + tile_items - 1) / tile_items;
+    const int64_t partition_blocks = (num_tiles + 1 + 255) / 256;
+    merge_state_t *st = NULL;
+
+    if (num_tiles >= INT32_MAX)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "merge-path plan: %lld tiles exceed the grid limit",
+                         (long long)num_tiles);
+    st = (merge_state_t *)nzi_calloc(ctx, 1, sizeof *st);
+    if (st == NULL) return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "merge-path plan: cannot allocate the state");
+    plan->state = st;
+    st->num_tiles = num_tiles;
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->tile_row, (size_t)(num_tiles + 1) * sizeof(int32_t),
+                             "merge-path plan: tile rows"));
+    NZI_CHECK(nz_cuda_malloc(ctx, &st->tile_nz, (size_t)(num_tiles + 1) * sizeof(Offset),
+                             "merge-path plan: tile nonzeros"));
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->carry_row, (size_t)num_tiles * sizeof(int32_t),
+                             "merge-path plan: carry rows"));
+    NZI_CHECK(nz_cuda_malloc(ctx, &st->carry_value, (size_t)num_tiles * sizeof(Value),
+                             "merge-path plan: carry values"));
+    plan->workspace_bytes = (size_t)(num_tiles + 1) * (sizeof(int32_t) + sizeof(Offset)) +
+                            (size_t)num_tiles * (sizeof(int32_t) + sizeof(Value));
+    merge_partition_kernel<Offset><<<(unsigned)partition_blocks, 256, 0, cs->stream>>>(
+        (int32_t)A->rows, A->nnz, nzi_dev_offsets<Offset>(A), num_tiles, tile_items, st->tile_row,
+        (Offset *)st->tile_nz);
+    NZI_CUDA_CHECK(ctx, cudaGetLastError());
+    /* setup is timed by the caller: finish here, and surface kernel faults now */
+    NZI_CUDA_CHECK(ctx, cudaStreamSynchronize(cs->stream));
+    plan->reproducible = 1;
+    plan->vector_width = 0;
+    return NZ_SUCCESS;
+cleanup:
+    merge_release(plan);
+    plan->workspace_bytes = 0;
+    return status;
+}
+
+static nz_status_t merge_setup(nz_spmv_plan_t *plan) {
+    const nz_matrix_t *A = plan->A;
+    const bool wide = A->device.offset_type == NZ_I64;
+    if (A->value_type == NZ_F32)
+        return wide ? merge_setup_typed<float, int64_t>(plan) : merge_setup_typed<float, int32_t>(plan);
+    return wide ? merge_setup_typed<double, int64_t>(plan) : merge_setup_typed<double, int32_t>(plan);
+}
+
+template <typename Value, typename Offset>
+static nz_status_t merge_launch(const nz_spmv_plan_t *plan, double alpha, const void *x,
+                                double beta, void *y) {
+    nz_context_t *ctx = plan->ctx;
+    const nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    const nz_matrix_t *A = plan->A;
+    const merge_state_t *st = (const merge_state_t *)plan->state;
+    constexpr int ITEMS = merge_tuning<Value>::items;
+    const unsigned tiles = (unsigned)st->num_tiles;
+    const unsigned fixup_blocks = (unsigned)((st->num_tiles + MERGE_FIXUP_BLOCK - 1) / MERGE_FIXUP_BLOCK);
+    const Value a = (Value)alpha;
+    const int32_t rows = (int32_t)A->rows;
+    const Offset *offsets = nzi_dev_offsets<Offset>(A);
+    const Value *values = (const Value *)A->device.values;
+    if (beta == 0.0)
+        merge_kernel<Value, Offset, ITEMS, true><<<tiles, MERGE_BLOCK, 0, cs->stream>>>(
+            rows, offsets, A->device.col_indices, values, (const Value *)x, a, Value(0), (Value *)y,
+            st->tile_row, (const Offset *)st->tile_nz, st->carry_row, (Value *)st->carry_value);
+    else
+        merge_kernel<Value, Offset, ITEMS, false><<<tiles, MERGE_BLOCK, 0, cs->stream>>>(
+            rows, offsets, A->device.col_indices, values, (const Value *)x, a, (Value)beta,
+            (Value *)y, st->tile_row, (const Offset *)st->tile_nz, st->carry_row,
+            (Value *)st->carry_value);
+    NZI_CUDA_LAUNCH_CHECK(ctx);
+    if (st->num_tiles > 1) {
+        merge_fixup_kernel<Value><<<fixup_blocks, MERGE_FIXUP_BLOCK, 0, cs->stream>>>(
+            rows, st->num_tiles, st->carry_row, (const Value *)st->carry_value, a, (Value *)y);
+        NZI_CUDA_LAUNCH_CHECK(ctx);
+    }
+    return NZ_SUCCESS;
+}
+
+static nz_status_t merge_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
+                                 double beta, void *y) {
+    const nz_matrix_t *A = plan->A;
+    if (plan->state == NULL)
+        return nzi_error(plan->ctx, NZ_ERR_INVALID_HANDLE, "merge-path plan has no partition");
+    const bool wide = A->device.offset_type == NZ_I64;
+    if (A->value_type == NZ_F32)
+        return wide ? merge_launch<float, int64_t>(plan, alpha, x, beta, y)
+                    : merge_launch<float, int32_t>(plan, alpha, x, beta, y);
+    return wide ? merge_launch<double, int64_t>(plan, alpha, x, beta, y)
+                : merge_launch<double, int32_t>(plan, alpha, x, beta, y);
+}
+
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_merge_ops = {NZ_ALG_MERGE, merge_setup,
+                                                               merge_execute, merge_release};
+
+template nz_status_t merge_setup_typed<float, int32_t>(nz_spmv_plan_t *);
+template nz_status_t merge_setup_typed<float, int64_t>(nz_spmv_plan_t *);
+template nz_status_t merge_setup_typed<double, int32_t>(nz_spmv_plan_t *);
+template nz_status_t merge_setup_typed<double, int64_t>(nz_spmv_plan_t *);
+template nz_status_t merge_launch<float, int32_t>(const nz_spmv_plan_t *, double, const void *,
+                                                  double, void *);
+template nz_status_t merge_launch<float, int64_t>(const nz_spmv_plan_t *, double, const void *,
+                                                  double, void *);
+template nz_status_t merge_launch<double, int32_t>(const nz_spmv_plan_t *, double, const void *,
+                                                   double, void *);
+template nz_status_t merge_launch<double, int64_t>(const nz_spmv_plan_t *, double, const void *,
+                                                   double, void *);
