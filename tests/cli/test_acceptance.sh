@@ -17,29 +17,35 @@ for m in "$NZ_MATRIX_DIR"/*.mtx "$NZ_MATRIX_DIR"/*.mtx.gz; do
     matrices=$((matrices + 1))
     name=$(basename "$m")
     for precision in double single; do
-        # Every format in one invocation (the matrix is read once): one line per format,
-        # "FORMAT/ALG relerr E" or "FORMAT refused: reason"; exit 0 unless a check failed.
-        run "$NZ" spmv "$m" --format all --check --precision $precision
+        # Every format and every algorithm in one invocation (the matrix is read once): one
+        # line per run, "FORMAT/ALG relerr E" or "FORMAT[/ALG] refused: reason"; exit 0 unless
+        # a run failed.
+        run "$NZ" spmv "$m" --format all --alg all --check --precision $precision
         if [ "$RC" -ne 0 ]; then
-            fail "$name $precision: nz spmv --format all --check exited $RC"
+            fail "$name $precision: nz spmv --format all --alg all --check exited $RC"
             show_output
             continue
         fi
-        if [ "$(wc -l <"$OUT")" -ne 8 ] ||
-            grep -Evq '^[a-z]+(/[a-z-]+ relerr [-+.e0-9]+| refused: .+)$' "$OUT"; then
+        if grep -Evq '^[a-z]+(/[a-z-]+)?( relerr [-+.e0-9]+| refused: .+)$' "$OUT"; then
             fail "$name $precision: unexpected output"
             show_output
             continue
         fi
+        for format in csr csc coo ell sell hyb bsr dia; do
+            grep -Eq "^$format[/ ]" "$OUT" || fail "$name $precision: format $format did not run"
+        done
+        grep -q '^csr/[a-z-]* relerr ' "$OUT" || fail "$name $precision: CSR was refused"
         passed=$((passed + $(grep -c ' relerr ' "$OUT")))
         cp "$OUT" "$TMP/all"
-        # A refusal seen in --format all must also be a clean exit 3 when asked for alone.
-        for format in $(sed -n 's/ refused: .*//p' "$TMP/all"); do
+        # A refusal seen there must also be a clean exit 3 when asked for alone.
+        for label in $(sed -n 's/ refused: .*//p' "$TMP/all"); do
             refused=$((refused + 1))
-            if [ "$precision" = double ]; then
-                expect_error 3 "" "$name: --format $format alone" \
-                    "$NZ" spmv "$m" --format "$format" --check --precision $precision
-            fi
+            [ "$precision" = double ] || continue
+            format=${label%%/*}
+            alg=auto
+            case $label in */*) alg=${label#*/} ;; esac
+            expect_error 3 "" "$name: --format $format --alg $alg alone" \
+                "$NZ" spmv "$m" --format "$format" --alg "$alg" --check --precision $precision
         done
         # y written with -o reads back exactly: A x - y_file is exactly zero (serial CSR both
         # times, so the sums are formed in the same order).
@@ -58,5 +64,5 @@ for m in "$NZ_MATRIX_DIR"/*.mtx "$NZ_MATRIX_DIR"/*.mtx.gz; do
     done
 done
 [ "$matrices" -gt 0 ] || { echo "SKIP: no .mtx files in $NZ_MATRIX_DIR"; exit 77; }
-echo "$matrices matrices: $passed format runs passed --check, $refused refused"
+echo "$matrices matrices: $passed runs passed --check, $refused refused"
 cli_finish

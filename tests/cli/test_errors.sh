@@ -98,7 +98,8 @@ expect_error 2 "--max-padding" "spmv: negative padding" "$NZ" spmv "$A" --max-pa
 expect_error 2 "--threads" "spmv: negative threads" "$NZ" spmv "$A" --threads -2
 expect_error 2 "--x" "spmv: --x without a value" "$NZ" spmv "$A" --x
 expect_error 2 "-o" "spmv: -o with --format all" "$NZ" spmv "$A" --format all -o "$TMP/y.mtx"
-expect_error 2 "--alg" "spmv: --alg with --format all" "$NZ" spmv "$A" --format all --alg serial
+expect_error 2 "-o" "spmv: -o with --alg all" "$NZ" spmv "$A" --alg all -o "$TMP/y.mtx"
+expect_ok "spmv: subnormal alpha" "$NZ" spmv "$A" --alpha 1e-320 --check
 expect_error 2 "--bogus" "spmv: unknown option" "$NZ" spmv "$A" --bogus
 expect_error 2 "input" "spmv: no matrix" "$NZ" spmv --check
 expect_error 2 "second" "spmv: two matrices" "$NZ" spmv "$A" second
@@ -119,6 +120,16 @@ expect_ok "spmv --format all: refusals are not failures" "$NZ" spmv "$TMP/arrow.
 grep -q '^ell refused: ' "$OUT" || fail "--format all: ell not reported refused"
 grep -q '^dia refused: ' "$OUT" || fail "--format all: dia not reported refused"
 expect_error 3 "merge" "spmv: a GPU algorithm on the CPU" "$NZ" spmv "$A" --alg merge
+# One algorithm over all formats: those without it are refused, the others run.
+expect_ok "spmv --format all --alg serial" "$NZ" spmv "$A" --format all --alg serial --check
+grep -q '^csr/serial relerr ' "$OUT" || fail "--format all --alg serial: csr/serial did not run"
+grep -q '^ell refused: ' "$OUT" || fail "--format all --alg serial: ell/serial not refused"
+# The SIMD SELL kernel refuses chunk 32 in --alg all (a plan refusal, named with the algorithm).
+expect_ok "spmv --format sell --alg all" "$NZ" spmv "$A" --format sell --alg all --check --max-padding 100
+grep -q '^sell/simd refused: ' "$OUT" || fail "--alg all: sell/simd with chunk 32 not refused"
+grep -q '^sell/parallel relerr ' "$OUT" || fail "--alg all: sell/parallel did not run"
+expect_error 3 "chunk" "spmv: sell/simd chunk 32 alone" "$NZ" spmv "$A" --format sell --alg simd --max-padding 100
+expect_ok "spmv: sell/simd chunk 8" "$NZ" spmv "$A" --format sell --alg simd --sell-chunk 8 --check
 
 # The CUDA backend without a device (or without CUDA) is a refusal too.
 if "$NZ" --version | grep -q 'CUDA devices visible: 0'; then

@@ -69,6 +69,9 @@ while IFS='|' read -r kind params rows nnz; do
             fail "spmv --format all $kind: unexpected line" && show_output
         grep -q '^csr/' "$OUT" || fail "spmv --format all $kind: csr did not run"
     done
+    expect_ok "spmv --format all --alg all $kind" "$NZ" spmv "$A" --format all --alg all --check &&
+        grep -q '^csr/serial relerr ' "$OUT" && grep -q '^csr/parallel relerr ' "$OUT" ||
+        fail "spmv --format all --alg all $kind: csr/serial or csr/parallel missing"
 done <"$TMP/kinds"
 
 # gen is deterministic, and the seed matters.

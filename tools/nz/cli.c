@@ -107,7 +107,9 @@ int nz_cli_double(const char *cmd, const char *opt, const char *text, double *ou
     char *end = NULL;
     errno = 0;
     double v = strtod(text, &end);
-    if (end == text || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+    /* ERANGE also flags underflow to a subnormal or zero, which is a fine value. */
+    int overflow = errno == ERANGE && fabs(v) > 1.0;
+    if (end == text || *end != '\0' || overflow || !isfinite(v)) {
         nz_cli_error(cmd, "option %s: '%s' is not a finite number", opt, text);
         return 1;
     }

@@ -3,6 +3,7 @@
 #include "commands.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@ typedef struct spmv_options {
     double alpha, beta;
     nz_value_type_t value_type;
     int all_formats;            /* --format all */
+    int alg_all;                /* --alg all */
     nz_format_t format;
     nz_alg_t alg;
     nz_backend_t backend;
@@ -46,8 +48,12 @@ static void usage(void) {
         "  --beta B           default 0 (then y is not read)\n"
         "  --precision P      single or double (default double)\n"
         "  --format F         csr csc coo ell sell hyb bsr dia, or all: run every format in turn,\n"
-        "                     reading the matrix once (one line per format) (default csr)\n"
-        "  --alg NAME         algorithm (see --list) or auto (default auto)\n"
+        "                     reading the matrix once (default csr). With --format all or\n"
+        "                     --alg all, each run prints one line, 'FORMAT/ALG relerr E' (E with\n"
+        "                     --check) or 'FORMAT[/ALG] refused: reason', and refusals do not\n"
+        "                     make the command fail\n"
+        "  --alg NAME         algorithm (see --list), auto (the planner's choice), or all: run\n"
+        "                     every algorithm of the format(s) in turn (default auto)\n"
         "  --backend B        cpu or cuda (device 0) (default cpu)\n"
         "  --sell-chunk C     SELL chunk height (default 32)\n"
         "  --sell-sigma S     SELL sorting window in rows (default 1)\n"
@@ -79,7 +85,6 @@ static int parse_options(int argc, char **argv, spmv_options_t *o) {
     o->alg = NZ_ALG_AUTO;
     o->backend = NZ_BACKEND_CPU;
     o->repeat = 1;
-    int alg_given = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         const char *v = NULL;
@@ -119,8 +124,9 @@ static int parse_options(int argc, char **argv, spmv_options_t *o) {
                 bad = 1;
             }
         } else if (strcmp(arg, "--alg") == 0) {
-            alg_given = strcmp(v, "auto") != 0;
-            if (nz_alg_from_name(&o->alg, v) != NZ_SUCCESS) {
+            o->alg_all = strcmp(v, "all") == 0;
+            o->alg = NZ_ALG_AUTO;
+            if (!o->alg_all && nz_alg_from_name(&o->alg, v) != NZ_SUCCESS) {
                 nz_cli_error(CMD, "option --alg: unknown algorithm '%s' (see nz spmv --list)", v);
                 bad = 1;
             }
@@ -159,12 +165,8 @@ static int parse_options(int argc, char **argv, spmv_options_t *o) {
     }
     if (o->list) return NZ_EXIT_OK;
     if (o->matrix_path == NULL) return nz_cli_missing(CMD, "input matrix file");
-    if (o->all_formats && alg_given) {
-        nz_cli_error(CMD, "option --alg: only auto can be combined with --format all");
-        return NZ_EXIT_USAGE;
-    }
-    if (o->all_formats && o->out_path != NULL) {
-        nz_cli_error(CMD, "option -o: cannot be combined with --format all");
+    if ((o->all_formats || o->alg_all) && o->out_path != NULL) {
+        nz_cli_error(CMD, "option -o: cannot be combined with --format all or --alg all");
         return NZ_EXIT_USAGE;
     }
     return NZ_EXIT_OK;
@@ -259,41 +261,44 @@ static int read_vector(nz_context_t *ctx, const char *path, const char *what, nz
     return NZ_EXIT_OK;
 }
 
-/* Run one format: convert the host CSR matrix A, move it to the device for the CUDA backend,
- * plan, execute `repeat` times from y0, copy y back to the host. Returns the library status
- * (the message stays on ctx). */
-static nz_status_t run_format(nz_context_t *ctx, const spmv_options_t *o, const nz_matrix_t *A,
-                              nz_format_t format, int64_t rows, int64_t cols, const void *x,
-                              const void *y0, void *y, spmv_result_t *result) {
-    nz_status_t status = NZ_SUCCESS;
-    nz_matrix_t *converted = NULL, *device_matrix = NULL;
-    nz_spmv_plan_t *plan = NULL;
-    void *dx = NULL, *dy = NULL;
-    size_t value_size = o->value_type == NZ_F32 ? sizeof(float) : sizeof(double);
-    size_t x_bytes = (size_t)cols * value_size, y_bytes = (size_t)rows * value_size;
-    const nz_matrix_t *M = A;
+/* Host and device vectors of a run (device ones only for the CUDA backend). */
+typedef struct spmv_vectors {
+    const void *x, *y0;         /* host, working precision */
+    void *y;                    /* host result */
+    void *dx, *dy;              /* device copies */
+    size_t x_bytes, y_bytes;
+} spmv_vectors_t;
 
-    if (!backend_has(o->backend, format, o->alg)) {
-        /* Name the refusal here: the CUDA backend holds CSR only for now. */
-        status = NZ_ERR_UNSUPPORTED;
-        goto cleanup;
-    }
+/* The matrix a format runs on: A itself (CSR on the CPU), else a converted and / or device
+ * copy, which the caller destroys. */
+static nz_status_t prepare_format(nz_context_t *ctx, const spmv_options_t *o,
+                                  const nz_matrix_t *A, nz_format_t format,
+                                  nz_matrix_t **converted, nz_matrix_t **device_matrix,
+                                  const nz_matrix_t **M) {
+    nz_status_t status;
+    *M = A;
     if (format != NZ_FORMAT_CSR) {
-        if ((status = nz_matrix_convert(ctx, &converted, A, format, &o->format_options)) !=
-            NZ_SUCCESS)
-            goto cleanup;
-        M = converted;
+        status = nz_matrix_convert(ctx, converted, A, format, &o->format_options);
+        if (status != NZ_SUCCESS) return status;
+        *M = *converted;
     }
     if (o->backend == NZ_BACKEND_CUDA) {
-        if ((status = nz_matrix_to_device(ctx, &device_matrix, M, 0)) != NZ_SUCCESS) goto cleanup;
-        M = device_matrix;
-        if ((status = nz_device_malloc(ctx, &dx, x_bytes > 0 ? x_bytes : 1)) != NZ_SUCCESS ||
-            (status = nz_device_malloc(ctx, &dy, y_bytes > 0 ? y_bytes : 1)) != NZ_SUCCESS)
-            goto cleanup;
-        if (x_bytes > 0 && (status = nz_memcpy_to_device(ctx, dx, x, x_bytes)) != NZ_SUCCESS)
-            goto cleanup;
+        status = nz_matrix_to_device(ctx, device_matrix, *M, 0);
+        if (status != NZ_SUCCESS) return status;
+        *M = *device_matrix;
     }
-    if ((status = nz_spmv_plan_create(ctx, &plan, M, NZ_OP_N, o->alg, 0)) != NZ_SUCCESS)
+    return NZ_SUCCESS;
+}
+
+/* Plan alg for M, execute `repeat` times (every run from y0; only the execute is timed, with a
+ * device synchronisation on the GPU), and leave y on the host. Returns the library status (the
+ * message stays on ctx). */
+static nz_status_t run_alg(nz_context_t *ctx, const spmv_options_t *o, const nz_matrix_t *M,
+                           nz_alg_t alg, spmv_vectors_t *v, spmv_result_t *result) {
+    nz_status_t status;
+    nz_spmv_plan_t *plan = NULL;
+    int device = o->backend == NZ_BACKEND_CUDA;
+    if ((status = nz_spmv_plan_create(ctx, &plan, M, NZ_OP_N, alg, 0)) != NZ_SUCCESS)
         goto cleanup;
     nz_spmv_plan_info_t plan_info;
     if ((status = nz_spmv_plan_info(plan, &plan_info)) != NZ_SUCCESS) goto cleanup;
@@ -303,19 +308,20 @@ static nz_status_t run_format(nz_context_t *ctx, const spmv_options_t *o, const 
     double total = 0.0;
     for (int r = 0; r < o->repeat; r++) {
         double t0, t1;
-        if (o->backend == NZ_BACKEND_CUDA) {
-            if (y_bytes > 0 && (status = nz_memcpy_to_device(ctx, dy, y0, y_bytes)) != NZ_SUCCESS)
+        if (device) {
+            if (v->y_bytes > 0 &&
+                (status = nz_memcpy_to_device(ctx, v->dy, v->y0, v->y_bytes)) != NZ_SUCCESS)
                 goto cleanup;
             if ((status = nz_context_synchronize(ctx)) != NZ_SUCCESS) goto cleanup;
             t0 = nz_cli_wtime();
-            if ((status = nz_spmv_execute(plan, o->alpha, dx, o->beta, dy)) != NZ_SUCCESS ||
+            if ((status = nz_spmv_execute(plan, o->alpha, v->dx, o->beta, v->dy)) != NZ_SUCCESS ||
                 (status = nz_context_synchronize(ctx)) != NZ_SUCCESS)
                 goto cleanup;
             t1 = nz_cli_wtime();
         } else {
-            if (y_bytes > 0) memcpy(y, y0, y_bytes);
+            if (v->y_bytes > 0) memcpy(v->y, v->y0, v->y_bytes);
             t0 = nz_cli_wtime();
-            if ((status = nz_spmv_execute(plan, o->alpha, x, o->beta, y)) != NZ_SUCCESS)
+            if ((status = nz_spmv_execute(plan, o->alpha, v->x, o->beta, v->y)) != NZ_SUCCESS)
                 goto cleanup;
             t1 = nz_cli_wtime();
         }
@@ -323,16 +329,49 @@ static nz_status_t run_format(nz_context_t *ctx, const spmv_options_t *o, const 
         if (t1 - t0 < result->execute_min) result->execute_min = t1 - t0;
     }
     result->execute_mean = total / o->repeat;
-    if (o->backend == NZ_BACKEND_CUDA && y_bytes > 0)
-        status = nz_memcpy_to_host(ctx, y, dy, y_bytes);
+    if (device && v->y_bytes > 0) status = nz_memcpy_to_host(ctx, v->y, v->dy, v->y_bytes);
 
 cleanup:
     nz_spmv_plan_destroy(&plan);
-    if (dx != NULL) nz_device_free(ctx, dx);
-    if (dy != NULL) nz_device_free(ctx, dy);
-    nz_matrix_destroy(&device_matrix);
-    nz_matrix_destroy(&converted);
     return status;
+}
+
+/* The algorithms to run for a format: every one the backend lists (--alg all), or the one
+ * asked for (auto included) if the backend has it. Returns their number (0: not available). */
+static int algorithms_for(const spmv_options_t *o, nz_format_t format, nz_alg_t *algs, int max) {
+    if (!o->alg_all) {
+        algs[0] = o->alg;
+        return backend_has(o->backend, format, o->alg);
+    }
+    int n = 0;
+    nz_format_t f;
+    nz_alg_t a;
+    for (int k = 0; nz_spmv_list(o->backend, k, &f, &a) == NZ_SUCCESS && n < max; k++)
+        if (f == format) algs[n++] = a;
+    return n;
+}
+
+/* Failures collected in the multi-run modes, reported at the end on one stderr line. */
+typedef struct failure_list {
+    int count;
+    char text[768];
+} failure_list_t;
+
+static void add_failure(failure_list_t *failures, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void add_failure(failure_list_t *failures, const char *fmt, ...) {
+    size_t used = strlen(failures->text);
+    if (failures->count++ > 0 && used + 2 < sizeof failures->text) {
+        strcpy(failures->text + used, ", ");
+        used += 2;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(failures->text + used, sizeof failures->text - used, fmt, ap);
+    va_end(ap);
 }
 
 int nz_cmd_spmv(int argc, char **argv) {
@@ -344,11 +383,15 @@ int nz_cmd_spmv(int argc, char **argv) {
 
     nz_status_t status;
     nz_context_t *ctx = NULL;
-    nz_matrix_t *A = NULL, *A_double = NULL;
+    nz_matrix_t *A = NULL, *A_double = NULL, *converted = NULL, *device_matrix = NULL;
     void *x = NULL, *y0 = NULL, *y = NULL;
     double *x_double = NULL, *y0_double = NULL, *y_double = NULL, *y_ref = NULL;
-    int failures = 0;
-    char failed[512] = "";
+    spmv_vectors_t vectors;
+    memset(&vectors, 0, sizeof vectors);
+    failure_list_t failures;
+    memset(&failures, 0, sizeof failures);
+    const int multi = o.all_formats || o.alg_all; /* one output line per run */
+    const char *backend_name = o.backend == NZ_BACKEND_CUDA ? "cuda" : "cpu";
     const double tol = o.value_type == NZ_F32 ? CHECK_TOL_SINGLE : CHECK_TOL_DOUBLE;
 
     if ((status = nz_context_create(&ctx)) != NZ_SUCCESS) {
@@ -398,11 +441,11 @@ int nz_cmd_spmv(int argc, char **argv) {
             goto cleanup;
         }
         for (int64_t j = 0; j < cols; j++) {
-            double v = 1.0 + (double)(j % 7) / 8.0;
+            double value = 1.0 + (double)(j % 7) / 8.0;
             if (o.value_type == NZ_F32)
-                ((float *)x)[j] = (float)v;
+                ((float *)x)[j] = (float)value;
             else
-                ((double *)x)[j] = v;
+                ((double *)x)[j] = value;
         }
     }
     if (o.y_path != NULL) {
@@ -425,6 +468,20 @@ int nz_cmd_spmv(int argc, char **argv) {
         (status = nz_mm_write_dense(ctx, o.x_out_path, o.value_type, cols, 1, x)) != NZ_SUCCESS) {
         rc = nz_cli_library_error(CMD, ctx, status);
         goto cleanup;
+    }
+    vectors.x = x;
+    vectors.y0 = y0;
+    vectors.y = y;
+    vectors.x_bytes = (size_t)cols * value_size;
+    vectors.y_bytes = (size_t)rows * value_size;
+    if (o.backend == NZ_BACKEND_CUDA) {
+        if ((status = nz_device_malloc(ctx, &vectors.dx, vectors.x_bytes + 1)) != NZ_SUCCESS ||
+            (status = nz_device_malloc(ctx, &vectors.dy, vectors.y_bytes + 1)) != NZ_SUCCESS ||
+            (vectors.x_bytes > 0 &&
+             (status = nz_memcpy_to_device(ctx, vectors.dx, x, vectors.x_bytes)) != NZ_SUCCESS)) {
+            rc = nz_cli_library_error(CMD, ctx, status);
+            goto cleanup;
+        }
     }
 
     /* The reference: serial CSR in double on the same x and y0 values. */
@@ -453,89 +510,107 @@ int nz_cmd_spmv(int argc, char **argv) {
     int last = o.all_formats ? NZ_FORMAT_COUNT - 1 : (int)o.format;
     for (int f = first; f <= last; f++) {
         nz_format_t format = (nz_format_t)f;
-        spmv_result_t result;
-        memset(&result, 0, sizeof result);
-        status = run_format(ctx, &o, A, format, rows, cols, x, y0, y, &result);
-        if (status == NZ_ERR_UNSUPPORTED && !backend_has(o.backend, format, o.alg)) {
-            /* Refused before the library was asked: compose the message here. */
-            char what[96] = "";
+        const char *format_name = nz_format_name(format);
+        nz_alg_t algs[32];
+        int num_algs = algorithms_for(&o, format, algs, 32);
+        if (num_algs == 0) {
+            char what[64] = "";
             if (o.alg != NZ_ALG_AUTO)
                 snprintf(what, sizeof what, " with algorithm %s", nz_alg_name(o.alg));
-            if (o.all_formats) {
-                printf("%s refused: not available%s on the %s backend\n", nz_format_name(format),
-                       what, o.backend == NZ_BACKEND_CUDA ? "cuda" : "cpu");
+            if (multi) {
+                printf("%s refused: not available%s on the %s backend\n", format_name, what,
+                       backend_name);
                 continue;
             }
             nz_cli_error(CMD, "format %s%s is not available on the %s backend (see nz spmv "
-                              "--list --backend %s)", nz_format_name(format), what,
-                         o.backend == NZ_BACKEND_CUDA ? "cuda" : "cpu",
-                         o.backend == NZ_BACKEND_CUDA ? "cuda" : "cpu");
+                              "--list --backend %s)", format_name, what, backend_name,
+                         backend_name);
             rc = NZ_EXIT_REFUSED;
             goto cleanup;
         }
+        const nz_matrix_t *M = NULL;
+        status = prepare_format(ctx, &o, A, format, &converted, &device_matrix, &M);
+        for (int k = 0; k < num_algs && status == NZ_SUCCESS; k++) {
+            spmv_result_t result;
+            memset(&result, 0, sizeof result);
+            nz_status_t run_status = run_alg(ctx, &o, M, algs[k], &vectors, &result);
+            if (run_status != NZ_SUCCESS) {
+                if (!multi) {
+                    rc = nz_cli_library_error(CMD, ctx, run_status);
+                    goto cleanup;
+                }
+                /* Refusals are expected outcomes; other errors are failures. */
+                int refused = nz_cli_is_refusal(run_status);
+                if (algs[k] == NZ_ALG_AUTO)
+                    printf("%s", format_name);
+                else
+                    printf("%s/%s", format_name, nz_alg_name(algs[k]));
+                printf(" %s: %s\n", refused ? "refused" : "error", nz_context_last_error(ctx));
+                if (!refused)
+                    add_failure(&failures, "%s/%s (%s)", format_name, nz_alg_name(algs[k]),
+                                nz_status_string(run_status));
+                continue;
+            }
+            to_double(y_double, y, o.value_type, rows);
+            int check_failed = 0;
+            if (o.check) {
+                result.relerr = relative_error(y_double, y_ref, rows);
+                check_failed = !(result.relerr <= tol); /* NaN fails */
+            }
+            const char *alg_name = nz_alg_name(result.alg);
+            if (o.verbose) {
+                double flops = 2.0 * (double)info.nnz;
+                fflush(stdout);
+                fprintf(stderr, "%s/%s: plan %.3e s, execute %.3e s (mean of %d, min %.3e s, "
+                                "%.3f GFLOP/s)\n",
+                        format_name, alg_name, result.plan_seconds, result.execute_mean,
+                        o.repeat, result.execute_min,
+                        result.execute_min > 0.0 ? flops / result.execute_min / 1e9 : 0.0);
+            }
+            if (multi) {
+                printf("%s/%s", format_name, alg_name);
+                if (o.check)
+                    printf(" relerr %.3e%s", result.relerr, check_failed ? " FAILED" : "");
+                printf("\n");
+            } else {
+                if (o.out_path != NULL) {
+                    status = nz_mm_write_dense(ctx, o.out_path, o.value_type, rows, 1, y);
+                    if (status != NZ_SUCCESS) {
+                        rc = nz_cli_library_error(CMD, ctx, status);
+                        goto cleanup;
+                    }
+                } else {
+                    printf("y = A x: %lld x %lld, %lld nonzeros, %s/%s on %s, %s, ||y||_2 = "
+                           "%.17g\n",
+                           (long long)rows, (long long)cols, (long long)info.nnz, format_name,
+                           alg_name, backend_name, nz_cli_precision_name(o.value_type),
+                           norm2(y_double, rows));
+                }
+                if (o.check) printf("relerr %.3e\n", result.relerr);
+            }
+            if (check_failed)
+                add_failure(&failures, "%s/%s relerr %.3e > %.0e", format_name, alg_name,
+                            result.relerr, tol);
+        }
         if (status != NZ_SUCCESS) {
-            if (!o.all_formats) {
+            /* The conversion or the copy to the device failed. */
+            if (!multi) {
                 rc = nz_cli_library_error(CMD, ctx, status);
                 goto cleanup;
             }
-            /* --format all: refusals are expected outcomes, other errors are failures. */
             int refused = nz_cli_is_refusal(status);
-            printf("%s %s: %s\n", nz_format_name(format), refused ? "refused" : "error",
+            printf("%s %s: %s\n", format_name, refused ? "refused" : "error",
                    nz_context_last_error(ctx));
-            if (!refused) {
-                failures++;
-                size_t used = strlen(failed);
-                snprintf(failed + used, sizeof failed - used, "%s%s (%s)", used ? ", " : "",
-                         nz_format_name(format), nz_status_string(status));
-            }
-            continue;
+            if (!refused)
+                add_failure(&failures, "%s (%s)", format_name, nz_status_string(status));
         }
-        to_double(y_double, y, o.value_type, rows);
-        int check_failed = 0;
-        if (o.check) {
-            result.relerr = relative_error(y_double, y_ref, rows);
-            check_failed = !(result.relerr <= tol); /* NaN fails */
-        }
-        if (o.verbose) {
-            double flops = 2.0 * (double)info.nnz;
-            fprintf(stderr, "%s/%s: plan %.3e s, execute %.3e s (mean of %d, min %.3e s, "
-                            "%.3f GFLOP/s)\n",
-                    nz_format_name(format), nz_alg_name(result.alg), result.plan_seconds,
-                    result.execute_mean, o.repeat, result.execute_min,
-                    result.execute_min > 0.0 ? flops / result.execute_min / 1e9 : 0.0);
-        }
-        if (o.all_formats) {
-            printf("%s/%s", nz_format_name(format), nz_alg_name(result.alg));
-            if (o.check) printf(" relerr %.3e%s", result.relerr, check_failed ? " FAILED" : "");
-            printf("\n");
-        } else {
-            if (o.out_path != NULL) {
-                if ((status = nz_mm_write_dense(ctx, o.out_path, o.value_type, rows, 1, y)) !=
-                    NZ_SUCCESS) {
-                    rc = nz_cli_library_error(CMD, ctx, status);
-                    goto cleanup;
-                }
-            } else {
-                printf("y = A x: %lld x %lld, %lld nonzeros, %s/%s on %s, %s, ||y||_2 = %.17g\n",
-                       (long long)rows, (long long)cols, (long long)info.nnz,
-                       nz_format_name(format), nz_alg_name(result.alg),
-                       o.backend == NZ_BACKEND_CUDA ? "cuda" : "cpu",
-                       nz_cli_precision_name(o.value_type), norm2(y_double, rows));
-            }
-            if (o.check) printf("relerr %.3e\n", result.relerr);
-        }
-        if (check_failed) {
-            failures++;
-            size_t used = strlen(failed);
-            snprintf(failed + used, sizeof failed - used, "%s%s/%s relerr %.3e > %.0e",
-                     used ? ", " : "", nz_format_name(format), nz_alg_name(result.alg),
-                     result.relerr, tol);
-        }
+        nz_matrix_destroy(&device_matrix);
+        nz_matrix_destroy(&converted);
     }
-    if (failures > 0) {
-        fflush(stdout);
-        nz_cli_error(CMD, "%s: check failed (%s): %s", o.matrix_path,
-                     nz_cli_precision_name(o.value_type), failed);
+    if (failures.count > 0) {
+        nz_cli_error(CMD, "%s: %s (%s): %s", o.matrix_path,
+                     failures.count == 1 ? "1 run failed" : "runs failed",
+                     nz_cli_precision_name(o.value_type), failures.text);
         rc = NZ_EXIT_FAIL;
     }
 
@@ -548,7 +623,11 @@ cleanup:
         nz_free(ctx, y0_double);
         nz_free(ctx, y_double);
         nz_free(ctx, y_ref);
+        if (vectors.dx != NULL) nz_device_free(ctx, vectors.dx);
+        if (vectors.dy != NULL) nz_device_free(ctx, vectors.dy);
     }
+    nz_matrix_destroy(&device_matrix);
+    nz_matrix_destroy(&converted);
     nz_matrix_destroy(&A);
     nz_matrix_destroy(&A_double);
     nz_context_destroy(&ctx);
