@@ -13,6 +13,7 @@
 /* Every error is one line: embedded newlines or other control characters (from a library
  * message quoting a file) are printed as spaces. */
 static void print_one_line(const char *cmd, const char *message) {
+    fflush(stdout); /* keep the error after what was already printed */
     if (cmd != NULL)
         fprintf(stderr, "nz %s: ", cmd);
     else
