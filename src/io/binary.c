@@ -171,11 +171,13 @@ nz_status_t nz_binary_write(nz_context_t *ctx, const nz_matrix_t *A, const char 
     if (A->location != NZ_HOST)
         return nzi_error(ctx, NZ_ERR_WRONG_LOCATION,
                          "nz_binary_write: matrix A is on the device; copy it to the host first");
-    if (A->format != NZ_FORMAT_CSR)
-        return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
-                         "nz_binary_write: matrix A is %s; only csr can be written so far",
-                         nz_format_name(A->format));
     nz_status_t status = NZ_SUCCESS;
+    nz_matrix_t *csr = NULL;
+    int fd = -1;
+    if (A->format != NZ_FORMAT_CSR) {
+        NZI_CHECK(nz_matrix_convert(ctx, &csr, A, NZ_FORMAT_CSR, NULL));
+        A = csr;
+    }
     unsigned char header[NZB_HEADER_BYTES];
     memset(header, 0, sizeof header);
     memcpy(header, nzb_magic, 8);
@@ -189,8 +191,11 @@ nz_status_t nz_binary_write(nz_context_t *ctx, const nz_matrix_t *A, const char 
     put64(header + 48, (uint64_t)A->nnz);
     put64(header + 56, nzb_arrays_hash(A));
     put64(header + 64, nzb_hash(header, 64, 0));
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) return nzi_error(ctx, NZ_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        status = nzi_error(ctx, NZ_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+        goto cleanup;
+    }
     NZI_CHECK(write_all(ctx, fd, path, header, sizeof header));
     NZI_CHECK(write_all(ctx, fd, path, A->host.csr.row_offsets,
                         ((size_t)A->rows + 1) * sizeof(int64_t)));
@@ -198,9 +203,12 @@ nz_status_t nz_binary_write(nz_context_t *ctx, const nz_matrix_t *A, const char 
     NZI_CHECK(write_all(ctx, fd, path, A->host.csr.values,
                         (size_t)A->nnz * nzi_value_size(A->value_type)));
 cleanup:
-    if (close(fd) != 0 && status == NZ_SUCCESS)
-        status = nzi_error(ctx, NZ_ERR_IO, "%s: closing failed: %s", path, strerror(errno));
-    if (status < 0) remove(path);
+    nz_matrix_destroy(&csr);
+    if (fd >= 0) {
+        if (close(fd) != 0 && status == NZ_SUCCESS)
+            status = nzi_error(ctx, NZ_ERR_IO, "%s: closing failed: %s", path, strerror(errno));
+        if (status < 0) remove(path);
+    }
     return status;
 }
 
@@ -348,12 +356,11 @@ nz_status_t nz_matrix_read(nz_context_t *ctx, nz_matrix_t **A, const char *path,
     nz_matrix_t *M = NULL;
     NZI_TRY(nz_binary_read(ctx, &M, path));
     if (M->value_type != value_type) {
-        nz_value_type_t held = M->value_type;
+        nz_matrix_t *converted = NULL;
+        nz_status_t status = nz_matrix_convert_values(ctx, &converted, M, value_type);
         nzi_matrix_free(M);
-        return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
-                         "%s: holds %s values; converting to %s is not available yet", path,
-                         held == NZ_F32 ? "float" : "double",
-                         value_type == NZ_F32 ? "float" : "double");
+        if (status < 0) return status;
+        M = converted;
     }
     *A = M;
     return NZ_SUCCESS;

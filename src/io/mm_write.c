@@ -188,12 +188,14 @@ nz_status_t nz_mm_write(nz_context_t *ctx, const nz_matrix_t *A, const char *pat
     if (A->location != NZ_HOST)
         return nzi_error(ctx, NZ_ERR_WRONG_LOCATION,
                          "nz_mm_write: matrix A is on the device; copy it to the host first");
-    if (A->format != NZ_FORMAT_CSR)
-        return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
-                         "nz_mm_write: matrix A is %s; only csr can be written so far",
-                         nz_format_name(A->format));
     nz_status_t status = NZ_SUCCESS;
+    nz_matrix_t *csr = NULL;
     mm_out_t out;
+    memset(&out, 0, sizeof out);
+    if (A->format != NZ_FORMAT_CSR) {
+        NZI_CHECK(nz_matrix_convert(ctx, &csr, A, NZ_FORMAT_CSR, NULL));
+        A = csr;
+    }
     NZI_CHECK(out_open(&out, ctx, path));
     char header[160];
     int n = snprintf(header, sizeof header,
@@ -203,6 +205,7 @@ nz_status_t nz_mm_write(nz_context_t *ctx, const nz_matrix_t *A, const char *pat
     NZI_CHECK(out_write(&out, header, (size_t)n));
     NZI_CHECK(write_entries(&out, A, NULL, A->value_type, A->nnz));
 cleanup:
+    nz_matrix_destroy(&csr);
     if (status < 0) {
         out_close(&out, true);
         return status;
