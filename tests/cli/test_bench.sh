@@ -94,7 +94,23 @@ bad=$(awk -F, 'NR > 1 && !(($9 == "ok" && $25 == "pass") || ($9 == "refused" && 
     "$TMP/g.csv" | head -n 3)
 [ -z "$bad" ] || fail "--backend gpu rows not verified: $bad"
 
-# 5. Bad command lines: exit 2 with one line on stderr.
+# 5. A wrong result is loud: the row says FAIL, stderr names it, the exit status is 1, and the
+#    other kernels still run and pass (NZ_BENCH_CORRUPT perturbs one kernel's output as read).
+NZ_BENCH_CORRUPT=csr/parallel "$NZ" bench --backend cpu --quick --no-real --precision double \
+    --runs 3 --alg csr --csv "$TMP/c.csv" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] || fail "a wrong result exited $rc, expected 1"
+grep -q "FAILED: laplace3d-16 double csr/parallel: WRONG RESULT" "$TMP/err" ||
+    { fail "the wrong result is not named on stderr"; show; }
+grep -q "^laplace3d-16 .* csr/parallel .* FAIL  *WRONG RESULT" "$TMP/out" ||
+    fail "the table row is not marked FAIL"
+grep -q "kernel run(s) FAILED" "$TMP/out" || fail "the summary does not report the failure"
+[ "$(awk -F, 'NR > 1 && $9 == "failed" && $25 == "FAIL"' "$TMP/c.csv" | wc -l)" -eq 6 ] ||
+    fail "expected 6 failed csr/parallel CSV rows"
+[ "$(awk -F, 'NR > 1 && $8 == "csr/serial" && $25 == "pass"' "$TMP/c.csv" | wc -l)" -eq 6 ] ||
+    fail "csr/serial should still pass on all 6 matrices"
+
+# 6. Bad command lines: exit 2 with one line on stderr.
 for args in "--runs 0" "--alg no-such-alg" "--backend tpu" "--size huge" "--precision half" \
     "--offsets 16" "--no-such-option" "--csv"; do
     # shellcheck disable=SC2086
