@@ -283,12 +283,12 @@ static void count_ell(const nzi_ell_t *ell, int64_t rows, int64_t *offsets) {
             if (ell->col_indices[k * rows + i] >= 0) offsets[i + 1]++;
 }
 
-/* Append the ELL entries of each row at cursor[i] (entry order k = 0, 1, ... keeps columns
- * sorted). */
+/* Append the ELL entries of each row at cursor[i], sweeping the arrays in storage order; each
+ * row still receives its entries in the order k = 0, 1, ..., which keeps columns sorted. */
 static void scatter_ell(const nzi_ell_t *ell, int64_t rows, size_t vs, int64_t *cursor,
                         nz_matrix_t *M) {
-    for (int64_t i = 0; i < rows; i++)
-        for (int64_t k = 0; k < ell->width; k++) {
+    for (int64_t k = 0; k < ell->width; k++)
+        for (int64_t i = 0; i < rows; i++) {
             int64_t src = k * rows + i;
             if (ell->col_indices[src] < 0) continue;
             int64_t dst = cursor[i]++;
