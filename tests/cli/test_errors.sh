@@ -104,6 +104,18 @@ expect_error 2 "--bogus" "spmv: unknown option" "$NZ" spmv "$A" --bogus
 expect_error 2 "input" "spmv: no matrix" "$NZ" spmv --check
 expect_error 2 "second" "spmv: two matrices" "$NZ" spmv "$A" second
 
+# ---- a failing --check: exit 1, one line naming the matrix and the error ----------------------
+# y computed in single, fed back with beta = -1, cancels to exactly 0 in single; the reference
+# (the matrix read in double) keeps the rounding differences, so the relative error is 1.
+"$NZ" gen random --rows 30 --mean 4 --seed 9 -o "$TMP/r.mtx" >/dev/null 2>&1 || fail "gen random"
+expect_ok "single y" "$NZ" spmv "$TMP/r.mtx" --precision single --alg serial -o "$TMP/ys.mtx"
+expect_error 1 "r\.mtx.*relerr 1\.000e\+00 > 1e-05" "spmv: failing --check" "$NZ" spmv "$TMP/r.mtx" \
+    --precision single --alg serial --y "$TMP/ys.mtx" --beta -1 --check
+grep -qx 'relerr 1.000e+00' "$OUT" || fail "failing --check: relerr line missing from stdout"
+expect_error 1 "csr/[a-z]+ relerr" "spmv --format all: failing --check" "$NZ" spmv "$TMP/r.mtx" \
+    --format all --precision single --y "$TMP/ys.mtx" --beta -1 --check
+grep -q '^csr/[a-z]* relerr 1.000e+00 FAILED$' "$OUT" || fail "--format all: FAILED not marked"
+
 # ---- refusals: exit 3 with the library's reason -----------------------------------------------
 # An arrow matrix: row 0 is full, the rest is the diagonal. ELL pads every row to 40 entries and
 # DIA needs 40 diagonals of 40, far beyond 3 x the CSR bytes.
