@@ -213,13 +213,17 @@ typedef struct nz_format_options {
     int sell_chunk;            /* SELL chunk height C (default 32; 4 or 8 for the CPU SIMD kernel) */
     int sell_sigma;            /* SELL sorting window in rows (default 1 = sliced ELLPACK) */
     int bsr_block;             /* BSR block size b (default 4; 1..32) */
-    int64_t hyb_ell_width;     /* HYB ELL width (default: from the row-length histogram) */
+    int64_t hyb_ell_width;     /* HYB ELL width (default: from the row-length histogram;
+                                  capped at the longest row) */
     double max_padding_ratio;  /* refuse if padded bytes > ratio x CSR bytes (default 3.0) */
 } nz_format_options_t;
 
 /* Convert a host matrix into another host format (any format to any format). The new matrix
  * holds its own copy. NZ_ERR_TOO_MUCH_PADDING when ELL/SELL/HYB/BSR/DIA padding exceeds the
- * limit; the message gives the padded and CSR sizes. */
+ * limit; the message gives the padded and CSR sizes. COO, CSC, ELL, SELL and HYB keep the exact
+ * CSR pattern (stored zeros too). BSR and DIA cannot tell a stored zero from their zero fill:
+ * converting them back to another format drops every entry whose value is exactly 0 (nnz still
+ * counts the original entries), and their SpMV multiplies the fill (0 * Inf = NaN). */
 nz_status_t nz_matrix_convert(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A,
                               nz_format_t format, const nz_format_options_t *options);
 
@@ -260,7 +264,7 @@ typedef struct nz_matrix_stats {
     int64_t row_min, row_max;  /* nonzeros per row */
     double row_mean, row_std;
     int64_t empty_rows;
-    int64_t lower_bandwidth, upper_bandwidth; /* max (i - j), max (j - i) over nonzeros */
+    int64_t lower_bandwidth, upper_bandwidth; /* max (i - j), max (j - i) over nonzeros, >= 0 */
     int64_t num_diagonals;     /* distinct j - i */
     int symmetric;             /* 1: A == A^T (pattern and values), 0: not, -1: not square */
     size_t bytes[NZ_FORMAT_COUNT]; /* bytes per format with default options (0 = refused) */
