@@ -185,6 +185,7 @@ nz_status_t nz_cuda_malloc(nz_context_t *ctx, void **ptr, size_t bytes, const ch
     nzi_cuda_state_t *cs = nzi_cuda(ctx);
     size_t size = bytes != 0 ? bytes : 1;
     void *p = NULL;
+    int64_t peak = ctx->peak_device_bytes;
     NZI_TRY(nzi_cuda_enter(ctx));
     NZI_TRY(table_reserve(ctx, cs));
     if (!nzi_account_alloc(ctx, size, true))
@@ -195,6 +196,7 @@ nz_status_t nz_cuda_malloc(nz_context_t *ctx, void **ptr, size_t bytes, const ch
     if (err != cudaSuccess) {
         nzi_account_free(ctx, size, true);
         ctx->failed_allocs++;
+        ctx->peak_device_bytes = peak; /* the high-water mark counts memory actually held */
         (void)cudaGetLastError();
         if (err == cudaErrorMemoryAllocation) {
             size_t free_bytes = 0, total_bytes = 0;
