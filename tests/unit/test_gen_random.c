@@ -337,6 +337,21 @@ static void test_rmat(nz_context_t *ctx) {
     nz_matrix_destroy(&B);
     nz_matrix_destroy(&A);
 
+    /* scale 16: buckets of 4 rows (scale 13 has one row per bucket); row sums of the values
+     * and the degree sequence must not depend on the thread count either */
+    NZT_OK(ctx, nz_context_set_threads(ctx, 1));
+    NZT_OK(ctx, nz_gen_rmat(ctx, &A, 16, 4, 0, 0, 0, nzt_seed, NZ_F64));
+    NZT_OK(ctx, nz_context_set_threads(ctx, 3));
+    NZT_OK(ctx, nz_gen_rmat(ctx, &B, 16, 4, 0, 0, 0, nzt_seed, NZ_F64));
+    NZT_OK(ctx, nz_context_set_threads(ctx, 0));
+    w = inspect(ctx, A, "rmat scale 16");
+    NZT_CHECK(same_matrix(A, B), "rmat scale 16 with 1 and 3 threads differs");
+    NZT_CHECK(w.info.nnz > (4 << 16) / 2 && w.info.nnz < (4 << 16) && w.max_len > 20 * 4,
+              "rmat scale 16: nnz %lld, max degree %lld", (long long)w.info.nnz,
+              (long long)w.max_len);
+    nz_matrix_destroy(&B);
+    nz_matrix_destroy(&A);
+
     /* a = b = c = d = 1/4: uniform (Erdos-Renyi-like), no heavy rows */
     NZT_OK(ctx, nz_gen_rmat(ctx, &A, scale, edge_factor, 0.25, 0.25, 0.25, nzt_seed, NZ_F64));
     w = inspect(ctx, A, "rmat uniform");
