@@ -315,7 +315,10 @@ nz_status_t nz_gen_laplace3d(nz_context_t *ctx, nz_matrix_t **A, int64_t nx, int
 /* Trilinear (Q1) finite-element Poisson stiffness matrix, -Δu = f on the unit cube with an
  * n x n x n grid of hexahedral elements; Dirichlet nodes eliminated, (n-1)^3 unknowns, rows of
  * 8, 12, 18 and 27 nonzeros. If b / u_exact are non-NULL they receive (nz_malloc'ed) the load
- * vector for the manufactured solution u = sin(pi x) sin(pi y) sin(pi z) and its nodal values. */
+ * vector for the manufactured solution u = sin(pi x) sin(pi y) sin(pi z) and its nodal values.
+ * Scaling: A is the Galerkin matrix, h = 1/n times the 27-point stencil (centre 8/3, face
+ * neighbours 0 (stored), edge neighbours -1/6, corner neighbours -1/12); b_i ~ h^3 f(x_i), so
+ * A u_exact - b = O(h^5) entrywise. n >= 2. */
 nz_status_t nz_gen_fe3d(nz_context_t *ctx, nz_matrix_t **A, int64_t n, nz_value_type_t value_type,
                         void **b, void **u_exact);
 /* The same Q1 problem assembled directly on the context's GPU (one thread per row; no host
@@ -326,10 +329,12 @@ nz_status_t nz_gen_fe3d_device(nz_context_t *ctx, nz_matrix_t **dA, int64_t n,
                                nz_value_type_t value_type, void **d_b, void **d_u_exact);
 /* Kronecker / R-MAT power-law graph: 2^scale vertices, edge_factor x 2^scale edges drawn with
  * probabilities (a, b, c, 1-a-b-c) (Graph500: 0.57, 0.19, 0.19); duplicates merged, values in
- * (0, 1]. a = b = c = 0 selects the Graph500 parameters. */
+ * (0, 1]. a = b = c = 0 selects the Graph500 parameters. Directed (row = source), self loops
+ * kept, vertex labels scrambled by a seeded permutation as in Graph500. scale 1..30. */
 nz_status_t nz_gen_rmat(nz_context_t *ctx, nz_matrix_t **A, int scale, int edge_factor, double a,
                         double b, double c, uint64_t seed, nz_value_type_t value_type);
-/* Uniform random rows x cols with row lengths uniform in [0, 2 * mean_row_length]. */
+/* Uniform random rows x cols with row lengths uniform in [0, 2 * mean_row_length], distinct
+ * uniform columns, values in [-1, 1). (Also for rail and mixed: values in [-1, 1).) */
 nz_status_t nz_gen_random(nz_context_t *ctx, nz_matrix_t **A, int64_t rows, int64_t cols,
                           double mean_row_length, uint64_t seed, nz_value_type_t value_type);
 /* Rail-like (crew scheduling LP): few rows, many columns, every row long (mean row_length,
