@@ -8,10 +8,13 @@ expect_ok "nz --help" "$NZ" --help && grep -q '^usage: nz' "$OUT" || fail "nz --
 for cmd in info gen convert spmv bench; do
     grep -q "^  $cmd " "$OUT" || fail "nz --help does not list $cmd"
 done
+# Every subcommand nz --help lists (the ones above and any added later).
+commands=$(sed -n '/^commands:/,/^$/s/^  \([a-z][a-z0-9-]*\) .*/\1/p' "$OUT")
+[ "$(echo $commands | wc -w)" -ge 5 ] || fail "nz --help: cannot read the command list"
 expect_ok "nz --version" "$NZ" --version && grep -Eq '^nz [0-9]+\.[0-9]+\.[0-9]+' "$OUT" ||
     fail "nz --version: no version number"
 
-for cmd in info gen convert spmv bench; do
+for cmd in $commands; do
     for flag in --help -h; do
         if expect_ok "nz $cmd $flag" "$NZ" $cmd $flag; then
             [ -s "$OUT" ] || fail "nz $cmd $flag printed nothing"
