@@ -26,7 +26,7 @@ typedef struct spmv_options {
     int check, repeat, verbose, list, threads;
 } spmv_options_t;
 
-/* What one format's run produced. */
+/* What one run (a format and an algorithm) produced. */
 typedef struct spmv_result {
     nz_alg_t alg;               /* the algorithm the plan chose */
     double plan_seconds, execute_mean, execute_min;
