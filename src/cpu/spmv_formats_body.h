@@ -110,8 +110,9 @@ void NZI_NAME(nzi_cpu_hyb_spmv)(const nz_matrix_t *A, NZI_T alpha, const NZI_T *
     }
 }
 
-/* SELL-C-sigma, any C: chunks in parallel, one slot (row) at a time; the slot's entries are C
- * apart, padding (-1) ends it. Results go to y[row_of_slot[slot]]. */
+/* SELL-C-sigma, any C: chunks in parallel; inside a chunk, groups of up to NZI_ROW_BLOCK slots
+ * swept entry position by entry position, so values and columns are read contiguously as they
+ * are stored. Padding (-1) is skipped, never multiplied. Results go to y[row_of_slot[slot]]. */
 void NZI_NAME(nzi_cpu_sell_spmv)(const nz_matrix_t *A, NZI_T alpha, const NZI_T *x, NZI_T beta,
                                  NZI_T *y, int parallel, int threads) {
     const nzi_sell_t *s = &A->host.sell;
@@ -120,17 +121,20 @@ void NZI_NAME(nzi_cpu_sell_spmv)(const nz_matrix_t *A, NZI_T alpha, const NZI_T 
     NZI_OMP_FOR(parallel, threads)
     for (int64_t c = 0; c < s->num_chunks; c++) {
         const int64_t base = s->chunk_offsets[c], width = s->chunk_widths[c];
-        for (int64_t slot = 0; slot < C; slot++) {
-            int32_t row = s->row_of_slot[c * C + slot];
-            if (row < 0) continue;
-            NZI_T sum = 0;
+        for (int64_t g = 0; g < C; g += NZI_ROW_BLOCK) {
+            const int64_t n = C - g < NZI_ROW_BLOCK ? C - g : NZI_ROW_BLOCK;
+            NZI_T sum[NZI_ROW_BLOCK] = {0};
             if (alpha != 0)
                 for (int64_t k = 0; k < width; k++) {
-                    int32_t col = s->col_indices[base + k * C + slot];
-                    if (col < 0) break;
-                    sum += values[base + k * C + slot] * x[col];
+                    const int32_t *cols = s->col_indices + base + k * C + g;
+                    const NZI_T *vals = values + base + k * C + g;
+                    for (int64_t t = 0; t < n; t++)
+                        if (cols[t] >= 0) sum[t] += vals[t] * x[cols[t]];
                 }
-            NZI_NAME(finish)(y, row, alpha, sum, beta);
+            for (int64_t t = 0; t < n; t++) {
+                int32_t row = s->row_of_slot[c * C + g + t];
+                if (row >= 0) NZI_NAME(finish)(y, row, alpha, sum[t], beta);
+            }
         }
     }
 }
@@ -138,8 +142,9 @@ void NZI_NAME(nzi_cpu_sell_spmv)(const nz_matrix_t *A, NZI_T alpha, const NZI_T 
 /* SELL-C-sigma with C a compile-time W (4 or 8), after the Uppsala CPU kernel (N. Wik,
  * "Accelerator-based programming" project report, 2021): W independent accumulators, one per
  * row of the chunk, and for each entry position k one W-wide step over the chunk's rows, which
- * `omp simd` turns into a gather + FMA. Padding is masked with a select (never 0 * x, which
- * would let an Inf or NaN in x leak into rows that do not touch it). */
+ * `omp simd` turns into a masked gather + FMA where the target has them (AVX2 / AVX-512
+ * builds). Padding is skipped by the mask, never multiplied: 0 * x would let an Inf or NaN in x
+ * leak into rows that do not touch it, and x[-1] is never read. */
 #define NZI_SELL_SIMD_CHUNKS(W)                                                                 \
     static void NZI_NAME(sell_simd_##W)(const nz_matrix_t *A, NZI_T alpha, const NZI_T *x,      \
                                         NZI_T beta, NZI_T *y, int parallel, int threads) {      \
@@ -154,10 +159,8 @@ void NZI_NAME(nzi_cpu_sell_spmv)(const nz_matrix_t *A, NZI_T alpha, const NZI_T 
                     const int32_t *cols = s->col_indices + base + k * W;                        \
                     const NZI_T *vals = values + base + k * W;                                  \
                     NZI_OMP_SIMD                                                                \
-                    for (int t = 0; t < W; t++) {                                               \
-                        NZI_T product = vals[t] * x[cols[t] >= 0 ? cols[t] : 0];                \
-                        sum[t] += cols[t] >= 0 ? product : (NZI_T)0;                            \
-                    }                                                                           \
+                    for (int t = 0; t < W; t++)                                                 \
+                        if (cols[t] >= 0) sum[t] += vals[t] * x[cols[t]];                       \
                 }                                                                               \
             for (int t = 0; t < W; t++) {                                                       \
                 int32_t row = s->row_of_slot[c * W + t];                                        \
@@ -180,25 +183,43 @@ void NZI_NAME(nzi_cpu_sell_simd_spmv)(const nz_matrix_t *A, NZI_T alpha, const N
     }
 }
 
+/* One block row of BSR: sum[r] for its nr real rows. Inlined with b a constant for the common
+ * block sizes so the block loops unroll. */
+static inline void NZI_NAME(bsr_block_row)(const nzi_bsr_t *m, int64_t br, const int64_t b,
+                                           int64_t nr, int64_t cols, const NZI_T *x,
+                                           NZI_T *sum) {
+    const NZI_T *values = (const NZI_T *)m->values;
+    for (int64_t q = m->block_row_offsets[br]; q < m->block_row_offsets[br + 1]; q++) {
+        const int64_t j0 = (int64_t)m->block_col_indices[q] * b;
+        const NZI_T *block = values + q * b * b;
+        if (nr == b && j0 + b <= cols) {
+            for (int64_t r = 0; r < b; r++)
+                for (int64_t c = 0; c < b; c++) sum[r] += block[r * b + c] * x[j0 + c];
+        } else {
+            const int64_t nc = cols - j0 < b ? cols - j0 : b;
+            for (int64_t r = 0; r < nr; r++)
+                for (int64_t c = 0; c < nc; c++) sum[r] += block[r * b + c] * x[j0 + c];
+        }
+    }
+}
+
 /* BSR: block rows in parallel, b partial sums per block row; the padded rows and columns of
  * the last block row / column are skipped (x and y are not padded). Stored zeros inside a
  * block are multiplied like any value (as cuSPARSE does). */
 void NZI_NAME(nzi_cpu_bsr_spmv)(const nz_matrix_t *A, NZI_T alpha, const NZI_T *x, NZI_T beta,
                                 NZI_T *y, int parallel, int threads) {
     const nzi_bsr_t *m = &A->host.bsr;
-    const NZI_T *values = (const NZI_T *)m->values;
     const int64_t b = m->block, rows = A->rows, cols = A->cols;
     NZI_OMP_FOR(parallel, threads)
     for (int64_t br = 0; br < m->block_rows; br++) {
         NZI_T sum[32] = {0};
         const int64_t i0 = br * b, nr = rows - i0 < b ? rows - i0 : b;
-        if (alpha != 0)
-            for (int64_t q = m->block_row_offsets[br]; q < m->block_row_offsets[br + 1]; q++) {
-                const int64_t j0 = (int64_t)m->block_col_indices[q] * b;
-                const int64_t nc = cols - j0 < b ? cols - j0 : b;
-                const NZI_T *block = values + q * b * b;
-                for (int64_t r = 0; r < nr; r++)
-                    for (int64_t c = 0; c < nc; c++) sum[r] += block[r * b + c] * x[j0 + c];
+        if (alpha != 0) switch (b) {
+            case 2: NZI_NAME(bsr_block_row)(m, br, 2, nr, cols, x, sum); break;
+            case 3: NZI_NAME(bsr_block_row)(m, br, 3, nr, cols, x, sum); break;
+            case 4: NZI_NAME(bsr_block_row)(m, br, 4, nr, cols, x, sum); break;
+            case 8: NZI_NAME(bsr_block_row)(m, br, 8, nr, cols, x, sum); break;
+            default: NZI_NAME(bsr_block_row)(m, br, b, nr, cols, x, sum); break;
             }
         for (int64_t r = 0; r < nr; r++) NZI_NAME(finish)(y, i0 + r, alpha, sum[r], beta);
     }
