@@ -23,11 +23,14 @@
  *   3. a block-wide segmented inclusive scan of the carries, keyed by row (keys never decrease),
  *      gives each thread the contributions of earlier threads to the first row it finishes;
  *   4. the tile's finished rows go to y through shared memory (coalesced, y = alpha sum + beta y)
- *      and the block's carry (its last row, unfinished) goes to carry_row / carry_value[b].
- * merge_fixup_kernel then adds, for each run of blocks whose carries fall in the same row, the
- * run's sum times alpha to that row (written by the later block that finished it).
+ *      and the block's carry (the partial sum of its last, unfinished row tile_row[b + 1]) goes
+ *      to carry_value[b].
+ * merge_fixup_kernel then adds, for each run of consecutive blocks whose carries fall in the same
+ * row, alpha times the run's sum to that row (whose y the later block that finished it wrote).
+ * The runs depend only on the structure, so setup lists them: a run of up to MERGE_SHORT_RUN
+ * carries is summed by one thread, a longer one (a row spanning many tiles) by a whole block.
  * Differences from CUB: 64-bit row offsets and empty matrices are handled (the dispatcher never
- * passes an empty matrix), and the fix-up is a head-of-run sum instead of a reduce-by-key pass.
+ * passes an empty matrix), and the fix-up uses the precomputed runs instead of a reduce-by-key.
  *
  * Bitwise reproducible: the partition depends only on the structure, the per-thread order and
  * the scan tree are fixed, and no atomics are used.
@@ -40,6 +43,8 @@
 #define MERGE_BLOCK 256
 #define MERGE_WARPS (MERGE_BLOCK / 32)
 #define MERGE_FIXUP_BLOCK 256
+/* Carry runs up to this long are summed by one thread; longer ones by a block of threads. */
+#define MERGE_SHORT_RUN 16
 
 template <typename Value> struct merge_tuning;
 template <> struct merge_tuning<float> { static constexpr int items = 9; };
@@ -80,13 +85,15 @@ __global__ void merge_partition_kernel(int32_t rows, int64_t nnz, const Offset *
     tile_nz[t] = (Offset)(diagonal - finished);
 }
 
+/* 8 resident blocks (2048 threads) per SM fit in 32 registers per thread without spilling, except
+ * for double values with 64-bit offsets, which get 6 blocks (42 registers). */
 template <typename Value, typename Offset, int Items, bool BetaZero>
-__global__ void __launch_bounds__(MERGE_BLOCK)
+__global__ void __launch_bounds__(MERGE_BLOCK, sizeof(Value) == 8 && sizeof(Offset) == 8 ? 6 : 8)
     merge_kernel(int32_t rows, const Offset *__restrict__ row_offsets,
                  const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
                  const Value *__restrict__ x, Value alpha, Value beta, Value *__restrict__ y,
                  const int32_t *__restrict__ tile_row, const Offset *__restrict__ tile_nz,
-                 int32_t *__restrict__ carry_row, Value *__restrict__ carry_value) {
+                 Value *__restrict__ carry_value) {
     constexpr int TILE = MERGE_BLOCK * Items;
     /* row ends of the tile's rows, relative to its first nonzero and clamped to tile_nnz */
     __shared__ int s_row_end[TILE + 1];
@@ -183,36 +190,56 @@ __global__ void __launch_bounds__(MERGE_BLOCK)
         const int64_t r = (int64_t)row0 + i;
         y[r] = BetaZero ? alpha * s_values[i] : alpha * s_values[i] + beta * y[r];
     }
-    if (tid == MERGE_BLOCK - 1) {
-        carry_row[tile] = row0 + key; /* key == tile_rows for the last thread */
-        carry_value[tile] = value;
-    }
+    /* the last thread's key is tile_rows: its scan value is the carry of row tile_row[tile + 1] */
+    if (tid == MERGE_BLOCK - 1) carry_value[tile] = value;
 }
 
-/* Thread t handles carry t if it heads a run of equal carry rows (rows are non-decreasing in
- * t): it sums the run in order and adds alpha times the sum to y. The row was finished, and y
- * written, by a later block of merge_kernel; carries past the last row are empty. */
+/* Blocks below short_blocks: thread t adds the short run of carries starting at t (run_length[t]
+ * carries, 0 when t heads no short run) to its row tile_row[t + 1], in order. Each block above
+ * handles one long run (start, length, row in long_runs): its threads sum strided carries, then a
+ * fixed shuffle / shared-memory tree combines them. Every row is touched by one thread only, after
+ * merge_kernel wrote it. */
 template <typename Value>
 __global__ void __launch_bounds__(MERGE_FIXUP_BLOCK)
-    merge_fixup_kernel(int32_t rows, int64_t num_tiles, const int32_t *__restrict__ carry_row,
+    merge_fixup_kernel(int64_t num_tiles, unsigned short_blocks, const int32_t *__restrict__ tile_row,
+                       const int32_t *__restrict__ run_length, const int32_t *__restrict__ long_runs,
                        const Value *__restrict__ carry_value, Value alpha, Value *__restrict__ y) {
-    const int64_t t = (int64_t)blockIdx.x * MERGE_FIXUP_BLOCK + threadIdx.x;
-    if (t >= num_tiles) return;
-    const int32_t row = carry_row[t];
-    if (row >= rows || (t > 0 && carry_row[t - 1] == row)) return;
-    Value sum = carry_value[t];
-    for (int64_t u = t + 1; u < num_tiles && carry_row[u] == row; u++) sum += carry_value[u];
-    y[row] += alpha * sum;
+    __shared__ Value s_partial[MERGE_FIXUP_BLOCK / 32];
+    if (blockIdx.x < short_blocks) {
+        const int64_t t = (int64_t)blockIdx.x * MERGE_FIXUP_BLOCK + threadIdx.x;
+        if (t >= num_tiles) return;
+        const int length = run_length[t];
+        if (length == 0) return;
+        Value sum = carry_value[t];
+        for (int u = 1; u < length; u++) sum += carry_value[t + u];
+        y[tile_row[t + 1]] += alpha * sum;
+        return;
+    }
+    const int32_t *run = long_runs + 3 * (int64_t)(blockIdx.x - short_blocks);
+    const int64_t start = run[0];
+    const int length = run[1];
+    Value sum = Value(0);
+    for (int u = threadIdx.x; u < length; u += MERGE_FIXUP_BLOCK) sum += carry_value[start + u];
+    sum = nzi_cuda_group_sum<32>(sum);
+    if ((threadIdx.x & 31) == 0) s_partial[threadIdx.x >> 5] = sum;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        Value total = s_partial[0];
+        for (int w = 1; w < MERGE_FIXUP_BLOCK / 32; w++) total += s_partial[w];
+        y[run[2]] += alpha * total;
+    }
 }
 
 /* ---- host side ------------------------------------------------------------------------------ */
 
 typedef struct merge_state {
     int64_t num_tiles;
-    int32_t *tile_row;  /* num_tiles + 1 */
-    void *tile_nz;      /* num_tiles + 1, Offset */
-    int32_t *carry_row; /* num_tiles */
-    void *carry_value;  /* num_tiles, Value */
+    int32_t *tile_row;   /* num_tiles + 1: rows finished before each tile */
+    void *tile_nz;       /* num_tiles + 1, Offset: nonzeros consumed before each tile */
+    void *carry_value;   /* num_tiles, Value */
+    int32_t *run_length; /* num_tiles: length of the short carry run tile t heads, else 0 */
+    int32_t *long_runs;  /* num_long x (first tile, length, row) */
+    int64_t num_short, num_long; /* runs of each kind (0 and 0: no fix-up needed) */
 } merge_state_t;
 
 static void merge_release(nz_spmv_plan_t *plan) {
@@ -221,52 +248,113 @@ static void merge_release(nz_spmv_plan_t *plan) {
     nz_context_t *ctx = plan->ctx;
     nz_cuda_free(ctx, st->tile_row, (size_t)-1);
     nz_cuda_free(ctx, st->tile_nz, (size_t)-1);
-    nz_cuda_free(ctx, st->carry_row, (size_t)-1);
     nz_cuda_free(ctx, st->carry_value, (size_t)-1);
+    nz_cuda_free(ctx, st->run_length, (size_t)-1);
+    nz_cuda_free(ctx, st->long_runs, (size_t)-1);
     nzi_free(ctx, st);
     plan->state = NULL;
 }
 
+/* Partition on the device (one diagonal search per tile), then list the carry runs on the host
+ * from the tile rows: tile t's carry belongs to row tile_row[t + 1]; a run is a maximal set of
+ * consecutive tiles with the same carry row below rows. O(num_tiles) host work and transfers. */
 template <typename Value, typename Offset>
 static nz_status_t merge_setup_typed(nz_spmv_plan_t *plan) {
     nz_status_t status = NZ_SUCCESS;
     nz_context_t *ctx = plan->ctx;
     const nzi_cuda_state_t *cs = nzi_cuda(ctx);
     const nz_matrix_t *A = plan->A;
+    const int64_t rows = A->rows;
     const int64_t tile_items = (int64_t)MERGE_BLOCK * merge_tuning<Value>::items;
-    const int64_t num_tiles = (A->rows + A->nnz + tile_items - 1) / tile_items;
+    const int64_t num_tiles = (rows + A->nnz + tile_items - 1) / tile_items;
     const int64_t partition_blocks = (num_tiles + 1 + 255) / 256;
     merge_state_t *st = NULL;
+    int32_t *host_row = NULL, *host_length = NULL, *host_long = NULL;
+    int64_t t, length, k;
 
     if (num_tiles >= INT32_MAX)
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "merge-path plan: %lld tiles exceed the grid limit",
                          (long long)num_tiles);
     st = (merge_state_t *)nzi_calloc(ctx, 1, sizeof *st);
-    if (st == NULL) return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "merge-path plan: cannot allocate the state");
+    if (st == NULL)
+        return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "merge-path plan: cannot allocate the state");
     plan->state = st;
     st->num_tiles = num_tiles;
     NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->tile_row, (size_t)(num_tiles + 1) * sizeof(int32_t),
                              "merge-path plan: tile rows"));
     NZI_CHECK(nz_cuda_malloc(ctx, &st->tile_nz, (size_t)(num_tiles + 1) * sizeof(Offset),
                              "merge-path plan: tile nonzeros"));
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->carry_row, (size_t)num_tiles * sizeof(int32_t),
-                             "merge-path plan: carry rows"));
     NZI_CHECK(nz_cuda_malloc(ctx, &st->carry_value, (size_t)num_tiles * sizeof(Value),
                              "merge-path plan: carry values"));
     plan->workspace_bytes = (size_t)(num_tiles + 1) * (sizeof(int32_t) + sizeof(Offset)) +
-                            (size_t)num_tiles * (sizeof(int32_t) + sizeof(Value));
+                            (size_t)num_tiles * sizeof(Value);
     merge_partition_kernel<Offset><<<(unsigned)partition_blocks, 256, 0, cs->stream>>>(
-        (int32_t)A->rows, A->nnz, nzi_dev_offsets<Offset>(A), num_tiles, tile_items, st->tile_row,
+        (int32_t)rows, A->nnz, nzi_dev_offsets<Offset>(A), num_tiles, tile_items, st->tile_row,
         (Offset *)st->tile_nz);
     NZI_CUDA_CHECK(ctx, cudaGetLastError());
-    /* setup is timed by the caller: finish here, and surface kernel faults now */
-    NZI_CUDA_CHECK(ctx, cudaStreamSynchronize(cs->stream));
+
+    /* the carry runs (nz_cuda_memcpy synchronises, which also surfaces partition faults) */
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&host_row, (size_t)num_tiles + 1, sizeof(int32_t),
+                              "merge-path plan: tile rows copy"));
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&host_length, (size_t)num_tiles, sizeof(int32_t),
+                              "merge-path plan: carry runs"));
+    NZI_CHECK(nz_cuda_memcpy(ctx, host_row, st->tile_row, (size_t)(num_tiles + 1) * sizeof(int32_t),
+                             NZI_D2H));
+    for (t = 0; t < num_tiles; t = t + (length > 0 ? length : 1)) {
+        const int32_t row = host_row[t + 1];
+        length = 0;
+        host_length[t] = 0;
+        if (row >= rows) continue;
+        length = 1;
+        while (t + length < num_tiles && host_row[t + length + 1] == row) {
+            host_length[t + length] = 0;
+            length++;
+        }
+        if (length <= MERGE_SHORT_RUN) {
+            host_length[t] = (int32_t)length;
+            st->num_short++;
+        } else {
+            st->num_long++;
+        }
+    }
+    if (st->num_long > 0) {
+        NZI_CHECK(nzi_alloc_array(ctx, (void **)&host_long, (size_t)st->num_long, 3 * sizeof(int32_t),
+                                  "merge-path plan: long carry runs"));
+        for (t = 0, k = 0; t < num_tiles; t++) {
+            const int32_t row = host_row[t + 1];
+            if (row >= rows || (t > 0 && host_row[t] == row)) continue;
+            for (length = 1; t + length < num_tiles && host_row[t + length + 1] == row;) length++;
+            if (length <= MERGE_SHORT_RUN) continue;
+            host_long[3 * k] = (int32_t)t;
+            host_long[3 * k + 1] = (int32_t)length;
+            host_long[3 * k + 2] = row;
+            k++;
+        }
+        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->long_runs,
+                                 (size_t)st->num_long * 3 * sizeof(int32_t),
+                                 "merge-path plan: long carry runs"));
+        NZI_CHECK(nz_cuda_memcpy(ctx, st->long_runs, host_long,
+                                 (size_t)st->num_long * 3 * sizeof(int32_t), NZI_H2D));
+        plan->workspace_bytes += (size_t)st->num_long * 3 * sizeof(int32_t);
+    }
+    if (st->num_short + st->num_long > 0) {
+        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->run_length, (size_t)num_tiles * sizeof(int32_t),
+                                 "merge-path plan: carry runs"));
+        NZI_CHECK(nz_cuda_memcpy(ctx, st->run_length, host_length,
+                                 (size_t)num_tiles * sizeof(int32_t), NZI_H2D));
+        plan->workspace_bytes += (size_t)num_tiles * sizeof(int32_t);
+    }
     plan->reproducible = 1;
     plan->vector_width = 0;
-    return NZ_SUCCESS;
+
 cleanup:
-    merge_release(plan);
-    plan->workspace_bytes = 0;
+    nzi_free(ctx, host_row);
+    nzi_free(ctx, host_length);
+    nzi_free(ctx, host_long);
+    if (status < 0) {
+        merge_release(plan);
+        plan->workspace_bytes = 0;
+    }
     return status;
 }
 
@@ -287,7 +375,8 @@ static nz_status_t merge_launch(const nz_spmv_plan_t *plan, double alpha, const 
     const merge_state_t *st = (const merge_state_t *)plan->state;
     constexpr int ITEMS = merge_tuning<Value>::items;
     const unsigned tiles = (unsigned)st->num_tiles;
-    const unsigned fixup_blocks = (unsigned)((st->num_tiles + MERGE_FIXUP_BLOCK - 1) / MERGE_FIXUP_BLOCK);
+    const unsigned short_blocks =
+        st->num_short > 0 ? (unsigned)((st->num_tiles + MERGE_FIXUP_BLOCK - 1) / MERGE_FIXUP_BLOCK) : 0;
     const Value a = (Value)alpha;
     const int32_t rows = (int32_t)A->rows;
     const Offset *offsets = nzi_dev_offsets<Offset>(A);
@@ -295,16 +384,17 @@ static nz_status_t merge_launch(const nz_spmv_plan_t *plan, double alpha, const 
     if (beta == 0.0)
         merge_kernel<Value, Offset, ITEMS, true><<<tiles, MERGE_BLOCK, 0, cs->stream>>>(
             rows, offsets, A->device.col_indices, values, (const Value *)x, a, Value(0), (Value *)y,
-            st->tile_row, (const Offset *)st->tile_nz, st->carry_row, (Value *)st->carry_value);
+            st->tile_row, (const Offset *)st->tile_nz, (Value *)st->carry_value);
     else
         merge_kernel<Value, Offset, ITEMS, false><<<tiles, MERGE_BLOCK, 0, cs->stream>>>(
             rows, offsets, A->device.col_indices, values, (const Value *)x, a, (Value)beta,
-            (Value *)y, st->tile_row, (const Offset *)st->tile_nz, st->carry_row,
-            (Value *)st->carry_value);
+            (Value *)y, st->tile_row, (const Offset *)st->tile_nz, (Value *)st->carry_value);
     NZI_CUDA_LAUNCH_CHECK(ctx);
-    if (st->num_tiles > 1) {
-        merge_fixup_kernel<Value><<<fixup_blocks, MERGE_FIXUP_BLOCK, 0, cs->stream>>>(
-            rows, st->num_tiles, st->carry_row, (const Value *)st->carry_value, a, (Value *)y);
+    if (st->num_short + st->num_long > 0) {
+        merge_fixup_kernel<Value><<<short_blocks + (unsigned)st->num_long, MERGE_FIXUP_BLOCK, 0,
+                                    cs->stream>>>(st->num_tiles, short_blocks, st->tile_row,
+                                                  st->run_length, st->long_runs,
+                                                  (const Value *)st->carry_value, a, (Value *)y);
         NZI_CUDA_LAUNCH_CHECK(ctx);
     }
     return NZ_SUCCESS;
