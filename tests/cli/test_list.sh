@@ -6,6 +6,7 @@ cli_setup
 
 for backend in cpu cuda; do
     expect_ok "spmv --list --backend $backend" "$NZ" spmv --list --backend $backend || continue
+    cp "$OUT" "$TMP/list_$backend"
     if grep -Evq '^(csr|csc|coo|ell|sell|hyb|bsr|dia)/[a-z][a-z-]*$' "$OUT"; then
         fail "--list --backend $backend: a line is not FORMAT/ALG"
         show_output
@@ -18,7 +19,6 @@ for backend in cpu cuda; do
         run "$NZ" spmv --alg "$alg" --list
         [ "$RC" -eq 0 ] || fail "--alg $alg from --list is not accepted"
     done
-    cp "$OUT" "$TMP/list_$backend"
 done
 cpu_lines=$(wc -l <"$TMP/list_cpu")
 [ "$cpu_lines" -ge 8 ] || fail "--list: only $cpu_lines CPU pairs, expected one or more per format"

@@ -525,7 +525,8 @@ static void test_wrap(void) {
         NZT_OK(ctx, nz_memcpy_to_host(ctx, back, d_columns, sizeof back));
         NZT_CHECK(memcmp(back, good_columns, sizeof back) == 0, "wrapped columns changed");
     }
-    /* 64-bit offsets, no validation */
+    /* 64-bit offsets, no validation (restore the valid columns the cases above overwrote) */
+    NZT_OK(ctx, nz_memcpy_to_device(ctx, d_columns, good_columns, sizeof good_columns));
     const int64_t offsets64[5] = {0, 3, 3, 5, 6};
     void *d_offsets64 = NULL;
     NZT_OK(ctx, nz_device_malloc(ctx, &d_offsets64, sizeof offsets64));
