@@ -441,6 +441,62 @@ typedef struct nz_cg_result {
 nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, void *x,
                         const nz_cg_options_t *options, nz_cg_result_t *result);
 
+/* ------------------------------------------------------------------------------------------ */
+/* Many right-hand sides: Y = alpha op(A) X + beta Y                                           */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum nz_dense_layout { NZ_COL_MAJOR = 0, NZ_ROW_MAJOR = 1 } nz_dense_layout_t;
+
+typedef struct nz_spmm_plan nz_spmm_plan_t;
+
+/* Plan Y = alpha op(A) X + beta Y for X with k columns (1..64) in the given layout; X is
+ * (op(A) cols) x k and Y (op(A) rows) x k with leading dimensions ldx, ldy (elements). A host
+ * matrix runs on the CPU, a device matrix on the GPU (CSR and SELL). */
+nz_status_t nz_spmm_plan_create(nz_context_t *ctx, nz_spmm_plan_t **plan, const nz_matrix_t *A,
+                                nz_operation_t op, int64_t k, nz_dense_layout_t layout,
+                                nz_alg_t alg, unsigned flags);
+nz_status_t nz_spmm_execute(nz_spmm_plan_t *plan, double alpha, const void *X, int64_t ldx,
+                            double beta, void *Y, int64_t ldy);
+nz_status_t nz_spmm_plan_destroy(nz_spmm_plan_t **plan);
+
+/* ------------------------------------------------------------------------------------------ */
+/* SpGEMM: C = A B                                                                             */
+/* ------------------------------------------------------------------------------------------ */
+
+typedef enum nz_spgemm_alg {
+    NZ_SPGEMM_AUTO = 0,
+    NZ_SPGEMM_CPU = 1,      /* CPU Gustavson (OpenMP), the reference and fallback */
+    NZ_SPGEMM_ESC = 2,      /* GPU expand, sort, compress (CUSP) */
+    NZ_SPGEMM_HYSPMM = 3,   /* hybrid CPU-GPU pipelined design (Wu, Georgia State 2015) */
+    NZ_SPGEMM_HASH = 4      /* GPU hash-based Gustavson with row binning (default on the GPU) */
+} nz_spgemm_alg_t;
+
+typedef struct nz_spgemm_options {
+    nz_spgemm_alg_t alg;
+    size_t gpu_memory_limit;   /* bytes of device memory to use (0 = the free device memory) */
+    int threads;               /* CPU threads (0 = default) */
+} nz_spgemm_options_t;
+
+typedef struct nz_spgemm_info {
+    nz_spgemm_alg_t alg;       /* the algorithm that ran */
+    int64_t products;          /* scalar multiplications (flop = 2 x products) */
+    int64_t panels;            /* row panels processed (1 = in core) */
+    double seconds;            /* total, including symbolic phase and output allocation */
+    double symbolic_seconds, numeric_seconds, transfer_seconds;
+    double stage_seconds_sum;  /* sum of the pipelined stages' times (overlap = seconds / this) */
+    int64_t peak_device_bytes;
+} nz_spgemm_info_t;
+
+/* C = A B with A, B host CSR matrices of the same value type (C: host CSR, sorted columns, no
+ * explicit duplicates). GPU algorithms need a context bound to a device; products too large for
+ * the memory budget are processed in row panels with C streamed back to host memory. info may
+ * be NULL. */
+nz_status_t nz_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
+                      const nz_matrix_t *B, const nz_spgemm_options_t *options,
+                      nz_spgemm_info_t *info);
+const char *nz_spgemm_alg_name(nz_spgemm_alg_t alg);
+nz_status_t nz_spgemm_alg_from_name(nz_spgemm_alg_t *alg, const char *name);
+
 #ifdef __cplusplus
 }
 #endif

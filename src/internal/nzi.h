@@ -175,8 +175,11 @@ struct nz_matrix {
         nzi_bsr_t bsr;
         nzi_dia_t dia;
     } host;
-    nzi_device_csr_t device;    /* location == NZ_DEVICE */
-    void *device_extra;         /* backend-owned (other device formats) */
+    /* location == NZ_DEVICE: CSR lives in `device`; every other format keeps the host layout
+     * of the union above with DEVICE pointers in it (same struct, same meaning), allocated and
+     * freed by the CUDA backend. */
+    nzi_device_csr_t device;
+    void *device_extra;         /* backend-owned extras (e.g. a cached transpose) */
 };
 
 /* Validate a matrix handle (and optionally its location). */
