@@ -3,7 +3,9 @@
 # Usage: scripts/gpu-check.sh [STEPS]   STEPS: comma list of build,test,cpu,memcheck,racecheck,
 #        initcheck,synccheck,bench,benchquick (default: build,test,memcheck,racecheck,benchquick)
 # Logs go to $OUT (the device tool's output folder) or ./gpu-out. Real matrices are read from
-# .carry/matrices (copied there from ../shared/matrices and carried; see scripts/carry-matrices.sh).
+# .carry/matrices (copied there from ../shared/matrices and carried; see scripts/carry-matrices.sh)
+# or $NZ_CARRY_MATRICES. scripts/snapshot.sh puts a clean copy of HEAD in .carry/snap for runs
+# while the working tree is mid-edit.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
@@ -11,7 +13,7 @@ mkdir -p "$OUT"
 STEPS=${1:-build,test,memcheck,racecheck,benchquick}
 JOBS=$(nproc)
 BUILD=build-gpu
-MDIR=$PWD/.carry/matrices
+MDIR=${NZ_CARRY_MATRICES:-$PWD/.carry/matrices}
 [ -d "$MDIR" ] || MDIR=""
 summary="$OUT/summary.txt"
 : > "$summary"
