@@ -45,7 +45,7 @@ for tool in memcheck racecheck initcheck synccheck; do
     [ -x "$t" ] || continue
     extra=""
     [ $tool = memcheck ] && extra="--leak-check full"
-    NZ_TEST_QUICK=1 NZ_MATRIX_DIR=$MDIR compute-sanitizer --tool $tool --error-exitcode 99 \
+    NZ_TEST_QUICK=1 NZ_TEST_SANITIZER=1 NZ_MATRIX_DIR=$MDIR compute-sanitizer --tool $tool --error-exitcode 99 \
       $extra "$t" >> "$OUT/sanitizer.log" 2>&1
     rc=$?
     note "compute-sanitizer --tool $tool $(basename $t): rc=$rc :: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/sanitizer.log" | tail -1)"

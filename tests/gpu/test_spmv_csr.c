@@ -654,10 +654,17 @@ static void test_memory(void) {
     nz_status_t s = nz_device_malloc(ctx, &p, 64);
     NZT_CHECK(s == NZ_ERR_DEVICE_OUT_OF_MEMORY, "injected device failure returned %d", (int)s);
     NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
-    size_t huge = (size_t)1 << 62;
-    s = nz_device_malloc(ctx, &p, huge);
-    NZT_CHECK(s == NZ_ERR_DEVICE_OUT_OF_MEMORY, "2^62-byte device allocation returned %d: %s",
-              (int)s, nz_context_last_error(ctx));
+    /* A real (not injected) cudaMalloc failure. compute-sanitizer counts the deliberate API
+     * error as an error, so sanitizer runs (NZ_TEST_SANITIZER=1) leave it to the plain run. */
+    const char *san = getenv("NZ_TEST_SANITIZER");
+    if (san == NULL || !*san || strcmp(san, "0") == 0) {
+        size_t huge = (size_t)1 << 62;
+        s = nz_device_malloc(ctx, &p, huge);
+        NZT_CHECK(s == NZ_ERR_DEVICE_OUT_OF_MEMORY, "2^62-byte device allocation returned %d: %s",
+                  (int)s, nz_context_last_error(ctx));
+    } else {
+        printf("note: 2^62-byte allocation skipped under the sanitizer (NZ_TEST_SANITIZER)\n");
+    }
     /* the failure did not poison the context */
     NZT_OK(ctx, nz_device_malloc(ctx, &p, 64));
     NZT_OK(ctx, nz_device_free(ctx, p));
