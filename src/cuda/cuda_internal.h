@@ -6,6 +6,7 @@
 #include "backend.h"
 
 #include <cuda_runtime.h>
+#include <stdlib.h>
 
 /* Per-context device state, created by nz_cuda_context_bind. Limits are read from the device,
  * never hard-coded. */
@@ -61,6 +62,20 @@ nz_status_t nzi_cuda_enter(nz_context_t *ctx);
  * in y does not propagate). n == 0 launches nothing. */
 nz_status_t nzi_cuda_scale(nz_context_t *ctx, nz_value_type_t value_type, int64_t n, double beta,
                            void *y);
+
+/* A performance tunable read from the environment at plan setup (NZ_TUNE_*, see each CSR
+ * kernel's file header): the value when the variable holds one of the `count` allowed integers,
+ * else `fallback` (unset, "auto", anything else). Never changes correctness, only speed. */
+static inline int nzi_cuda_tune(const char *name, const int *allowed, int count, int fallback) {
+    const char *s = getenv(name);
+    if (s == NULL || *s == '\0') return fallback;
+    char *end = NULL;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end != '\0') return fallback;
+    for (int i = 0; i < count; i++)
+        if (allowed[i] == v) return (int)v;
+    return fallback;
+}
 
 /* Blocks for a grid-stride kernel of `block` threads: `waves` times the number of blocks the
  * device holds at once (at least 1), never more than `needed` (when needed > 0). */
