@@ -1,0 +1,121 @@
+/* spgemm.c: nz_spgemm: argument checks, the AUTO choice, dispatch to the algorithms, names. */
+#include "spgemm_internal.h"
+
+#include <string.h>
+
+static const char *const alg_names[] = {"auto", "cpu", "esc", "hyspmm", "hash"};
+#define ALG_COUNT ((int)(sizeof alg_names / sizeof alg_names[0]))
+
+const char *nz_spgemm_alg_name(nz_spgemm_alg_t alg) {
+    if ((int)alg < 0 || (int)alg >= ALG_COUNT) return "unknown";
+    return alg_names[alg];
+}
+
+nz_status_t nz_spgemm_alg_from_name(nz_spgemm_alg_t *alg, const char *name) {
+    if (alg == NULL || name == NULL) return NZ_ERR_NULL_ARGUMENT;
+    for (int a = 0; a < ALG_COUNT; a++)
+        if (strcmp(name, alg_names[a]) == 0) {
+            *alg = (nz_spgemm_alg_t)a;
+            return NZ_SUCCESS;
+        }
+    return NZ_ERR_INVALID_ARGUMENT;
+}
+
+/* The one place that decides CPU or GPU: the hash algorithm when the context has a device (it
+ * handles every shape and, through row panels, every size), else the CPU. */
+static nz_spgemm_alg_t choose_alg(const nz_context_t *ctx) {
+    return ctx->cuda != NULL ? NZ_SPGEMM_HASH : NZ_SPGEMM_CPU;
+}
+
+static nzi_spgemm_fn alg_function(nz_spgemm_alg_t alg) {
+    switch (alg) {
+    case NZ_SPGEMM_CPU: return nzi_spgemm_cpu;
+#ifdef NZ_HAVE_CUDA
+    case NZ_SPGEMM_HASH: return nzi_spgemm_hash;
+    case NZ_SPGEMM_ESC: return nzi_spgemm_esc;
+    case NZ_SPGEMM_HYSPMM: return nzi_spgemm_hyspmm;
+#endif
+    default: return NULL;
+    }
+}
+
+/* Check the operands once (handles, host location, value types, shapes), bring non-CSR host
+ * formats to CSR, resolve AUTO, run the algorithm and time the whole call. The peak device bytes
+ * of the call are measured by lowering the context's high-water mark to the current use for the
+ * duration of the call and restoring the larger of the two afterwards. */
+nz_status_t nz_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
+                      const nz_matrix_t *B, const nz_spgemm_options_t *options,
+                      nz_spgemm_info_t *info) {
+    nz_status_t status = NZ_SUCCESS;
+    const nz_matrix_t *a_csr = NULL, *b_csr = NULL;
+    nz_matrix_t *a_owned = NULL, *b_owned = NULL, *result = NULL;
+    nz_spgemm_options_t opt;
+    nz_spgemm_info_t local;
+    nzi_spgemm_fn run;
+    int64_t saved_peak, start_bytes;
+    double t0 = nzi_wtime();
+
+    NZI_TRY(nzi_check_context(ctx));
+    nzi_clear_error(ctx);
+    if (C == NULL) return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_spgemm: output handle C is NULL");
+    NZI_TRY(nzi_check_matrix(ctx, A, "A"));
+    NZI_TRY(nzi_check_matrix(ctx, B, "B"));
+    if (A->location != NZ_HOST || B->location != NZ_HOST)
+        return nzi_error(ctx, NZ_ERR_WRONG_LOCATION,
+                         "nz_spgemm: %s is a device matrix; A and B must be host matrices",
+                         A->location != NZ_HOST ? "A" : "B");
+    if (A->value_type != B->value_type)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "nz_spgemm: A holds %s and B %s values; convert one of them "
+                         "(nz_matrix_convert_values)",
+                         A->value_type == NZ_F32 ? "single" : "double",
+                         B->value_type == NZ_F32 ? "single" : "double");
+    if (A->cols != B->rows)
+        return nzi_error(ctx, NZ_ERR_DIMENSION_MISMATCH,
+                         "nz_spgemm: A is %lld x %lld and B is %lld x %lld (A's columns must equal "
+                         "B's rows)",
+                         (long long)A->rows, (long long)A->cols, (long long)B->rows,
+                         (long long)B->cols);
+    if (options != NULL) {
+        opt = *options;
+    } else {
+        memset(&opt, 0, sizeof opt);
+    }
+    if ((int)opt.alg < 0 || (int)opt.alg >= ALG_COUNT)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spgemm: invalid algorithm %d",
+                         (int)opt.alg);
+    if (opt.threads < 0)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spgemm: negative thread count %d",
+                         opt.threads);
+    if (opt.alg == NZ_SPGEMM_AUTO) opt.alg = choose_alg(ctx);
+    if (opt.alg != NZ_SPGEMM_CPU && ctx->cuda == NULL)
+        return nzi_error(ctx, NZ_ERR_NO_DEVICE,
+                         "nz_spgemm: algorithm %s runs on the GPU and the context is not bound to "
+                         "a device (nz_context_set_device)",
+                         nz_spgemm_alg_name(opt.alg));
+    run = alg_function(opt.alg);
+    if (run == NULL)
+        return nzi_error(ctx, NZ_ERR_NO_DEVICE,
+                         "nz_spgemm: algorithm %s is not available in this build (no CUDA backend)",
+                         nz_spgemm_alg_name(opt.alg));
+
+    NZI_CHECK(nzi_as_csr(ctx, A, &a_csr, &a_owned));
+    NZI_CHECK(nzi_as_csr(ctx, B, &b_csr, &b_owned));
+    memset(&local, 0, sizeof local);
+    local.alg = opt.alg;
+    saved_peak = ctx->peak_device_bytes;
+    start_bytes = ctx->device_bytes;
+    ctx->peak_device_bytes = ctx->device_bytes;
+    status = run(ctx, &result, a_csr, b_csr, &opt, &local);
+    local.peak_device_bytes = ctx->peak_device_bytes - start_bytes;
+    if (saved_peak > ctx->peak_device_bytes) ctx->peak_device_bytes = saved_peak;
+    if (status < 0) goto cleanup;
+    local.seconds = nzi_wtime() - t0;
+    *C = result;
+    if (info != NULL) *info = local;
+
+cleanup:
+    nzi_matrix_free(a_owned);
+    nzi_matrix_free(b_owned);
+    return status;
+}

@@ -1,0 +1,145 @@
+/* spgemm_panels.c: SpGEMM helpers shared by the algorithms: product counts, row panels, output. */
+#include "spgemm_internal.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Products per row, O(nnz of A's rows) with one look-up of B's row offsets per entry of A. Each
+ * thread sums its rows into a private total with overflow checks; the first overflowing row (in
+ * row order) is reported, so the message does not depend on the thread count. */
+nz_status_t nzi_spgemm_count_products(nz_context_t *ctx, const nz_matrix_t *A,
+                                      const nz_matrix_t *B, int64_t row_begin, int64_t row_end,
+                                      int64_t *products, int64_t *total) {
+    const int64_t *a_offsets = A->host.csr.row_offsets, *b_offsets = B->host.csr.row_offsets;
+    const int32_t *a_cols = A->host.csr.col_indices;
+    int64_t sum = 0, bad_row = INT64_MAX;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static, 4096) reduction(min : bad_row)
+#endif
+    for (int64_t i = row_begin; i < row_end; i++) {
+        int64_t count = 0;
+        for (int64_t k = a_offsets[i]; k < a_offsets[i + 1]; k++) {
+            int32_t j = a_cols[k];
+            if (nzi_add_overflow_i64(count, b_offsets[j + 1] - b_offsets[j], &count)) {
+                if (i < bad_row) bad_row = i;
+                break;
+            }
+        }
+        if (products != NULL) products[i - row_begin] = count;
+    }
+    if (bad_row != INT64_MAX)
+        return nzi_error(ctx, NZ_ERR_OVERFLOW, "nz_spgemm: the products of row %lld overflow int64",
+                         (long long)bad_row);
+    /* The total in row order (serially) so the overflow row is exact. */
+    for (int64_t i = row_begin; i < row_end; i++) {
+        int64_t count;
+        if (products != NULL) {
+            count = products[i - row_begin];
+        } else {
+            count = 0;
+            for (int64_t k = a_offsets[i]; k < a_offsets[i + 1]; k++)
+                count += b_offsets[a_cols[k] + 1] - b_offsets[a_cols[k]];
+        }
+        if (nzi_add_overflow_i64(sum, count, &sum))
+            return nzi_error(ctx, NZ_ERR_OVERFLOW,
+                             "nz_spgemm: the total number of products overflows int64 at row %lld",
+                             (long long)i);
+    }
+    if (total != NULL) *total = sum;
+    return NZ_SUCCESS;
+}
+
+#ifndef NZ_HAVE_CUDA
+nz_status_t nzi_spgemm_device_budget(nz_context_t *ctx, const nz_spgemm_options_t *opt,
+                                     size_t *budget) {
+    (void)opt;
+    (void)budget;
+    return nzi_error(ctx, NZ_ERR_NO_DEVICE, "nz_spgemm: this build of Nonzero has no CUDA backend");
+}
+#endif
+
+/* Cost of a panel under the model, in double (exact enough for a budget; an overflowing size_t
+ * is simply "too large"). */
+static double panel_cost(const nzi_spgemm_panel_cost_t *cost, int64_t rows, int64_t products,
+                         int64_t c_nnz) {
+    return cost->fixed + cost->per_row * (double)rows + cost->per_product * (double)products +
+           cost->per_output * (double)c_nnz;
+}
+
+/* Greedy split in row order: a panel grows while its cost stays within the budget. Two passes
+ * (count, then fill) so the panel array is allocated exactly. O(rows). */
+nz_status_t nzi_spgemm_split_panels(nz_context_t *ctx, const int64_t *products,
+                                    const int64_t *c_row_nnz, int64_t rows, int64_t b_cols,
+                                    const nzi_spgemm_panel_cost_t *cost, size_t budget,
+                                    nzi_spgemm_panel_t **panels, int64_t *count) {
+    nz_status_t status = NZ_SUCCESS;
+    nzi_spgemm_panel_t *list = NULL;
+    const double limit = (double)budget;
+    int64_t n = 0;
+
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t begin = 0, panel_products = 0, panel_out = 0;
+        n = 0;
+        for (int64_t i = 0; i <= rows; i++) {
+            int64_t p = 0, out = 0;
+            bool close = i == rows;
+            if (!close) {
+                p = products[i];
+                out = c_row_nnz != NULL ? c_row_nnz[i] : (p < b_cols ? p : b_cols);
+                if (panel_cost(cost, 1, p, out) > limit) {
+                    status = nzi_error(ctx, NZ_ERR_DEVICE_OUT_OF_MEMORY,
+                                       "nz_spgemm: row %lld alone needs %.0f bytes of device "
+                                       "memory, more than the budget of %zu bytes",
+                                       (long long)i, panel_cost(cost, 1, p, out), budget);
+                    goto cleanup;
+                }
+                close = i > begin && panel_cost(cost, i - begin + 1, panel_products + p,
+                                                panel_out + out) > limit;
+            }
+            if (close && (i > begin || (rows == 0 && n == 0))) {
+                if (pass == 1) {
+                    list[n].row_begin = begin;
+                    list[n].row_end = i;
+                    list[n].products = panel_products;
+                    list[n].c_nnz = panel_out;
+                }
+                n++;
+                begin = i;
+                panel_products = 0;
+                panel_out = 0;
+            }
+            panel_products += p;
+            panel_out += out;
+        }
+        if (pass == 0)
+            NZI_CHECK(nzi_alloc_array(ctx, (void **)&list, (size_t)n, sizeof *list,
+                                      "nz_spgemm: row panels"));
+    }
+    *panels = list;
+    *count = n;
+    list = NULL;
+cleanup:
+    nzi_free(ctx, list);
+    return status;
+}
+
+nz_status_t nzi_spgemm_alloc_output(nz_context_t *ctx, nz_matrix_t **C, nz_value_type_t vt,
+                                    int64_t rows, int64_t cols, const int64_t *row_nnz) {
+    nz_status_t status = NZ_SUCCESS;
+    nz_matrix_t *M = NULL;
+    int64_t total = 0;
+    for (int64_t i = 0; i < rows; i++)
+        if (nzi_add_overflow_i64(total, row_nnz[i], &total))
+            return nzi_error(ctx, NZ_ERR_OVERFLOW,
+                             "nz_spgemm: the nonzeros of C overflow int64 at row %lld",
+                             (long long)i);
+    NZI_CHECK(nzi_csr_alloc(ctx, &M, vt, rows, cols, total));
+    for (int64_t i = 0; i < rows; i++)
+        M->host.csr.row_offsets[i + 1] = M->host.csr.row_offsets[i] + row_nnz[i];
+    *C = M;
+    M = NULL;
+cleanup:
+    nzi_matrix_free(M);
+    return status;
+}
