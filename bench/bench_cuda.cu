@@ -366,11 +366,12 @@ done:
 /* One Nonzero algorithm: plan (timed by the library), verify, time. */
 static void run_ours(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c, const nz_matrix_t *dA,
                      nz_alg_t alg, void *dx, void *dy, void *host_y, int runs,
-                     double best_cusparse, const nzb_result_t *base) {
+                     double best_cusparse, const nzb_result_t *base, const char *variant) {
     nzb_result_t r = *base;
     launch_t l;
     memset(&l, 0, sizeof l);
-    snprintf(r.kernel, sizeof r.kernel, "csr/%s", nz_alg_name(alg));
+    snprintf(r.kernel, sizeof r.kernel, "csr/%s%s%s", nz_alg_name(alg), variant ? ":" : "",
+             variant ? variant : "");
     l.x = dx;
     l.y = dy;
     size_t vs = c->value_type == NZ_F32 ? 4 : 8;
@@ -398,6 +399,41 @@ static void run_ours(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c, const
     }
     nz_spmv_plan_destroy(&l.plan);
     nzb_report_row(rep, &r);
+}
+
+/* Tuning sweeps (scripts/tune-sweep.sh): NZ_BENCH_TUNE="alg:VAR=v+VAR=v;alg:VAR=v;..." runs
+ * algorithm `alg` once more per entry with those NZ_TUNE_* variables set while its plan is made
+ * (the kernels read them at plan setup), as kernel "csr/alg:VAR=v+..." without the NZ_TUNE_
+ * prefixes; the variables are unset afterwards. Entries for other algorithms are skipped. */
+static void run_tuned(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c, const nz_matrix_t *dA,
+                      nz_alg_t alg, void *dx, void *dy, void *host_y, int runs,
+                      double best_cusparse, const nzb_result_t *base) {
+    const char *spec = getenv("NZ_BENCH_TUNE");
+    const char *name = nz_alg_name(alg);
+    size_t name_len = strlen(name);
+    while (spec != NULL && *spec != '\0') {
+        char entry[256], label[NZB_NAME_SIZE], *vars[16];
+        size_t len = strcspn(spec, ";"), num_vars = 0, used = 0;
+        snprintf(entry, sizeof entry, "%.*s", (int)(len < sizeof entry ? len : sizeof entry - 1),
+                 spec);
+        spec += spec[len] == ';' ? len + 1 : len;
+        if (strncmp(entry, name, name_len) != 0 || entry[name_len] != ':') continue;
+        label[0] = '\0';
+        for (char *tok = strtok(entry + name_len + 1, "+"); tok != NULL && num_vars < 16;
+             tok = strtok(NULL, "+")) {
+            char *eq = strchr(tok, '=');
+            if (eq == NULL) continue;
+            *eq = '\0';
+            setenv(tok, eq + 1, 1);
+            vars[num_vars++] = tok;
+            const char *shown = strncmp(tok, "NZ_TUNE_", 8) == 0 ? tok + 8 : tok;
+            int n = snprintf(label + used, sizeof label - used, "%s%s=%s", used ? "+" : "", shown,
+                             eq + 1);
+            if (n > 0) used = used + (size_t)n < sizeof label ? used + (size_t)n : sizeof label - 1;
+        }
+        run_ours(g, rep, c, dA, alg, dx, dy, host_y, runs, best_cusparse, base, label);
+        for (size_t i = 0; i < num_vars; i++) unsetenv(vars[i]);
+    }
 }
 
 /* Upload the case's matrix once (timed by the library: the transfer column), then cuSPARSE
@@ -447,7 +483,8 @@ int nzb_gpu_case(nzb_gpu_t *g, nzb_report_t *rep, const nzb_options_t *options,
         for (int index = 0; nz_spmv_list(NZ_BACKEND_CUDA, index, &format, &alg) == NZ_SUCCESS;
              index++) {
             if (format != NZ_FORMAT_CSR || !nzb_selected(options, format, alg)) continue;
-            run_ours(g, rep, c, dA, alg, dx, dy, host_y, runs, best_cusparse, &base);
+            run_ours(g, rep, c, dA, alg, dx, dy, host_y, runs, best_cusparse, &base, NULL);
+            run_tuned(g, rep, c, dA, alg, dx, dy, host_y, runs, best_cusparse, &base);
         }
     }
 
