@@ -150,8 +150,11 @@ void nzb_report_note(nzb_report_t *rep, const char *fmt, ...)
 
 /* ---- CPU driver (bench_cpu.c) -------------------------------------------------------------- */
 
-/* STREAM-like copy and triad over arrays several times the last-level cache. */
+/* STREAM-like copy and triad over arrays several times the last-level cache; threads 0 = the
+ * OpenMP default. The _limited form caps each array at max_array_bytes (0: no cap). */
 void nzb_cpu_stream(int threads, int reps, double *copy_gbs, double *triad_gbs, size_t *array_bytes);
+void nzb_cpu_stream_limited(int threads, int reps, size_t max_array_bytes, double *copy_gbs,
+                            double *triad_gbs, size_t *array_bytes);
 /* Last-level cache size in bytes (sysfs), or 0 if unknown. */
 size_t nzb_cpu_llc_bytes(void);
 /* Every CPU (format, alg) pair on one case, one report row each (a failed row makes the exit

@@ -70,13 +70,16 @@ static int thread_count(int threads) {
 
 /* STREAM copy (c = a) and triad (a = b + s c) with OpenMP, static schedule and first-touch
  * initialisation so each thread streams its own pages, over three arrays of 4 x LLC each
- * (clamped to [64 MiB, 1 GiB]) so no pass is served from cache. Bytes are counted as in STREAM:
- * read + write, without write-allocate traffic. Median over reps. */
-void nzb_cpu_stream(int threads, int reps, double *copy_gbs, double *triad_gbs, size_t *array_bytes) {
+ * (clamped to [64 MiB, 1 GiB], or to max_array_bytes when non-zero) so no pass is served from
+ * cache. Bytes are counted as in STREAM: read + write, without write-allocate traffic. Median
+ * over reps. */
+void nzb_cpu_stream_limited(int threads, int reps, size_t max_array_bytes, double *copy_gbs,
+                            double *triad_gbs, size_t *array_bytes) {
     size_t llc = nzb_cpu_llc_bytes();
     size_t bytes = 4 * (llc > 0 ? llc : (size_t)32 << 20);
     if (bytes < ((size_t)64 << 20)) bytes = (size_t)64 << 20;
     if (bytes > ((size_t)1 << 30)) bytes = (size_t)1 << 30;
+    if (max_array_bytes > 0 && bytes > max_array_bytes) bytes = max_array_bytes;
     int64_t n = (int64_t)(bytes / sizeof(double));
     int nt = thread_count(threads);
     (void)nt;
@@ -117,6 +120,11 @@ cleanup:
     free(c);
     free(copy_t);
     free(triad_t);
+}
+
+void nzb_cpu_stream(int threads, int reps, double *copy_gbs, double *triad_gbs,
+                    size_t *array_bytes) {
+    nzb_cpu_stream_limited(threads, reps, 0, copy_gbs, triad_gbs, array_bytes);
 }
 
 /* Time plan on (x, y) (already warmed up by the verification run): up to three runs, the

@@ -401,7 +401,9 @@ int nzb_run(const nzb_options_t *options) {
     }
 #endif
     if (!use_gpu) {
-        nzb_cpu_stream(opt.threads, quick ? 3 : 10, &copy_gbs, &triad_gbs, &bandwidth_bytes);
+        /* --quick is a smoke run: small arrays (indicative only, the header says their size). */
+        nzb_cpu_stream_limited(opt.threads, quick ? 3 : 10, quick ? (size_t)32 << 20 : 0,
+                               &copy_gbs, &triad_gbs, &bandwidth_bytes);
         cache_bytes = nzb_cpu_llc_bytes();
         cpu_description(device, sizeof device, threads);
     }
@@ -419,8 +421,11 @@ int nzb_run(const nzb_options_t *options) {
                    h, copy_gbs, (double)bandwidth_bytes / 1048576.0);
     else
         nzb_printf(rep, "%sSTREAM bandwidth: copy %.1f GB/s, triad %.1f GB/s (%.0f MiB arrays, "
-                        "read + write, median)\n",
-                   h, copy_gbs, triad_gbs, (double)bandwidth_bytes / 1048576.0);
+                        "read + write, median)%s\n",
+                   h, copy_gbs, triad_gbs, (double)bandwidth_bytes / 1048576.0,
+                   bandwidth_bytes < cache_bytes ? "; arrays smaller than the cache (--quick): "
+                                                   "indicative only"
+                                                 : "");
     nzb_printf(rep, "%sruns: %d per kernel (median; y = A x, beta = 0)%s; offsets: %s\n", h,
                opt.runs,
                use_gpu ? ", CUDA events on one stream" : ", monotonic clock",
