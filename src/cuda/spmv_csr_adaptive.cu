@@ -26,6 +26,10 @@
  *     after a __threadfence, and the block holding the last ticket adds the row's partials in
  *     index order, writes y and resets the ticket: one kernel, no floating-point atomics.
  *
+ * Tunable (read once at plan setup; unset or "auto" = the default):
+ *   NZ_TUNE_ADAPTIVE_NNZ_PER_THREAD=4|8|16|32   ADAPTIVE_NNZ_PER_THREAD (still capped by the
+ *                                               shared memory of a full SM of blocks)
+ *
  * Reproducibility: bitwise reproducible run to run (block table, entry-to-thread assignment and
  * reduction trees are fixed by the plan; the last VectorL block sums partials in a fixed order).
  */
@@ -268,8 +272,11 @@ static nz_status_t adaptive_choose_sizes(nz_context_t *ctx, const nz_matrix_t *A
     const size_t value_size = nzi_value_size(A->value_type);
     const size_t fixed = 32 * value_size + ADAPTIVE_STATIC_SHARED;
     size_t elements = per_block > fixed ? (per_block - fixed) / value_size : 0;
-    if (elements > (size_t)ADAPTIVE_NNZ_PER_THREAD * ADAPTIVE_THREADS)
-        elements = (size_t)ADAPTIVE_NNZ_PER_THREAD * ADAPTIVE_THREADS;
+    static const int nnz_choices[] = {4, 8, 16, 32};
+    const int nnz_per_thread =
+        nzi_cuda_tune("NZ_TUNE_ADAPTIVE_NNZ_PER_THREAD", nnz_choices, 4, ADAPTIVE_NNZ_PER_THREAD);
+    if (elements > (size_t)nnz_per_thread * ADAPTIVE_THREADS)
+        elements = (size_t)nnz_per_thread * ADAPTIVE_THREADS;
     elements &= ~(size_t)31;
     if (elements < ADAPTIVE_THREADS)
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
