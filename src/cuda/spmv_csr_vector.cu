@@ -12,7 +12,11 @@
  * When V == 32 and a row is longer than 32, the loop starts at the row start rounded down to a
  * multiple of 32 elements (lanes before the row start skip the first step) so every later load
  * is aligned to a 32-element (128 / 256-byte) segment.
- * V is the smallest power of two >= the mean row length, clamped to [2, 32] (chosen in setup).
+ * V is the smallest power of two >= a quarter of the mean row length, clamped to [2, 32], and
+ * each lane keeps U = 4 loads in flight (see csr_vector_kernel and csr_vector_setup).
+ * Tunables (read once at plan setup; unset or "auto" = the rule above):
+ *   NZ_TUNE_VECTOR_WIDTH=2|4|8|16|32   lanes per row
+ *   NZ_TUNE_VECTOR_UNROLL=1|2|4|8      loads in flight per lane (mixed precision always uses 4)
  * Each row is summed by the same lanes in the same order every run: bitwise reproducible.
  * Cost: one pass over A, nnz gathers from x; rows much longer than V * 32 leave a warp busy
  * while others idle (merge-path balances those).
@@ -25,11 +29,17 @@
 /* Grid-stride grid: this many times what the device holds at once, to smooth the tail. */
 #define VECTOR_WAVES 4
 
-template <typename Value, typename Offset, int V, bool BetaZero>
+/* Accum: the type of the partial sums and of alpha / beta (Value, or double for NZ_PLAN_MIXED:
+ * float storage, products and sums in double, y rounded once).
+ * U: loads in flight per lane. Each lane walks its row in steps of V * U elements; a step first
+ * loads its U column indices, then its U values, then gathers the U x entries, so a lane has U
+ * independent memory requests outstanding instead of one (short rows on wide vectors otherwise
+ * leave the memory system idle). Elements past the row end are never multiplied. */
+template <typename Value, typename Offset, int V, int U, bool BetaZero, typename Accum = Value>
 __global__ void __launch_bounds__(VECTOR_BLOCK)
     csr_vector_kernel(int32_t rows, const Offset *__restrict__ row_offsets,
                       const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
-                      const Value *__restrict__ x, Value alpha, Value beta,
+                      const Value *__restrict__ x, Accum alpha, Accum beta,
                       Value *__restrict__ y) {
     constexpr int ROWS_PER_WARP = 32 / V;
     const int lane = threadIdx.x & 31;
@@ -48,24 +58,32 @@ __global__ void __launch_bounds__(VECTOR_BLOCK)
         const Offset begin = __shfl_sync(0xffffffffu, bound, vector_base);
         const Offset end = __shfl_sync(0xffffffffu, bound, vector_base + 1);
 
-        Value sum = Value(0);
-        if (V == 32 && end - begin > 32) {
-            Offset k = begin - (begin & 31) + lane_in_vector;
-            if (k >= begin) sum = __ldg(values + k) * __ldg(x + __ldg(col_indices + k));
-#pragma unroll 4
-            for (k += 32; k < end; k += 32) sum += __ldg(values + k) * __ldg(x + __ldg(col_indices + k));
-        } else {
-#pragma unroll 4
-            for (Offset k = begin + lane_in_vector; k < end; k += V)
-                sum += __ldg(values + k) * __ldg(x + __ldg(col_indices + k));
+        /* V == 32 on a row longer than 32: start at a 32-element boundary (aligned segments) */
+        const Offset start = (V == 32 && end - begin > 32) ? begin - (begin & 31) : begin;
+        Accum sum = Accum(0);
+        for (Offset base = start + lane_in_vector; base < end; base += V * U) {
+            int32_t col[U];
+            Value val[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const int64_t k = (int64_t)base + u * V; /* no Offset overflow near 2^31 */
+                col[u] = (k >= (int64_t)begin && k < (int64_t)end) ? __ldg(col_indices + k) : -1;
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                val[u] = col[u] >= 0 ? __ldg(values + (int64_t)base + u * V) : Value(0);
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (col[u] >= 0) sum += (Accum)val[u] * (Accum)__ldg(x + col[u]);
         }
         sum = nzi_cuda_group_sum<V>(sum);
-        if (active && lane_in_vector == 0) y[row] = BetaZero ? alpha * sum : alpha * sum + beta * y[row];
+        if (active && lane_in_vector == 0)
+            y[row] = (Value)(BetaZero ? alpha * sum : alpha * sum + beta * (Accum)y[row]);
     }
 }
 
-template <typename Value, typename Offset, int V>
-static void csr_vector_launch_width(const nzi_cuda_state_t *cs, const nz_matrix_t *A, Value alpha,
+template <typename Value, typename Offset, int V, int U, typename Accum>
+static void csr_vector_launch_width(const nzi_cuda_state_t *cs, const nz_matrix_t *A, Accum alpha,
                                     const Value *x, double beta, Value *y) {
     const int64_t rows_per_block = VECTOR_BLOCK / V;
     const int64_t needed = (A->rows + rows_per_block - 1) / rows_per_block;
@@ -73,28 +91,52 @@ static void csr_vector_launch_width(const nzi_cuda_state_t *cs, const nz_matrix_
     const Offset *offsets = nzi_dev_offsets<Offset>(A);
     const Value *values = (const Value *)A->device.values;
     if (beta == 0.0)
-        csr_vector_kernel<Value, Offset, V, true><<<blocks, VECTOR_BLOCK, 0, cs->stream>>>(
-            (int32_t)A->rows, offsets, A->device.col_indices, values, x, alpha, Value(0), y);
+        csr_vector_kernel<Value, Offset, V, U, true, Accum>
+            <<<blocks, VECTOR_BLOCK, 0, cs->stream>>>((int32_t)A->rows, offsets,
+                                                      A->device.col_indices, values, x, alpha,
+                                                      Accum(0), y);
     else
-        csr_vector_kernel<Value, Offset, V, false><<<blocks, VECTOR_BLOCK, 0, cs->stream>>>(
-            (int32_t)A->rows, offsets, A->device.col_indices, values, x, alpha, (Value)beta, y);
+        csr_vector_kernel<Value, Offset, V, U, false, Accum>
+            <<<blocks, VECTOR_BLOCK, 0, cs->stream>>>((int32_t)A->rows, offsets,
+                                                      A->device.col_indices, values, x, alpha,
+                                                      (Accum)beta, y);
 }
 
-template <typename Value, typename Offset>
+/* The plan's unroll (vector_state_t.unroll); mixed precision compiles only the default one. */
+#define VECTOR_UNROLL_DEFAULT 4
+typedef struct vector_state {
+    int unroll; /* 1, 2, 4 or 8 */
+} vector_state_t;
+
+template <typename Value, typename Offset, int V, typename Accum>
+static void csr_vector_launch_unroll(const nzi_cuda_state_t *cs, const nz_matrix_t *A, int unroll,
+                                     Accum alpha, const Value *x, double beta, Value *y) {
+    constexpr bool tunable = sizeof(Accum) == sizeof(Value);
+    switch (tunable ? unroll : VECTOR_UNROLL_DEFAULT) {
+    case 1: csr_vector_launch_width<Value, Offset, V, tunable ? 1 : 4, Accum>(cs, A, alpha, x, beta, y); break;
+    case 2: csr_vector_launch_width<Value, Offset, V, tunable ? 2 : 4, Accum>(cs, A, alpha, x, beta, y); break;
+    case 8: csr_vector_launch_width<Value, Offset, V, tunable ? 8 : 4, Accum>(cs, A, alpha, x, beta, y); break;
+    default: csr_vector_launch_width<Value, Offset, V, 4, Accum>(cs, A, alpha, x, beta, y); break;
+    }
+}
+
+template <typename Value, typename Offset, typename Accum = Value>
 static nz_status_t csr_vector_launch(const nz_spmv_plan_t *plan, double alpha, const void *x,
                                      double beta, void *y) {
     nz_context_t *ctx = plan->ctx;
     const nzi_cuda_state_t *cs = nzi_cuda(ctx);
     const nz_matrix_t *A = plan->A;
-    const Value a = (Value)alpha;
+    const Accum a = (Accum)alpha;
     const Value *xv = (const Value *)x;
     Value *yv = (Value *)y;
+    const int u = plan->state != NULL ? ((const vector_state_t *)plan->state)->unroll
+                                      : VECTOR_UNROLL_DEFAULT;
     switch (plan->vector_width) {
-    case 2: csr_vector_launch_width<Value, Offset, 2>(cs, A, a, xv, beta, yv); break;
-    case 4: csr_vector_launch_width<Value, Offset, 4>(cs, A, a, xv, beta, yv); break;
-    case 8: csr_vector_launch_width<Value, Offset, 8>(cs, A, a, xv, beta, yv); break;
-    case 16: csr_vector_launch_width<Value, Offset, 16>(cs, A, a, xv, beta, yv); break;
-    case 32: csr_vector_launch_width<Value, Offset, 32>(cs, A, a, xv, beta, yv); break;
+    case 2: csr_vector_launch_unroll<Value, Offset, 2, Accum>(cs, A, u, a, xv, beta, yv); break;
+    case 4: csr_vector_launch_unroll<Value, Offset, 4, Accum>(cs, A, u, a, xv, beta, yv); break;
+    case 8: csr_vector_launch_unroll<Value, Offset, 8, Accum>(cs, A, u, a, xv, beta, yv); break;
+    case 16: csr_vector_launch_unroll<Value, Offset, 16, Accum>(cs, A, u, a, xv, beta, yv); break;
+    case 32: csr_vector_launch_unroll<Value, Offset, 32, Accum>(cs, A, u, a, xv, beta, yv); break;
     default:
         return nzi_error(ctx, NZ_ERR_INVALID_HANDLE, "CSR-vector plan has vector width %d",
                          plan->vector_width);
@@ -103,17 +145,30 @@ static nz_status_t csr_vector_launch(const nz_spmv_plan_t *plan, double alpha, c
     return NZ_SUCCESS;
 }
 
-/* V = smallest power of two >= nnz / rows, clamped to [2, 32]: rows then fill most of their
- * vector's lanes without leaving many lanes idle on short rows. */
+/* V = smallest power of two >= mean row length / VECTOR_ELEMENTS_PER_LANE, clamped to [2, 32]:
+ * each lane then handles about that many elements of its row (U of them in flight at once), and
+ * several short rows share a warp. CUSP's rule (V >= mean row length) gives V = 32 on 27-long FE
+ * rows: one element per lane and a fifth of the lanes idle. Setting NZ_TUNE_VECTOR_WIDTH and
+ * NZ_TUNE_VECTOR_UNROLL overrides both choices (for tuning sweeps). */
+#define VECTOR_ELEMENTS_PER_LANE 4
 static nz_status_t csr_vector_setup(nz_spmv_plan_t *plan) {
+    static const int widths[] = {2, 4, 8, 16, 32}, unrolls[] = {1, 2, 4, 8};
     const nz_matrix_t *A = plan->A;
     const double mean = (double)A->nnz / (double)A->rows;
     int width = 2;
-    while (width < 32 && (double)width < mean) width *= 2;
+    while (width < 32 && (double)width * VECTOR_ELEMENTS_PER_LANE < mean) width *= 2;
     plan->state = NULL;
     plan->workspace_bytes = 0;
     plan->reproducible = 1;
-    plan->vector_width = width;
+    plan->vector_width = nzi_cuda_tune("NZ_TUNE_VECTOR_WIDTH", widths, 5, width);
+    const int unroll = nzi_cuda_tune("NZ_TUNE_VECTOR_UNROLL", unrolls, 4, VECTOR_UNROLL_DEFAULT);
+    if (unroll != VECTOR_UNROLL_DEFAULT) {
+        vector_state_t *state = (vector_state_t *)nzi_malloc(plan->ctx, sizeof *state);
+        if (state == NULL)
+            return nzi_error(plan->ctx, NZ_ERR_OUT_OF_MEMORY, "CSR-vector plan: out of host memory");
+        state->unroll = unroll;
+        plan->state = state;
+    }
     return NZ_SUCCESS;
 }
 
@@ -121,6 +176,9 @@ static nz_status_t csr_vector_execute(const nz_spmv_plan_t *plan, double alpha, 
                                       double beta, void *y) {
     const nz_matrix_t *A = plan->A;
     const bool wide = A->device.offset_type == NZ_I64;
+    if (A->value_type == NZ_F32 && (plan->flags & NZ_PLAN_MIXED))
+        return wide ? csr_vector_launch<float, int64_t, double>(plan, alpha, x, beta, y)
+                    : csr_vector_launch<float, int32_t, double>(plan, alpha, x, beta, y);
     if (A->value_type == NZ_F32)
         return wide ? csr_vector_launch<float, int64_t>(plan, alpha, x, beta, y)
                     : csr_vector_launch<float, int32_t>(plan, alpha, x, beta, y);
@@ -128,7 +186,10 @@ static nz_status_t csr_vector_execute(const nz_spmv_plan_t *plan, double alpha, 
                 : csr_vector_launch<double, int32_t>(plan, alpha, x, beta, y);
 }
 
-static void csr_vector_release(nz_spmv_plan_t *plan) { plan->state = NULL; }
+static void csr_vector_release(nz_spmv_plan_t *plan) {
+    if (plan->state != NULL) nzi_free(plan->ctx, plan->state);
+    plan->state = NULL;
+}
 
 extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_vector_ops = {
     NZ_ALG_VECTOR, csr_vector_setup, csr_vector_execute, csr_vector_release};
@@ -141,3 +202,7 @@ template nz_status_t csr_vector_launch<double, int32_t>(const nz_spmv_plan_t *, 
                                                         const void *, double, void *);
 template nz_status_t csr_vector_launch<double, int64_t>(const nz_spmv_plan_t *, double,
                                                         const void *, double, void *);
+template nz_status_t csr_vector_launch<float, int32_t, double>(const nz_spmv_plan_t *, double,
+                                                               const void *, double, void *);
+template nz_status_t csr_vector_launch<float, int64_t, double>(const nz_spmv_plan_t *, double,
+                                                               const void *, double, void *);

@@ -119,10 +119,17 @@ static int64_t run_case(const job_t *j, nz_spmv_plan_t *plan, const char *label,
     return bad;
 }
 
+/* CSR-vector's V: NZ_TUNE_VECTOR_WIDTH when set to a valid width, else the smallest power of
+ * two >= a quarter of the mean row length, in [2, 32]. */
 static int expected_vector_width(const job_t *j) {
+    const char *tuned = getenv("NZ_TUNE_VECTOR_WIDTH");
+    if (tuned != NULL) {
+        int w = atoi(tuned);
+        if (w == 2 || w == 4 || w == 8 || w == 16 || w == 32) return w;
+    }
     double mean = (double)j->nnz / (double)j->rows;
     int width = 2;
-    while (width < 32 && width < mean) width *= 2;
+    while (width < 32 && width * 4 < mean) width *= 2;
     return width;
 }
 
@@ -338,6 +345,46 @@ static void test_long_rows(void) {
     long_rows_t mix_case = {5000, 80000, mix};
     check_both("1800 empty rows, then one of 77777", make_long_rows, &mix_case);
     free(mix);
+}
+
+/* Every non-default NZ_TUNE_* setting the kernels accept (read at plan setup), on a few zoo
+ * matrices, a matrix with long rows among short ones and one single long row: the variants a
+ * tuning sweep times must compute the same function. Invalid values fall back to the default. */
+static void test_tunables(void) {
+    static const char *const settings[][2] = {
+        {"NZ_TUNE_VECTOR_WIDTH=2", "NZ_TUNE_VECTOR_UNROLL=1"},
+        {"NZ_TUNE_VECTOR_WIDTH=4", "NZ_TUNE_VECTOR_UNROLL=8"},
+        {"NZ_TUNE_VECTOR_WIDTH=8", "NZ_TUNE_VECTOR_UNROLL=2"},
+        {"NZ_TUNE_VECTOR_WIDTH=16", "NZ_TUNE_VECTOR_UNROLL=4"},
+        {"NZ_TUNE_VECTOR_WIDTH=32", "NZ_TUNE_VECTOR_UNROLL=8"},
+        {"NZ_TUNE_VECTOR_WIDTH=32", "NZ_TUNE_VECTOR_UNROLL=1"},
+        {"NZ_TUNE_VECTOR_WIDTH=auto", "NZ_TUNE_VECTOR_UNROLL=junk"},
+        {"NZ_TUNE_ADAPTIVE_NNZ_PER_THREAD=4", NULL},
+        {"NZ_TUNE_ADAPTIVE_NNZ_PER_THREAD=8", NULL},
+        {"NZ_TUNE_ADAPTIVE_NNZ_PER_THREAD=32", NULL},
+    };
+    const int zoo[] = {0, 1, 4, 9};
+    int64_t lengths[3] = {5, 70000, 17};
+    long_rows_t three = {3, 90000, lengths};
+    const gen_case_t mixed = {"mixed 30000, 12 long rows of 25000", 4, {30000, 4, 12, 25000}};
+    const gen_case_t fe = {"fe3d 8", 7, {8, 0, 0, 0}};
+    printf("tunables:\n");
+    for (size_t t = 0; t < sizeof settings / sizeof settings[0]; t++) {
+        char vars[2][64];
+        for (int v = 0; v < 2 && settings[t][v] != NULL; v++) {
+            snprintf(vars[v], sizeof vars[v], "%s", settings[t][v]);
+            char *eq = strchr(vars[v], '=');
+            *eq = '\0';
+            NZT_CHECK(setenv(vars[v], eq + 1, 1) == 0, "setenv %s", settings[t][v]);
+        }
+        printf(" %s %s\n", settings[t][0], settings[t][1] ? settings[t][1] : "");
+        for (size_t k = 0; k < sizeof zoo / sizeof zoo[0]; k++)
+            if (zoo[k] < nzt_zoo_count()) check_both(nzt_zoo_name(zoo[k]), make_zoo, &zoo[k]);
+        check_both("3 rows, the middle 70,000 long", make_long_rows, &three);
+        check_both(mixed.name, make_gen, &mixed);
+        check_both(fe.name, make_gen, &fe);
+        for (int v = 0; v < 2 && settings[t][v] != NULL; v++) unsetenv(vars[v]);
+    }
 }
 
 static void test_real_matrices(void) {
@@ -705,6 +752,7 @@ int main(int argc, char **argv) {
     test_zoo();
     test_generated();
     test_long_rows();
+    test_tunables();
     test_real_matrices();
 
     printf("%lld SpMV results compared\n", (long long)cases_run);
