@@ -16,7 +16,8 @@
  * barrier, twice; every concurrent digest must equal its reference bitwise (all CPU kernels and
  * CG reductions used here are deterministic for a fixed OpenMP thread count, which each context
  * fixes). Workers alternate between 1 and 2 OpenMP threads so that OpenMP teams inside
- * concurrent host threads are exercised too.
+ * concurrent host threads are exercised too. Finally one CPU plan is executed by 4 threads at
+ * once into distinct y arrays (what the header allows), each result equal to a serial execute.
  */
 
 #define NZT_THREADS 4
@@ -199,6 +200,64 @@ done:
     return NULL;
 }
 
+/* ---- one CPU plan, executed by several threads at once (distinct y) ------------------------ */
+
+typedef struct shared_exec {
+    nz_spmv_plan_t *plan;
+    const double *x;
+    double *y;
+    nz_status_t status;
+} shared_exec_t;
+
+static void *execute_shared(void *arg) {
+    shared_exec_t *e = (shared_exec_t *)arg;
+    pthread_barrier_wait(&start_line);
+    e->status = NZ_SUCCESS;
+    for (int rep = 0; rep < 20 && e->status == NZ_SUCCESS; rep++)
+        e->status = nz_spmv_execute(e->plan, 1.0, e->x, 0.0, e->y);
+    return NULL;
+}
+
+static void test_shared_plan(void) {
+    nz_context_t *ctx = NULL;
+    nz_matrix_t *A = NULL;
+    NZT_OK(ctx, nz_context_create(&ctx));
+    NZT_OK(ctx, nz_context_set_threads(ctx, 1));
+    NZT_OK(ctx, nz_gen_random(ctx, &A, 3000, 2000, 8.0, 31, NZ_F64));
+    double *x = (double *)nzt_malloc(3000 * sizeof(double));
+    double *y_ref = (double *)nzt_malloc(3000 * sizeof(double));
+    for (int j = 0; j < 3000; j++) x[j] = 1.0 / (1 + j % 11);
+    for (int op = 0; op < 2; op++) {
+        nz_spmv_plan_t *P = NULL;
+        NZT_OK(ctx, nz_spmv_plan_create(ctx, &P, A, (nz_operation_t)op, NZ_ALG_PARALLEL, 0));
+        NZT_OK(ctx, nz_spmv_execute(P, 1.0, x, 0.0, y_ref));
+        int64_t len = op ? 2000 : 3000;
+        shared_exec_t e[NZT_THREADS];
+        pthread_t th[NZT_THREADS];
+        pthread_barrier_init(&start_line, NULL, NZT_THREADS);
+        for (int i = 0; i < NZT_THREADS; i++) {
+            e[i].plan = P;
+            e[i].x = x;
+            e[i].y = (double *)nzt_malloc(3000 * sizeof(double));
+            if (pthread_create(&th[i], NULL, execute_shared, &e[i]) != 0) exit(1);
+        }
+        for (int i = 0; i < NZT_THREADS; i++) pthread_join(th[i], NULL);
+        pthread_barrier_destroy(&start_line);
+        for (int i = 0; i < NZT_THREADS; i++) {
+            NZT_CHECK(e[i].status == NZ_SUCCESS, "shared plan op %d thread %d: %d", op, i,
+                      (int)e[i].status);
+            NZT_CHECK(memcmp(e[i].y, y_ref, (size_t)len * sizeof(double)) == 0,
+                      "shared plan op %d thread %d: result differs", op, i);
+            free(e[i].y);
+        }
+        nz_spmv_plan_destroy(&P);
+    }
+    free(x);
+    free(y_ref);
+    nz_matrix_destroy(&A);
+    nz_context_destroy(&ctx);
+}
+
 int main(int argc, char **argv) {
     nzt_init(argc, argv);
     char dir[] = "/tmp/nz_threads_XXXXXX";
@@ -238,6 +297,7 @@ int main(int argc, char **argv) {
                       round, i, (unsigned long long)par[i].digest, (unsigned long long)ref[i].digest);
         }
     }
+    test_shared_plan();
     rmdir(dir);
     printf("threads: %d workers x 2 rounds, digests equal to the single-threaded run\n", NZT_THREADS);
     return nzt_finish("test_threads");
