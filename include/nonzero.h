@@ -17,9 +17,14 @@
  * - Indices: column (and COO row) indices are int32; row offsets are int64 on the host, and int32
  *   or int64 on the device. Matrices with more than 2^31 - 1 rows or columns are refused
  *   (NZ_ERR_UNSUPPORTED); more than 2^31 nonzeros are supported.
- * - Thread safety: a context and everything created from it belong to one host thread at a time.
- *   Separate contexts may be used from separate threads concurrently. Read-only functions on a
- *   matrix (nz_matrix_info, nz_spmv_execute with distinct outputs on the CPU) do not modify it.
+ * - Thread safety: a context and every matrix and plan made from it belong to one host thread at a
+ *   time; calls on one context must not overlap (its allocation counters, last-error message and
+ *   CUDA stream are not synchronised). Separate contexts may be used from separate threads at
+ *   once: the library keeps no global mutable state. Exceptions: nz_spmv_execute on a CPU plan
+ *   writes only y, so threads may execute plans of one context at the same time into distinct y
+ *   (an error would race on the last-error message); nz_matrix_info, nz_matrix_csr_arrays,
+ *   nz_status_string, nz_*_name and nz_device_count may be called from any thread. Functions
+ *   that take a const matrix never modify it.
  */
 
 #include <stddef.h>
