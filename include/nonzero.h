@@ -363,7 +363,8 @@ typedef enum nz_operation { NZ_OP_N = 0, NZ_OP_T = 1 } nz_operation_t;
 
 /* Plan flags */
 #define NZ_PLAN_DETERMINISTIC 0x1u /* only bitwise run-to-run reproducible algorithms */
-#define NZ_PLAN_TUNE          0x2u /* time the plausible candidates once and keep the fastest */
+#define NZ_PLAN_TUNE          0x2u /* time the plausible candidates once and keep the fastest
+                                       (NZ_ALG_AUTO only; plan_seconds includes the tuning) */
 #define NZ_PLAN_MIXED         0x4u /* single-precision storage, double accumulation */
 
 typedef struct nz_spmv_plan nz_spmv_plan_t;
@@ -396,6 +397,21 @@ nz_status_t nz_spmv(nz_context_t *ctx, const nz_matrix_t *A, nz_alg_t alg, doubl
 
 /* The (format, algorithm) pairs the backend accepts, index 0, 1, ... until NZ_ERR_INVALID_ARGUMENT. */
 nz_status_t nz_spmv_list(nz_backend_t backend, int index, nz_format_t *format, nz_alg_t *alg);
+
+/* The planner's choice without making a plan (docs/PLANNER.md): from statistics of A
+ * (nz_matrix_stats), the algorithm NZ_ALG_AUTO picks for op(A) = A in `format` on `backend`, or,
+ * with format = NZ_FORMAT_COUNT, also the format to convert to (the one whose SpMV reads the fewest
+ * bytes, from stats->bytes[], if it saves at least 10% over CSR; else CSR). flags:
+ * NZ_PLAN_DETERMINISTIC restricts the choice to bitwise reproducible algorithms; NZ_PLAN_TUNE is
+ * ignored (tuning needs the matrix: the plan's choice may then differ). The algorithm depends only
+ * on rows, cols, nnz and the row-length statistics, which a device plan computes itself, so a
+ * device CSR plan with NZ_ALG_AUTO picks the same algorithm. why (may be NULL) receives one line
+ * naming the choice and the statistics behind it, truncated to why_size bytes.
+ * NZ_ERR_UNSUPPORTED (with the reason in why) when the backend of this build has no (reproducible)
+ * algorithm for the format. */
+nz_status_t nz_spmv_plan_choose(const nz_matrix_stats_t *stats, nz_backend_t backend,
+                                nz_format_t format, unsigned flags, nz_format_t *chosen_format,
+                                nz_alg_t *alg, char *why, size_t why_size);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Solvers                                                                                     */

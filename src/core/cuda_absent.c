@@ -75,3 +75,18 @@ nz_status_t nz_cuda_gen_fe3d(nz_context_t *ctx, nz_matrix_t **dA, int64_t n,
     (void)d_u_exact;
     return absent(ctx);
 }
+nz_status_t nz_cuda_time_plan(const nz_spmv_plan_t *plan, const void *x, void *y, int runs,
+                              double *median_seconds) {
+    (void)x;
+    (void)y;
+    (void)runs;
+    (void)median_seconds;
+    return absent(plan->ctx);
+}
+nz_status_t nz_cuda_csr_row_stats(nz_context_t *ctx, const nz_matrix_t *dA, nz_operation_t op,
+                                  nz_matrix_stats_t *stats) {
+    (void)dA;
+    (void)op;
+    (void)stats;
+    return absent(ctx);
+}

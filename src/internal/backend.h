@@ -78,6 +78,20 @@ const struct nzi_cg_ops *nz_cuda_cg_ops(void);
 nz_status_t nz_cuda_gen_fe3d(nz_context_t *ctx, nz_matrix_t **dA, int64_t n,
                              nz_value_type_t value_type, void **d_b, void **d_u_exact);
 
+/* ---- CUDA planner support (src/cuda/plan_timing.cu) --------------------------------------- */
+
+#define NZI_TIME_MAX_RUNS 64
+/* Median seconds of `runs` (1..NZI_TIME_MAX_RUNS) executions of a set-up plan, y = 1 A x + 0 y on
+ * the device vectors x and y, each timed with the context's CUDA events on its stream after one
+ * untimed warm-up execution. */
+nz_status_t nz_cuda_time_plan(const nz_spmv_plan_t *plan, const void *x, void *y, int runs,
+                              double *median_seconds);
+/* Row-length statistics of op(dA) for a device CSR matrix (rows, cols, nnz, row_min, row_max,
+ * row_mean, row_std, empty_rows; other fields 0): op N one reduction kernel over the row
+ * offsets; op T (the rows of A^T are A's columns) a column count over the nonzeros first. */
+nz_status_t nz_cuda_csr_row_stats(nz_context_t *ctx, const nz_matrix_t *dA, nz_operation_t op,
+                                  nz_matrix_stats_t *stats);
+
 #ifdef __cplusplus
 }
 #endif

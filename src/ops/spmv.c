@@ -1,6 +1,7 @@
 /* spmv.c: public SpMV entry points: check arguments once, resolve the algorithm, call a backend. */
 #include "nzi.h"
 #include "backend.h"
+#include "../plan/plan_internal.h"
 
 #include <string.h>
 
@@ -54,13 +55,6 @@ nz_status_t nz_spmv_list(nz_backend_t backend, int index, nz_format_t *format, n
     return NZ_ERR_INVALID_ARGUMENT;
 }
 
-/* The planner's rule for CSR on the GPU (issue 3 scope): short uniform rows favour one thread
- * or a narrow vector per row; skewed rows favour merge-path, which balances rows + nonzeros. */
-static nz_alg_t choose_cuda_alg(const nz_matrix_t *A) {
-    if (A->format != NZ_FORMAT_CSR) return NZ_ALG_SCALAR;
-    return NZ_ALG_MERGE;
-}
-
 nz_status_t nz_spmv_plan_create(nz_context_t *ctx, nz_spmv_plan_t **plan, const nz_matrix_t *A,
                                 nz_operation_t op, nz_alg_t alg, unsigned flags) {
     nz_status_t status;
@@ -76,10 +70,9 @@ nz_status_t nz_spmv_plan_create(nz_context_t *ctx, nz_spmv_plan_t **plan, const 
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spmv_plan_create: unknown flags 0x%x",
                          flags);
     nz_backend_t backend = A->location == NZ_DEVICE ? NZ_BACKEND_CUDA : NZ_BACKEND_CPU;
-    if (alg == NZ_ALG_AUTO)
-        alg = backend == NZ_BACKEND_CPU ? nz_cpu_spmv_default_alg(A->format) : choose_cuda_alg(A);
-    bool supported = backend == NZ_BACKEND_CPU ? nz_cpu_spmv_supports(A->format, alg)
-                                               : nz_cuda_spmv_supports(A->format, alg);
+    bool supported = alg == NZ_ALG_AUTO ||
+                     (backend == NZ_BACKEND_CPU ? nz_cpu_spmv_supports(A->format, alg)
+                                                : nz_cuda_spmv_supports(A->format, alg));
     if (!supported)
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "algorithm %s is not available for %s on the %s",
                          nz_alg_name(alg), nz_format_name(A->format),
@@ -94,15 +87,31 @@ nz_status_t nz_spmv_plan_create(nz_context_t *ctx, nz_spmv_plan_t **plan, const 
     P->alg = alg;
     P->flags = flags;
     P->backend = backend;
+    /* NZ_ALG_AUTO: the planner (src/plan) picks, tunes if asked, and sets the plan up; its
+     * statistics and tuning count as plan time. */
     double t0 = nzi_wtime();
-    if (backend == NZ_BACKEND_CPU)
+    if (alg == NZ_ALG_AUTO)
+        NZI_CHECK(nzi_plan_auto(P));
+    else if (backend == NZ_BACKEND_CPU)
         NZI_CHECK(nz_cpu_spmv_plan_setup(P));
     else
         NZI_CHECK(nz_cuda_spmv_plan_setup(P));
     P->plan_seconds = nzi_wtime() - t0;
+    if ((flags & NZ_PLAN_DETERMINISTIC) && !P->reproducible) {
+        status = nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                           "algorithm %s is not bitwise reproducible, but NZ_PLAN_DETERMINISTIC "
+                           "was asked for", nz_alg_name(P->alg));
+        goto cleanup;
+    }
     *plan = P;
     return NZ_SUCCESS;
 cleanup:
+    if (P->state != NULL) {
+        if (backend == NZ_BACKEND_CPU)
+            nz_cpu_spmv_plan_release(P);
+        else
+            nz_cuda_spmv_plan_release(P);
+    }
     P->magic = NZI_DEAD_MAGIC;
     nzi_free(ctx, P);
     return status;

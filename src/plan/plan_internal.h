@@ -1,0 +1,108 @@
+/* plan_internal.h: the SpMV planner inside the library: rule thresholds, ranked candidates, tuning. */
+#ifndef NZI_PLAN_INTERNAL_H
+#define NZI_PLAN_INTERNAL_H
+
+#include "nzi.h"
+#include "backend.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * The planner turns cheap statistics of a matrix (nz_matrix_stats_t: rows, cols, nnz, row-length
+ * mean / std / min / max, empty rows, bandwidths, diagonals, bytes per format) into a RANKED list
+ * of algorithms for one format on one backend, best first, with the name of the rule that fired
+ * and a one-line reason. Everything here except nzi_plan_row_stats and nzi_plan_auto is a pure
+ * function of its arguments (no context, no device), so the decision table is unit-tested on
+ * synthetic statistics.
+ *
+ * The ranked list holds every algorithm the backend supports for the format (the rule's favourites
+ * first, the rest after), so NZ_PLAN_TUNE can time the head of the list and the plan can fall
+ * back along it when a backend refuses a candidate for this particular matrix (NZ_ERR_UNSUPPORTED:
+ * too many rows for int32, too little shared memory, a SELL chunk the SIMD kernel lacks...).
+ */
+
+/* Every threshold of the rules, in one table so they can be retuned from benchmark numbers
+ * (docs/PLANNER.md says where each came from). */
+typedef struct nzi_plan_thresholds {
+    /* GPU, CSR */
+    double device_threads;      /* threads resident at once on the GPU the rules model */
+    double short_row_max;       /* longest row <= this: one thread per row (scalar) */
+    double imbalance_ratio;     /* longest row's steps / balanced steps per thread above this ... */
+    double imbalance_min_steps; /* ... and above this many steps: split long rows */
+    double tiny_nnz;            /* fewer nonzeros: launch-bound, no host-side preprocessing */
+    double few_rows_fraction;   /* rows x V below this fraction of device_threads: idle GPU */
+    double empty_fraction;      /* empty rows above this fraction: pack rows by nonzeros */
+    double variable_cv;         /* row_std / row_mean above this: pack rows by nonzeros */
+    /* CPU */
+    double cpu_serial_nnz;      /* fewer nonzeros: one thread (no OpenMP fork / join) */
+    /* format advice */
+    double format_gain;         /* another format must read <= this x the CSR bytes */
+    /* tuning */
+    int tune_candidates;        /* NZ_PLAN_TUNE times at most this many of the ranked list */
+    int tune_runs_gpu;          /* timed executions per candidate (after one warm-up) */
+    int tune_runs_cpu;
+} nzi_plan_thresholds_t;
+
+extern const nzi_plan_thresholds_t nzi_plan_thresholds;
+
+#define NZI_PLAN_MAX_CANDIDATES 16
+#define NZI_PLAN_WHY_SIZE 320
+
+/* Which (format, alg) pairs exist; NULL in a request means the backend's own table. */
+typedef bool (*nzi_plan_supports_fn)(nz_format_t format, nz_alg_t alg);
+
+typedef struct nzi_plan_request {
+    nz_backend_t backend;
+    nz_format_t format;            /* the matrix's format, or NZ_FORMAT_COUNT: advise one */
+    nz_operation_t op;
+    unsigned flags;                /* NZ_PLAN_DETERMINISTIC filters the list */
+    nzi_plan_supports_fn supports; /* NULL: nz_cpu_spmv_supports / nz_cuda_spmv_supports */
+} nzi_plan_request_t;
+
+typedef struct nzi_plan_choice {
+    nz_format_t format;                        /* the request's, or the advised one */
+    int count;                                 /* candidates in algs (0: nothing usable) */
+    nz_alg_t algs[NZI_PLAN_MAX_CANDIDATES];    /* ranked, best first, no duplicates */
+    const char *rule;                          /* short name of the rule that fired */
+    char why[NZI_PLAN_WHY_SIZE];               /* one line: the statistics that decided */
+} nzi_plan_choice_t;
+
+/* Rank the algorithms for the request. Returns NZ_ERR_INVALID_ARGUMENT for a bad backend or
+ * format (no context: the caller words the message); count == 0 when the backend has nothing
+ * usable for the format (under NZ_PLAN_DETERMINISTIC: nothing reproducible). */
+nz_status_t nzi_plan_choose(const nz_matrix_stats_t *stats, const nzi_plan_request_t *request,
+                            nzi_plan_choice_t *choice);
+
+/* Bitwise run-to-run reproducibility of (format, alg, op) on a backend, from the planner's table:
+ * 1 reproducible, 0 not, -1 a pair the table does not know (treated as not reproducible when
+ * NZ_PLAN_DETERMINISTIC is asked for). tests/gpu/test_planner.c checks it against what plans
+ * report. */
+int nzi_plan_reproducible(nz_backend_t backend, nz_format_t format, nz_alg_t alg,
+                          nz_operation_t op);
+
+/* The CSR vector width V the CSR-vector kernel derives from the mean row length (power of two,
+ * 2..32); the rules reason with it. */
+int nzi_plan_vector_width(double row_mean);
+
+/* Cheap statistics of op(A) for the algorithm rules: rows, cols, nnz, row_min / row_max /
+ * row_mean / row_std, empty_rows. Device CSR: nz_cuda_csr_row_stats (op T: the rows of A^T,
+ * which the cached-transpose plans run on); host CSR, op N: one pass over the row offsets, no
+ * allocation; otherwise rows, cols, nnz and the mean only (the CPU rules need no more).
+ * Bandwidths, diagonals, symmetry and bytes[] are left 0 (nz_matrix_stats computes those). */
+nz_status_t nzi_plan_row_stats(nz_context_t *ctx, const nz_matrix_t *A, nz_operation_t op,
+                               nz_matrix_stats_t *stats);
+
+/* Resolve NZ_ALG_AUTO for a plan whose ctx, A, op, flags and backend are set: statistics, ranked
+ * candidates, then either the first candidate the backend accepts, or (NZ_PLAN_TUNE) the fastest
+ * of the first tune_candidates, timed on scratch vectors freed before returning. On success the
+ * plan is set up (plan->alg, state, reproducible, vector_width, workspace_bytes); on failure
+ * nothing is held. */
+nz_status_t nzi_plan_auto(nz_spmv_plan_t *plan);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NZI_PLAN_INTERNAL_H */

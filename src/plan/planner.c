@@ -1,0 +1,583 @@
+/* planner.c: the SpMV planner: algorithm and format choice from matrix statistics, AUTO and TUNE. */
+#include "plan_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/*
+ * The rules and where their numbers come from (docs/PLANNER.md has the full table):
+ *
+ * GPU, CSR. SpMV is bound by memory traffic, which every CSR kernel reads once, so what separates
+ * the kernels is load balance and lane utilisation. Measured on an H200 (small, L2-resident
+ * matrices, best kernel per matrix): 7-point Laplacian and Q1 FE matrices -> vector (adaptive and
+ * ipcsr close); uniform random rows of mean 16 -> vector; R-MAT -> vector (single) / adaptive
+ * (double); rail (few rows of thousands) -> vector / adaptive; short rows mixed with enormous ones
+ * -> adaptive / ipcsr. Merge-path and LightSpMV were never the best there, so they rank behind.
+ * The rules, in order:
+ *   empty      no rows or no nonzeros: nothing to balance (scalar; the dispatcher only scales y)
+ *   short      no row longer than short_row_max: one thread per row is enough (scalar)
+ *   long-rows  the longest row needs row_max / V steps of a V-lane vector (V from the mean, as
+ *              the CSR-vector kernel picks it) while a perfectly balanced kernel gives each
+ *              resident thread nnz / device_threads entries: when the first exceeds
+ *              imbalance_ratio times the second (and imbalance_min_steps), one vector holds the
+ *              whole grid up: split long rows (adaptive, ipcsr, merge)
+ *   tiny       fewer than tiny_nnz nonzeros: every kernel is launch-bound; vector needs no
+ *              preprocessing
+ *   few-rows   rows longer than 32 and rows x V below few_rows_fraction of the resident
+ *              threads: most of the GPU would idle under one vector per row (adaptive gives a
+ *              block to each long row)
+ *   empty-rows more than empty_fraction of the rows are empty: V from the mean is too narrow for
+ *              the rows that have entries; row blocks packed by nonzeros skip empty runs
+ *   variable   row_std / row_mean above variable_cv: one V cannot fit all rows
+ *   uniform    everything else: vector
+ * GPU, other formats: a fixed preference per format (COO and HYB: segmented before atomic; BSR:
+ * block-row before column order; ELL, SELL, DIA: their one-thread-per-row kernel).
+ * CPU: one thread for tiny products (the OpenMP fork / join costs more); the SIMD SELL kernel where
+ * the chunk allows it; otherwise the parallel kernel.
+ * Format advice: the format whose SpMV reads the fewest bytes (nz_matrix_stats bytes[]), if that
+ * is at most format_gain x the CSR bytes; otherwise CSR, which has the best-tuned kernels.
+ */
+const nzi_plan_thresholds_t nzi_plan_thresholds = {
+    .device_threads = 132.0 * 2048.0, /* H100 SXM / H200: 132 SMs x 2048 threads */
+    .short_row_max = 2.0,
+    .imbalance_ratio = 8.0,
+    .imbalance_min_steps = 32.0,
+    .tiny_nnz = 16384.0,
+    .few_rows_fraction = 0.25,
+    .empty_fraction = 0.5,
+    .variable_cv = 1.0,
+    .cpu_serial_nnz = 4096.0,
+    .format_gain = 0.9,
+    .tune_candidates = 4,
+    .tune_runs_gpu = 7,
+    .tune_runs_cpu = 3,
+};
+
+#define T nzi_plan_thresholds
+#define COUNT_OF(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+/* ---- reproducibility --------------------------------------------------------------------- */
+
+/* The CUDA backend's (format, alg) pairs and whether a plan gives bitwise identical results run
+ * to run (op = N; for op = T the cached-transpose path runs the same kernels on A^T, and the
+ * atomic scatter path is never reproducible). */
+static const struct {
+    nz_format_t format;
+    nz_alg_t alg;
+    int reproducible;
+} cuda_reproducible[] = {
+    {NZ_FORMAT_CSR, NZ_ALG_SCALAR, 1},     {NZ_FORMAT_CSR, NZ_ALG_VECTOR, 1},
+    {NZ_FORMAT_CSR, NZ_ALG_LIGHT_VECTOR, 1}, {NZ_FORMAT_CSR, NZ_ALG_LIGHT_WARP, 1},
+    {NZ_FORMAT_CSR, NZ_ALG_IPCSR, 1},      {NZ_FORMAT_CSR, NZ_ALG_ADAPTIVE, 1},
+    {NZ_FORMAT_CSR, NZ_ALG_MERGE, 1},      {NZ_FORMAT_CSR, NZ_ALG_ATOMIC, 0},
+    {NZ_FORMAT_ELL, NZ_ALG_SCALAR, 1},     {NZ_FORMAT_SELL, NZ_ALG_SCALAR, 1},
+    {NZ_FORMAT_DIA, NZ_ALG_SCALAR, 1},     {NZ_FORMAT_HYB, NZ_ALG_SCALAR, 1},
+    {NZ_FORMAT_HYB, NZ_ALG_SEGMENTED, 1},  {NZ_FORMAT_HYB, NZ_ALG_ATOMIC, 0},
+    {NZ_FORMAT_COO, NZ_ALG_SEGMENTED, 1},  {NZ_FORMAT_COO, NZ_ALG_ATOMIC, 0},
+    {NZ_FORMAT_BSR, NZ_ALG_BSR_ROW, 1},    {NZ_FORMAT_BSR, NZ_ALG_BSR_COL, 1},
+};
+
+int nzi_plan_reproducible(nz_backend_t backend, nz_format_t format, nz_alg_t alg,
+                          nz_operation_t op) {
+    if (backend == NZ_BACKEND_CPU) return 1; /* every CPU kernel sums each row in a fixed order */
+    if (op == NZ_OP_T && alg == NZ_ALG_ATOMIC) return 0;
+    for (int i = 0; i < COUNT_OF(cuda_reproducible); i++)
+        if (cuda_reproducible[i].format == format && cuda_reproducible[i].alg == alg)
+            return cuda_reproducible[i].reproducible;
+    return -1;
+}
+
+/* ---- ranked lists -------------------------------------------------------------------------- */
+
+/* Every algorithm, so that whatever a backend supports beyond a rule's list is still ranked. */
+static const nz_alg_t all_algs[] = {
+    NZ_ALG_SERIAL,     NZ_ALG_PARALLEL,   NZ_ALG_SIMD,         NZ_ALG_SCALAR,
+    NZ_ALG_VECTOR,     NZ_ALG_LIGHT_VECTOR, NZ_ALG_LIGHT_WARP, NZ_ALG_IPCSR,
+    NZ_ALG_ADAPTIVE,   NZ_ALG_MERGE,      NZ_ALG_ATOMIC,       NZ_ALG_SEGMENTED,
+    NZ_ALG_BSR_ROW,    NZ_ALG_BSR_COL,
+};
+
+static const nz_alg_t rank_uniform[] = {NZ_ALG_VECTOR, NZ_ALG_ADAPTIVE,     NZ_ALG_IPCSR,
+                                        NZ_ALG_LIGHT_VECTOR, NZ_ALG_MERGE, NZ_ALG_SCALAR,
+                                        NZ_ALG_LIGHT_WARP};
+static const nz_alg_t rank_irregular[] = {NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR,      NZ_ALG_MERGE,
+                                          NZ_ALG_VECTOR,   NZ_ALG_LIGHT_WARP, NZ_ALG_LIGHT_VECTOR,
+                                          NZ_ALG_SCALAR};
+static const nz_alg_t rank_short[] = {NZ_ALG_SCALAR, NZ_ALG_VECTOR,       NZ_ALG_ADAPTIVE,
+                                      NZ_ALG_IPCSR,  NZ_ALG_LIGHT_VECTOR, NZ_ALG_MERGE,
+                                      NZ_ALG_LIGHT_WARP};
+static const nz_alg_t rank_tiny[] = {NZ_ALG_VECTOR,   NZ_ALG_SCALAR, NZ_ALG_LIGHT_VECTOR,
+                                     NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR,  NZ_ALG_MERGE,
+                                     NZ_ALG_LIGHT_WARP};
+static const nz_alg_t rank_segmented[] = {NZ_ALG_SEGMENTED, NZ_ALG_SCALAR, NZ_ALG_ATOMIC};
+static const nz_alg_t rank_bsr[] = {NZ_ALG_BSR_ROW, NZ_ALG_BSR_COL};
+static const nz_alg_t rank_per_row[] = {NZ_ALG_SCALAR, NZ_ALG_VECTOR};
+static const nz_alg_t rank_cpu_serial[] = {NZ_ALG_SERIAL, NZ_ALG_PARALLEL};
+static const nz_alg_t rank_cpu_parallel[] = {NZ_ALG_PARALLEL, NZ_ALG_SIMD, NZ_ALG_SERIAL};
+static const nz_alg_t rank_cpu_sell[] = {NZ_ALG_SIMD, NZ_ALG_PARALLEL, NZ_ALG_SERIAL};
+
+typedef struct rule {
+    const char *name;
+    const nz_alg_t *rank;
+    int count;
+} rule_t;
+
+#define RULE(n, list) ((rule_t){(n), (list), COUNT_OF(list)})
+
+int nzi_plan_vector_width(double row_mean) {
+    int width = 2;
+    while (width < 32 && (double)width < row_mean) width *= 2;
+    return width;
+}
+
+/* Append printf text to why (truncating; why stays terminated). */
+static void say(char *why, size_t size, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void say(char *why, size_t size, const char *fmt, ...) {
+    size_t used = strlen(why);
+    if (used + 1 >= size) return;
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(why + used, size - used, fmt, args);
+    va_end(args);
+}
+
+/* The GPU CSR rules (see the top of the file). */
+static rule_t cuda_csr_rule(const nz_matrix_stats_t *s, char *why, size_t size) {
+    double rows = (double)s->rows, nnz = (double)s->nnz;
+    if (s->rows <= 0 || s->nnz <= 0) {
+        say(why, size, "no nonzeros: y = beta y, nothing to balance");
+        return RULE("empty", rank_short);
+    }
+    double mean = nnz / rows;
+    int width = nzi_plan_vector_width(mean);
+    double steps = (double)s->row_max / width;
+    double balanced = fmax(1.0, nnz / T.device_threads);
+    double cv = s->row_std / mean;
+    double empty = (double)s->empty_rows / rows;
+    if ((double)s->row_max <= T.short_row_max) {
+        say(why, size, "no row longer than %lld: one thread per row", (long long)s->row_max);
+        return RULE("short", rank_short);
+    }
+    if (steps > T.imbalance_min_steps && steps > T.imbalance_ratio * balanced) {
+        say(why, size,
+            "longest row %lld = %.0f steps of a %d-lane vector vs %.1f per thread if balanced: "
+            "split long rows", (long long)s->row_max, steps, width, balanced);
+        return RULE("long-rows", rank_irregular);
+    }
+    if (nnz < T.tiny_nnz) {
+        say(why, size, "%lld nonzeros: launch-bound, no preprocessing", (long long)s->nnz);
+        return RULE("tiny", rank_tiny);
+    }
+    if (mean > 32.0 && rows * width < T.few_rows_fraction * T.device_threads) {
+        say(why, size,
+            "%lld rows of mean %.0f: one vector per row would leave most of the GPU idle",
+            (long long)s->rows, mean);
+        return RULE("few-rows", rank_irregular);
+    }
+    if (empty > T.empty_fraction) {
+        say(why, size, "%.0f%% of the rows empty: pack rows by nonzeros", 100.0 * empty);
+        return RULE("empty-rows", rank_irregular);
+    }
+    if (cv > T.variable_cv) {
+        say(why, size, "row lengths vary (mean %.1f, std %.1f, max %lld): pack rows by nonzeros",
+            mean, s->row_std, (long long)s->row_max);
+        return RULE("variable", rank_irregular);
+    }
+    say(why, size, "uniform rows (mean %.1f, std %.1f, max %lld): %d lanes per row", mean,
+        s->row_std, (long long)s->row_max, width);
+    return RULE("uniform", rank_uniform);
+}
+
+static rule_t cuda_rule(const nz_matrix_stats_t *s, nz_format_t format, char *why, size_t size) {
+    switch (format) {
+    case NZ_FORMAT_CSR: return cuda_csr_rule(s, why, size);
+    case NZ_FORMAT_COO:
+    case NZ_FORMAT_HYB:
+        say(why, size, "segmented reduction: balanced and reproducible");
+        return RULE("segmented", rank_segmented);
+    case NZ_FORMAT_BSR:
+        say(why, size, "a warp per block row");
+        return RULE("bsr", rank_bsr);
+    default:
+        say(why, size, "one thread per row of the padded layout");
+        return RULE("per-row", rank_per_row);
+    }
+}
+
+static rule_t cpu_rule(const nz_matrix_stats_t *s, nz_format_t format, char *why, size_t size) {
+    if (format == NZ_FORMAT_SELL) {
+        say(why, size, "SIMD over the chunk when its height allows");
+        return RULE("cpu-sell", rank_cpu_sell);
+    }
+    if ((double)s->nnz < T.cpu_serial_nnz) {
+        say(why, size, "%lld nonzeros: one thread beats the OpenMP fork / join",
+            (long long)s->nnz);
+        return RULE("cpu-tiny", rank_cpu_serial);
+    }
+    say(why, size, "OpenMP over rows");
+    return RULE("cpu-parallel", rank_cpu_parallel);
+}
+
+/* ---- format advice ------------------------------------------------------------------------- */
+
+static bool format_usable(const nzi_plan_request_t *r, nzi_plan_supports_fn supports,
+                          nz_format_t format) {
+    for (int i = 0; i < COUNT_OF(all_algs); i++)
+        if (supports(format, all_algs[i]) &&
+            (!(r->flags & NZ_PLAN_DETERMINISTIC) ||
+             nzi_plan_reproducible(r->backend, format, all_algs[i], r->op) == 1))
+            return true;
+    return false;
+}
+
+/* The fewest bytes read wins if it saves at least 1 - format_gain over CSR. The GPU list has
+ * ELL and HYB, whose column-major layout the CPU kernels walk with a large stride. */
+static nz_format_t advise_format(const nz_matrix_stats_t *s, const nzi_plan_request_t *r,
+                                 nzi_plan_supports_fn supports, char *why, size_t size) {
+    static const nz_format_t gpu_formats[] = {NZ_FORMAT_DIA, NZ_FORMAT_BSR, NZ_FORMAT_ELL,
+                                              NZ_FORMAT_SELL, NZ_FORMAT_HYB};
+    static const nz_format_t cpu_formats[] = {NZ_FORMAT_DIA, NZ_FORMAT_BSR, NZ_FORMAT_SELL};
+    const nz_format_t *list = r->backend == NZ_BACKEND_CUDA ? gpu_formats : cpu_formats;
+    int n = r->backend == NZ_BACKEND_CUDA ? COUNT_OF(gpu_formats) : COUNT_OF(cpu_formats);
+    double csr = (double)s->bytes[NZ_FORMAT_CSR];
+    if (s->nnz <= 0 || csr <= 0) {
+        say(why, size, "format csr (%s); ", s->nnz <= 0 ? "no nonzeros" : "no size information");
+        return NZ_FORMAT_CSR;
+    }
+    nz_format_t best = NZ_FORMAT_CSR;
+    double best_bytes = csr;
+    char sizes[160] = "";
+    for (int i = 0; i < n; i++) {
+        nz_format_t f = list[i];
+        if (!format_usable(r, supports, f)) continue;
+        if (s->bytes[f] == 0) {
+            say(sizes, sizeof sizes, "%s%s refused", sizes[0] ? ", " : "", nz_format_name(f));
+            continue;
+        }
+        double b = (double)s->bytes[f];
+        say(sizes, sizeof sizes, "%s%s %.2f", sizes[0] ? ", " : "", nz_format_name(f), b / csr);
+        if (b <= T.format_gain * csr && b < best_bytes) {
+            best = f;
+            best_bytes = b;
+        }
+    }
+    if (best == NZ_FORMAT_CSR && !format_usable(r, supports, NZ_FORMAT_CSR)) {
+        say(why, size, "format csr (nothing else saves traffic, but the backend lacks csr); ");
+        return NZ_FORMAT_CSR;
+    }
+    if (best == NZ_FORMAT_CSR)
+        say(why, size, "format csr (no format reads <= %.2fx its bytes: %s); ", T.format_gain,
+            sizes[0] ? sizes : "none usable");
+    else
+        say(why, size, "format %s (reads %.2fx the csr bytes: %s); ", nz_format_name(best),
+            best_bytes / csr, sizes);
+    return best;
+}
+
+/* ---- the choice ------------------------------------------------------------------------------ */
+
+static bool cpu_supports(nz_format_t format, nz_alg_t alg) {
+    return nz_cpu_spmv_supports(format, alg);
+}
+static bool cuda_supports(nz_format_t format, nz_alg_t alg) {
+    return nz_cuda_spmv_supports(format, alg);
+}
+
+/* Append alg to the choice if the backend has it, it is not there yet and, under
+ * NZ_PLAN_DETERMINISTIC, the table says it is reproducible. */
+static void add_candidate(nzi_plan_choice_t *c, const nzi_plan_request_t *r,
+                          nzi_plan_supports_fn supports, nz_alg_t alg) {
+    if (c->count >= NZI_PLAN_MAX_CANDIDATES || !supports(c->format, alg)) return;
+    if ((r->flags & NZ_PLAN_DETERMINISTIC) &&
+        nzi_plan_reproducible(r->backend, c->format, alg, r->op) != 1)
+        return;
+    for (int i = 0; i < c->count; i++)
+        if (c->algs[i] == alg) return;
+    c->algs[c->count++] = alg;
+}
+
+nz_status_t nzi_plan_choose(const nz_matrix_stats_t *stats, const nzi_plan_request_t *request,
+                            nzi_plan_choice_t *choice) {
+    if (stats == NULL || request == NULL || choice == NULL) return NZ_ERR_NULL_ARGUMENT;
+    const nzi_plan_request_t *r = request;
+    if (r->backend != NZ_BACKEND_CPU && r->backend != NZ_BACKEND_CUDA)
+        return NZ_ERR_INVALID_ARGUMENT;
+    if ((int)r->format < 0 || (int)r->format > NZ_FORMAT_COUNT) return NZ_ERR_INVALID_ARGUMENT;
+    if (r->op != NZ_OP_N && r->op != NZ_OP_T) return NZ_ERR_INVALID_ARGUMENT;
+    nzi_plan_supports_fn supports = r->supports;
+    if (supports == NULL) supports = r->backend == NZ_BACKEND_CPU ? cpu_supports : cuda_supports;
+
+    memset(choice, 0, sizeof *choice);
+    choice->format = r->format;
+    if (r->format == NZ_FORMAT_COUNT)
+        choice->format = advise_format(stats, r, supports, choice->why, sizeof choice->why);
+    say(choice->why, sizeof choice->why, "%s on the %s: ", nz_format_name(choice->format),
+        r->backend == NZ_BACKEND_CPU ? "CPU" : "GPU");
+    size_t head = strlen(choice->why);
+    rule_t rule = r->backend == NZ_BACKEND_CUDA
+                      ? cuda_rule(stats, choice->format, choice->why, sizeof choice->why)
+                      : cpu_rule(stats, choice->format, choice->why, sizeof choice->why);
+    choice->rule = rule.name;
+    for (int i = 0; i < rule.count; i++) add_candidate(choice, r, supports, rule.rank[i]);
+    for (int i = 0; i < COUNT_OF(all_algs); i++) add_candidate(choice, r, supports, all_algs[i]);
+
+    /* Name the winner in front of the reason: "csr on the GPU: vector (uniform rows ...)". */
+    char reason[NZI_PLAN_WHY_SIZE];
+    snprintf(reason, sizeof reason, "%s", choice->why + head);
+    choice->why[head] = '\0';
+    if (choice->count == 0)
+        say(choice->why, sizeof choice->why, "no %salgorithm available (%s)",
+            (r->flags & NZ_PLAN_DETERMINISTIC) ? "bitwise reproducible " : "", reason);
+    else
+        say(choice->why, sizeof choice->why, "%s (%s)", nz_alg_name(choice->algs[0]), reason);
+    return NZ_SUCCESS;
+}
+
+nz_status_t nz_spmv_plan_choose(const nz_matrix_stats_t *stats, nz_backend_t backend,
+                                nz_format_t format, unsigned flags, nz_format_t *chosen_format,
+                                nz_alg_t *alg, char *why, size_t why_size) {
+    nzi_plan_choice_t choice;
+    if (why != NULL && why_size > 0) why[0] = '\0';
+    if (stats == NULL || chosen_format == NULL || alg == NULL) return NZ_ERR_NULL_ARGUMENT;
+    if (flags & ~(NZ_PLAN_DETERMINISTIC | NZ_PLAN_TUNE | NZ_PLAN_MIXED))
+        return NZ_ERR_INVALID_ARGUMENT;
+    nzi_plan_request_t request = {backend, format, NZ_OP_N, flags, NULL};
+    NZI_TRY(nzi_plan_choose(stats, &request, &choice));
+    if (why != NULL && why_size > 0) snprintf(why, why_size, "%s", choice.why);
+    if (choice.count == 0) return NZ_ERR_UNSUPPORTED;
+    *chosen_format = choice.format;
+    *alg = choice.algs[0];
+    return NZ_SUCCESS;
+}
+
+/* ---- statistics for a plan ----------------------------------------------------------------- */
+
+nz_status_t nzi_plan_row_stats(nz_context_t *ctx, const nz_matrix_t *A, nz_operation_t op,
+                               nz_matrix_stats_t *stats) {
+    nz_matrix_stats_t s;
+    memset(&s, 0, sizeof s);
+    if (A->location == NZ_DEVICE && A->format == NZ_FORMAT_CSR)
+        return nz_cuda_csr_row_stats(ctx, A, op, stats);
+    s.rows = op == NZ_OP_N ? A->rows : A->cols;
+    s.cols = op == NZ_OP_N ? A->cols : A->rows;
+    s.nnz = A->nnz;
+    if (A->location == NZ_HOST && A->format == NZ_FORMAT_CSR && op == NZ_OP_N && A->rows > 0) {
+        const int64_t *offsets = A->host.csr.row_offsets;
+        double sum_squares = 0;
+        s.row_min = INT64_MAX;
+        for (int64_t i = 0; i < A->rows; i++) {
+            int64_t len = offsets[i + 1] - offsets[i];
+            if (len < s.row_min) s.row_min = len;
+            if (len > s.row_max) s.row_max = len;
+            if (len == 0) s.empty_rows++;
+            sum_squares += (double)len * (double)len;
+        }
+        s.row_mean = (double)A->nnz / (double)A->rows;
+        double variance = sum_squares / (double)A->rows - s.row_mean * s.row_mean;
+        s.row_std = variance > 0 ? sqrt(variance) : 0;
+    } else if (s.rows > 0) {
+        s.row_mean = (double)A->nnz / (double)s.rows;
+    }
+    *stats = s;
+    return NZ_SUCCESS;
+}
+
+/* ---- AUTO and TUNE ------------------------------------------------------------------------- */
+
+static nz_status_t backend_setup(nz_spmv_plan_t *plan) {
+    plan->state = NULL;
+    plan->workspace_bytes = 0;
+    plan->vector_width = 0;
+    plan->reproducible = 0;
+    return plan->backend == NZ_BACKEND_CPU ? nz_cpu_spmv_plan_setup(plan)
+                                           : nz_cuda_spmv_plan_setup(plan);
+}
+
+static void backend_release(nz_spmv_plan_t *plan) {
+    if (plan->state == NULL) return;
+    if (plan->backend == NZ_BACKEND_CPU)
+        nz_cpu_spmv_plan_release(plan);
+    else
+        nz_cuda_spmv_plan_release(plan);
+    plan->state = NULL;
+}
+
+/* Set the plan up with alg; a plan that is not reproducible under NZ_PLAN_DETERMINISTIC is
+ * released and refused (NZ_ERR_UNSUPPORTED, so the caller moves on to the next candidate). */
+static nz_status_t try_candidate(nz_spmv_plan_t *plan, nz_alg_t alg) {
+    plan->alg = alg;
+    nz_status_t status = backend_setup(plan);
+    if (status < 0) {
+        backend_release(plan);
+        return status;
+    }
+    if ((plan->flags & NZ_PLAN_DETERMINISTIC) && !plan->reproducible) {
+        backend_release(plan);
+        return nzi_error(plan->ctx, NZ_ERR_UNSUPPORTED,
+                         "nz_spmv_plan_create: %s is not bitwise reproducible for this matrix",
+                         nz_alg_name(alg));
+    }
+    return NZ_SUCCESS;
+}
+
+static double median(double *v, int n) {
+    for (int i = 1; i < n; i++) {
+        double x = v[i];
+        int j = i - 1;
+        while (j >= 0 && v[j] > x) {
+            v[j + 1] = v[j];
+            j--;
+        }
+        v[j + 1] = x;
+    }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Median seconds of a set-up candidate: CUDA events on the GPU, the wall clock on the CPU (one
+ * warm-up run either way). */
+static nz_status_t time_candidate(const nz_spmv_plan_t *plan, const void *x, void *y,
+                                  double *seconds) {
+    if (plan->backend == NZ_BACKEND_CUDA)
+        return nz_cuda_time_plan(plan, x, y, T.tune_runs_gpu, seconds);
+    double times[NZI_TIME_MAX_RUNS];
+    int runs = T.tune_runs_cpu < NZI_TIME_MAX_RUNS ? T.tune_runs_cpu : NZI_TIME_MAX_RUNS;
+    NZI_TRY(nz_cpu_spmv_execute(plan, 1.0, x, 0.0, y));
+    for (int r = 0; r < runs; r++) {
+        double t0 = nzi_wtime();
+        NZI_TRY(nz_cpu_spmv_execute(plan, 1.0, x, 0.0, y));
+        times[r] = nzi_wtime() - t0;
+    }
+    *seconds = median(times, runs);
+    return NZ_SUCCESS;
+}
+
+static nz_status_t scratch_alloc(nz_spmv_plan_t *plan, void **ptr, int64_t n, const char *what) {
+    size_t bytes;
+    if (nzi_mul_overflow_size((size_t)(n > 0 ? n : 1), nzi_value_size(plan->A->value_type), &bytes))
+        return nzi_error(plan->ctx, NZ_ERR_OVERFLOW, "plan tuning: %s of %lld entries", what,
+                         (long long)n);
+    if (plan->backend == NZ_BACKEND_CPU) {
+        *ptr = nzi_calloc(plan->ctx, 1, bytes);
+        if (*ptr == NULL)
+            return nzi_error(plan->ctx, NZ_ERR_OUT_OF_MEMORY, "plan tuning: cannot allocate %s (%zu bytes)",
+                             what, bytes);
+        return NZ_SUCCESS;
+    }
+    NZI_TRY(nz_cuda_malloc(plan->ctx, ptr, bytes, what));
+    return nz_cuda_memset(plan->ctx, *ptr, 0, bytes);
+}
+
+static void scratch_free(nz_spmv_plan_t *plan, void *ptr) {
+    if (ptr == NULL) return;
+    if (plan->backend == NZ_BACKEND_CPU)
+        nzi_free(plan->ctx, ptr);
+    else
+        nz_cuda_free(plan->ctx, ptr, (size_t)-1);
+}
+
+/*
+ * NZ_PLAN_TUNE: walk the ranked list, set up each candidate on a copy of the plan, time it on
+ * zero scratch vectors (y = A x, beta 0), keep the fastest plan's state and release the others,
+ * until tune_candidates candidates have been timed. Candidates the backend refuses are skipped.
+ * Cost: tune_candidates set-ups plus (runs + 1) products each. A backend's plan state must not
+ * point into the plan object itself: the winner's state moves into `plan`.
+ */
+static nz_status_t tune(nz_spmv_plan_t *plan, const nzi_plan_choice_t *choice) {
+    nz_status_t status = NZ_SUCCESS;
+    nz_context_t *ctx = plan->ctx;
+    const nz_matrix_t *A = plan->A;
+    void *x = NULL, *y = NULL;
+    nz_spmv_plan_t best, trial;
+    bool have_best = false;
+    double best_seconds = 0;
+    int timed = 0;
+    char last[NZI_MESSAGE_SIZE] = "";
+    int64_t xlen = plan->op == NZ_OP_N ? A->cols : A->rows;
+    int64_t ylen = plan->op == NZ_OP_N ? A->rows : A->cols;
+    memset(&best, 0, sizeof best);
+    NZI_CHECK(scratch_alloc(plan, &x, xlen, "tuning x"));
+    NZI_CHECK(scratch_alloc(plan, &y, ylen, "tuning y"));
+    for (int i = 0; i < choice->count && timed < T.tune_candidates; i++) {
+        trial = *plan;
+        status = try_candidate(&trial, choice->algs[i]);
+        if (status == NZ_ERR_UNSUPPORTED) {
+            snprintf(last, sizeof last, "%s", ctx->message);
+            status = NZ_SUCCESS;
+            continue;
+        }
+        if (status < 0) goto cleanup;
+        double seconds = 0;
+        status = time_candidate(&trial, x, y, &seconds);
+        if (status < 0) {
+            backend_release(&trial);
+            goto cleanup;
+        }
+        timed++;
+        if (!have_best || seconds < best_seconds) {
+            if (have_best) backend_release(&best);
+            best = trial;
+            best_seconds = seconds;
+            have_best = true;
+        } else {
+            backend_release(&trial);
+        }
+    }
+    if (!have_best) {
+        status = nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                           "nz_spmv_plan_create: tuning found no usable algorithm for %s on the "
+                           "%s (last refusal: %s)", nz_format_name(A->format),
+                           plan->backend == NZ_BACKEND_CPU ? "CPU" : "GPU", last);
+        goto cleanup;
+    }
+    plan->alg = best.alg;
+    plan->state = best.state;
+    plan->reproducible = best.reproducible;
+    plan->vector_width = best.vector_width;
+    plan->workspace_bytes = best.workspace_bytes;
+    have_best = false;
+    nzi_clear_error(ctx);
+cleanup:
+    if (have_best) backend_release(&best);
+    scratch_free(plan, x);
+    scratch_free(plan, y);
+    return status;
+}
+
+nz_status_t nzi_plan_auto(nz_spmv_plan_t *plan) {
+    nz_context_t *ctx = plan->ctx;
+    const nz_matrix_t *A = plan->A;
+    const char *where = plan->backend == NZ_BACKEND_CPU ? "CPU" : "GPU";
+    nz_matrix_stats_t stats;
+    nzi_plan_choice_t choice;
+    nzi_plan_request_t request = {plan->backend, A->format, plan->op, plan->flags, NULL};
+    char last[NZI_MESSAGE_SIZE] = "";
+    NZI_TRY(nzi_plan_row_stats(ctx, A, plan->op, &stats));
+    nz_status_t status = nzi_plan_choose(&stats, &request, &choice);
+    if (status < 0)
+        return nzi_error(ctx, status, "nz_spmv_plan_create: the planner cannot handle this request");
+    if (choice.count == 0)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                         "nz_spmv_plan_create: no %salgorithm for %s matrices on the %s",
+                         (plan->flags & NZ_PLAN_DETERMINISTIC) ? "bitwise reproducible " : "",
+                         nz_format_name(A->format), where);
+    if ((plan->flags & NZ_PLAN_TUNE) && choice.count > 1 && A->rows > 0 && A->cols > 0 &&
+        A->nnz > 0)
+        return tune(plan, &choice);
+    for (int i = 0; i < choice.count; i++) {
+        status = try_candidate(plan, choice.algs[i]);
+        if (status == NZ_SUCCESS) {
+            nzi_clear_error(ctx);
+            return NZ_SUCCESS;
+        }
+        if (status != NZ_ERR_UNSUPPORTED) return status;
+        snprintf(last, sizeof last, "%s", ctx->message);
+    }
+    return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                     "nz_spmv_plan_create: the %s refused every candidate for %s (last: %s)",
+                     where, nz_format_name(A->format), last);
+}
