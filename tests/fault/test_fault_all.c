@@ -38,6 +38,7 @@ struct fault_case {
     /* outputs: must be untouched when the call fails */
     nz_matrix_t *M;
     nz_spmv_plan_t *P;
+    nz_spmm_plan_t *Q;
     void *p1, *p2;
     int64_t rows, cols;
     nz_cg_result_t result;
@@ -52,6 +53,8 @@ struct fault_case {
 
 static nz_matrix_t *A;                      /* 40 x 33 random, f64, host CSR */
 static nz_matrix_t *A32;                    /* the same in f32 */
+static nz_matrix_t *AT;                     /* its transpose (for A * A^T) */
+static double *spmm_x;                      /* 40 x 3 column-major block */
 static nz_matrix_t *F[NZ_FORMAT_COUNT];     /* A in every format */
 static nz_matrix_t *S;                      /* SPD: 2-D Laplacian 7 x 6 */
 static nz_matrix_t *S_sell;                 /* S as SELL */
@@ -80,6 +83,7 @@ static bool file_exists(const char *path) {
 static void release_outputs(fault_case_t *c) {
     nz_matrix_destroy(&c->M);
     nz_spmv_plan_destroy(&c->P);
+    nz_spmm_plan_destroy(&c->Q);
     nz_free(c->ctx, c->p1);
     nz_free(c->ctx, c->p2);
     nz_free(c->ctx, c->result.history);
@@ -90,6 +94,7 @@ static void release_outputs(fault_case_t *c) {
 static void reset_outputs(fault_case_t *c) {
     c->M = NULL;
     c->P = NULL;
+    c->Q = NULL;
     c->p1 = c->p2 = NULL;
     c->rows = c->cols = -7;
     memset(&c->result, 0, sizeof c->result);
@@ -134,7 +139,7 @@ static void drive(const char *name, case_fn fn, fault_case_t *c) {
                   name, (long long)k, (int)st, nz_status_string(st), nz_context_last_error(ctx));
         NZT_CHECK(s1.live_blocks == s0.live_blocks, "%s k=%lld: %lld blocks leak after failure",
                   name, (long long)k, (long long)(s1.live_blocks - s0.live_blocks));
-        NZT_CHECK(c->M == NULL && c->P == NULL && c->p1 == NULL && c->p2 == NULL,
+        NZT_CHECK(c->M == NULL && c->P == NULL && c->Q == NULL && c->p1 == NULL && c->p2 == NULL,
                   "%s k=%lld: an output handle was set on failure", name, (long long)k);
         NZT_CHECK(c->rows == -7 && c->cols == -7, "%s k=%lld: dimension outputs written on failure",
                   name, (long long)k);
@@ -258,6 +263,26 @@ static nz_status_t c_execute(fault_case_t *c) {
 static nz_status_t c_spmv(fault_case_t *c) {
     return nz_spmv(c->ctx, F[c->format], c->alg, -1.0, x_vec, 2.0, c->buf);
 }
+static nz_status_t c_spmm_plan(fault_case_t *c) {
+    return nz_spmm_plan_create(c->ctx, &c->Q, F[c->format], c->op, 3,
+                               c->format2 ? NZ_ROW_MAJOR : NZ_COL_MAJOR, c->alg, 0);
+}
+static nz_status_t c_spmm_execute(fault_case_t *c) {
+    nz_spmm_plan_t *Q = NULL;
+    nz_status_t s = nz_spmm_plan_create(c->ctx, &Q, A, NZ_OP_N, 3, NZ_COL_MAJOR, NZ_ALG_PARALLEL, 0);
+    if (s < 0) return s;
+    s = nz_spmm_execute(Q, 1.0, spmm_x, 40, 0.5, c->buf, 40);
+    nz_spmm_plan_destroy(&Q);
+    return s;
+}
+static nz_status_t c_spgemm(fault_case_t *c) {
+    nz_spgemm_options_t opt;
+    memset(&opt, 0, sizeof opt);
+    opt.alg = c->format ? NZ_SPGEMM_CPU : NZ_SPGEMM_AUTO;
+    nz_spgemm_info_t info;
+    return nz_spgemm(c->ctx, &c->M, c->format2 ? S : A, c->format2 ? S : AT, &opt, &info);
+}
+
 static nz_status_t c_cg(fault_case_t *c) {
     nz_cg_options_t opt;
     memset(&opt, 0, sizeof opt);
@@ -276,6 +301,9 @@ static void make_fixtures(nz_context_t *ctx) {
     loose.bsr_block = 3;
     NZT_OK(ctx, nz_gen_random(ctx, &A, 40, 33, 4.0, 2024, NZ_F64));
     NZT_OK(ctx, nz_matrix_convert_values(ctx, &A32, A, NZ_F32));
+    NZT_OK(ctx, nz_matrix_transpose(ctx, &AT, A));
+    spmm_x = (double *)nzt_malloc(120 * sizeof(double));
+    for (int i = 0; i < 120; i++) spmm_x[i] = 0.5 - 0.01 * i;
     for (int f = 0; f < NZ_FORMAT_COUNT; f++)
         NZT_OK(ctx, nz_matrix_convert(ctx, &F[f], A, (nz_format_t)f, &loose));
     NZT_OK(ctx, nz_gen_laplace2d(ctx, &S, 7, 6, NZ_F64));
@@ -310,12 +338,10 @@ static void make_fixtures(nz_context_t *ctx) {
     if (fread(mm_text, 1, mm_text_size, fp) != mm_text_size) exit(1);
     fclose(fp);
     x_vec = (double *)nzt_malloc(64 * sizeof(double));
-    y_init = (double *)nzt_malloc(64 * sizeof(double));
-    y_buf = (double *)nzt_malloc(64 * sizeof(double));
-    for (int i = 0; i < 64; i++) {
-        x_vec[i] = 1.0 / (i + 1);
-        y_init[i] = 0.5 * i - 7.0;
-    }
+    y_init = (double *)nzt_malloc(128 * sizeof(double));
+    y_buf = (double *)nzt_malloc(128 * sizeof(double));
+    for (int i = 0; i < 64; i++) x_vec[i] = 1.0 / (i + 1);
+    for (int i = 0; i < 128; i++) y_init[i] = 0.5 * i - 7.0;
     int64_t n = 42;
     b_vec = (double *)nzt_malloc((size_t)n * sizeof(double));
     x0_vec = (double *)nzt_malloc((size_t)n * sizeof(double));
@@ -331,6 +357,8 @@ static void free_fixtures(void) {
     nz_spmv_plan_destroy(&P_exec);
     nz_matrix_destroy(&A);
     nz_matrix_destroy(&A32);
+    nz_matrix_destroy(&AT);
+    free(spmm_x);
     for (int f = 0; f < NZ_FORMAT_COUNT; f++) nz_matrix_destroy(&F[f]);
     nz_matrix_destroy(&S);
     nz_matrix_destroy(&S_sell);
@@ -352,6 +380,9 @@ int main(int argc, char **argv) {
     nzt_init(argc, argv);
     nz_context_t *ctx = NULL;
     NZT_OK(ctx, nz_context_create(&ctx));
+    /* one OpenMP thread: allocation counts do not depend on it, and a loaded CI machine makes
+     * thousands of small parallel regions slow */
+    NZT_OK(ctx, nz_context_set_threads(ctx, 1));
     make_fixtures(ctx);
     nz_alloc_stats_t base, end;
     NZT_OK(ctx, nz_context_alloc_stats(ctx, &base));
@@ -466,6 +497,31 @@ int main(int argc, char **argv) {
         c.buf_bytes = 40 * sizeof(double);
         drive(c.format ? "nz_spmv_execute beta 0.5" : "nz_spmv_execute beta 0", c_execute, &c);
     }
+
+    /* SpMM: every format, serial and parallel, op N and T, both layouts; one execute */
+    for (c.format = 0; c.format < NZ_FORMAT_COUNT; c.format++)
+        for (int alg = 0; alg < 2; alg++)
+            for (int op = 0; op < 2; op++)
+                for (c.format2 = 0; c.format2 < 2; c.format2++) {
+                    c.alg = alg ? NZ_ALG_PARALLEL : NZ_ALG_SERIAL;
+                    c.op = (nz_operation_t)op;
+                    snprintf(name, sizeof name, "nz_spmm_plan_create %s/%s op %s %s",
+                             nz_format_name(c.format), nz_alg_name(c.alg), op ? "T" : "N",
+                             c.format2 ? "row-major" : "col-major");
+                    drive(name, c_spmm_plan, &c);
+                }
+    c.buf = y_buf;
+    c.buf_init = y_init;
+    c.buf_bytes = 120 * sizeof(double); /* Y: 40 x 3, column-major, ldy 40 */
+    drive("nz_spmm_plan_create + nz_spmm_execute", c_spmm_execute, &c);
+
+    /* SpGEMM on the CPU (no device bound: AUTO is the CPU too): A A^T and S S */
+    for (c.format = 0; c.format < 2; c.format++)
+        for (c.format2 = 0; c.format2 < 2; c.format2++) {
+            snprintf(name, sizeof name, "nz_spgemm %s %s", c.format ? "cpu" : "auto",
+                     c.format2 ? "S S" : "A A^T");
+            drive(name, c_spgemm, &c);
+        }
 
     /* CG on the CPU: plain / Jacobi, with / without history, CSR / SELL */
     for (c.format = 0; c.format < 8; c.format++) {
