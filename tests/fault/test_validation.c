@@ -333,6 +333,35 @@ static void test_convert_sizes(void) {
     }
 }
 
+/* SpGEMM and SpMM argument checks (their size arithmetic: product counts are summed with
+ * overflow checks in src/spgemm/spgemm_panels.c; not reachable with test-sized matrices). */
+static void test_products(void) {
+    nz_matrix_t *A = NULL, *B = NULL, *B32 = NULL, *C = NULL;
+    NZT_OK(ctx, nz_gen_random(ctx, &A, 30, 20, 3.0, 1, NZ_F64));
+    NZT_OK(ctx, nz_gen_random(ctx, &B, 20, 25, 3.0, 2, NZ_F64));
+    NZT_OK(ctx, nz_matrix_convert_values(ctx, &B32, B, NZ_F32));
+    EXPECT("spgemm A A (30x20 x 30x20)", nz_spgemm(ctx, &C, A, A, NULL, NULL),
+           NZ_ERR_DIMENSION_MISMATCH, NZ_ERR_DIMENSION_MISMATCH, NULL, C, 1);
+    EXPECT("spgemm f64 x f32", nz_spgemm(ctx, &C, A, B32, NULL, NULL), NZ_ERR_INVALID_ARGUMENT,
+           NZ_ERR_UNSUPPORTED, NULL, C, 1);
+    EXPECT("spgemm NULL B", nz_spgemm(ctx, &C, A, NULL, NULL, NULL), NZ_ERR_NULL_ARGUMENT,
+           NZ_ERR_NULL_ARGUMENT, NULL, C, 1);
+    NZT_OK(ctx, nz_spgemm(ctx, &C, A, B, NULL, NULL));
+    nz_matrix_destroy(&C);
+    static const int64_t ks[] = {0, -1, 65, INT64_MAX};
+    for (int i = 0; i < 4; i++) {
+        nz_spmm_plan_t *Q = NULL;
+        int64_t a0 = total_allocs(), l0 = live_blocks();
+        nz_status_t s = nz_spmm_plan_create(ctx, &Q, A, NZ_OP_N, ks[i], NZ_COL_MAJOR, NZ_ALG_AUTO, 0);
+        expect("spmm k out of 1..64", s, NZ_ERR_INVALID_ARGUMENT, NZ_ERR_INVALID_ARGUMENT, NULL, Q,
+               a0, l0, 1);
+        nz_spmm_plan_destroy(&Q);
+    }
+    nz_matrix_destroy(&A);
+    nz_matrix_destroy(&B);
+    nz_matrix_destroy(&B32);
+}
+
 int main(int argc, char **argv) {
     nzt_init(argc, argv);
 #ifndef NZT_ASAN
@@ -355,6 +384,7 @@ int main(int argc, char **argv) {
     test_generators();
     test_dense_and_io(dir);
     test_convert_sizes();
+    test_products();
     rmdir(dir);
     NZT_CHECK(live_blocks() == 0, "%lld blocks leak", (long long)live_blocks());
     /* the context is still usable after all of it */
