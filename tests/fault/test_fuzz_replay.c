@@ -9,7 +9,8 @@
  * The five libFuzzer targets need clang; their bodies are plain C, so they are compiled here too
  * (each under its own name) and fed every file of tests/fuzz/corpus/<target>/ and
  * tests/fuzz/regressions/<target>/. A target signals a violated property with abort(), which
- * fails this test with the input's path printed just before.
+ * fails this test with the input's path printed just before. NZ_FUZZ_CORPUS_DIR=DIR replays
+ * DIR/<target>/ as well (a campaign's grown corpus, e.g. for a line-coverage build).
  */
 
 #define LLVMFuzzerTestOneInput replay_fuzz_mm
@@ -79,8 +80,15 @@ int main(int argc, char **argv) {
         int regressions = replay_dir(dir, targets[t].fn);
         NZT_CHECK(seeds > 0, "%s: no seed corpus found under %s/../fuzz", targets[t].name,
                   nzt_data_dir());
-        printf("%-13s %3d seeds, %3d regression inputs\n", targets[t].name, seeds, regressions);
-        total += seeds + regressions;
+        int extra = 0;
+        const char *more = getenv("NZ_FUZZ_CORPUS_DIR");
+        if (more != NULL && *more) {
+            snprintf(dir, sizeof dir, "%s/%s", more, targets[t].name);
+            extra = replay_dir(dir, targets[t].fn);
+        }
+        printf("%-13s %3d seeds, %3d regression inputs, %d from NZ_FUZZ_CORPUS_DIR\n",
+               targets[t].name, seeds, regressions, extra);
+        total += seeds + regressions + extra;
     }
     printf("replayed %d inputs\n", total);
     return nzt_finish("test_fuzz_replay");
