@@ -18,6 +18,7 @@ static const struct {
     {"convert", nz_cmd_convert, "convert between .mtx, .mtx.gz and .nzb files"},
     {"spmv", nz_cmd_spmv, "y = alpha A x + beta y in any format, on the CPU or the GPU"},
     {"cg", nz_cmd_cg, "conjugate gradients on a matrix or the 3-D Q1 FE problem (--fe3d N)"},
+    {"spgemm", nz_cmd_spgemm, "C = A B (sparse times sparse) on the CPU or the GPU"},
     {"bench", nz_cmd_bench, "run the benchmark suite"},
 };
 #define NUM_COMMANDS ((int)(sizeof commands / sizeof commands[0]))

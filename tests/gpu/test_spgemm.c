@@ -1,0 +1,386 @@
+/* test_spgemm.c (GPU): every GPU SpGEMM algorithm against the CPU algorithm: identical structure,
+ * values within the summation bound; shapes, bins, dense rows, row panels, allocation failures. */
+#include "testutil.h"
+
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static const nz_spgemm_alg_t gpu_algs[] = {NZ_SPGEMM_HASH, NZ_SPGEMM_ESC, NZ_SPGEMM_HYSPMM};
+#define NUM_GPU_ALGS 3
+static int64_t compared_entries, runs;
+
+/* A host CSR copy of M with |values| in double. */
+static nz_matrix_t *absolute_copy(nz_context_t *ctx, const nz_matrix_t *M) {
+    const int64_t *o;
+    const int32_t *c;
+    const void *v;
+    nz_matrix_info_t info;
+    NZT_OK(ctx, nz_matrix_info(M, &info));
+    NZT_OK(ctx, nz_matrix_csr_arrays(M, &o, &c, &v));
+    double *a = nzt_malloc((size_t)(info.nnz > 0 ? info.nnz : 1) * sizeof(double));
+    for (int64_t k = 0; k < info.nnz; k++)
+        a[k] = fabs(info.value_type == NZ_F32 ? (double)((const float *)v)[k] : ((const double *)v)[k]);
+    nz_matrix_t *out = NULL;
+    NZT_OK(ctx, nz_matrix_create_csr(ctx, &out, info.rows, info.cols, NZ_I64, o, c, NZ_F64, a));
+    free(a);
+    return out;
+}
+
+static double at(const void *v, nz_value_type_t vt, int64_t k) {
+    return vt == NZ_F32 ? (double)((const float *)v)[k] : ((const double *)v)[k];
+}
+
+/* The CPU result and the bound |A||B| for one product, computed once for all GPU algorithms. */
+typedef struct reference {
+    nz_matrix_t *R, *bound;
+    nz_spgemm_info_t info;
+} reference_t;
+
+static void reference_make(nz_context_t *ctx, reference_t *ref, const nz_matrix_t *A,
+                           const nz_matrix_t *B) {
+    nz_spgemm_options_t cpu;
+    memset(&cpu, 0, sizeof cpu);
+    cpu.alg = NZ_SPGEMM_CPU;
+    NZT_OK(ctx, nz_spgemm(ctx, &ref->R, A, B, &cpu, &ref->info));
+    nz_matrix_t *absA = absolute_copy(ctx, A), *absB = absolute_copy(ctx, B);
+    NZT_OK(ctx, nz_spgemm(ctx, &ref->bound, absA, absB, &cpu, NULL));
+    nz_matrix_destroy(&absA);
+    nz_matrix_destroy(&absB);
+}
+
+static void reference_free(reference_t *ref) {
+    nz_matrix_destroy(&ref->R);
+    nz_matrix_destroy(&ref->bound);
+}
+
+/* Identical structure; |c - r| <= 4 eps (k_i + 2) (|A||B|)_ij with k_i the length of A's row i
+ * (both sides round at most k_i additions); NaN where the CPU has NaN. */
+static void compare(const char *what, const nz_matrix_t *A, const nz_matrix_t *C,
+                    const reference_t *ref) {
+    const int64_t *ao, *co, *ro;
+    const int32_t *ac, *cc, *rc, *bc;
+    const void *av, *cv, *rv, *bv;
+    const int64_t *bo;
+    nz_matrix_info_t ci, ri;
+    NZT_OK(NULL, nz_matrix_info(C, &ci));
+    NZT_OK(NULL, nz_matrix_info(ref->R, &ri));
+    NZT_OK(NULL, nz_matrix_csr_arrays(A, &ao, &ac, &av));
+    NZT_OK(NULL, nz_matrix_csr_arrays(C, &co, &cc, &cv));
+    NZT_OK(NULL, nz_matrix_csr_arrays(ref->R, &ro, &rc, &rv));
+    NZT_OK(NULL, nz_matrix_csr_arrays(ref->bound, &bo, &bc, &bv));
+    if (ci.rows != ri.rows || ci.cols != ri.cols || ci.nnz != ri.nnz ||
+        ci.value_type != ri.value_type || ci.format != NZ_FORMAT_CSR || ci.location != NZ_HOST) {
+        NZT_CHECK(0, "%s: C %lld x %lld nnz %lld, CPU %lld x %lld nnz %lld", what,
+                  (long long)ci.rows, (long long)ci.cols, (long long)ci.nnz, (long long)ri.rows,
+                  (long long)ri.cols, (long long)ri.nnz);
+        return;
+    }
+    const double eps = ci.value_type == NZ_F32 ? 1.1920929e-7 : 2.220446049250313e-16;
+    int64_t bad = 0;
+    for (int64_t i = 0; i < ri.rows && bad < 3; i++) {
+        if (co[i + 1] != ro[i + 1]) {
+            NZT_CHECK(0, "%s: row %lld ends at %lld, CPU %lld", what, (long long)i,
+                      (long long)co[i + 1], (long long)ro[i + 1]);
+            bad++;
+            continue;
+        }
+        const double k = (double)(ao[i + 1] - ao[i]);
+        for (int64_t e = ro[i]; e < ro[i + 1] && bad < 3; e++) {
+            double c = at(cv, ci.value_type, e), r = at(rv, ri.value_type, e);
+            double tol = 4.0 * eps * (k + 2.0) * ((const double *)bv)[e];
+            if (cc[e] != rc[e] || !((isnan(c) && isnan(r)) || c == r || fabs(c - r) <= tol)) {
+                NZT_CHECK(0, "%s: row %lld: (%d, %.17g), CPU (%d, %.17g), tol %.3g", what,
+                          (long long)i, cc[e], c, rc[e], r, tol);
+                bad++;
+            }
+        }
+    }
+    compared_entries += ri.nnz;
+}
+
+/* Run one GPU algorithm; returns its status (the caller decides which refusals are allowed). */
+static nz_status_t run_one(nz_context_t *ctx, const char *what, nz_spgemm_alg_t alg,
+                           const nz_matrix_t *A, const nz_matrix_t *B, const reference_t *ref,
+                           size_t limit, nz_spgemm_info_t *info_out) {
+    nz_spgemm_options_t opt;
+    nz_spgemm_info_t info;
+    nz_matrix_t *C = NULL;
+    char label[300];
+    memset(&opt, 0, sizeof opt);
+    opt.alg = alg;
+    opt.gpu_memory_limit = limit;
+    snprintf(label, sizeof label, "%s [%s%s]", what, nz_spgemm_alg_name(alg),
+             limit != 0 ? ", limited" : "");
+    nz_status_t s = nz_spgemm(ctx, &C, A, B, &opt, &info);
+    if (s == NZ_SUCCESS) {
+        runs++;
+        compare(label, A, C, ref);
+        NZT_CHECK(info.alg == alg && info.products == ref->info.products && info.panels >= 1,
+                  "%s: info alg %s products %lld (CPU %lld) panels %lld", label,
+                  nz_spgemm_alg_name(info.alg), (long long)info.products,
+                  (long long)ref->info.products, (long long)info.panels);
+        NZT_CHECK(info.seconds > 0.0 && info.stage_seconds_sum >= 0.0, "%s: seconds %g", label,
+                  info.seconds);
+        if (info_out != NULL) *info_out = info;
+    } else {
+        NZT_CHECK(C == NULL, "%s: C set on failure", label);
+    }
+    nz_matrix_destroy(&C);
+    return s;
+}
+
+/* Every GPU algorithm on A B; all must succeed in core. */
+static void check_all(nz_context_t *ctx, const char *what, const nz_matrix_t *A,
+                      const nz_matrix_t *B) {
+    reference_t ref;
+    memset(&ref, 0, sizeof ref);
+    reference_make(ctx, &ref, A, B);
+    for (int g = 0; g < NUM_GPU_ALGS; g++) {
+        nz_status_t s = run_one(ctx, what, gpu_algs[g], A, B, &ref, 0, NULL);
+        NZT_CHECK(s == NZ_SUCCESS, "%s [%s]: status %d: %s", what, nz_spgemm_alg_name(gpu_algs[g]),
+                  (int)s, nz_context_last_error(ctx));
+    }
+    reference_free(&ref);
+}
+
+static void test_zoo(nz_context_t *ctx) {
+    for (int k = 0; k < nzt_zoo_count(); k++) {
+        for (int p = 0; p < 2; p++) {
+            nz_value_type_t vt = p == 0 ? NZ_F64 : NZ_F32;
+            nz_matrix_t *A = NULL, *T = NULL;
+            char what[160];
+            NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, k, vt, nzt_seed + (uint64_t)k));
+            NZT_OK(ctx, nz_matrix_transpose(ctx, &T, A));
+            nz_matrix_info_t ia;
+            NZT_OK(ctx, nz_matrix_info(A, &ia));
+            snprintf(what, sizeof what, "zoo %s A*A^T %s", nzt_zoo_name(k), p ? "f32" : "f64");
+            check_all(ctx, what, A, T);
+            if (ia.rows == ia.cols) {
+                snprintf(what, sizeof what, "zoo %s A*A %s", nzt_zoo_name(k), p ? "f32" : "f64");
+                check_all(ctx, what, A, A);
+            }
+            nz_matrix_destroy(&A);
+            nz_matrix_destroy(&T);
+        }
+    }
+}
+
+static void test_generated(nz_context_t *ctx) {
+    nz_matrix_t *A = NULL, *B = NULL;
+    char what[160];
+    for (int p = 0; p < 2; p++) {
+        nz_value_type_t vt = p == 0 ? NZ_F64 : NZ_F32;
+        const char *prec = p ? "f32" : "f64";
+        NZT_OK(ctx, nz_gen_laplace3d(ctx, &A, 12, 11, 10, vt));
+        snprintf(what, sizeof what, "laplace3d 12x11x10 squared %s", prec);
+        check_all(ctx, what, A, A);
+        nz_matrix_destroy(&A);
+        NZT_OK(ctx, nz_gen_fe3d(ctx, &A, 12, vt, NULL, NULL));
+        snprintf(what, sizeof what, "fe3d 12 squared %s", prec);
+        check_all(ctx, what, A, A);
+        nz_matrix_destroy(&A);
+        for (int scale = 8; scale <= 12; scale += 2) {
+            NZT_OK(ctx, nz_gen_rmat(ctx, &A, scale, 16, 0, 0, 0, nzt_seed + (uint64_t)scale, vt));
+            snprintf(what, sizeof what, "rmat scale %d squared %s", scale, prec);
+            check_all(ctx, what, A, A);
+            nz_matrix_destroy(&A);
+        }
+        /* rectangular with empty rows */
+        NZT_OK(ctx, nz_gen_random(ctx, &A, 3000, 700, 1.5, nzt_seed + 31, vt));
+        NZT_OK(ctx, nz_gen_random(ctx, &B, 700, 5000, 6, nzt_seed + 32, vt));
+        snprintf(what, sizeof what, "random 3000x700 times 700x5000 %s", prec);
+        check_all(ctx, what, A, B);
+        nz_matrix_destroy(&A);
+        nz_matrix_destroy(&B);
+        /* every bin: row lengths of A from 1 to ~600 times rows of B of 40 over 60000 columns:
+         * C rows from ~40 to ~20000 entries (the longest go to the dense accumulator) */
+        NZT_OK(ctx, nz_gen_mixed(ctx, &A, 2000, 3, 40, 600, nzt_seed + 33, vt));
+        NZT_OK(ctx, nz_gen_random(ctx, &B, 2000, 60000, 40, nzt_seed + 34, vt));
+        snprintf(what, sizeof what, "mixed 2000 times random 2000x60000 %s", prec);
+        check_all(ctx, what, A, B);
+        nz_matrix_destroy(&A);
+        nz_matrix_destroy(&B);
+    }
+    /* a product with no nonzeros: A's columns all meet empty rows of B */
+    {
+        int32_t ri[40], ci[40];
+        for (int e = 0; e < 40; e++) {
+            ri[e] = e;
+            ci[e] = e % 10;
+        }
+        NZT_OK(ctx, nz_matrix_create_coo(ctx, &A, 40, 20, 40, ri, ci, NZ_F64, NULL));
+        for (int e = 0; e < 40; e++) {
+            ri[e] = 10 + e % 10;
+            ci[e] = e;
+        }
+        NZT_OK(ctx, nz_matrix_create_coo(ctx, &B, 20, 40, 40, ri, ci, NZ_F64, NULL));
+        check_all(ctx, "no-nonzero product", A, B);
+        nz_matrix_destroy(&A);
+        nz_matrix_destroy(&B);
+    }
+}
+
+/* Real matrices: A*A for the square ones, A*A^T for the first few rectangular ones. */
+static void test_real(nz_context_t *ctx) {
+    const char *dir = nzt_matrix_dir();
+    if (dir == NULL) {
+        printf("test_spgemm: NZ_MATRIX_DIR not set, real matrices skipped\n");
+        return;
+    }
+    char **names = NULL;
+    int count = nzt_list_matrices(dir, &names), used = 0, rectangular = 0;
+    for (int i = 0; i < count; i++) {
+        char path[4096], what[300];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        struct stat st;
+        if (stat(path, &st) != 0 || st.st_size > 4000000) continue;
+        nz_matrix_t *A = NULL, *T = NULL;
+        if (nz_matrix_read(ctx, &A, path, NZ_F64) != NZ_SUCCESS) continue;
+        nz_matrix_info_t ia;
+        NZT_OK(ctx, nz_matrix_info(A, &ia));
+        if (ia.rows == ia.cols) {
+            snprintf(what, sizeof what, "%s A*A", names[i]);
+            check_all(ctx, what, A, A);
+            used++;
+        } else if (rectangular < 4) {
+            NZT_OK(ctx, nz_matrix_transpose(ctx, &T, A));
+            snprintf(what, sizeof what, "%s A*A^T", names[i]);
+            check_all(ctx, what, A, T);
+            nz_matrix_destroy(&T);
+            rectangular++;
+            used++;
+        }
+        nz_matrix_destroy(&A);
+    }
+    printf("test_spgemm: %d real matrices (%d rectangular)\n", used, rectangular);
+    nzt_free_names(names, count);
+}
+
+/* A budget that holds A, B and the per-row arrays but only about a tenth of C: the hash
+ * algorithm must split C into many panels and still match; the others either do the same or
+ * refuse cleanly with NZ_ERR_DEVICE_OUT_OF_MEMORY. */
+static void test_out_of_core(nz_context_t *ctx) {
+    for (int p = 0; p < 2; p++) {
+        nz_value_type_t vt = p == 0 ? NZ_F64 : NZ_F32;
+        const size_t entry = 4 + (vt == NZ_F32 ? 4 : 8);
+        nz_matrix_t *A = NULL;
+        NZT_OK(ctx, nz_gen_rmat(ctx, &A, 12, 16, 0, 0, 0, nzt_seed + 41, vt));
+        reference_t ref;
+        memset(&ref, 0, sizeof ref);
+        reference_make(ctx, &ref, A, A);
+        nz_matrix_info_t ia, ci;
+        NZT_OK(ctx, nz_matrix_info(A, &ia));
+        NZT_OK(ctx, nz_matrix_info(ref.R, &ci));
+        size_t resident = (size_t)ia.nnz * entry + (size_t)(ia.rows + 1) * 16 +
+                          (size_t)ia.rows * 4 + ((size_t)1 << 20);
+        size_t limit = resident + (size_t)ci.nnz * entry / 10;
+        for (int g = 0; g < NUM_GPU_ALGS; g++) {
+            nz_spgemm_info_t info;
+            memset(&info, 0, sizeof info);
+            nz_status_t s = run_one(ctx, p ? "rmat 12 out of core f32" : "rmat 12 out of core f64",
+                                    gpu_algs[g], A, A, &ref, limit, &info);
+            if (gpu_algs[g] == NZ_SPGEMM_HASH) {
+                NZT_CHECK(s == NZ_SUCCESS && info.panels >= 5,
+                          "hash with a %zu-byte budget (C %lld entries): status %d, %lld panels: %s",
+                          limit, (long long)ci.nnz, (int)s, (long long)info.panels,
+                          nz_context_last_error(ctx));
+                NZT_CHECK(s != NZ_SUCCESS || info.peak_device_bytes <= (int64_t)limit,
+                          "hash peak device bytes %lld above the budget %zu",
+                          (long long)info.peak_device_bytes, limit);
+                printf("test_spgemm: hash out of core: %lld panels, time %.4f s, stage sum %.4f s\n",
+                       (long long)info.panels, info.seconds, info.stage_seconds_sum);
+            } else {
+                NZT_CHECK(s == NZ_SUCCESS || s == NZ_ERR_DEVICE_OUT_OF_MEMORY,
+                          "%s with a %zu-byte budget: status %d: %s",
+                          nz_spgemm_alg_name(gpu_algs[g]), limit, (int)s, nz_context_last_error(ctx));
+                printf("test_spgemm: %s with a %zu-byte budget: %s, %lld panels\n",
+                       nz_spgemm_alg_name(gpu_algs[g]), limit, nz_status_string(s),
+                       (long long)info.panels);
+            }
+        }
+        /* a budget too small for A itself is refused cleanly */
+        nz_spgemm_options_t opt;
+        nz_matrix_t *C = NULL;
+        memset(&opt, 0, sizeof opt);
+        opt.alg = NZ_SPGEMM_HASH;
+        opt.gpu_memory_limit = 1024;
+        NZT_CHECK(nz_spgemm(ctx, &C, A, A, &opt, NULL) == NZ_ERR_DEVICE_OUT_OF_MEMORY && C == NULL,
+                  "1 KiB budget");
+        reference_free(&ref);
+        nz_matrix_destroy(&A);
+    }
+}
+
+/* Fail the k-th allocation (host or device) for k = 1, 2, ... until the call succeeds; every
+ * failure is an out-of-memory status, C stays NULL, nothing leaks. In core and in panels. */
+static void test_allocation_failures(nz_context_t *ctx) {
+    nz_matrix_t *A = NULL;
+    NZT_OK(ctx, nz_gen_rmat(ctx, &A, 9, 8, 0, 0, 0, nzt_seed + 51, NZ_F64));
+    for (int g = 0; g < NUM_GPU_ALGS; g++) {
+        for (int limited = 0; limited < 2; limited++) {
+            nz_spgemm_options_t opt;
+            memset(&opt, 0, sizeof opt);
+            opt.alg = gpu_algs[g];
+            opt.gpu_memory_limit = limited ? (size_t)400000 : 0;
+            nz_alloc_stats_t before, after;
+            NZT_OK(ctx, nz_context_alloc_stats(ctx, &before));
+            int k, done = 0;
+            for (k = 1; k < 400 && !done; k++) {
+                nz_matrix_t *C = NULL;
+                NZT_OK(ctx, nz_context_fail_alloc_after(ctx, k));
+                nz_status_t s = nz_spgemm(ctx, &C, A, A, &opt, NULL);
+                NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
+                if (s == NZ_SUCCESS) {
+                    done = 1;
+                    nz_matrix_destroy(&C);
+                } else if (limited && s == NZ_ERR_DEVICE_OUT_OF_MEMORY && g != 0 && k == 1) {
+                    done = 2; /* the algorithm refuses this budget outright */
+                } else {
+                    NZT_CHECK((s == NZ_ERR_OUT_OF_MEMORY || s == NZ_ERR_DEVICE_OUT_OF_MEMORY) &&
+                                  C == NULL,
+                              "%s k %d: status %d: %s", nz_spgemm_alg_name(gpu_algs[g]), k, (int)s,
+                              nz_context_last_error(ctx));
+                }
+                NZT_OK(ctx, nz_context_alloc_stats(ctx, &after));
+                NZT_CHECK(after.live_blocks == before.live_blocks &&
+                              after.live_bytes == before.live_bytes,
+                          "%s k %d: %lld blocks / %lld bytes leaked", nz_spgemm_alg_name(gpu_algs[g]),
+                          k, (long long)(after.live_blocks - before.live_blocks),
+                          (long long)(after.live_bytes - before.live_bytes));
+            }
+            NZT_CHECK(done != 0, "%s%s: never succeeded in %d tries", nz_spgemm_alg_name(gpu_algs[g]),
+                      limited ? " (limited)" : "", k - 1);
+        }
+    }
+    nz_matrix_destroy(&A);
+}
+
+int main(int argc, char **argv) {
+    nzt_init(argc, argv);
+    if (nz_device_count() == 0) NZT_SKIP("no CUDA device");
+    nz_context_t *ctx = NULL;
+    NZT_OK(ctx, nz_context_create(&ctx));
+    NZT_OK(ctx, nz_context_set_device(ctx, 0, NULL));
+    /* AUTO with a device is the hash algorithm */
+    {
+        nz_matrix_t *A = NULL, *C = NULL;
+        nz_spgemm_info_t info;
+        NZT_OK(ctx, nz_gen_laplace2d(ctx, &A, 20, 20, NZ_F64));
+        NZT_OK(ctx, nz_spgemm(ctx, &C, A, A, NULL, &info));
+        NZT_CHECK(info.alg == NZ_SPGEMM_HASH && info.peak_device_bytes > 0,
+                  "auto chose %s, peak %lld", nz_spgemm_alg_name(info.alg),
+                  (long long)info.peak_device_bytes);
+        nz_matrix_destroy(&C);
+        nz_matrix_destroy(&A);
+    }
+    test_zoo(ctx);
+    test_generated(ctx);
+    test_real(ctx);
+    test_out_of_core(ctx);
+    test_allocation_failures(ctx);
+    printf("test_spgemm: %lld GPU runs, %lld entries compared\n", (long long)runs,
+           (long long)compared_entries);
+    nz_context_destroy(&ctx);
+    return nzt_finish("test_spgemm");
+}

@@ -1,0 +1,240 @@
+/* cmd_spgemm.c: `nz spgemm`: C = A B on the CPU or the GPU, with a check against the CPU result. */
+#include "cli.h"
+#include "commands.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const CMD = "spgemm";
+
+typedef struct spgemm_options {
+    const char *a_path, *b_path, *out_path;
+    nz_value_type_t value_type;
+    nz_spgemm_options_t spgemm;
+    int check;
+} spgemm_options_t;
+
+static void usage(void) {
+    printf(
+        "usage: nz spgemm A.(mtx|mtx.gz|nzb) [B.(mtx|mtx.gz|nzb)] [options]\n\n"
+        "Computes C = A B (B defaults to A) and prints one line: the shape of C, its nonzeros,\n"
+        "the products (scalar multiplications), the algorithm, the time (symbolic and numeric\n"
+        "phases, output allocation and transfers included), GFLOP/s (2 x products / time), the\n"
+        "row panels and, for panels > 1, the overlap (time / sum of the stage times).\n\n"
+        "options:\n"
+        "  --alg NAME           cpu, esc, hyspmm, hash or auto (default auto: hash when a GPU is\n"
+        "                       present, else cpu)\n"
+        "  --gpu-mem-limit B    device memory budget in bytes (default: the free device memory);\n"
+        "                       products that do not fit are computed in row panels\n"
+        "  --precision P        single or double (default double)\n"
+        "  --threads N          CPU threads (default: OpenMP's)\n"
+        "  -o FILE              write C (.mtx, .mtx.gz or .nzb)\n"
+        "  --check              compare with the CPU algorithm: the structure must be identical\n"
+        "                       and every value within 4 eps (k + 2) (|A| |B|)_ij, k the length of\n"
+        "                       row i of A; prints 'check ok', or fails naming the first mismatch\n"
+        "  --help               this text\n\n"
+        "exit status: 0 success, 1 failure (including a failed --check), 2 bad command line,\n"
+        "3 refused (a GPU algorithm without a device).\n");
+}
+
+static int parse_options(int argc, char **argv, spgemm_options_t *o) {
+    memset(o, 0, sizeof *o);
+    o->value_type = NZ_F64;
+    o->spgemm.alg = NZ_SPGEMM_AUTO;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        const char *v = NULL;
+        static const char *const with_value[] = {"--alg", "--gpu-mem-limit", "--precision",
+                                                 "--threads", "-o", "--output"};
+        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
+            if (strcmp(arg, with_value[k]) == 0) {
+                if ((v = nz_cli_value(CMD, argc, argv, &i)) == NULL) return NZ_EXIT_USAGE;
+                break;
+            }
+        int bad = 0;
+        if (nz_cli_is_help(arg)) {
+            usage();
+            return -1;
+        } else if (strcmp(arg, "--alg") == 0) {
+            if (nz_spgemm_alg_from_name(&o->spgemm.alg, v) != NZ_SUCCESS) {
+                nz_cli_error(CMD, "option --alg: unknown algorithm '%s' (cpu, esc, hyspmm, hash "
+                                  "or auto)", v);
+                bad = 1;
+            }
+        } else if (strcmp(arg, "--gpu-mem-limit") == 0) {
+            int64_t bytes = 0;
+            bad = nz_cli_int64(CMD, arg, v, 1, INT64_MAX, &bytes);
+            o->spgemm.gpu_memory_limit = (size_t)bytes;
+        } else if (strcmp(arg, "--precision") == 0) {
+            bad = nz_cli_precision(CMD, arg, v, &o->value_type);
+        } else if (strcmp(arg, "--threads") == 0) {
+            bad = nz_cli_int(CMD, arg, v, 0, 4096, &o->spgemm.threads);
+        } else if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) {
+            o->out_path = v;
+        } else if (strcmp(arg, "--check") == 0) {
+            o->check = 1;
+        } else if (arg[0] == '-' && arg[1] != '\0') {
+            return nz_cli_unknown_option(CMD, arg);
+        } else if (o->a_path == NULL) {
+            o->a_path = arg;
+        } else if (o->b_path == NULL) {
+            o->b_path = arg;
+        } else {
+            return nz_cli_extra_argument(CMD, arg);
+        }
+        if (bad) return NZ_EXIT_USAGE;
+    }
+    if (o->a_path == NULL) return nz_cli_missing(CMD, "input matrix file A");
+    if (o->out_path != NULL) return nz_cli_check_matrix_path(CMD, o->out_path);
+    return NZ_EXIT_OK;
+}
+
+/* A host CSR copy of M with |values| (for the error bound of --check). */
+static nz_status_t absolute_copy(nz_context_t *ctx, nz_matrix_t **out, const nz_matrix_t *M) {
+    const int64_t *offsets;
+    const int32_t *cols;
+    const void *values;
+    nz_matrix_info_t info;
+    nz_status_t status = nz_matrix_info(M, &info);
+    if (status == NZ_SUCCESS) status = nz_matrix_csr_arrays(M, &offsets, &cols, &values);
+    if (status != NZ_SUCCESS) return status;
+    double *abs_values = NULL;
+    status = nz_malloc(ctx, (void **)&abs_values, (size_t)(info.nnz > 0 ? info.nnz : 1) * sizeof(double));
+    if (status != NZ_SUCCESS) return status;
+    for (int64_t k = 0; k < info.nnz; k++)
+        abs_values[k] = fabs(info.value_type == NZ_F32 ? (double)((const float *)values)[k]
+                                                       : ((const double *)values)[k]);
+    status = nz_matrix_create_csr(ctx, out, info.rows, info.cols, NZ_I64, offsets, cols, NZ_F64,
+                                  abs_values);
+    nz_free(ctx, abs_values);
+    return status;
+}
+
+static double value_at(const void *values, nz_value_type_t vt, int64_t k) {
+    return vt == NZ_F32 ? (double)((const float *)values)[k] : ((const double *)values)[k];
+}
+
+/* Compare C with the CPU result R; bound holds (|A| |B|) on R's structure. Returns the number of
+ * mismatches (structure or value) and describes the first in `first`. */
+static int64_t compare(const nz_matrix_t *A, const nz_matrix_t *C, const nz_matrix_t *R,
+                       const nz_matrix_t *bound, nz_value_type_t vt, char *first, size_t size) {
+    const int64_t *ao, *co, *ro, *bo;
+    const int32_t *ac, *cc, *rc, *bc;
+    const void *av, *cv, *rv, *bv;
+    nz_matrix_info_t ci, ri;
+    nz_matrix_info(C, &ci);
+    nz_matrix_info(R, &ri);
+    nz_matrix_csr_arrays(A, &ao, &ac, &av);
+    nz_matrix_csr_arrays(C, &co, &cc, &cv);
+    nz_matrix_csr_arrays(R, &ro, &rc, &rv);
+    nz_matrix_csr_arrays(bound, &bo, &bc, &bv);
+    const double eps = vt == NZ_F32 ? 1.1920929e-7 : 2.220446049250313e-16;
+    int64_t bad = 0;
+    first[0] = '\0';
+    if (ci.rows != ri.rows || ci.cols != ri.cols || ci.nnz != ri.nnz) {
+        snprintf(first, size, "C is %lld x %lld with %lld nonzeros, the CPU result %lld x %lld "
+                              "with %lld", (long long)ci.rows, (long long)ci.cols,
+                 (long long)ci.nnz, (long long)ri.rows, (long long)ri.cols, (long long)ri.nnz);
+        return 1;
+    }
+    for (int64_t i = 0; i < ri.rows; i++) {
+        if (co[i + 1] != ro[i + 1]) {
+            if (bad++ == 0)
+                snprintf(first, size, "row %lld ends at %lld, CPU %lld", (long long)i,
+                         (long long)co[i + 1], (long long)ro[i + 1]);
+            continue;
+        }
+        const double k = (double)(ao[i + 1] - ao[i]);
+        for (int64_t e = ro[i]; e < ro[i + 1]; e++) {
+            double c = value_at(cv, vt, e), r = value_at(rv, vt, e);
+            double tol = 4.0 * eps * (k + 2.0) * ((const double *)bv)[e];
+            int same = cc[e] == rc[e] && ((isnan(c) && isnan(r)) || c == r || fabs(c - r) <= tol);
+            if (!same && bad++ == 0)
+                snprintf(first, size, "row %lld: (%d, %.17g), CPU (%d, %.17g)", (long long)i,
+                         cc[e], c, rc[e], r);
+        }
+    }
+    return bad;
+}
+
+int nz_cmd_spgemm(int argc, char **argv) {
+    spgemm_options_t o;
+    int rc = parse_options(argc, argv, &o);
+    if (rc < 0) return NZ_EXIT_OK;
+    if (rc != NZ_EXIT_OK) return rc;
+
+    nz_context_t *ctx = NULL;
+    nz_matrix_t *A = NULL, *B = NULL, *C = NULL, *R = NULL, *absA = NULL, *absB = NULL,
+                *bound = NULL;
+    nz_status_t status = nz_context_create(&ctx);
+    nz_spgemm_info_t info;
+    if (status != NZ_SUCCESS) {
+        nz_cli_error(CMD, "cannot create a context: %s", nz_status_string(status));
+        return NZ_EXIT_FAIL;
+    }
+    rc = NZ_EXIT_FAIL;
+    if ((status = nz_matrix_read(ctx, &A, o.a_path, o.value_type)) != NZ_SUCCESS) goto library_error;
+    if (o.b_path != NULL &&
+        (status = nz_matrix_read(ctx, &B, o.b_path, o.value_type)) != NZ_SUCCESS)
+        goto library_error;
+    const nz_matrix_t *right = B != NULL ? B : A;
+    int gpu = o.spgemm.alg == NZ_SPGEMM_ESC || o.spgemm.alg == NZ_SPGEMM_HYSPMM ||
+              o.spgemm.alg == NZ_SPGEMM_HASH ||
+              (o.spgemm.alg == NZ_SPGEMM_AUTO && nz_device_count() > 0);
+    if (gpu && (status = nz_context_set_device(ctx, 0, NULL)) != NZ_SUCCESS) goto library_error;
+    if ((status = nz_spgemm(ctx, &C, A, right, &o.spgemm, &info)) != NZ_SUCCESS) goto library_error;
+
+    nz_matrix_info_t ci;
+    nz_matrix_info(C, &ci);
+    printf("C %lld x %lld nnz %lld products %lld alg %s time %.6f s (symbolic %.6f numeric %.6f "
+           "transfer %.6f) GFLOP/s %.3f panels %lld",
+           (long long)ci.rows, (long long)ci.cols, (long long)ci.nnz, (long long)info.products,
+           nz_spgemm_alg_name(info.alg), info.seconds, info.symbolic_seconds,
+           info.numeric_seconds, info.transfer_seconds,
+           info.seconds > 0.0 ? 2.0 * (double)info.products / info.seconds * 1e-9 : 0.0,
+           (long long)info.panels);
+    if (info.panels > 1 && info.stage_seconds_sum > 0.0)
+        printf(" overlap %.3f", info.seconds / info.stage_seconds_sum);
+    if (info.peak_device_bytes > 0) printf(" peak-device-bytes %lld", (long long)info.peak_device_bytes);
+    printf("\n");
+    fflush(stdout);
+
+    if (o.check) {
+        nz_spgemm_options_t cpu = o.spgemm;
+        cpu.alg = NZ_SPGEMM_CPU;
+        if ((status = nz_spgemm(ctx, &R, A, right, &cpu, NULL)) != NZ_SUCCESS ||
+            (status = absolute_copy(ctx, &absA, A)) != NZ_SUCCESS ||
+            (status = absolute_copy(ctx, &absB, right)) != NZ_SUCCESS ||
+            (status = nz_spgemm(ctx, &bound, absA, absB, &cpu, NULL)) != NZ_SUCCESS)
+            goto library_error;
+        char first[256];
+        int64_t bad = compare(A, C, R, bound, o.value_type, first, sizeof first);
+        if (bad != 0) {
+            nz_cli_error(CMD, "check failed: %lld mismatches against the CPU result, first: %s",
+                         (long long)bad, first);
+            goto done;
+        }
+        printf("check ok\n");
+    }
+    if (o.out_path != NULL) {
+        rc = nz_cli_write_matrix(CMD, ctx, C, o.out_path);
+        goto done;
+    }
+    rc = NZ_EXIT_OK;
+    goto done;
+
+library_error:
+    fflush(stdout);
+    rc = nz_cli_library_error(CMD, ctx, status);
+done:
+    nz_matrix_destroy(&A);
+    nz_matrix_destroy(&B);
+    nz_matrix_destroy(&C);
+    nz_matrix_destroy(&R);
+    nz_matrix_destroy(&absA);
+    nz_matrix_destroy(&absB);
+    nz_matrix_destroy(&bound);
+    nz_context_destroy(&ctx);
+    return rc;
+}
