@@ -1,5 +1,6 @@
 /* cmd_bench.c: `nz bench`: parse the options and run the SpMV benchmark in bench/. */
 #include "bench.h"
+#include "bench_cg.h"
 #include "cli.h"
 #include "commands.h"
 
@@ -29,6 +30,8 @@ static void usage(FILE *f) {
             "                         table is also written next to it as .txt, or .md)\n"
             "  --png FILE             draw a chart with bench/plot.py (python3 + matplotlib)\n"
             "  --markdown             print the table as Markdown\n"
+            "  --cg                   instead: the CG benchmark on the Q1 FE problem (per N,\n"
+            "                         backend and format; bandwidth floor, transfer vs SpMV)\n"
             "exit status: 0 all kernels verified, 1 a wrong result or an error, 2 bad command line\n");
 }
 
@@ -75,6 +78,7 @@ int nz_cmd_bench(int argc, char **argv) {
         return NZ_EXIT_FAIL;
     }
     int status = NZ_EXIT_OK;
+    int mode_cg = 0;
     /* argv[0] is the subcommand's name. */
     for (int i = 1; i < argc && status == NZ_EXIT_OK; i++) {
         const char *a = argv[i];
@@ -89,6 +93,8 @@ int nz_cmd_bench(int argc, char **argv) {
             opt.real = 0;
         } else if (strcmp(a, "--markdown") == 0) {
             opt.markdown = 1;
+        } else if (strcmp(a, "--cg") == 0) {
+            mode_cg = 1;
         } else if (a[0] != '-' || a[1] == '\0') {
             opt.files[opt.num_files++] = argv[i];
         } else if (strcmp(a, "--backend") != 0 && strcmp(a, "--size") != 0 &&
@@ -147,7 +153,19 @@ int nz_cmd_bench(int argc, char **argv) {
             status = parse_filters(&opt, filter_buffer);
         }
     }
-    if (status == NZ_EXIT_OK) status = nzb_run(&opt);
+    if (status == NZ_EXIT_OK && mode_cg) {
+        /* The CG benchmark shares --backend, --precision, --threads and --csv. */
+        nzb_cg_options_t cg;
+        memset(&cg, 0, sizeof cg);
+        cg.backend = opt.backend < 0 ? 0 : 1 + opt.backend;
+        cg.single = opt.single && !opt.dbl;
+        cg.threads = opt.threads;
+        cg.use_graph = 1;
+        cg.csv_path = opt.csv_path;
+        status = nzb_bench_cg(&cg);
+    } else if (status == NZ_EXIT_OK) {
+        status = nzb_run(&opt);
+    }
     free(opt.files);
     return status;
 }
