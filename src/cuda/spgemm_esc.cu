@@ -261,7 +261,6 @@ extern "C" nz_status_t nzi_spgemm_esc(nz_context_t *ctx, nz_matrix_t **C, const 
     const nz_value_type_t vt = A->value_type;
     const size_t vs = nzi_value_size(vt);
     const int64_t rows = A->rows, a_nnz = A->nnz, b_nnz = B->nnz;
-    const int64_t peak_before = ctx->peak_device_bytes;
     int64_t *products = NULL, total = 0, count = 0, max_products = 0, max_rows = 0;
     nzi_spgemm_panel_t *panels = NULL;
     nzi_spgemm_chunks_t chunks;
@@ -275,7 +274,6 @@ extern "C" nz_status_t nzi_spgemm_esc(nz_context_t *ctx, nz_matrix_t **C, const 
 
     memset(&w, 0, sizeof w);
     memset(&chunks, 0, sizeof chunks);
-    ctx->peak_device_bytes = ctx->device_bytes;
     NZI_CHECK(nzi_cuda_enter(ctx));
     stream = nzi_cuda(ctx)->stream;
 
@@ -285,11 +283,13 @@ extern "C" nz_status_t nzi_spgemm_esc(nz_context_t *ctx, nz_matrix_t **C, const 
     info->products = total;
     NZI_CHECK(nzi_spgemm_device_budget(ctx, opt, &budget));
 
-    /* A, B, A's product offsets and rows stay on the device for the whole call. */
+    /* A, B, A's product offsets and rows stay on the device for the whole call, with room for
+     * C's local row offsets of any panel (4 bytes per row of A). */
     fixed = ((size_t)rows + 1) * 8 + (size_t)a_nnz * (4 + vs) + ((size_t)B->rows + 1) * 8 +
-            (size_t)b_nnz * (4 + vs) + ((size_t)a_nnz + 1) * 8 + (size_t)a_nnz * 4 + ESC_SLACK;
+            (size_t)b_nnz * (4 + vs) + ((size_t)a_nnz + 1) * 8 + (size_t)a_nnz * 4 +
+            ((size_t)rows + 1) * 4 + ESC_SLACK;
     cost.fixed = 0.0;
-    cost.per_row = 4.0;
+    cost.per_row = 0.0;
     cost.per_product = 2.0 * (8.0 + (double)vs);
     cost.per_output = 0.0;
     for (int round = 0;; round++) {
@@ -346,7 +346,7 @@ extern "C" nz_status_t nzi_spgemm_esc(nz_context_t *ctx, nz_matrix_t **C, const 
     NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.keys[1], (size_t)max_products * 8, "nz_spgemm (esc): keys"));
     NZI_CHECK(nz_cuda_malloc(ctx, &w.values[0], (size_t)max_products * vs, "nz_spgemm (esc): values"));
     NZI_CHECK(nz_cuda_malloc(ctx, &w.values[1], (size_t)max_products * vs, "nz_spgemm (esc): values"));
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.row_offsets, ((size_t)max_rows + 1) * 4,
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.row_offsets, ((size_t)rows + 1) * 4,
                              "nz_spgemm (esc): panel row offsets"));
     NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.num_runs, sizeof(int32_t), "nz_spgemm (esc): entry count"));
     NZI_CHECK(nz_cuda_malloc(ctx, &w.temp, temp, "nz_spgemm (esc): CUB workspace"));
@@ -403,7 +403,5 @@ cleanup:
     nzi_spgemm_chunks_free(ctx, &chunks);
     nzi_free(ctx, panels);
     nzi_free(ctx, products);
-    info->peak_device_bytes = ctx->peak_device_bytes;
-    if (peak_before > ctx->peak_device_bytes) ctx->peak_device_bytes = peak_before;
     return status;
 }

@@ -309,11 +309,9 @@ nz_status_t nzi_spgemm_hyspmm(nz_context_t *ctx, nz_matrix_t **C, const nz_matri
     size_t budget = 0, device_bytes = 0;
     double t, t_start = nzi_wtime(), stage_sum = 0.0;
     double prep_seconds = 0.0, h2d = 0.0, d2h = 0.0, multiply = 0.0;
-    const int64_t peak_before = ctx->peak_device_bytes;
     nz_matrix_t *M = NULL;
 
     memset(&chunks, 0, sizeof chunks);
-    ctx->peak_device_bytes = ctx->device_bytes;
 
     /* Symbolic part: products per row, the budget, the panels. */
     NZI_CHECK(nzi_alloc_array(ctx, (void **)&products, (size_t)rows, sizeof(int64_t),
@@ -417,8 +415,6 @@ cleanup:
     nzi_spgemm_chunks_free(ctx, &chunks);
     nzi_free(ctx, panels);
     nzi_free(ctx, products);
-    info->peak_device_bytes = ctx->peak_device_bytes;
-    if (peak_before > ctx->peak_device_bytes) ctx->peak_device_bytes = peak_before;
     (void)device_bytes;
     return status;
 }

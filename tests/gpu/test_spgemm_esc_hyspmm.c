@@ -410,7 +410,7 @@ int main(int argc, char **argv) {
     real_cases(ctx);
     failure_loop(ctx, NZ_SPGEMM_ESC, 0);
     failure_loop(ctx, NZ_SPGEMM_HYSPMM, 0);
-    failure_loop(ctx, NZ_SPGEMM_HYSPMM, 65536);
+    failure_loop(ctx, NZ_SPGEMM_HYSPMM, 262144);
     overlap_report(ctx);
     nz_context_destroy(&ctx);
     return nzt_finish("test_spgemm_esc_hyspmm");
