@@ -2,6 +2,7 @@
 #include "cuda_internal.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- errors and device selection ---------------------------------------------------------- */
@@ -57,7 +58,9 @@ nz_status_t nz_cuda_context_bind(nz_context_t *ctx, int device, void *stream) {
     if (device >= count)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: device %d does not exist (%d visible)",
                          what, device, count);
-    cs = (nzi_cuda_state_t *)nzi_calloc(ctx, 1, sizeof *cs);
+    /* The context's own bookkeeping (this state and the allocation table) is plain, uncounted
+     * memory: live_blocks counts what objects made from the context hold. */
+    cs = (nzi_cuda_state_t *)calloc(1, sizeof *cs);
     if (cs == NULL)
         return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "%s: cannot allocate the device state", what);
     cs->device = device;
@@ -95,10 +98,12 @@ nz_status_t nz_cuda_context_bind(nz_context_t *ctx, int device, void *stream) {
     NZI_CUDA_CHECK(ctx, cudaEventCreate(&cs->event_start));
     NZI_CUDA_CHECK(ctx, cudaEventCreate(&cs->event_stop));
     cs->public_capacity = 32;
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&cs->public_ptrs, (size_t)cs->public_capacity,
-                              sizeof(void *), "device allocation table"));
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&cs->public_sizes, (size_t)cs->public_capacity,
-                              sizeof(size_t), "device allocation table"));
+    cs->public_ptrs = (void **)malloc((size_t)cs->public_capacity * sizeof(void *));
+    cs->public_sizes = (size_t *)malloc((size_t)cs->public_capacity * sizeof(size_t));
+    if (cs->public_ptrs == NULL || cs->public_sizes == NULL) {
+        status = nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "%s: cannot allocate the allocation table", what);
+        goto cleanup;
+    }
 
     ctx->device = device;
     ctx->stream = (void *)cs->stream;
@@ -114,9 +119,9 @@ cleanup:
     if (cs->event_stop != NULL) cudaEventDestroy(cs->event_stop);
     if (own_stream != NULL) cudaStreamDestroy(own_stream);
     (void)cudaGetLastError();
-    nzi_free(ctx, cs->public_ptrs);
-    nzi_free(ctx, cs->public_sizes);
-    nzi_free(ctx, cs);
+    free(cs->public_ptrs);
+    free(cs->public_sizes);
+    free(cs);
     return status;
 }
 
@@ -132,13 +137,13 @@ void nz_cuda_context_release(nz_context_t *ctx) {
         (void)cudaFree(cs->public_ptrs[i]);
         nzi_account_free(ctx, cs->public_sizes[i], true);
     }
-    nzi_free(ctx, cs->public_ptrs);
-    nzi_free(ctx, cs->public_sizes);
+    free(cs->public_ptrs);
+    free(cs->public_sizes);
     cudaEventDestroy(cs->event_start);
     cudaEventDestroy(cs->event_stop);
     if (ctx->owns_stream) cudaStreamDestroy(cs->stream);
     (void)cudaGetLastError();
-    nzi_free(ctx, cs);
+    free(cs);
     ctx->cuda = NULL;
     ctx->device = -1;
     ctx->stream = NULL;
@@ -154,27 +159,33 @@ nz_status_t nz_cuda_synchronize(nz_context_t *ctx) {
 
 /* ---- counted device memory ---------------------------------------------------------------- */
 
-/* Make room for one more entry in the allocation table (doubling; host memory, counted). */
+/* Make room for one more entry in the allocation table (doubling; plain host memory: the
+ * table is the context's bookkeeping, not an object's). */
 static nz_status_t table_reserve(nz_context_t *ctx, nzi_cuda_state_t *cs) {
     if (cs->public_count < cs->public_capacity) return NZ_SUCCESS;
     nz_status_t status = NZ_SUCCESS;
     int capacity = 2 * cs->public_capacity;
     void **ptrs = NULL;
     size_t *sizes = NULL;
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&ptrs, (size_t)capacity, sizeof(void *),
-                              "device allocation table"));
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&sizes, (size_t)capacity, sizeof(size_t),
-                              "device allocation table"));
+    if (capacity <= 0 || (size_t)capacity > SIZE_MAX / sizeof(void *))
+        return nzi_error(ctx, NZ_ERR_OVERFLOW, "device allocation table: too many blocks");
+    ptrs = (void **)malloc((size_t)capacity * sizeof(void *));
+    sizes = (size_t *)malloc((size_t)capacity * sizeof(size_t));
+    if (ptrs == NULL || sizes == NULL) {
+        status = nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "device allocation table: out of memory");
+        goto cleanup;
+    }
     memcpy(ptrs, cs->public_ptrs, (size_t)cs->public_count * sizeof(void *));
     memcpy(sizes, cs->public_sizes, (size_t)cs->public_count * sizeof(size_t));
-    nzi_free(ctx, cs->public_ptrs);
-    nzi_free(ctx, cs->public_sizes);
+    free(cs->public_ptrs);
+    free(cs->public_sizes);
     cs->public_ptrs = ptrs;
     cs->public_sizes = sizes;
     cs->public_capacity = capacity;
     return NZ_SUCCESS;
 cleanup:
-    nzi_free(ctx, ptrs);
+    free(ptrs);
+    free(sizes);
     return status;
 }
 
