@@ -237,7 +237,10 @@ nz_status_t nz_matrix_transpose(nz_context_t *ctx, nz_matrix_t **B, const nz_mat
 
 /* Copy a host matrix to the context's device (pinned staging). offset_bits: 0 = 32-bit row
  * offsets when they fit, else 64; or 32 / 64 to force. The transfer time is recorded in
- * nz_matrix_info_t.transfer_seconds. CSR on the device first; other formats as the backend grows. */
+ * nz_matrix_info_t.transfer_seconds. CSR, COO, ELL, SELL, HYB, BSR and DIA: formats other than
+ * CSR are copied as they are (convert on the host first; offset_bits applies to CSR only). The
+ * GPU kernels need SELL chunk heights that are multiples of 32 and BSR blocks of 2..8
+ * (NZ_ERR_UNSUPPORTED otherwise); CSC is refused. */
 nz_status_t nz_matrix_to_device(nz_context_t *ctx, nz_matrix_t **dA, const nz_matrix_t *A,
                                 int offset_bits);
 

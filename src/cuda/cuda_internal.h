@@ -103,6 +103,49 @@ extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_ipcsr_ops;        /* spmv_ipcs
 extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_adaptive_ops;     /* spmv_csr_adaptive.cu */
 extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_merge_ops;        /* spmv_merge.cu */
 
+/* ---- formats other than CSR ---------------------------------------------------------------- */
+/* A device matrix of format F != CSR keeps the host layout of F (nzi_ell_t, nzi_sell_t, ...) with
+ * device pointers in it. device_formats.cu copies and frees those arrays; one .cu per format has
+ * the kernels. */
+
+/* Copy host matrix A (COO, ELL, SELL, HYB, BSR or DIA) to the device as dA (same format, arrays
+ * zeroed), pinned staging, timed into dA->transfer_seconds. On failure dA holds no device array. */
+nz_status_t nzi_cuda_format_upload(nz_context_t *ctx, nz_matrix_t *dA, const nz_matrix_t *A);
+/* Free the device arrays of a non-CSR device matrix (NULL ones are skipped). */
+void nzi_cuda_format_release(nz_matrix_t *dA);
+/* What every non-CSR plan needs: NZ_OP_N, no NZ_PLAN_MIXED, and a chunk height / block size the
+ * kernels handle (SELL: C a multiple of 32; BSR: 2 <= b <= 8). */
+nz_status_t nzi_cuda_format_plan_check(const nz_spmv_plan_t *plan);
+
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_coo_atomic_ops;    /* spmv_coo.cu */
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_coo_segmented_ops; /* spmv_coo.cu */
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_ell_scalar_ops;    /* spmv_ell.cu */
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_sell_scalar_ops;   /* spmv_sell.cu */
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_hyb_atomic_ops;    /* spmv_hyb.cu */
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_hyb_segmented_ops; /* spmv_hyb.cu */
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_bsr_row_ops;       /* spmv_bsr.cu */
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_bsr_col_ops;       /* spmv_bsr.cu */
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_dia_scalar_ops;    /* spmv_dia.cu */
+
+/* y = alpha E x + beta y for a device ELL block E of `rows` rows (spmv_ell.cu; HYB's ELL part).
+ * Every row is written, width 0 included; rows > 0. */
+nz_status_t nzi_cuda_ell_launch(nz_context_t *ctx, nz_value_type_t value_type, int64_t rows,
+                                const nzi_ell_t *ell, double alpha, const void *x, double beta,
+                                void *y);
+
+/* COO entries sorted by row on the device, as y += alpha C x (spmv_coo.cu; COO and HYB's
+ * remainder). prepare makes the workspace of the segmented reduction (*state, its device bytes
+ * in *bytes); segmented == false (atomic scatter) needs none and leaves *state NULL.
+ * accumulate runs the segmented reduction when state is not NULL, the atomic scatter otherwise;
+ * nnz > 0. */
+nz_status_t nzi_cuda_coo_prepare(nz_context_t *ctx, const nzi_coo_t *coo, int64_t nnz,
+                                 nz_value_type_t value_type, bool segmented, void **state,
+                                 size_t *bytes);
+nz_status_t nzi_cuda_coo_accumulate(nz_context_t *ctx, const void *state, const nzi_coo_t *coo,
+                                    int64_t nnz, nz_value_type_t value_type, double alpha,
+                                    const void *x, void *y);
+void nzi_cuda_coo_free(nz_context_t *ctx, void *state);
+
 #ifdef __CUDACC__
 /* Sum of `value` over aligned groups of Width consecutive lanes (Width a power of two <= 32);
  * every lane of the warp must call it; the group's first lane gets the total. A fixed shuffle
@@ -113,6 +156,33 @@ static __device__ __forceinline__ Value nzi_cuda_group_sum(Value value) {
     for (int offset = Width / 2; offset > 0; offset /= 2)
         value += __shfl_down_sync(0xffffffffu, value, offset, Width);
     return value;
+}
+
+/* Sum of one padded row (ELL, SELL, HYB's ELL part): entry k at cols[k * stride], vals[k * stride]
+ * for k < width, padding (column -1, value 0) only at the end of the row. Unroll entries are
+ * loaded before any is used, so that many loads are in flight; padding is never multiplied (an
+ * Inf or NaN in x cannot leak through it) and the row's first padding ends the loop. The sum runs
+ * in the row's column order, as CSR-scalar does: bitwise reproducible. */
+template <int Unroll, typename Value>
+static __device__ __forceinline__ Value nzi_cuda_padded_row_sum(const int32_t *__restrict__ cols,
+                                                                const Value *__restrict__ vals,
+                                                                int64_t stride, int64_t width,
+                                                                const Value *__restrict__ x) {
+    Value sum = Value(0);
+    for (int64_t k = 0; k < width; k += Unroll) {
+        int32_t col[Unroll];
+        Value val[Unroll];
+#pragma unroll
+        for (int u = 0; u < Unroll; u++) col[u] = k + u < width ? __ldg(cols + (k + u) * stride) : -1;
+#pragma unroll
+        for (int u = 0; u < Unroll; u++)
+            val[u] = col[u] >= 0 ? __ldg(vals + (k + u) * stride) : Value(0);
+#pragma unroll
+        for (int u = 0; u < Unroll; u++)
+            if (col[u] >= 0) sum += val[u] * __ldg(x + col[u]);
+        if (col[Unroll - 1] < 0) break;
+    }
+    return sum;
 }
 #endif
 

@@ -326,6 +326,8 @@ nz_status_t nz_cuda_matrix_upload(nz_context_t *ctx, nz_matrix_t *dA, const nz_m
     cudaError_t err;
 
     memset(&st, 0, sizeof st);
+    if (A->format != NZ_FORMAT_CSR && A->location == NZ_HOST)
+        return nzi_cuda_format_upload(ctx, dA, A); /* device_formats.cu: other layouts as they are */
     if (A->format != NZ_FORMAT_CSR || A->location != NZ_HOST)
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "%s: only host CSR matrices can be uploaded", what);
     if (narrow && nnz > INT32_MAX)
@@ -467,6 +469,10 @@ cleanup:
 
 void nz_cuda_matrix_release(nz_matrix_t *dA) {
     if (dA == NULL) return;
+    if (dA->format != NZ_FORMAT_CSR) {
+        nzi_cuda_format_release(dA); /* device_formats.cu */
+        return;
+    }
     if (!dA->device.borrowed) {
         nz_cuda_free(dA->ctx, dA->device.row_offsets, (size_t)-1);
         nz_cuda_free(dA->ctx, dA->device.col_indices, (size_t)-1);

@@ -8,8 +8,25 @@ static const nzi_cuda_spmv_ops_t *const csr_ops[] = {
     &nzi_cuda_csr_merge_ops,
 };
 
+/* The other formats' algorithms (device_formats.cu uploads them and checks their plans). */
+static const struct {
+    nz_format_t format;
+    const nzi_cuda_spmv_ops_t *ops;
+} format_ops[] = {
+    {NZ_FORMAT_COO, &nzi_cuda_coo_atomic_ops}, {NZ_FORMAT_COO, &nzi_cuda_coo_segmented_ops},
+    {NZ_FORMAT_ELL, &nzi_cuda_ell_scalar_ops}, {NZ_FORMAT_SELL, &nzi_cuda_sell_scalar_ops},
+    {NZ_FORMAT_HYB, &nzi_cuda_hyb_atomic_ops}, {NZ_FORMAT_HYB, &nzi_cuda_hyb_segmented_ops},
+    {NZ_FORMAT_BSR, &nzi_cuda_bsr_row_ops},    {NZ_FORMAT_BSR, &nzi_cuda_bsr_col_ops},
+    {NZ_FORMAT_DIA, &nzi_cuda_dia_scalar_ops},
+};
+
 static const nzi_cuda_spmv_ops_t *find_ops(nz_format_t format, nz_alg_t alg) {
-    if (format != NZ_FORMAT_CSR) return NULL;
+    if (format != NZ_FORMAT_CSR) {
+        for (size_t i = 0; i < sizeof format_ops / sizeof format_ops[0]; i++)
+            if (format_ops[i].format == format && format_ops[i].ops->alg == alg)
+                return format_ops[i].ops;
+        return NULL;
+    }
     for (size_t i = 0; i < sizeof csr_ops / sizeof csr_ops[0]; i++)
         if (csr_ops[i]->alg == alg) return csr_ops[i];
     return NULL;
@@ -79,6 +96,7 @@ nz_status_t nz_cuda_spmv_plan_setup(nz_spmv_plan_t *plan) {
                          what, nz_alg_name(plan->alg), nz_format_name(A->format));
     if (A->location != NZ_DEVICE)
         return nzi_error(ctx, NZ_ERR_WRONG_LOCATION, "%s: matrix A is not on the device", what);
+    NZI_TRY(nzi_cuda_format_plan_check(plan)); /* non-CSR formats: op, flags, C / b limits */
     if (plan->op != NZ_OP_N)
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
                          "%s: op(A) = A^T is not implemented on the GPU yet; transpose A on the host "

@@ -341,7 +341,7 @@ nz_status_t nz_matrix_info(const nz_matrix_t *A, nz_matrix_info_t *info) {
     info->location = A->location;
     info->transfer_seconds = A->transfer_seconds;
     size_t vs = nzi_value_size(A->value_type);
-    if (A->location == NZ_DEVICE) {
+    if (A->location == NZ_DEVICE && A->format == NZ_FORMAT_CSR) {
         info->offset_type = A->device.offset_type;
         info->bytes = ((size_t)A->rows + 1) * (size_t)A->device.offset_type +
                       (size_t)A->nnz * (4 + vs);
@@ -363,7 +363,10 @@ nz_status_t nz_matrix_info(const nz_matrix_t *A, nz_matrix_info_t *info) {
     case NZ_FORMAT_SELL:
         info->sell_chunk = A->host.sell.chunk;
         info->sell_sigma = A->host.sell.sigma;
-        info->stored = A->host.sell.chunk_offsets[A->host.sell.num_chunks];
+        /* other device formats keep the host layout; only this count sits in a device array */
+        info->stored = A->location == NZ_DEVICE
+                           ? A->device_stored
+                           : A->host.sell.chunk_offsets[A->host.sell.num_chunks];
         info->bytes = (size_t)info->stored * (4 + vs) +
                       (size_t)A->host.sell.num_chunks * (8 + 4) + 8 +
                       (size_t)A->host.sell.num_chunks * (size_t)A->host.sell.chunk * 4;

@@ -180,6 +180,8 @@ struct nz_matrix {
      * freed by the CUDA backend. */
     nzi_device_csr_t device;
     void *device_extra;         /* backend-owned extras (e.g. a cached transpose) */
+    int64_t device_stored;      /* device SELL: chunk_offsets[num_chunks], which lives on the
+                                   device (nz_matrix_info reads this instead) */
 };
 
 /* Validate a matrix handle (and optionally its location). */

@@ -191,18 +191,19 @@ nz_status_t nz_matrix_to_device(nz_context_t *ctx, nz_matrix_t **dA, const nz_ma
     NZI_TRY(nzi_check_matrix(ctx, A, "A"));
     if (A->location != NZ_HOST)
         return nzi_error(ctx, NZ_ERR_WRONG_LOCATION, "nz_matrix_to_device: A is already on the device");
-    if (A->format != NZ_FORMAT_CSR)
+    /* CSR, COO, ELL, SELL, HYB, BSR and DIA live on the device; CSC has no GPU kernel */
+    if (A->format == NZ_FORMAT_CSC)
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
-                         "nz_matrix_to_device: %s matrices are not supported on the device yet; "
+                         "nz_matrix_to_device: %s matrices are not supported on the device; "
                          "convert to csr", nz_format_name(A->format));
     if (offset_bits != 0 && offset_bits != 32 && offset_bits != 64)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
                          "nz_matrix_to_device: offset_bits must be 0, 32 or 64, not %d", offset_bits);
-    if (offset_bits == 32 && A->nnz > INT32_MAX)
+    if (offset_bits == 32 && A->format == NZ_FORMAT_CSR && A->nnz > INT32_MAX)
         return nzi_error(ctx, NZ_ERR_OVERFLOW,
                          "nz_matrix_to_device: %lld nonzeros do not fit 32-bit row offsets",
                          (long long)A->nnz);
-    NZI_TRY(nzi_matrix_new(ctx, &M, NZ_FORMAT_CSR, A->value_type, A->rows, A->cols, A->nnz));
+    NZI_TRY(nzi_matrix_new(ctx, &M, A->format, A->value_type, A->rows, A->cols, A->nnz));
     M->location = NZ_DEVICE;
     NZI_CHECK(nz_cuda_matrix_upload(ctx, M, A, offset_bits));
     *dA = M;

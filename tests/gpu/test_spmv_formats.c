@@ -1,0 +1,666 @@
+/* test_spmv_formats.c: every CUDA SpMV algorithm for COO, ELL, SELL, HYB, BSR and DIA against the CPU double reference, plus uploads, refusals and allocation failures. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+/*
+ * For every non-CSR (format, alg) pair of nz_spmv_list(NZ_BACKEND_CUDA) x {f32, f64} x format
+ * options (SELL C in {32, 64} x sigma in {1, 128}; BSR b in {2, 3, 4, 8}, and 5..7 on the block
+ * friendly matrices; HYB with the automatic ELL width and with width 3, which leaves a COO
+ * remainder on every matrix), on the awkward-shape zoo, generated matrices, a matrix whose rows
+ * end on and around the COO segment boundaries, and real matrices of NZ_MATRIX_DIR: the host
+ * matrix is converted (conversions refused for padding are skipped and counted), uploaded (device
+ * info must match the host info), and y is compared with nzt_reference_spmv for alpha = 1,
+ * beta = 0 (y NaN-poisoned) and alpha = -2.5, beta = 0.5. Reproducible plans must give bitwise
+ * equal repeated results; formats with padding (COO, ELL, SELL, HYB) must not turn an Inf / NaN
+ * of x into NaN in rows that do not use it. NZ_TEST_QUICK=1 (compute-sanitizer) takes a handful
+ * of real matrices.
+ */
+
+#define TOL_FACTOR 4.0
+#define MAX_PAIRS 32
+
+static nz_context_t *ctx;
+static int quick;
+static nz_format_t pair_format[MAX_PAIRS];
+static nz_alg_t pair_alg[MAX_PAIRS];
+static int num_pairs;
+static int64_t cases_run, conversions, refused_padding;
+
+typedef struct variant {
+    nz_format_t format;
+    nz_format_options_t options;
+    char label[48];
+} variant_t;
+
+static variant_t variants[32];
+static int num_variants;
+static bool tested_format[NZ_FORMAT_COUNT];
+
+static void add_variant(nz_format_t format, int chunk, int sigma, int block, int64_t width) {
+    variant_t *v = &variants[num_variants++];
+    memset(v, 0, sizeof *v);
+    v->format = format;
+    v->options.sell_chunk = chunk;
+    v->options.sell_sigma = sigma;
+    v->options.bsr_block = block;
+    v->options.hyb_ell_width = width;
+    if (format == NZ_FORMAT_SELL)
+        snprintf(v->label, sizeof v->label, "sell C=%d sigma=%d", chunk, sigma);
+    else if (format == NZ_FORMAT_BSR)
+        snprintf(v->label, sizeof v->label, "bsr b=%d", block);
+    else if (format == NZ_FORMAT_HYB)
+        snprintf(v->label, sizeof v->label, "hyb width=%s", width > 0 ? "3" : "auto");
+    else
+        snprintf(v->label, sizeof v->label, "%s", nz_format_name(format));
+}
+
+static void make_variants(void) {
+    add_variant(NZ_FORMAT_COO, 0, 0, 0, 0);
+    add_variant(NZ_FORMAT_ELL, 0, 0, 0, 0);
+    for (int c = 32; c <= 64; c *= 2) {
+        add_variant(NZ_FORMAT_SELL, c, 1, 0, 0);
+        add_variant(NZ_FORMAT_SELL, c, 128, 0, 0);
+    }
+    add_variant(NZ_FORMAT_HYB, 0, 0, 0, 0);
+    add_variant(NZ_FORMAT_HYB, 0, 0, 0, 3);
+    const int blocks[4] = {2, 3, 4, 8};
+    for (int b = 0; b < 4; b++) add_variant(NZ_FORMAT_BSR, 0, 0, blocks[b], 0);
+    add_variant(NZ_FORMAT_DIA, 0, 0, 0, 0);
+}
+
+static const char *vt_name(nz_value_type_t vt) { return vt == NZ_F32 ? "f32" : "f64"; }
+static size_t at_least_one(int64_t n) { return n > 0 ? (size_t)n : 1; }
+
+/* Host and device vectors of one matrix in one precision, with the references. */
+typedef struct job {
+    const char *name;
+    const nz_matrix_t *A; /* host CSR */
+    nz_value_type_t vt;
+    int64_t rows, cols, nnz;
+    size_t vs;
+    double *xd, *y0d, *xnd;
+    void *xh, *xnh, *y0h, *yh, *yh2;
+    double *ref_a, *bound_a, *ref_b, *bound_b, *ref_n, *bound_n;
+    int64_t *len;
+    void *dx, *dxn, *dy;
+} job_t;
+
+static void job_begin(job_t *j, const char *name, const nz_matrix_t *A) {
+    nz_matrix_info_t info;
+    NZT_OK(ctx, nz_matrix_info(A, &info));
+    memset(j, 0, sizeof *j);
+    j->name = name;
+    j->A = A;
+    j->vt = info.value_type;
+    j->rows = info.rows;
+    j->cols = info.cols;
+    j->nnz = info.nnz;
+    j->vs = j->vt == NZ_F32 ? 4 : 8;
+    size_t nr = at_least_one(j->rows), nc = at_least_one(j->cols);
+    j->xd = nzt_malloc(nc * 8);
+    j->xnd = nzt_malloc(nc * 8);
+    j->y0d = nzt_malloc(nr * 8);
+    j->xh = nzt_malloc(nc * j->vs);
+    j->xnh = nzt_malloc(nc * j->vs);
+    j->y0h = nzt_malloc(nr * j->vs);
+    j->yh = nzt_malloc(nr * j->vs);
+    j->yh2 = nzt_malloc(nr * j->vs);
+    j->ref_a = nzt_malloc(nr * 8);
+    j->bound_a = nzt_malloc(nr * 8);
+    j->ref_b = nzt_malloc(nr * 8);
+    j->bound_b = nzt_malloc(nr * 8);
+    j->ref_n = nzt_malloc(nr * 8);
+    j->bound_n = nzt_malloc(nr * 8);
+    j->len = nzt_malloc(nr * 8);
+    nzt_random_vector(j->xd, j->xh, j->vt, j->cols, nzt_seed + 11);
+    nzt_random_vector(j->y0d, j->y0h, j->vt, j->rows, nzt_seed + 12);
+    /* x with a NaN in column 0 and an Inf in the last column */
+    memcpy(j->xnd, j->xd, (size_t)j->cols * 8);
+    if (j->cols > 0) {
+        j->xnd[0] = NAN;
+        j->xnd[j->cols - 1] = j->cols > 1 ? INFINITY : NAN;
+    }
+    nzt_from_double(j->xnh, j->vt, j->xnd, j->cols);
+    nzt_reference_spmv(A, NZ_OP_N, 1.0, j->xd, 0.0, j->y0d, j->ref_a, j->bound_a, j->len);
+    nzt_reference_spmv(A, NZ_OP_N, -2.5, j->xd, 0.5, j->y0d, j->ref_b, j->bound_b, j->len);
+    nzt_reference_spmv(A, NZ_OP_N, 1.0, j->xnd, 0.0, j->y0d, j->ref_n, j->bound_n, j->len);
+    NZT_OK(ctx, nz_device_malloc(ctx, &j->dx, nc * j->vs));
+    NZT_OK(ctx, nz_device_malloc(ctx, &j->dxn, nc * j->vs));
+    NZT_OK(ctx, nz_device_malloc(ctx, &j->dy, nr * j->vs));
+    NZT_OK(ctx, nz_memcpy_to_device(ctx, j->dx, j->xh, (size_t)j->cols * j->vs));
+    NZT_OK(ctx, nz_memcpy_to_device(ctx, j->dxn, j->xnh, (size_t)j->cols * j->vs));
+}
+
+static void job_end(job_t *j) {
+    void *xback = nzt_malloc(at_least_one(j->cols) * j->vs);
+    NZT_OK(ctx, nz_memcpy_to_host(ctx, xback, j->dx, (size_t)j->cols * j->vs));
+    NZT_CHECK(memcmp(xback, j->xh, (size_t)j->cols * j->vs) == 0, "%s %s: x was modified",
+              j->name, vt_name(j->vt));
+    free(xback);
+    NZT_OK(ctx, nz_device_free(ctx, j->dx));
+    NZT_OK(ctx, nz_device_free(ctx, j->dxn));
+    NZT_OK(ctx, nz_device_free(ctx, j->dy));
+    void *arrays[] = {j->xd, j->xnd, j->y0d, j->xh, j->xnh, j->y0h, j->yh, j->yh2, j->ref_a,
+                      j->bound_a, j->ref_b, j->bound_b, j->ref_n, j->bound_n, j->len};
+    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) free(arrays[i]);
+}
+
+/* y = alpha A x + beta y once (y NaN-poisoned when beta == 0, else y0), compared with ref.
+ * Returns the number of bad rows; the result stays in `out`. */
+static int64_t run_case(const job_t *j, nz_spmv_plan_t *plan, const char *label, const void *dx,
+                        double alpha, double beta, const double *ref, const double *bound,
+                        void *out) {
+    size_t ybytes = (size_t)j->rows * j->vs;
+    if (beta == 0.0)
+        NZT_OK(ctx, nz_device_memset(ctx, j->dy, 0xFF, ybytes));
+    else
+        NZT_OK(ctx, nz_memcpy_to_device(ctx, j->dy, j->y0h, ybytes));
+    nz_status_t s = nz_spmv_execute(plan, alpha, dx, beta, j->dy);
+    NZT_CHECK(s == NZ_SUCCESS, "%s: execute returned %d (%s): %s", label, (int)s,
+              nz_status_string(s), nz_context_last_error(ctx));
+    if (s != NZ_SUCCESS) return j->rows > 0 ? j->rows : 1;
+    s = nz_memcpy_to_host(ctx, out, j->dy, ybytes);
+    NZT_CHECK(s == NZ_SUCCESS, "%s: copying y back returned %d: %s (a kernel fault?)", label,
+              (int)s, nz_context_last_error(ctx));
+    if (s != NZ_SUCCESS) return j->rows > 0 ? j->rows : 1;
+    cases_run++;
+    int64_t bad = nzt_compare(label, j->vt, out, ref, bound, j->len, j->rows, TOL_FACTOR);
+    NZT_CHECK(bad == 0, "%s: %lld of %lld rows wrong (first ones above)", label, (long long)bad,
+              (long long)j->rows);
+    return bad;
+}
+
+static bool padding_format(nz_format_t f) {
+    return f == NZ_FORMAT_COO || f == NZ_FORMAT_ELL || f == NZ_FORMAT_SELL || f == NZ_FORMAT_HYB;
+}
+
+/* Every algorithm of dB's format: plan info, the three cases, repeat bitwise, NaN / Inf in x. */
+static void check_device_matrix(const job_t *j, const nz_matrix_t *dB, const variant_t *v) {
+    char label[512];
+    for (int p = 0; p < num_pairs; p++) {
+        if (pair_format[p] != v->format) continue;
+        nz_alg_t alg = pair_alg[p];
+        const char *an = nz_alg_name(alg);
+        nz_spmv_plan_t *plan = NULL;
+        nz_status_t s = nz_spmv_plan_create(ctx, &plan, dB, NZ_OP_N, alg, 0);
+        NZT_CHECK(s == NZ_SUCCESS, "%s %s %s alg=%s: plan returned %d (%s): %s", j->name,
+                  vt_name(j->vt), v->label, an, (int)s, nz_status_string(s),
+                  nz_context_last_error(ctx));
+        if (s != NZ_SUCCESS) continue;
+        nz_spmv_plan_info_t pi;
+        NZT_OK(ctx, nz_spmv_plan_info(plan, &pi));
+        NZT_CHECK(pi.alg == alg && pi.format == v->format && pi.backend == NZ_BACKEND_CUDA,
+                  "%s %s alg=%s: plan info alg %d format %d backend %d", j->name, v->label, an,
+                  (int)pi.alg, (int)pi.format, (int)pi.backend);
+        NZT_CHECK(pi.plan_seconds >= 0 && pi.plan_seconds < 60, "%s alg=%s: plan_seconds %g",
+                  j->name, an, pi.plan_seconds);
+        if (alg != NZ_ALG_ATOMIC)
+            NZT_CHECK(pi.reproducible == 1, "%s %s alg=%s: should be reproducible", j->name,
+                      v->label, an);
+        else if (v->format == NZ_FORMAT_COO && j->nnz > 0)
+            NZT_CHECK(pi.reproducible == 0, "%s coo atomic claims to be reproducible", j->name);
+
+        snprintf(label, sizeof label, "[%s %s %s alg=%s alpha=1 beta=0 (y NaN)]", j->name,
+                 vt_name(j->vt), v->label, an);
+        run_case(j, plan, label, j->dx, 1.0, 0.0, j->ref_a, j->bound_a, j->yh);
+        snprintf(label, sizeof label, "[%s %s %s alg=%s alpha=-2.5 beta=0.5]", j->name,
+                 vt_name(j->vt), v->label, an);
+        run_case(j, plan, label, j->dx, -2.5, 0.5, j->ref_b, j->bound_b, j->yh);
+        if (pi.reproducible) {
+            snprintf(label, sizeof label, "[%s %s %s alg=%s alpha=1 beta=0 repeat]", j->name,
+                     vt_name(j->vt), v->label, an);
+            int64_t bad1 = run_case(j, plan, label, j->dx, 1.0, 0.0, j->ref_a, j->bound_a, j->yh);
+            int64_t bad2 = run_case(j, plan, label, j->dx, 1.0, 0.0, j->ref_a, j->bound_a, j->yh2);
+            if (bad1 == 0 && bad2 == 0 && j->rows > 0) {
+                int64_t first = -1;
+                for (int64_t i = 0; i < j->rows && first < 0; i++)
+                    if (memcmp((char *)j->yh + (size_t)i * j->vs,
+                               (char *)j->yh2 + (size_t)i * j->vs, j->vs) != 0)
+                        first = i;
+                NZT_CHECK(first < 0, "%s: claims reproducible, but repeated runs differ at row %lld",
+                          label, (long long)first);
+            }
+        }
+        if (padding_format(v->format) && j->cols > 0) {
+            snprintf(label, sizeof label, "[%s %s %s alg=%s x[0] = NaN, x[last] = Inf]", j->name,
+                     vt_name(j->vt), v->label, an);
+            run_case(j, plan, label, j->dxn, 1.0, 0.0, j->ref_n, j->bound_n, j->yh);
+        }
+        NZT_OK(ctx, nz_spmv_plan_destroy(&plan));
+
+        /* NZ_PLAN_DETERMINISTIC is accepted exactly by reproducible plans */
+        s = nz_spmv_plan_create(ctx, &plan, dB, NZ_OP_N, alg, NZ_PLAN_DETERMINISTIC);
+        NZT_CHECK(pi.reproducible ? s == NZ_SUCCESS : s == NZ_ERR_UNSUPPORTED,
+                  "%s %s alg=%s: NZ_PLAN_DETERMINISTIC gave %d for a plan with reproducible = %d",
+                  j->name, v->label, an, (int)s, pi.reproducible);
+        nz_spmv_plan_destroy(&plan);
+    }
+}
+
+/* Device info must repeat the host info of the converted matrix. */
+static void check_info(const char *name, const variant_t *v, const nz_matrix_t *B,
+                       const nz_matrix_t *dB) {
+    nz_matrix_info_t h, d;
+    NZT_OK(ctx, nz_matrix_info(B, &h));
+    NZT_OK(ctx, nz_matrix_info(dB, &d));
+    NZT_CHECK(d.location == NZ_DEVICE && d.format == h.format && d.rows == h.rows &&
+                  d.cols == h.cols && d.nnz == h.nnz && d.stored == h.stored &&
+                  d.bytes == h.bytes && d.value_type == h.value_type,
+              "%s %s: device info (format %d, %lld x %lld, nnz %lld, stored %lld, %zu bytes) "
+              "differs from the host's (format %d, %lld x %lld, nnz %lld, stored %lld, %zu bytes)",
+              name, v->label, (int)d.format, (long long)d.rows, (long long)d.cols,
+              (long long)d.nnz, (long long)d.stored, d.bytes, (int)h.format, (long long)h.rows,
+              (long long)h.cols, (long long)h.nnz, (long long)h.stored, h.bytes);
+    NZT_CHECK(d.sell_chunk == h.sell_chunk && d.sell_sigma == h.sell_sigma &&
+                  d.bsr_block == h.bsr_block && d.ell_width == h.ell_width &&
+                  d.num_diagonals == h.num_diagonals,
+              "%s %s: device format parameters differ from the host's", name, v->label);
+    NZT_CHECK(d.transfer_seconds >= 0 && d.transfer_seconds < 60, "%s %s: transfer_seconds %g",
+              name, v->label, d.transfer_seconds);
+}
+
+/* Convert the job's matrix with every variant (or those of `only`), upload, run everything. */
+static void check_variants(const job_t *j, const variant_t *list, int count) {
+    for (int k = 0; k < count; k++) {
+        const variant_t *v = &list[k];
+        if (!tested_format[v->format]) continue;
+        nz_matrix_t *B = NULL, *dB = NULL;
+        nz_status_t s = nz_matrix_convert(ctx, &B, j->A, v->format, &v->options);
+        if (s == NZ_ERR_TOO_MUCH_PADDING) {
+            refused_padding++;
+            continue;
+        }
+        NZT_CHECK(s == NZ_SUCCESS, "%s %s: conversion returned %d: %s", j->name, v->label, (int)s,
+                  nz_context_last_error(ctx));
+        if (s != NZ_SUCCESS) continue;
+        conversions++;
+        s = nz_matrix_to_device(ctx, &dB, B, 0);
+        NZT_CHECK(s == NZ_SUCCESS, "%s %s %s: upload returned %d: %s", j->name, vt_name(j->vt),
+                  v->label, (int)s, nz_context_last_error(ctx));
+        if (s == NZ_SUCCESS) {
+            check_info(j->name, v, B, dB);
+            check_device_matrix(j, dB, v);
+        }
+        nz_matrix_destroy(&dB);
+        nz_matrix_destroy(&B);
+    }
+}
+
+/* ---- matrix sources ------------------------------------------------------------------------ */
+
+typedef nz_status_t (*make_fn)(nz_matrix_t **A, nz_value_type_t vt, const void *arg);
+static nz_status_t make_file(nz_matrix_t **A, nz_value_type_t vt, const void *arg);
+
+/* Both precisions of a matrix made by `make`, with the standard variants plus `extra`. */
+static void check_both(const char *name, make_fn make, const void *arg, const variant_t *extra,
+                       int num_extra) {
+    for (int p = 0; p < 2; p++) {
+        nz_value_type_t vt = p == 0 ? NZ_F32 : NZ_F64;
+        nz_matrix_t *A = NULL;
+        nz_status_t s = make(&A, vt, arg);
+        if (s == NZ_ERR_UNSUPPORTED && make == make_file) {
+            printf("  note: %s cannot be read by this build (%s); skipped\n", name,
+                   nz_context_last_error(ctx));
+            return;
+        }
+        NZT_CHECK(s == NZ_SUCCESS, "%s: making the matrix returned %d: %s", name, (int)s,
+                  nz_context_last_error(ctx));
+        if (s != NZ_SUCCESS) continue;
+        int before = nzt_failures;
+        job_t j;
+        job_begin(&j, name, A);
+        check_variants(&j, variants, num_variants);
+        if (num_extra > 0) check_variants(&j, extra, num_extra);
+        job_end(&j);
+        nz_matrix_destroy(&A);
+        printf("  %-44s %s %s\n", name, vt_name(vt), nzt_failures == before ? "ok" : "FAILED");
+        fflush(stdout);
+    }
+}
+
+static nz_status_t make_zoo(nz_matrix_t **A, nz_value_type_t vt, const void *arg) {
+    return nzt_zoo_matrix(ctx, A, *(const int *)arg, vt, nzt_seed);
+}
+
+static nz_status_t make_file(nz_matrix_t **A, nz_value_type_t vt, const void *arg) {
+    return nz_mm_read(ctx, A, (const char *)arg, vt);
+}
+
+typedef struct gen_case {
+    const char *name;
+    int kind;
+    int64_t p[3];
+} gen_case_t;
+
+static nz_status_t make_gen(nz_matrix_t **A, nz_value_type_t vt, const void *arg) {
+    const gen_case_t *g = arg;
+    switch (g->kind) {
+    case 0: return nz_gen_laplace2d(ctx, A, g->p[0], g->p[1], vt);
+    case 1: return nz_gen_banded(ctx, A, g->p[0], g->p[1], g->p[2], vt);
+    case 2: return nz_gen_rmat(ctx, A, (int)g->p[0], (int)g->p[1], 0, 0, 0, nzt_seed, vt);
+    default: return nz_gen_fe3d(ctx, A, g->p[0], vt, NULL, NULL);
+    }
+}
+
+/* Rows whose lengths put row ends on, just before and just after the COO kernels' segment
+ * boundaries (multiples of 256 entries), rows spanning several segments, and empty rows. */
+static nz_status_t make_boundaries(nz_matrix_t **A, nz_value_type_t vt, const void *arg) {
+    static const int64_t pattern[] = {256, 256, 255, 1, 257, 0, 511, 1, 512, 3, 0, 0, 2000, 256,
+                                      7,   249, 1,   1, 768, 5, 0,   1, 1};
+    const int64_t count = (int64_t)(sizeof pattern / sizeof pattern[0]), rows = 3 * count;
+    const int64_t cols = 3000;
+    (void)arg;
+    int64_t *offsets = nzt_malloc(((size_t)rows + 1) * 8);
+    offsets[0] = 0;
+    for (int64_t i = 0; i < rows; i++) offsets[i + 1] = offsets[i] + pattern[i % count];
+    int64_t nnz = offsets[rows];
+    int32_t *columns = nzt_malloc(at_least_one(nnz) * 4);
+    double *vd = nzt_malloc(at_least_one(nnz) * 8);
+    void *values = nzt_malloc(at_least_one(nnz) * 8);
+    for (int64_t i = 0; i < rows; i++) {
+        int64_t length = offsets[i + 1] - offsets[i];
+        for (int64_t k = 0; k < length; k++)
+            columns[offsets[i] + k] = (int32_t)((k * cols) / length + (i % 3));
+    }
+    nzt_random_vector(vd, values, vt, nnz, nzt_seed + 5);
+    nz_status_t s = nz_matrix_create_csr(ctx, A, rows, cols, NZ_I64, offsets, columns, vt, values);
+    free(offsets);
+    free(columns);
+    free(vd);
+    free(values);
+    return s;
+}
+
+/* ---- the sections -------------------------------------------------------------------------- */
+
+static void test_zoo(void) {
+    printf("zoo:\n");
+    for (int k = 0; k < nzt_zoo_count(); k++) check_both(nzt_zoo_name(k), make_zoo, &k, NULL, 0);
+}
+
+static void test_generated(void) {
+    printf("generated:\n");
+    variant_t blocky[3];
+    for (int b = 5; b <= 7; b++) {
+        memset(&blocky[b - 5], 0, sizeof blocky[0]);
+        blocky[b - 5].format = NZ_FORMAT_BSR;
+        blocky[b - 5].options.bsr_block = b;
+        snprintf(blocky[b - 5].label, sizeof blocky[0].label, "bsr b=%d", b);
+    }
+    const gen_case_t gens[] = {
+        {"laplace2d 40x50", 0, {40, 50, 0}},
+        {"banded 3001 (2, 3)", 1, {3001, 2, 3}},
+        {"banded 500 (40, 7)", 1, {500, 40, 7}},
+        {"rmat scale 12 x 8", 2, {12, 8, 0}},
+        {"fe3d 9", 3, {9, 0, 0}},
+    };
+    for (size_t g = 0; g < sizeof gens / sizeof gens[0]; g++)
+        check_both(gens[g].name, make_gen, &gens[g], blocky, 3);
+    check_both("rows ending around COO segment boundaries", make_boundaries, NULL, NULL, 0);
+    int dense = 11; /* zoo "dense 64x64": every block size converts */
+    check_both("dense 64x64 (bsr b = 5..7)", make_zoo, &dense, blocky, 3);
+}
+
+static void test_real_matrices(void) {
+    const char *dir = nzt_matrix_dir();
+    if (dir == NULL) {
+        printf("real matrices: NZ_MATRIX_DIR not set, skipped (tests/data stands in)\n");
+        const char *data = nzt_data_dir();
+        const char *files[] = {"bcsstk01.mtx", "west0067.mtx", "illc1033.mtx"};
+        for (size_t f = 0; data != NULL && f < sizeof files / sizeof files[0]; f++) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s/%s", data, files[f]);
+            check_both(files[f], make_file, path, NULL, 0);
+        }
+        return;
+    }
+    char **names = NULL;
+    int count = nzt_list_matrices(dir, &names);
+    int wanted = quick ? 5 : 24;
+    int step = count > wanted ? count / wanted : 1;
+    printf("real matrices (every %d of %d in %s):\n", step, count, dir);
+    for (int m = 0; m < count; m += step) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, names[m]);
+        check_both(names[m], make_file, path, NULL, 0);
+    }
+    nzt_free_names(names, count);
+}
+
+/* What the GPU refuses, with a message saying why; nothing leaks. */
+static void test_refusals(void) {
+    nz_matrix_t *A = NULL, *B = NULL, *dB = NULL;
+    nz_alloc_stats_t s0, s1;
+    nz_format_options_t opt;
+    nz_status_t s;
+    NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, 8, NZ_F64, nzt_seed)); /* uniform 3000 x 3000 */
+    NZT_OK(ctx, nz_context_alloc_stats(ctx, &s0));
+
+    memset(&opt, 0, sizeof opt);
+    opt.sell_chunk = 8;
+    NZT_OK(ctx, nz_matrix_convert(ctx, &B, A, NZ_FORMAT_SELL, &opt));
+    s = nz_matrix_to_device(ctx, &dB, B, 0);
+    NZT_CHECK(s == NZ_ERR_UNSUPPORTED && dB == NULL &&
+                  strstr(nz_context_last_error(ctx), "multiple of 32") != NULL,
+              "SELL C = 8 upload returned %d: %s", (int)s, nz_context_last_error(ctx));
+    nz_matrix_destroy(&B);
+
+    nz_matrix_t *D = NULL;
+    NZT_OK(ctx, nzt_zoo_matrix(ctx, &D, 10, NZ_F64, nzt_seed)); /* diagonal 777 x 777 */
+    for (int b = 1; b <= 16; b += 15) {
+        memset(&opt, 0, sizeof opt);
+        opt.bsr_block = b;
+        opt.max_padding_ratio = 1000;
+        NZT_OK(ctx, nz_matrix_convert(ctx, &B, D, NZ_FORMAT_BSR, &opt));
+        s = nz_matrix_to_device(ctx, &dB, B, 0);
+        NZT_CHECK(s == NZ_ERR_UNSUPPORTED && dB == NULL &&
+                      strstr(nz_context_last_error(ctx), "2 .. 8") != NULL,
+                  "BSR b = %d upload returned %d: %s", b, (int)s, nz_context_last_error(ctx));
+        nz_matrix_destroy(&B);
+    }
+    nz_matrix_destroy(&D);
+
+    NZT_OK(ctx, nz_matrix_convert(ctx, &B, A, NZ_FORMAT_CSC, NULL));
+    s = nz_matrix_to_device(ctx, &dB, B, 0);
+    NZT_CHECK(s == NZ_ERR_UNSUPPORTED && dB == NULL, "CSC upload returned %d", (int)s);
+    nz_matrix_destroy(&B);
+
+    /* A^T, mixed precision and algorithms of other formats are refused on non-CSR matrices */
+    NZT_OK(ctx, nz_matrix_convert(ctx, &B, A, NZ_FORMAT_ELL, NULL));
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &dB, B, 0));
+    nz_spmv_plan_t *plan = NULL;
+    s = nz_spmv_plan_create(ctx, &plan, dB, NZ_OP_T, NZ_ALG_SCALAR, 0);
+    NZT_CHECK(s == NZ_ERR_UNSUPPORTED && plan == NULL, "ELL A^T plan returned %d", (int)s);
+    s = nz_spmv_plan_create(ctx, &plan, dB, NZ_OP_N, NZ_ALG_SCALAR, NZ_PLAN_MIXED);
+    NZT_CHECK(s == NZ_ERR_UNSUPPORTED && plan == NULL, "ELL mixed plan returned %d", (int)s);
+    s = nz_spmv_plan_create(ctx, &plan, dB, NZ_OP_N, NZ_ALG_MERGE, 0);
+    NZT_CHECK(s == NZ_ERR_UNSUPPORTED && plan == NULL, "ELL merge plan returned %d", (int)s);
+    s = nz_spmv_plan_create(ctx, &plan, dB, NZ_OP_N, NZ_ALG_BSR_ROW, 0);
+    NZT_CHECK(s == NZ_ERR_UNSUPPORTED && plan == NULL, "ELL bsr-row plan returned %d", (int)s);
+    s = nz_spmv_plan_create(ctx, &plan, B, NZ_OP_N, NZ_ALG_SEGMENTED, 0);
+    NZT_CHECK(s == NZ_ERR_UNSUPPORTED && plan == NULL, "segmented on a host matrix returned %d",
+              (int)s);
+    /* the device copy is not a host matrix */
+    nz_matrix_t *back = NULL;
+    s = nz_matrix_convert(ctx, &back, dB, NZ_FORMAT_CSR, NULL);
+    NZT_CHECK(s == NZ_ERR_WRONG_LOCATION || s == NZ_ERR_UNSUPPORTED, "converting a device ELL "
+              "matrix returned %d", (int)s);
+    nz_matrix_destroy(&back);
+    s = nz_matrix_to_device(ctx, &back, dB, 0);
+    NZT_CHECK(s == NZ_ERR_WRONG_LOCATION, "uploading a device matrix returned %d", (int)s);
+    nz_matrix_destroy(&dB);
+    nz_matrix_destroy(&B);
+
+    NZT_OK(ctx, nz_context_alloc_stats(ctx, &s1));
+    NZT_CHECK(s1.live_blocks == s0.live_blocks && s1.live_bytes == s0.live_bytes,
+              "refusals leaked %lld blocks", (long long)(s1.live_blocks - s0.live_blocks));
+    nz_matrix_destroy(&A);
+}
+
+/* alpha == 0: x is not read (NaN in x must not leak), y = beta y exactly. */
+static void test_alpha_zero(void) {
+    nz_matrix_t *A = NULL;
+    NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, 12, NZ_F64, nzt_seed)); /* rows of 31..33 */
+    job_t j;
+    job_begin(&j, "alpha=0", A);
+    double *expect = nzt_malloc((size_t)j.rows * 8);
+    for (int64_t i = 0; i < j.rows; i++) expect[i] = 2.0 * j.y0d[i];
+    NZT_OK(ctx, nz_device_memset(ctx, j.dxn, 0xFF, (size_t)j.cols * 8));
+    for (int k = 0; k < num_variants; k++) {
+        nz_matrix_t *B = NULL, *dB = NULL;
+        if (nz_matrix_convert(ctx, &B, A, variants[k].format, &variants[k].options) != NZ_SUCCESS)
+            continue;
+        NZT_OK(ctx, nz_matrix_to_device(ctx, &dB, B, 0));
+        for (int p = 0; p < num_pairs; p++) {
+            if (pair_format[p] != variants[k].format) continue;
+            nz_spmv_plan_t *plan = NULL;
+            NZT_OK(ctx, nz_spmv_plan_create(ctx, &plan, dB, NZ_OP_N, pair_alg[p], 0));
+            NZT_OK(ctx, nz_memcpy_to_device(ctx, j.dy, j.y0h, (size_t)j.rows * 8));
+            NZT_OK(ctx, nz_spmv_execute(plan, 0.0, j.dxn, 2.0, j.dy));
+            NZT_OK(ctx, nz_memcpy_to_host(ctx, j.yh, j.dy, (size_t)j.rows * 8));
+            NZT_CHECK(memcmp(j.yh, expect, (size_t)j.rows * 8) == 0,
+                      "%s alg=%s: alpha=0, beta=2 with NaN x is not exactly 2 y",
+                      variants[k].label, nz_alg_name(pair_alg[p]));
+            nz_spmv_plan_destroy(&plan);
+        }
+        nz_matrix_destroy(&dB);
+        nz_matrix_destroy(&B);
+    }
+    free(expect);
+    job_end(&j);
+    nz_matrix_destroy(&A);
+}
+
+/* Fail the k-th allocation of nz_matrix_to_device + nz_spmv_plan_create for every k up to the
+ * count of a clean run: each attempt succeeds or returns an out-of-memory status, nothing leaks,
+ * and a plan that was made computes correctly. Executing allocates nothing. */
+static void test_alloc_failures(void) {
+    nz_matrix_t *A = NULL;
+    /* 2000 x 1500 with 30% empty rows; HYB width 3 leaves a COO remainder */
+    NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, 4, NZ_F32, nzt_seed));
+    job_t j;
+    job_begin(&j, "alloc failures", A);
+    for (int k = 0; k < num_variants; k++) {
+        const variant_t *v = &variants[k];
+        if (v->format == NZ_FORMAT_SELL && (v->options.sell_chunk != 32 || v->options.sell_sigma == 1))
+            continue;
+        if (v->format == NZ_FORMAT_BSR && v->options.bsr_block != 3) continue;
+        nz_matrix_t *B = NULL;
+        if (nz_matrix_convert(ctx, &B, A, v->format, &v->options) != NZ_SUCCESS) continue;
+        for (int p = 0; p < num_pairs; p++) {
+            if (pair_format[p] != v->format) continue;
+            const char *an = nz_alg_name(pair_alg[p]);
+            nz_alloc_stats_t s0, s1;
+            nz_matrix_t *dB = NULL;
+            nz_spmv_plan_t *plan = NULL;
+            NZT_OK(ctx, nz_context_alloc_stats(ctx, &s0));
+            NZT_OK(ctx, nz_matrix_to_device(ctx, &dB, B, 0));
+            NZT_OK(ctx, nz_spmv_plan_create(ctx, &plan, dB, NZ_OP_N, pair_alg[p], 0));
+            NZT_OK(ctx, nz_context_alloc_stats(ctx, &s1));
+            int64_t count = s1.total_allocs - s0.total_allocs;
+            NZT_CHECK(count >= 3, "%s alg=%s: only %lld allocations counted", v->label, an,
+                      (long long)count);
+            NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 1));
+            nz_status_t s = nz_spmv_execute(plan, 1.0, j.dx, 0.0, j.dy);
+            NZT_CHECK(s == NZ_SUCCESS, "%s alg=%s: execute with injection armed: %s", v->label,
+                      an, nz_context_last_error(ctx));
+            NZT_OK(ctx, nz_context_alloc_stats(ctx, &s0));
+            NZT_CHECK(s0.total_allocs == s1.total_allocs, "%s alg=%s: execute allocated",
+                      v->label, an);
+            NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
+            nz_spmv_plan_destroy(&plan);
+            nz_matrix_destroy(&dB);
+
+            int failures = 0;
+            for (int64_t f = 1; f <= count; f++) {
+                NZT_OK(ctx, nz_context_alloc_stats(ctx, &s0));
+                NZT_OK(ctx, nz_context_fail_alloc_after(ctx, f));
+                s = nz_matrix_to_device(ctx, &dB, B, 0);
+                if (s == NZ_SUCCESS)
+                    s = nz_spmv_plan_create(ctx, &plan, dB, NZ_OP_N, pair_alg[p], 0);
+                NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
+                NZT_CHECK(s == NZ_SUCCESS || s == NZ_ERR_OUT_OF_MEMORY ||
+                              s == NZ_ERR_DEVICE_OUT_OF_MEMORY,
+                          "%s alg=%s: failing allocation %lld gave %d (%s)", v->label, an,
+                          (long long)f, (int)s, nz_context_last_error(ctx));
+                if (s != NZ_SUCCESS) {
+                    failures++;
+                    NZT_CHECK(strlen(nz_context_last_error(ctx)) > 0,
+                              "%s alg=%s: allocation failure %lld without a message", v->label,
+                              an, (long long)f);
+                } else {
+                    char label[256];
+                    snprintf(label, sizeof label, "[%s alg=%s after injected failure %lld]",
+                             v->label, an, (long long)f);
+                    run_case(&j, plan, label, j.dx, 1.0, 0.0, j.ref_a, j.bound_a, j.yh);
+                }
+                nz_spmv_plan_destroy(&plan);
+                nz_matrix_destroy(&dB);
+                NZT_OK(ctx, nz_context_alloc_stats(ctx, &s1));
+                NZT_CHECK(s1.live_blocks == s0.live_blocks && s1.live_bytes == s0.live_bytes,
+                          "%s alg=%s: failing allocation %lld leaked %lld blocks, %lld bytes",
+                          v->label, an, (long long)f, (long long)(s1.live_blocks - s0.live_blocks),
+                          (long long)(s1.live_bytes - s0.live_bytes));
+            }
+            /* every allocation fails the call except the pinned staging buffer, which falls
+             * back to pageable memory */
+            NZT_CHECK(failures == count - 1, "%s alg=%s: %d of %lld injected failures surfaced",
+                      v->label, an, failures, (long long)count);
+        }
+        nz_matrix_destroy(&B);
+    }
+    job_end(&j);
+    nz_matrix_destroy(&A);
+}
+
+int main(int argc, char **argv) {
+    nzt_init(argc, argv);
+    if (nz_device_count() == 0) {
+#ifdef NZ_HAVE_CUDA
+        NZT_SKIP("no CUDA device");
+#else
+        NZT_SKIP("built without CUDA");
+#endif
+    }
+    const char *q = getenv("NZ_TEST_QUICK");
+    quick = q != NULL && *q && strcmp(q, "0") != 0;
+    NZT_OK(ctx, nz_context_create(&ctx));
+    NZT_OK(ctx, nz_context_set_device(ctx, 0, NULL));
+    printf("device: %s%s\n", nz_context_device_name(ctx), quick ? " (quick mode)" : "");
+    nz_format_t format;
+    nz_alg_t alg;
+    printf("pairs:");
+    for (int i = 0; nz_spmv_list(NZ_BACKEND_CUDA, i, &format, &alg) == NZ_SUCCESS; i++)
+        if (format != NZ_FORMAT_CSR && num_pairs < MAX_PAIRS) {
+            pair_format[num_pairs] = format;
+            pair_alg[num_pairs++] = alg;
+            tested_format[format] = true;
+            printf(" %s/%s", nz_format_name(format), nz_alg_name(alg));
+        }
+    printf("\n");
+    const nz_format_t expected[] = {NZ_FORMAT_COO, NZ_FORMAT_ELL, NZ_FORMAT_SELL,
+                                    NZ_FORMAT_HYB, NZ_FORMAT_BSR, NZ_FORMAT_DIA};
+    for (size_t f = 0; f < sizeof expected / sizeof expected[0]; f++)
+        NZT_CHECK(tested_format[expected[f]], "no GPU algorithm listed for %s",
+                  nz_format_name(expected[f]));
+    make_variants();
+
+    test_refusals();
+    test_alpha_zero();
+    test_alloc_failures();
+    test_zoo();
+    test_generated();
+    test_real_matrices();
+
+    printf("%lld cases run; %lld conversions, %lld refused for padding (skipped)\n",
+           (long long)cases_run, (long long)conversions, (long long)refused_padding);
+    nz_alloc_stats_t stats;
+    NZT_OK(ctx, nz_context_alloc_stats(ctx, &stats));
+    NZT_CHECK(stats.live_blocks == 0, "%lld blocks still allocated at the end",
+              (long long)stats.live_blocks);
+    NZT_OK(ctx, nz_context_destroy(&ctx));
+    return nzt_finish("test_spmv_formats");
+}
