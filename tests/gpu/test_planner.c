@@ -1,0 +1,496 @@
+/* test_planner.c: the SpMV planner on the GPU: device statistics, AUTO on the zoo, the reproducibility table, DETERMINISTIC and TUNE. */
+#include "testutil.h"
+#include "../../src/plan/plan_internal.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+/*
+ * - Device row statistics (op N and op T, 32- and 64-bit offsets) equal the host ones, and a
+ *   device CSR plan with NZ_ALG_AUTO picks what nz_spmv_plan_choose picks from host statistics.
+ * - AUTO plans on the awkward-shape zoo and generated matrices (f32, f64, op N and T) execute
+ *   correctly against nzt_reference_spmv.
+ * - The planner's reproducibility table agrees with what every listed (format, alg) plan reports.
+ * - AUTO | DETERMINISTIC gives reproducible algorithms and bitwise identical repeated results.
+ * - AUTO | TUNE picks an algorithm within noise of the fastest candidate it could have picked,
+ *   and plan_seconds includes the tuning.
+ * - Allocation failures during AUTO | TUNE leak nothing.
+ * NZ_TEST_QUICK=1 (compute-sanitizer) shrinks the generated matrices.
+ */
+
+#define T nzi_plan_thresholds
+#define TOL_FACTOR 4.0
+
+static nz_context_t *ctx;
+static int quick;
+
+static const char *vt_name(nz_value_type_t vt) { return vt == NZ_F32 ? "f32" : "f64"; }
+static size_t at_least_one(int64_t n) { return n > 0 ? (size_t)n : 1; }
+
+/* ---- helpers ------------------------------------------------------------------------------- */
+
+/* Run y = alpha op(A) x + beta y with plan on device vectors and compare with the reference of
+ * the host CSR matrix H. Returns the number of bad rows. */
+static int64_t check_plan(nz_spmv_plan_t *plan, const nz_matrix_t *H, nz_operation_t op,
+                          const char *label) {
+    nz_matrix_info_t mi;
+    NZT_OK(ctx, nz_matrix_info(H, &mi));
+    nz_value_type_t vt = mi.value_type;
+    size_t vs = vt == NZ_F32 ? 4 : 8;
+    int64_t xlen = op == NZ_OP_N ? mi.cols : mi.rows, ylen = op == NZ_OP_N ? mi.rows : mi.cols;
+    double *xd = nzt_malloc(at_least_one(xlen) * 8), *y0d = nzt_malloc(at_least_one(ylen) * 8);
+    void *xh = nzt_malloc(at_least_one(xlen) * vs), *yh = nzt_malloc(at_least_one(ylen) * vs);
+    void *y0h = nzt_malloc(at_least_one(ylen) * vs);
+    double *ref = nzt_malloc(at_least_one(ylen) * 8), *bound = nzt_malloc(at_least_one(ylen) * 8);
+    int64_t *len = nzt_malloc(at_least_one(ylen) * 8);
+    void *dx = NULL, *dy = NULL;
+    int64_t bad = 0;
+    nzt_random_vector(xd, xh, vt, xlen, nzt_seed + 21);
+    nzt_random_vector(y0d, y0h, vt, ylen, nzt_seed + 22);
+    NZT_OK(ctx, nz_device_malloc(ctx, &dx, at_least_one(xlen) * vs));
+    NZT_OK(ctx, nz_device_malloc(ctx, &dy, at_least_one(ylen) * vs));
+    NZT_OK(ctx, nz_memcpy_to_device(ctx, dx, xh, (size_t)xlen * vs));
+    static const double cases[2][2] = {{1.0, 0.0}, {-2.5, 0.5}};
+    for (int c = 0; c < 2; c++) {
+        double alpha = cases[c][0], beta = cases[c][1];
+        if (beta == 0.0)
+            NZT_OK(ctx, nz_device_memset(ctx, dy, 0xFF, (size_t)ylen * vs));
+        else
+            NZT_OK(ctx, nz_memcpy_to_device(ctx, dy, y0h, (size_t)ylen * vs));
+        nzt_reference_spmv(H, op, alpha, xd, beta, y0d, ref, bound, len);
+        nz_status_t s = nz_spmv_execute(plan, alpha, dx, beta, dy);
+        NZT_CHECK(s == NZ_SUCCESS, "%s: execute returned %d: %s", label, (int)s,
+                  nz_context_last_error(ctx));
+        NZT_OK(ctx, nz_memcpy_to_host(ctx, yh, dy, (size_t)ylen * vs));
+        int64_t b = nzt_compare(label, vt, yh, ref, bound, len, ylen, TOL_FACTOR);
+        NZT_CHECK(b == 0, "%s (alpha %g, beta %g): %lld of %lld rows wrong", label, alpha, beta,
+                  (long long)b, (long long)ylen);
+        bad += b;
+    }
+    NZT_OK(ctx, nz_device_free(ctx, dx));
+    NZT_OK(ctx, nz_device_free(ctx, dy));
+    free(xd);
+    free(y0d);
+    free(xh);
+    free(yh);
+    free(y0h);
+    free(ref);
+    free(bound);
+    free(len);
+    return bad;
+}
+
+/* Statistics of op(H) on the host: nz_matrix_stats of H or of its transpose. */
+static void host_stats(const nz_matrix_t *H, nz_operation_t op, nz_matrix_stats_t *s) {
+    if (op == NZ_OP_N) {
+        NZT_OK(ctx, nz_matrix_stats(ctx, H, s));
+        return;
+    }
+    nz_matrix_t *Ht = NULL;
+    NZT_OK(ctx, nz_matrix_transpose(ctx, &Ht, H));
+    NZT_OK(ctx, nz_matrix_stats(ctx, Ht, s));
+    nz_matrix_destroy(&Ht);
+}
+
+/* ---- device statistics and AUTO --------------------------------------------------------------- */
+
+/* For one host CSR matrix: device statistics for both offset widths and both ops, the AUTO plan's
+ * choice against nz_spmv_plan_choose, and its results. */
+static void check_auto(const nz_matrix_t *H, const char *name) {
+    char label[256];
+    nz_matrix_info_t mi;
+    NZT_OK(ctx, nz_matrix_info(H, &mi));
+    for (int bits = 32; bits <= 64; bits += 32) {
+        nz_matrix_t *dA = NULL;
+        nz_status_t s = nz_matrix_to_device(ctx, &dA, H, bits);
+        if (s == NZ_ERR_OVERFLOW) continue;
+        NZT_OK(ctx, s);
+        for (int op = 0; op < 2; op++) {
+            snprintf(label, sizeof label, "%s %s off%d op %c", name, vt_name(mi.value_type), bits,
+                     op ? 'T' : 'N');
+            nz_matrix_stats_t hs, ds;
+            host_stats(H, (nz_operation_t)op, &hs);
+            NZT_OK(ctx, nzi_plan_row_stats(ctx, dA, (nz_operation_t)op, &ds));
+            NZT_CHECK(ds.rows == hs.rows && ds.cols == hs.cols && ds.nnz == hs.nnz &&
+                          ds.row_min == hs.row_min && ds.row_max == hs.row_max &&
+                          ds.empty_rows == hs.empty_rows &&
+                          fabs(ds.row_mean - hs.row_mean) <= 1e-12 * hs.row_mean &&
+                          fabs(ds.row_std - hs.row_std) <= 1e-9 * (1.0 + hs.row_std),
+                      "%s: device stats (rows %lld min %lld max %lld empty %lld mean %.17g std "
+                      "%.17g) differ from host (%lld %lld %lld %lld %.17g %.17g)",
+                      label, (long long)ds.rows, (long long)ds.row_min, (long long)ds.row_max,
+                      (long long)ds.empty_rows, ds.row_mean, ds.row_std, (long long)hs.rows,
+                      (long long)hs.row_min, (long long)hs.row_max, (long long)hs.empty_rows,
+                      hs.row_mean, hs.row_std);
+
+            nz_spmv_plan_t *plan = NULL;
+            nz_spmv_plan_info_t info;
+            s = nz_spmv_plan_create(ctx, &plan, dA, (nz_operation_t)op, NZ_ALG_AUTO, 0);
+            NZT_CHECK(s == NZ_SUCCESS, "%s: AUTO plan returned %d: %s", label, (int)s,
+                      nz_context_last_error(ctx));
+            if (s != NZ_SUCCESS) continue;
+            NZT_OK(ctx, nz_spmv_plan_info(plan, &info));
+            NZT_CHECK(info.alg != NZ_ALG_AUTO && nz_cuda_spmv_supports(NZ_FORMAT_CSR, info.alg) &&
+                          info.backend == NZ_BACKEND_CUDA,
+                      "%s: plan reports %s", label, nz_alg_name(info.alg));
+            if (op == NZ_OP_N) {
+                nz_format_t f;
+                nz_alg_t expected;
+                char why[NZI_PLAN_WHY_SIZE];
+                NZT_OK(ctx, nz_spmv_plan_choose(&hs, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, 0, &f,
+                                                &expected, why, sizeof why));
+                /* equal unless the backend refused the first choice for this matrix */
+                NZT_CHECK(info.alg == expected || mi.rows == 0 || mi.nnz == 0,
+                          "%s: device AUTO chose %s, host statistics give %s (%s)", label,
+                          nz_alg_name(info.alg), nz_alg_name(expected), why);
+            }
+            check_plan(plan, H, (nz_operation_t)op, label);
+            nz_spmv_plan_destroy(&plan);
+        }
+        nz_matrix_destroy(&dA);
+    }
+}
+
+static void test_auto(void) {
+    char name[128];
+    for (int k = 0; k < nzt_zoo_count(); k++)
+        for (int v = 0; v < 2; v++) {
+            nz_value_type_t vt = v ? NZ_F64 : NZ_F32;
+            nz_matrix_t *H = NULL;
+            NZT_OK(ctx, nzt_zoo_matrix(ctx, &H, k, vt, nzt_seed));
+            check_auto(H, nzt_zoo_name(k));
+            nz_matrix_destroy(&H);
+        }
+    int scale = quick ? 12 : 16, n = quick ? 16 : 48;
+    nz_matrix_t *H = NULL;
+    NZT_OK(ctx, nz_gen_laplace3d(ctx, &H, n, n, n, NZ_F64));
+    snprintf(name, sizeof name, "laplace3d %d^3", n);
+    check_auto(H, name);
+    nz_matrix_destroy(&H);
+    NZT_OK(ctx, nz_gen_rmat(ctx, &H, scale, 16, 0, 0, 0, nzt_seed, NZ_F32));
+    snprintf(name, sizeof name, "rmat %d", scale);
+    check_auto(H, name);
+    nz_matrix_destroy(&H);
+    NZT_OK(ctx, nz_gen_mixed(ctx, &H, quick ? 20000 : 300000, 6, 3, quick ? 20000 : 200000,
+                             nzt_seed, NZ_F64));
+    check_auto(H, "mixed");
+    nz_matrix_destroy(&H);
+    NZT_OK(ctx, nz_gen_rail(ctx, &H, quick ? 300 : 3000, quick ? 100000 : 1000000, 2000, nzt_seed,
+                            NZ_F32));
+    check_auto(H, "rail");
+    nz_matrix_destroy(&H);
+}
+
+/* ---- the reproducibility table -------------------------------------------------------------- */
+
+/* Every (format, alg) the backend lists, on a power-law matrix (so HYB keeps a COO remainder):
+ * a plan the table calls reproducible must report so, and one it calls not reproducible must
+ * report not; a listed pair missing from the table is a failure too (add it to planner.c). */
+static void test_reproducible_table(void) {
+    nz_matrix_t *H = NULL;
+    int power_law = -1;
+    for (int k = 0; k < nzt_zoo_count(); k++)
+        if (strstr(nzt_zoo_name(k), "power-law") != NULL) power_law = k;
+    NZT_CHECK(power_law >= 0, "the zoo has no power-law matrix");
+    if (power_law < 0) return;
+    NZT_OK(ctx, nzt_zoo_matrix(ctx, &H, power_law, NZ_F64, nzt_seed));
+    nz_format_t format;
+    nz_alg_t alg;
+    int checked = 0;
+    for (int i = 0; nz_spmv_list(NZ_BACKEND_CUDA, i, &format, &alg) == NZ_SUCCESS; i++)
+        for (int op = 0; op < 2; op++) {
+            char label[128];
+            snprintf(label, sizeof label, "%s/%s op %c", nz_format_name(format), nz_alg_name(alg),
+                     op ? 'T' : 'N');
+            nz_matrix_t *F = NULL, *dA = NULL;
+            nz_spmv_plan_t *plan = NULL;
+            nz_spmv_plan_info_t info;
+            const nz_matrix_t *src = H;
+            nz_format_options_t o;
+            memset(&o, 0, sizeof o);
+            o.max_padding_ratio = 1e6;
+            o.hyb_ell_width = 3;
+            o.bsr_block = 2;
+            if (format != NZ_FORMAT_CSR) {
+                nz_status_t s = nz_matrix_convert(ctx, &F, H, format, &o);
+                NZT_CHECK(s == NZ_SUCCESS, "%s: convert returned %d: %s", label, (int)s,
+                          nz_context_last_error(ctx));
+                if (s != NZ_SUCCESS) continue;
+                src = F;
+            }
+            nz_status_t s = nz_matrix_to_device(ctx, &dA, src, 0);
+            if (s == NZ_ERR_UNSUPPORTED) {
+                printf("note: %s matrices cannot be uploaded: %s\n", nz_format_name(format),
+                       nz_context_last_error(ctx));
+                nz_matrix_destroy(&F);
+                continue;
+            }
+            NZT_OK(ctx, s);
+            s = nz_spmv_plan_create(ctx, &plan, dA, (nz_operation_t)op, alg, 0);
+            if (s == NZ_ERR_UNSUPPORTED && op == NZ_OP_T) {
+                /* not every format has a transpose path */
+                nz_matrix_destroy(&dA);
+                nz_matrix_destroy(&F);
+                continue;
+            }
+            NZT_CHECK(s == NZ_SUCCESS, "%s: plan returned %d: %s", label, (int)s,
+                      nz_context_last_error(ctx));
+            if (s == NZ_SUCCESS) {
+                NZT_OK(ctx, nz_spmv_plan_info(plan, &info));
+                int table = nzi_plan_reproducible(NZ_BACKEND_CUDA, format, alg, (nz_operation_t)op);
+                NZT_CHECK(table != -1, "%s: missing from the planner's reproducibility table "
+                                       "(the plan reports %d)", label, info.reproducible);
+                NZT_CHECK(table == -1 || table == info.reproducible,
+                          "%s: the table says %d, the plan reports %d", label, table,
+                          info.reproducible);
+                checked++;
+                /* DETERMINISTIC with an explicit algorithm: accepted iff reproducible */
+                nz_spmv_plan_t *det = NULL;
+                s = nz_spmv_plan_create(ctx, &det, dA, (nz_operation_t)op, alg,
+                                        NZ_PLAN_DETERMINISTIC);
+                NZT_CHECK(info.reproducible ? s == NZ_SUCCESS : s == NZ_ERR_UNSUPPORTED,
+                          "%s: DETERMINISTIC plan returned %d (reproducible %d)", label, (int)s,
+                          info.reproducible);
+                nz_spmv_plan_destroy(&det);
+                nz_spmv_plan_destroy(&plan);
+            }
+            nz_matrix_destroy(&dA);
+            nz_matrix_destroy(&F);
+        }
+    printf("reproducibility table: %d (format, alg, op) plans checked\n", checked);
+    NZT_CHECK(checked >= 7, "only %d plans checked", checked);
+    nz_matrix_destroy(&H);
+}
+
+/* ---- DETERMINISTIC ---------------------------------------------------------------------------- */
+
+/* AUTO | DETERMINISTIC on op(A): a reproducible plan, three bitwise identical products. */
+static void check_deterministic(const nz_matrix_t *dA, const nz_matrix_t *H, nz_operation_t op,
+                                const char *name) {
+    nz_matrix_info_t mi;
+    NZT_OK(ctx, nz_matrix_info(H, &mi));
+    size_t vs = mi.value_type == NZ_F32 ? 4 : 8;
+    int64_t xlen = op == NZ_OP_N ? mi.cols : mi.rows, ylen = op == NZ_OP_N ? mi.rows : mi.cols;
+    nz_spmv_plan_t *plan = NULL;
+    nz_spmv_plan_info_t info;
+    nz_status_t s = nz_spmv_plan_create(ctx, &plan, dA, op, NZ_ALG_AUTO,
+                                        NZ_PLAN_DETERMINISTIC | (op == NZ_OP_N ? NZ_PLAN_TUNE : 0));
+    NZT_CHECK(s == NZ_SUCCESS, "%s: deterministic plan returned %d: %s", name, (int)s,
+              nz_context_last_error(ctx));
+    if (s != NZ_SUCCESS) return;
+    NZT_OK(ctx, nz_spmv_plan_info(plan, &info));
+    NZT_CHECK(info.reproducible == 1 &&
+                  nzi_plan_reproducible(NZ_BACKEND_CUDA, info.format, info.alg, op) == 1,
+              "%s: deterministic plan chose %s (reports %d)", name, nz_alg_name(info.alg),
+              info.reproducible);
+    void *xh = nzt_malloc(at_least_one(xlen) * vs), *y1 = nzt_malloc(at_least_one(ylen) * vs);
+    void *y2 = nzt_malloc(at_least_one(ylen) * vs);
+    double *xd = nzt_malloc(at_least_one(xlen) * 8);
+    void *dx = NULL, *dy = NULL;
+    nzt_random_vector(xd, xh, mi.value_type, xlen, nzt_seed + 31);
+    NZT_OK(ctx, nz_device_malloc(ctx, &dx, at_least_one(xlen) * vs));
+    NZT_OK(ctx, nz_device_malloc(ctx, &dy, at_least_one(ylen) * vs));
+    NZT_OK(ctx, nz_memcpy_to_device(ctx, dx, xh, (size_t)xlen * vs));
+    for (int r = 0; r < 3; r++) {
+        NZT_OK(ctx, nz_device_memset(ctx, dy, 0xFF, (size_t)ylen * vs));
+        NZT_OK(ctx, nz_spmv_execute(plan, 1.0, dx, 0.0, dy));
+        NZT_OK(ctx, nz_memcpy_to_host(ctx, r == 0 ? y1 : y2, dy, (size_t)ylen * vs));
+        if (r > 0)
+            NZT_CHECK(memcmp(y1, y2, (size_t)ylen * vs) == 0, "%s (%s): run %d differs bitwise",
+                      name, nz_alg_name(info.alg), r);
+    }
+    NZT_OK(ctx, nz_device_free(ctx, dx));
+    NZT_OK(ctx, nz_device_free(ctx, dy));
+    free(xh);
+    free(y1);
+    free(y2);
+    free(xd);
+    nz_spmv_plan_destroy(&plan);
+}
+
+static void test_deterministic(void) {
+    int scale = quick ? 12 : 16;
+    nz_matrix_t *mats[4] = {NULL, NULL, NULL, NULL};
+    const char *names[4] = {"laplace3d", "rmat", "mixed", "random"};
+    NZT_OK(ctx, nz_gen_laplace3d(ctx, &mats[0], 24, 24, 24, NZ_F64));
+    NZT_OK(ctx, nz_gen_rmat(ctx, &mats[1], scale, 16, 0, 0, 0, nzt_seed, NZ_F32));
+    NZT_OK(ctx, nz_gen_mixed(ctx, &mats[2], 50000, 5, 2, 40000, nzt_seed, NZ_F64));
+    NZT_OK(ctx, nz_gen_random(ctx, &mats[3], 30000, 20000, 9.0, nzt_seed, NZ_F32));
+    for (int m = 0; m < 4; m++) {
+        nz_matrix_t *dA = NULL;
+        NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, mats[m], 0));
+        check_deterministic(dA, mats[m], NZ_OP_N, names[m]);
+        check_deterministic(dA, mats[m], NZ_OP_T, names[m]);
+        nz_matrix_destroy(&dA);
+        /* COO on the device: the segmented kernel, never the atomic one */
+        nz_matrix_t *C = NULL;
+        NZT_OK(ctx, nz_matrix_convert(ctx, &C, mats[m], NZ_FORMAT_COO, NULL));
+        nz_status_t s = nz_matrix_to_device(ctx, &dA, C, 0);
+        if (s == NZ_SUCCESS) {
+            char label[64];
+            snprintf(label, sizeof label, "%s coo", names[m]);
+            check_deterministic(dA, C, NZ_OP_N, label);
+            nz_matrix_destroy(&dA);
+        }
+        nz_matrix_destroy(&C);
+        nz_matrix_destroy(&mats[m]);
+    }
+}
+
+/* ---- TUNE ----------------------------------------------------------------------------------- */
+
+/* AUTO | TUNE against a careful timing of the candidates it could have picked. */
+static void check_tune(const nz_matrix_t *H, const char *name) {
+    nz_matrix_t *dA = NULL;
+    nz_spmv_plan_t *plan = NULL;
+    nz_spmv_plan_info_t info;
+    nz_matrix_info_t mi;
+    NZT_OK(ctx, nz_matrix_info(H, &mi));
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, H, 0));
+    NZT_OK(ctx, nz_spmv_plan_create(ctx, &plan, dA, NZ_OP_N, NZ_ALG_AUTO, NZ_PLAN_TUNE));
+    NZT_OK(ctx, nz_spmv_plan_info(plan, &info));
+    check_plan(plan, H, NZ_OP_N, name);
+
+    /* the candidates tuning looked at: the head of the ranked list the backend accepts */
+    nz_matrix_stats_t s;
+    nzi_plan_choice_t choice;
+    nzi_plan_request_t request = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_N, 0, NULL};
+    NZT_OK(ctx, nzi_plan_row_stats(ctx, dA, NZ_OP_N, &s));
+    NZT_OK(ctx, nzi_plan_choose(&s, &request, &choice));
+    size_t vs = mi.value_type == NZ_F32 ? 4 : 8;
+    void *dx = NULL, *dy = NULL;
+    NZT_OK(ctx, nz_device_malloc(ctx, &dx, at_least_one(mi.cols) * vs));
+    NZT_OK(ctx, nz_device_malloc(ctx, &dy, at_least_one(mi.rows) * vs));
+    NZT_OK(ctx, nz_device_memset(ctx, dx, 0, at_least_one(mi.cols) * vs));
+    double best = 1e30, chosen = -1;
+    nz_alg_t best_alg = NZ_ALG_AUTO;
+    int timed = 0, chosen_in_list = 0;
+    printf("%s (tuned: %s, plan %.3f ms):", name, nz_alg_name(info.alg), 1e3 * info.plan_seconds);
+    for (int i = 0; i < choice.count && timed < T.tune_candidates; i++) {
+        nz_spmv_plan_t *cand = NULL;
+        if (nz_spmv_plan_create(ctx, &cand, dA, NZ_OP_N, choice.algs[i], 0) != NZ_SUCCESS)
+            continue;
+        double seconds = 0;
+        NZT_OK(ctx, nz_cuda_time_plan(cand, dx, dy, 31, &seconds));
+        printf(" %s %.2f us", nz_alg_name(choice.algs[i]), 1e6 * seconds);
+        if (seconds < best) {
+            best = seconds;
+            best_alg = choice.algs[i];
+        }
+        if (choice.algs[i] == info.alg) {
+            chosen = seconds;
+            chosen_in_list = 1;
+        }
+        timed++;
+        nz_spmv_plan_destroy(&cand);
+    }
+    printf("\n");
+    NZT_CHECK(chosen_in_list, "%s: tuned %s is not among the candidates", name,
+              nz_alg_name(info.alg));
+    /* within noise: 15% or 3 microseconds (launch jitter on tiny products) */
+    NZT_CHECK(chosen <= 1.15 * best + 3e-6, "%s: tuned %s takes %.2f us, %s %.2f us", name,
+              nz_alg_name(info.alg), 1e6 * chosen, nz_alg_name(best_alg), 1e6 * best);
+    /* the winner alone ran tune_runs_gpu + 1 times while planning */
+    NZT_CHECK(info.plan_seconds >= 0.5 * (T.tune_runs_gpu + 1) * chosen,
+              "%s: plan_seconds %.3g s cannot include tuning (one product %.3g s)", name,
+              info.plan_seconds, chosen);
+    NZT_OK(ctx, nz_device_free(ctx, dx));
+    NZT_OK(ctx, nz_device_free(ctx, dy));
+    nz_spmv_plan_destroy(&plan);
+    nz_matrix_destroy(&dA);
+}
+
+static void test_tune(void) {
+    nz_matrix_t *H = NULL;
+    int n = quick ? 24 : 96, scale = quick ? 12 : 18;
+    NZT_OK(ctx, nz_gen_laplace3d(ctx, &H, n, n, n, NZ_F64));
+    check_tune(H, "laplace3d");
+    nz_matrix_destroy(&H);
+    NZT_OK(ctx, nz_gen_rmat(ctx, &H, scale, 16, 0, 0, 0, nzt_seed, NZ_F32));
+    check_tune(H, "rmat");
+    nz_matrix_destroy(&H);
+    NZT_OK(ctx, nz_gen_mixed(ctx, &H, quick ? 30000 : 1000000, 8, 20, quick ? 20000 : 100000,
+                             nzt_seed, NZ_F64));
+    check_tune(H, "mixed");
+    nz_matrix_destroy(&H);
+
+    /* every zoo shape (empty ones too) through AUTO | TUNE, both ops */
+    for (int k = 0; k < nzt_zoo_count(); k++) {
+        nz_matrix_t *dA = NULL;
+        nz_spmv_plan_t *plan = NULL;
+        char label[128];
+        NZT_OK(ctx, nzt_zoo_matrix(ctx, &H, k, NZ_F32, nzt_seed));
+        NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, H, 0));
+        for (int op = 0; op < 2; op++) {
+            snprintf(label, sizeof label, "%s tune op %c", nzt_zoo_name(k), op ? 'T' : 'N');
+            nz_status_t s = nz_spmv_plan_create(ctx, &plan, dA, (nz_operation_t)op, NZ_ALG_AUTO,
+                                                NZ_PLAN_TUNE | NZ_PLAN_DETERMINISTIC);
+            NZT_CHECK(s == NZ_SUCCESS, "%s: plan returned %d: %s", label, (int)s,
+                      nz_context_last_error(ctx));
+            if (s != NZ_SUCCESS) continue;
+            check_plan(plan, H, (nz_operation_t)op, label);
+            nz_spmv_plan_destroy(&plan);
+        }
+        nz_matrix_destroy(&dA);
+        nz_matrix_destroy(&H);
+    }
+}
+
+/* ---- allocation failures -------------------------------------------------------------------- */
+
+static void test_allocation_failures(void) {
+    nz_matrix_t *H = NULL, *dA = NULL;
+    NZT_OK(ctx, nz_gen_mixed(ctx, &H, 5000, 4, 2, 3000, nzt_seed, NZ_F64));
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, H, 0));
+    for (int op = 0; op < 2; op++) {
+        int k;
+        for (k = 1; k < 200; k++) {
+            nz_alloc_stats_t before, after;
+            nz_spmv_plan_t *plan = NULL;
+            NZT_OK(ctx, nz_context_alloc_stats(ctx, &before));
+            NZT_OK(ctx, nz_context_fail_alloc_after(ctx, k));
+            nz_status_t s = nz_spmv_plan_create(ctx, &plan, dA, (nz_operation_t)op, NZ_ALG_AUTO,
+                                                NZ_PLAN_TUNE);
+            NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
+            if (s == NZ_SUCCESS) {
+                check_plan(plan, H, (nz_operation_t)op, "after allocation failures");
+                nz_spmv_plan_destroy(&plan);
+                break;
+            }
+            NZT_CHECK(s == NZ_ERR_OUT_OF_MEMORY || s == NZ_ERR_DEVICE_OUT_OF_MEMORY,
+                      "op %d, k = %d: status %d (%s)", op, k, (int)s, nz_context_last_error(ctx));
+            NZT_CHECK(plan == NULL, "op %d, k = %d: a plan despite the failure", op, k);
+            NZT_OK(ctx, nz_context_alloc_stats(ctx, &after));
+            NZT_CHECK(after.live_blocks == before.live_blocks && after.live_bytes == before.live_bytes,
+                      "op %d, k = %d: leaked %lld blocks", op, k,
+                      (long long)(after.live_blocks - before.live_blocks));
+        }
+        NZT_CHECK(k > 1 && k < 200, "op %d: AUTO | TUNE succeeded at k = %d", op, k);
+    }
+    nz_matrix_destroy(&dA);
+    nz_matrix_destroy(&H);
+}
+
+int main(int argc, char **argv) {
+    nzt_init(argc, argv);
+    if (nz_device_count() == 0) {
+#ifdef NZ_HAVE_CUDA
+        NZT_SKIP("no CUDA device");
+#else
+        NZT_SKIP("built without CUDA");
+#endif
+    }
+    const char *q = getenv("NZ_TEST_QUICK");
+    quick = q != NULL && *q && strcmp(q, "0") != 0;
+    NZT_OK(ctx, nz_context_create(&ctx));
+    NZT_OK(ctx, nz_context_set_device(ctx, 0, NULL));
+    printf("device: %s%s\n", nz_context_device_name(ctx), quick ? " (quick mode)" : "");
+    test_reproducible_table();
+    test_auto();
+    test_deterministic();
+    test_tune();
+    test_allocation_failures();
+    nz_context_destroy(&ctx);
+    return nzt_finish("test_planner (gpu)");
+}
