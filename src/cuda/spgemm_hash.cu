@@ -1,0 +1,902 @@
+/* spgemm_hash.cu: GPU hash-based Gustavson SpGEMM with row binning, row panels streamed to host. */
+#include "cuda_internal.h"
+#include "spgemm_internal.h"
+
+#include <string.h>
+
+/*
+ * C = A B on the GPU in two phases, after Nagasaka, Nukada & Matsuoka, "High-performance and
+ * memory-saving sparse general matrix-matrix multiplication for NVIDIA Pascal GPU" (ICPP 2017),
+ * with the row binning and dense long-row accumulation of the spECK / OpSparse line (Parger et
+ * al., PPoPP 2020; Du et al., IEEE Access 2022):
+ *   1. products per row (an upper bound on the row's length in C: min(products, cols of B));
+ *   2. rows binned by that bound; symbolic phase per bin: a shared-memory hash table per row
+ *      (open addressing, linear probing, keys inserted with atomicCAS) counts the distinct
+ *      columns; small bins give a row to a group of 4..32 lanes (many rows per block), larger
+ *      ones a group of up to 1024 threads; rows whose table would not fit in shared memory use a
+ *      dense bitmap in global memory (one slot per resident block, reset as it is read);
+ *   3. an inclusive scan of the counts gives C's row offsets (exact sizes, no over-allocation);
+ *   4. numeric phase with the same binning on the exact row lengths: values accumulate in the
+ *      table with shared-memory atomicAdd, then each table is bitonic-sorted in shared memory
+ *      (empty keys, 0xffffffff as unsigned, sort last) and the first nnz entries are the row,
+ *      in column order; dense rows are emitted in column order by a block scan over the bitmap.
+ * Thread mapping: a row belongs to one group; inside it, SWEEP = min(group, 32) lanes read one
+ * row of B together (coalesced) while group / SWEEP such sweepers take successive entries of
+ * A's row.
+ * Out of core: A and B stay resident on the device; C's rows are produced in row panels sized
+ * from the memory budget (nzi_spgemm_device_budget) into two device slots. While the GPU
+ * computes panel p + 1 on the context's stream, the host drains panel p through two pinned
+ * staging buffers (DMA on a second stream into one buffer while the host copies the other into
+ * C), so transfer and computation overlap. Large in-core outputs are also split into four
+ * panels for the same overlap.
+ * Values are summed with atomics in a data-dependent order: not bitwise reproducible run to run
+ * (the structure is). Cost: O(products) hash operations, O(T log^2 T) per table of size T for
+ * the sort, O(cols / 32) per dense row.
+ */
+
+/* Shared-memory bins: bin b holds rows whose table needs at most 32 << b entries. The need of a
+ * row is 1.5 x its bound (load factor <= 2/3 keeps linear probing short). */
+#define SHARED_BINS 10
+#define HUGE_BIN SHARED_BINS
+#define NUM_BINS (SHARED_BINS + 1)
+#define DENSE_BLOCK 1024 /* one block per dense row: the bitmap scan uses every thread */
+#define BIN_BLOCK 256
+#define SCAN_BLOCK 512
+#define SCAN_ITEMS 8
+#define SCAN_TILE (SCAN_BLOCK * SCAN_ITEMS)
+#define STAGE_HALF ((size_t)16 << 20) /* pinned staging halves: large DMAs, small footprint */
+#define PIPELINE_MIN_BYTES ((size_t)64 << 20) /* in-core outputs above this go in 4 panels */
+
+/* Group size (threads per row) and block size of each shared bin: at most 24 KB of tables per
+ * block up to bin 6 (several blocks per SM), then one row per block with up to 1024 threads. */
+static const int bin_group[SHARED_BINS] = {4, 8, 16, 32, 64, 128, 256, 512, 1024, 1024};
+static const int bin_block[SHARED_BINS] = {256, 256, 256, 256, 256, 256, 256, 512, 1024, 1024};
+
+template <typename Value>
+struct hash_args {
+    const int64_t *a_off;
+    const int32_t *a_col;
+    const Value *a_val;
+    const int64_t *b_off;
+    const int32_t *b_col;
+    const Value *b_val;
+    int64_t *c_off;  /* symbolic: row counts go to c_off[row + 1]; numeric: C's row offsets */
+    int64_t c_base;  /* numeric: C offset of the panel's first entry */
+    int32_t *c_col;  /* numeric: the panel's slot */
+    Value *c_val;
+};
+
+static size_t shared_bytes(int bin, bool numeric, size_t value_size) {
+    size_t table = (size_t)32 << bin, rows = (size_t)(bin_block[bin] / bin_group[bin]);
+    return rows * table * (sizeof(int32_t) + (numeric ? value_size : 0)) + rows * sizeof(int);
+}
+
+/* ---- device helpers ------------------------------------------------------------------------- */
+
+/* Exclusive prefix sum over the block (every thread calls it; blockDim.x a multiple of 32);
+ * *total gets the block's sum. tmp: 32 shared slots. */
+static __device__ long long block_exclusive_scan(long long value, long long *tmp, long long *total) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    long long x = value;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        long long y = __shfl_up_sync(0xffffffffu, x, o);
+        if (lane >= o) x += y;
+    }
+    if (lane == 31) tmp[warp] = x;
+    __syncthreads();
+    if (warp == 0) {
+        long long t = lane < warps ? tmp[lane] : 0;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            long long y = __shfl_up_sync(0xffffffffu, t, o);
+            if (lane >= o) t += y;
+        }
+        tmp[lane] = t;
+    }
+    __syncthreads();
+    long long before = (warp > 0 ? tmp[warp - 1] : 0) + x - value;
+    *total = tmp[warps - 1];
+    __syncthreads();
+    return before;
+}
+
+/* Insert column c (and add v) into a table of Table entries; keys never change once set, so a
+ * plain read that sees a key is final and only an empty slot needs the atomicCAS. */
+template <int Table, typename Value, bool Numeric>
+static __device__ __forceinline__ void hash_insert(int32_t *keys, Value *vals, int32_t c, Value v) {
+    unsigned h = ((unsigned)c * 107u) & (unsigned)(Table - 1);
+    for (;;) {
+        int32_t k = keys[h];
+        if (k == -1) k = atomicCAS(&keys[h], -1, c);
+        if (k == -1 || k == c) {
+            if (Numeric) atomicAdd(&vals[h], v);
+            return;
+        }
+        h = (h + 1) & (unsigned)(Table - 1);
+    }
+}
+
+/* ---- kernels -------------------------------------------------------------------------------- */
+
+/* Products per row (thread per row, grid-stride) into c_off[row + 1]; their total into *total. */
+__global__ void __launch_bounds__(BIN_BLOCK)
+    products_kernel(int64_t rows, const int64_t *__restrict__ a_off,
+                    const int32_t *__restrict__ a_col, const int64_t *__restrict__ b_off,
+                    int64_t *__restrict__ c_off, unsigned long long *total) {
+    __shared__ unsigned long long block_total;
+    if (threadIdx.x == 0) block_total = 0;
+    __syncthreads();
+    unsigned long long mine = 0;
+    for (int64_t row = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; row < rows;
+         row += (int64_t)gridDim.x * blockDim.x) {
+        int64_t p = 0;
+        for (int64_t k = a_off[row]; k < a_off[row + 1]; k++) {
+            int32_t j = a_col[k];
+            p += b_off[j + 1] - b_off[j];
+        }
+        c_off[row + 1] = p;
+        mine += (unsigned long long)p;
+    }
+    if (mine != 0) atomicAdd(&block_total, mine);
+    __syncthreads();
+    if (threadIdx.x == 0 && block_total != 0) atomicAdd(total, block_total);
+}
+
+/* Bin of a row: -1 (empty row, nothing to do), a shared bin, or HUGE_BIN. Symbolic: from the
+ * products in c_off[row + 1] capped at B's columns; numeric: from the exact length. */
+template <bool Numeric>
+static __device__ __forceinline__ int row_bin(const int64_t *c_off, int64_t row, int64_t cols,
+                                              int max_bin) {
+    int64_t v = Numeric ? c_off[row + 1] - c_off[row] : c_off[row + 1];
+    if (v <= 0) return -1;
+    if (!Numeric && v > cols) v = cols;
+    int64_t need = v + (v >> 1);
+    for (int b = 0; b <= max_bin; b++)
+        if (need <= ((int64_t)32 << b)) return b;
+    return HUGE_BIN;
+}
+
+/* Panel of a row: binary search in panel_starts[0..panels]. */
+static __device__ __forceinline__ int64_t panel_of(const int64_t *panel_starts, int64_t panels,
+                                                   int64_t row) {
+    int64_t lo = 0, hi = panels - 1;
+    while (lo < hi) {
+        int64_t mid = (lo + hi + 1) / 2;
+        if (panel_starts[mid] <= row) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+}
+
+/* Count (Fill = false) or list (Fill = true) the rows of every (panel, bin) pair. Lanes of a warp
+ * with the same pair are aggregated (__match_any_sync), so one atomic serves them all; a listed
+ * row lands at cursor[pair] + its rank among them. Rows listed inside a pair are in no
+ * particular order. */
+template <bool Numeric, bool Fill>
+__global__ void __launch_bounds__(BIN_BLOCK)
+    bin_kernel(int64_t rows, int64_t cols, const int64_t *__restrict__ c_off, int max_bin,
+               const int64_t *__restrict__ panel_starts, int64_t panels,
+               unsigned long long *counters, int32_t *__restrict__ lists) {
+    const int lane = threadIdx.x & 31;
+    for (int64_t base = (int64_t)blockIdx.x * blockDim.x; base < rows;
+         base += (int64_t)gridDim.x * blockDim.x) {
+        int64_t row = base + threadIdx.x;
+        long long key = -1;
+        if (row < rows) {
+            int bin = row_bin<Numeric>(c_off, row, cols, max_bin);
+            if (bin >= 0)
+                key = (long long)(Numeric ? panel_of(panel_starts, panels, row) : 0) * NUM_BINS + bin;
+        }
+        unsigned same = __match_any_sync(0xffffffffu, key);
+        if (key < 0) continue;
+        int leader = __ffs(same) - 1;
+        unsigned long long first = 0;
+        if (lane == leader) first = atomicAdd(&counters[key], (unsigned long long)__popc(same));
+        if (Fill) {
+            first = __shfl_sync(same, first, leader);
+            unsigned rank = __popc(same & ((1u << lane) - 1u));
+            lists[first + rank] = (int32_t)row;
+        }
+    }
+}
+
+/* One table per row in shared memory (see the file comment). Block: Block / Group rows of the
+ * bin's list; symbolic writes each row's count to c_off[row + 1], numeric writes the sorted row
+ * into the panel's slot at c_off[row] - c_base. */
+template <int Group, int Table, int Block, typename Value, bool Numeric>
+__global__ void __launch_bounds__(Block)
+    hash_shared_kernel(hash_args<Value> args, const int32_t *__restrict__ rows, int64_t count) {
+    constexpr int R = Block / Group;
+    constexpr int SWEEP = Group < 32 ? Group : 32;
+    constexpr int SWEEPERS = Group / SWEEP;
+    extern __shared__ __align__(16) unsigned char shared_raw[];
+    Value *vals = (Value *)shared_raw;
+    int32_t *keys = (int32_t *)(shared_raw + (Numeric ? (size_t)R * Table * sizeof(Value) : 0));
+    int *counts = (int *)(keys + R * Table);
+
+    const int g = threadIdx.x / Group, lane = threadIdx.x % Group;
+    const int64_t index = (int64_t)blockIdx.x * R + g;
+    const int32_t row = index < count ? rows[index] : -1;
+    int32_t *my_keys = keys + g * Table;
+    Value *my_vals = vals + g * Table;
+
+    for (int s = threadIdx.x; s < R * Table; s += Block) {
+        keys[s] = -1;
+        if (Numeric) vals[s] = Value(0);
+    }
+    if (threadIdx.x < R) counts[threadIdx.x] = 0;
+    __syncthreads();
+
+    if (row >= 0) {
+        const int sweeper = lane / SWEEP, sweep_lane = lane % SWEEP;
+        const int64_t a_end = args.a_off[row + 1];
+        for (int64_t k = args.a_off[row] + sweeper; k < a_end; k += SWEEPERS) {
+            const int32_t j = args.a_col[k];
+            const Value a = Numeric ? args.a_val[k] : Value(0);
+            const int64_t b_end = args.b_off[j + 1];
+            for (int64_t l = args.b_off[j] + sweep_lane; l < b_end; l += SWEEP)
+                hash_insert<Table, Value, Numeric>(my_keys, my_vals, args.b_col[l],
+                                                   Numeric ? a * args.b_val[l] : Value(0));
+        }
+    }
+    __syncthreads();
+
+    if (!Numeric) {
+        int local = 0;
+        for (int s = lane; s < Table; s += Group) local += my_keys[s] != -1;
+        if (local != 0) atomicAdd(&counts[g], local);
+        __syncthreads();
+        if (row >= 0 && lane == 0) args.c_off[row + 1] = counts[g];
+    } else {
+        /* bitonic sort of every table, keys compared as unsigned so empty slots go last */
+        for (int size = 2; size <= Table; size <<= 1) {
+            for (int stride = size >> 1; stride > 0; stride >>= 1) {
+                for (int p = threadIdx.x; p < R * (Table / 2); p += Block) {
+                    const int t = p / (Table / 2), q = p % (Table / 2);
+                    const int i = ((q & ~(stride - 1)) << 1) | (q & (stride - 1));
+                    const int x = t * Table + i, y = x + stride;
+                    const bool up = (i & size) == 0;
+                    const unsigned kx = (unsigned)keys[x], ky = (unsigned)keys[y];
+                    if ((kx > ky) == up) {
+                        keys[x] = (int32_t)ky;
+                        keys[y] = (int32_t)kx;
+                        Value v = vals[x];
+                        vals[x] = vals[y];
+                        vals[y] = v;
+                    }
+                }
+                __syncthreads();
+            }
+        }
+        if (row >= 0) {
+            const int64_t begin = args.c_off[row], nnz = args.c_off[row + 1] - begin;
+            int32_t *out_col = args.c_col + (begin - args.c_base);
+            Value *out_val = args.c_val + (begin - args.c_base);
+            for (int64_t s = lane; s < nnz; s += Group) {
+                out_col[s] = my_keys[s];
+                out_val[s] = my_vals[s];
+            }
+        }
+    }
+}
+
+/* Rows too long for shared memory: block b owns dense slot b (a bitmap of `words` words and, in
+ * the numeric phase, `cols` accumulators, all zero between rows) and takes rows b, b + grid, ...
+ * of the list. Warps take entries of A's row, lanes sweep the row of B (atomicOr / atomicAdd).
+ * Then each thread owns a contiguous run of bitmap words: a block scan of their popcounts gives
+ * every thread its output position, so the row comes out in column order; the thread clears
+ * what it read. */
+template <typename Value, bool Numeric>
+__global__ void __launch_bounds__(DENSE_BLOCK)
+    hash_dense_kernel(hash_args<Value> args, const int32_t *__restrict__ rows, int64_t count,
+                      int64_t words, uint32_t *bitmaps, Value *dense, int64_t cols) {
+    __shared__ long long tmp[32];
+    uint32_t *bits = bitmaps + (size_t)blockIdx.x * (size_t)words;
+    Value *acc = Numeric ? dense + (size_t)blockIdx.x * (size_t)cols : NULL;
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    const int64_t per_thread = (words + DENSE_BLOCK - 1) / DENSE_BLOCK;
+    const int64_t w0 = (int64_t)threadIdx.x * per_thread;
+    const int64_t w1 = w0 + per_thread < words ? w0 + per_thread : words;
+
+    for (int64_t index = blockIdx.x; index < count; index += gridDim.x) {
+        const int32_t row = rows[index];
+        const int64_t a_end = args.a_off[row + 1];
+        for (int64_t k = args.a_off[row] + warp; k < a_end; k += DENSE_BLOCK / 32) {
+            const int32_t j = args.a_col[k];
+            const Value a = Numeric ? args.a_val[k] : Value(0);
+            const int64_t b_end = args.b_off[j + 1];
+            for (int64_t l = args.b_off[j] + lane; l < b_end; l += 32) {
+                const int32_t c = args.b_col[l];
+                atomicOr(&bits[c >> 5], 1u << (c & 31));
+                if (Numeric) atomicAdd(&acc[c], a * args.b_val[l]);
+            }
+        }
+        __syncthreads();
+        long long local = 0, total = 0;
+        for (int64_t w = w0; w < w1; w++) local += __popc(bits[w]);
+        long long before = block_exclusive_scan(local, tmp, &total);
+        if (!Numeric) {
+            for (int64_t w = w0; w < w1; w++) bits[w] = 0;
+            if (threadIdx.x == 0) args.c_off[row + 1] = total;
+        } else {
+            int64_t pos = args.c_off[row] - args.c_base + before;
+            for (int64_t w = w0; w < w1; w++) {
+                uint32_t m = bits[w];
+                if (m == 0) continue;
+                bits[w] = 0;
+                while (m != 0) {
+                    const int32_t c = (int32_t)(w * 32 + (__ffs(m) - 1));
+                    m &= m - 1;
+                    args.c_col[pos] = c;
+                    args.c_val[pos] = acc[c];
+                    acc[c] = Value(0);
+                    pos++;
+                }
+            }
+        }
+        __syncthreads();
+    }
+}
+
+/* Inclusive scan of x[0..len) in place, tile by tile: tile_sums[t] gets tile t's total. */
+__global__ void __launch_bounds__(SCAN_BLOCK)
+    scan_tiles_kernel(int64_t *x, int64_t len, int64_t *tile_sums) {
+    __shared__ long long tile[SCAN_TILE];
+    __shared__ long long tmp[32];
+    const int64_t base = (int64_t)blockIdx.x * SCAN_TILE;
+    for (int i = threadIdx.x; i < SCAN_TILE; i += SCAN_BLOCK)
+        tile[i] = base + i < len ? x[base + i] : 0;
+    __syncthreads();
+    long long sum = 0;
+    for (int i = 0; i < SCAN_ITEMS; i++) sum += tile[threadIdx.x * SCAN_ITEMS + i];
+    long long total = 0;
+    long long run = block_exclusive_scan(sum, tmp, &total);
+    for (int i = 0; i < SCAN_ITEMS; i++) {
+        run += tile[threadIdx.x * SCAN_ITEMS + i];
+        tile[threadIdx.x * SCAN_ITEMS + i] = run;
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < SCAN_TILE; i += SCAN_BLOCK)
+        if (base + i < len) x[base + i] = tile[i];
+    if (threadIdx.x == 0 && tile_sums != NULL) tile_sums[blockIdx.x] = total;
+}
+
+/* Add the inclusive scan of the tile totals of tiles 0..t-1 to tile t (t >= 1). */
+__global__ void __launch_bounds__(SCAN_BLOCK)
+    scan_add_kernel(int64_t *x, int64_t len, const int64_t *scanned_sums) {
+    const int64_t tile = (int64_t)blockIdx.x + 1;
+    const int64_t add = scanned_sums[tile - 1];
+    for (int64_t i = tile * SCAN_TILE + threadIdx.x; i < len && i < (tile + 1) * SCAN_TILE;
+         i += SCAN_BLOCK)
+        x[i] += add;
+}
+
+/* ---- host side ------------------------------------------------------------------------------ */
+
+static int64_t scan_work_entries(int64_t len) {
+    int64_t total = 0;
+    while (len > SCAN_TILE) {
+        len = (len + SCAN_TILE - 1) / SCAN_TILE;
+        total += len;
+    }
+    return total;
+}
+
+/* Recursive tile scan; work holds scan_work_entries(len) entries. */
+static nz_status_t device_inclusive_scan(nz_context_t *ctx, cudaStream_t stream, int64_t *x,
+                                         int64_t len, int64_t *work) {
+    if (len <= 0) return NZ_SUCCESS;
+    const int64_t tiles = (len + SCAN_TILE - 1) / SCAN_TILE;
+    scan_tiles_kernel<<<(unsigned)tiles, SCAN_BLOCK, 0, stream>>>(x, len, tiles > 1 ? work : NULL);
+    NZI_CUDA_LAUNCH_CHECK(ctx);
+    if (tiles == 1) return NZ_SUCCESS;
+    NZI_TRY(device_inclusive_scan(ctx, stream, work, tiles, work + tiles));
+    scan_add_kernel<<<(unsigned)(tiles - 1), SCAN_BLOCK, 0, stream>>>(x, len, work);
+    NZI_CUDA_LAUNCH_CHECK(ctx);
+    return NZ_SUCCESS;
+}
+
+template <int Group, int Table, int Block, typename Value, bool Numeric>
+static nz_status_t launch_shared(nz_context_t *ctx, cudaStream_t stream, int bin,
+                                 const hash_args<Value> &args, const int32_t *rows, int64_t count) {
+    constexpr int R = Block / Group;
+    const size_t smem = shared_bytes(bin, Numeric, sizeof(Value));
+    void (*kernel)(hash_args<Value>, const int32_t *, int64_t) =
+        hash_shared_kernel<Group, Table, Block, Value, Numeric>;
+    if (smem > ((size_t)48 << 10))
+        NZI_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               (int)smem));
+    const int64_t blocks = (count + R - 1) / R;
+    kernel<<<(unsigned)blocks, Block, smem, stream>>>(args, rows, count);
+    NZI_CUDA_LAUNCH_CHECK(ctx);
+    return NZ_SUCCESS;
+}
+
+template <typename Value, bool Numeric>
+static nz_status_t launch_bin(nz_context_t *ctx, cudaStream_t stream, int bin,
+                              const hash_args<Value> &args, const int32_t *rows, int64_t count) {
+    switch (bin) {
+    case 0: return launch_shared<4, 32, 256, Value, Numeric>(ctx, stream, bin, args, rows, count);
+    case 1: return launch_shared<8, 64, 256, Value, Numeric>(ctx, stream, bin, args, rows, count);
+    case 2: return launch_shared<16, 128, 256, Value, Numeric>(ctx, stream, bin, args, rows, count);
+    case 3: return launch_shared<32, 256, 256, Value, Numeric>(ctx, stream, bin, args, rows, count);
+    case 4: return launch_shared<64, 512, 256, Value, Numeric>(ctx, stream, bin, args, rows, count);
+    case 5: return launch_shared<128, 1024, 256, Value, Numeric>(ctx, stream, bin, args, rows, count);
+    case 6: return launch_shared<256, 2048, 256, Value, Numeric>(ctx, stream, bin, args, rows, count);
+    case 7: return launch_shared<512, 4096, 512, Value, Numeric>(ctx, stream, bin, args, rows, count);
+    case 8: return launch_shared<1024, 8192, 1024, Value, Numeric>(ctx, stream, bin, args, rows, count);
+    case 9: return launch_shared<1024, 16384, 1024, Value, Numeric>(ctx, stream, bin, args, rows, count);
+    default: return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spgemm (hash): bin %d", bin);
+    }
+}
+
+/* The largest shared bin whose table fits the device's opt-in shared memory per block. */
+static int max_shared_bin(const nzi_cuda_state_t *cs, bool numeric, size_t value_size) {
+    int best = -1;
+    for (int b = 0; b < SHARED_BINS; b++)
+        if (shared_bytes(b, numeric, value_size) <= cs->shared_per_block_optin &&
+            shared_bytes(b, numeric, value_size) <= cs->shared_per_sm)
+            best = b;
+    return best;
+}
+
+extern "C" nz_status_t nzi_spgemm_device_budget(nz_context_t *ctx, const nz_spgemm_options_t *opt,
+                                                size_t *budget) {
+    size_t free_bytes = 0, total_bytes = 0;
+    NZI_TRY(nzi_cuda_enter(ctx));
+    NZI_CUDA_TRY(ctx, cudaMemGetInfo(&free_bytes, &total_bytes));
+    size_t usable = free_bytes - free_bytes / 16;
+    *budget = opt->gpu_memory_limit != 0 && opt->gpu_memory_limit < usable ? opt->gpu_memory_limit
+                                                                           : usable;
+    return NZ_SUCCESS;
+}
+
+/* Everything one call holds, released in one place. */
+typedef struct hash_state {
+    nz_context_t *ctx;
+    nz_matrix_t *dA, *dB;              /* device copies (dB == dA when B is A) */
+    int64_t *c_off;                    /* rows + 1 */
+    int32_t *lists;                    /* rows: the binned row lists */
+    int64_t *scan_work;
+    unsigned long long *counters;      /* counts, then cursors, of the (panel, bin) pairs; + total */
+    size_t counters_bytes;
+    int64_t pairs;                     /* (panel, bin) pairs of the current binning */
+    int64_t *panel_starts;             /* device copy of h_panel_starts */
+    uint32_t *bitmaps;                 /* dense slots */
+    void *dense;
+    void *slot_col[2], *slot_val[2];
+    int64_t *h_counts, *h_panel_starts;
+    unsigned char *staging;            /* 2 x STAGE_HALF, pinned (or NULL: pageable copies) */
+    cudaStream_t copy_stream;
+    cudaEvent_t computed[2], numeric_start[2], numeric_stop[2], staged[2], sym_start, sym_stop;
+} hash_state_t;
+
+static void free_device(nz_context_t *ctx, void **p) {
+    nz_cuda_free(ctx, *p, (size_t)-1);
+    *p = NULL;
+}
+
+static void hash_state_release(hash_state_t *st) {
+    nz_context_t *ctx = st->ctx;
+    nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    /* copies may still be in flight after an error */
+    if (cudaStreamSynchronize(cs->stream) != cudaSuccess) (void)cudaGetLastError();
+    if (st->copy_stream != NULL && cudaStreamSynchronize(st->copy_stream) != cudaSuccess)
+        (void)cudaGetLastError();
+    if (st->dB != st->dA) nzi_matrix_free(st->dB);
+    nzi_matrix_free(st->dA);
+    free_device(ctx, (void **)&st->c_off);
+    free_device(ctx, (void **)&st->lists);
+    free_device(ctx, (void **)&st->scan_work);
+    free_device(ctx, (void **)&st->counters);
+    free_device(ctx, (void **)&st->panel_starts);
+    free_device(ctx, (void **)&st->bitmaps);
+    free_device(ctx, &st->dense);
+    for (int s = 0; s < 2; s++) {
+        free_device(ctx, &st->slot_col[s]);
+        free_device(ctx, &st->slot_val[s]);
+    }
+    nzi_free(ctx, st->h_counts);
+    nzi_free(ctx, st->h_panel_starts);
+    if (st->staging != NULL) {
+        cudaFreeHost(st->staging);
+        nzi_account_free(ctx, 2 * STAGE_HALF, false);
+    }
+    cudaEvent_t *events[] = {&st->computed[0], &st->computed[1], &st->numeric_start[0],
+                             &st->numeric_start[1], &st->numeric_stop[0], &st->numeric_stop[1],
+                             &st->staged[0], &st->staged[1], &st->sym_start, &st->sym_stop};
+    for (size_t e = 0; e < sizeof events / sizeof events[0]; e++)
+        if (*events[e] != NULL) cudaEventDestroy(*events[e]);
+    if (st->copy_stream != NULL) cudaStreamDestroy(st->copy_stream);
+    (void)cudaGetLastError();
+}
+
+/* Device copy of a host CSR matrix with 64-bit row offsets (the kernels index with int64). */
+static nz_status_t upload(nz_context_t *ctx, nz_matrix_t **dM, const nz_matrix_t *M) {
+    nz_status_t status = NZ_SUCCESS;
+    nz_matrix_t *D = NULL;
+    NZI_CHECK(nzi_matrix_new(ctx, &D, NZ_FORMAT_CSR, M->value_type, M->rows, M->cols, M->nnz));
+    D->location = NZ_DEVICE;
+    NZI_CHECK(nz_cuda_matrix_upload(ctx, D, M, 64));
+    *dM = D;
+    return NZ_SUCCESS;
+cleanup:
+    nzi_matrix_free(D);
+    return status;
+}
+
+/* Copy count elements of `size` bytes from a device slot to host memory through the two pinned
+ * halves: the DMA of one half (copy stream) overlaps the host's copy out of the other. */
+static nz_status_t drain_array(hash_state_t *st, void *host, const void *device, int64_t count,
+                               size_t size) {
+    nz_context_t *ctx = st->ctx;
+    const size_t bytes = (size_t)count * size;
+    if (bytes == 0) return NZ_SUCCESS;
+    if (st->staging == NULL) {
+        NZI_CUDA_TRY(ctx, cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost,
+                                          st->copy_stream));
+        NZI_CUDA_TRY(ctx, cudaStreamSynchronize(st->copy_stream));
+        return NZ_SUCCESS;
+    }
+    size_t previous_offset = 0, previous_len = 0;
+    int half = 0;
+    for (size_t offset = 0; offset < bytes; offset += STAGE_HALF) {
+        const size_t len = bytes - offset < STAGE_HALF ? bytes - offset : STAGE_HALF;
+        NZI_CUDA_TRY(ctx, cudaMemcpyAsync(st->staging + (size_t)half * STAGE_HALF,
+                                          (const unsigned char *)device + offset, len,
+                                          cudaMemcpyDeviceToHost, st->copy_stream));
+        NZI_CUDA_TRY(ctx, cudaEventRecord(st->staged[half], st->copy_stream));
+        if (previous_len != 0) {
+            NZI_CUDA_TRY(ctx, cudaEventSynchronize(st->staged[half ^ 1]));
+            memcpy((unsigned char *)host + previous_offset,
+                   st->staging + (size_t)(half ^ 1) * STAGE_HALF, previous_len);
+        }
+        previous_offset = offset;
+        previous_len = len;
+        half ^= 1;
+    }
+    NZI_CUDA_TRY(ctx, cudaEventSynchronize(st->staged[half ^ 1]));
+    memcpy((unsigned char *)host + previous_offset, st->staging + (size_t)(half ^ 1) * STAGE_HALF,
+           previous_len);
+    return NZ_SUCCESS;
+}
+
+static size_t round_up(size_t x) { return (x + 255) & ~(size_t)255; }
+
+/* Dense slots for the HUGE_BIN rows: as many as help (two per SM, never more than the rows),
+ * within `avail` bytes; zeroed once. */
+template <typename Value>
+static nz_status_t dense_slots(hash_state_t *st, int64_t huge_rows, int64_t cols, bool numeric,
+                               size_t avail, int64_t *slots) {
+    nz_context_t *ctx = st->ctx;
+    nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    const int64_t words = (cols + 31) / 32;
+    const size_t bitmap_bytes = round_up((size_t)words * 4);
+    const size_t value_bytes = numeric ? round_up((size_t)cols * sizeof(Value)) : 0;
+    const size_t per_slot = bitmap_bytes + value_bytes;
+    int64_t n = huge_rows < 2 * (int64_t)cs->sm_count ? huge_rows : 2 * (int64_t)cs->sm_count;
+    if ((int64_t)(avail / per_slot) < n) n = (int64_t)(avail / per_slot);
+    if (n < 1)
+        return nzi_error(ctx, NZ_ERR_DEVICE_OUT_OF_MEMORY,
+                         "nz_spgemm (hash): a dense accumulator for %lld columns needs %zu bytes, "
+                         "more than the %zu bytes left in the device memory budget",
+                         (long long)cols, per_slot, avail);
+    NZI_TRY(nz_cuda_malloc(ctx, (void **)&st->bitmaps, (size_t)n * bitmap_bytes,
+                           "nz_spgemm (hash): dense bitmaps"));
+    NZI_TRY(nz_cuda_memset(ctx, st->bitmaps, 0, (size_t)n * bitmap_bytes));
+    if (numeric) {
+        NZI_TRY(nz_cuda_malloc(ctx, &st->dense, (size_t)n * value_bytes,
+                               "nz_spgemm (hash): dense accumulators"));
+        NZI_TRY(nz_cuda_memset(ctx, st->dense, 0, (size_t)n * value_bytes));
+    }
+    *slots = n;
+    return NZ_SUCCESS;
+}
+
+/* Count rows per (panel, bin) pair, read the counts back (one synchronisation), lay the lists
+ * out pair after pair (h_counts[2 * pairs ..] = start of each pair) and fill them. */
+template <bool Numeric>
+static nz_status_t bin_rows(hash_state_t *st, int64_t rows, int64_t cols, int max_bin,
+                            int64_t panels) {
+    nz_context_t *ctx = st->ctx;
+    nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    const int64_t pairs = panels * NUM_BINS;
+    st->pairs = pairs;
+    const int64_t blocks = nzi_cuda_grid_blocks(cs, BIN_BLOCK, 4, (rows + BIN_BLOCK - 1) / BIN_BLOCK);
+    NZI_TRY(nz_cuda_memset(ctx, st->counters, 0, (size_t)pairs * sizeof(unsigned long long)));
+    bin_kernel<Numeric, false><<<(unsigned)blocks, BIN_BLOCK, 0, cs->stream>>>(
+        rows, cols, st->c_off, max_bin, st->panel_starts, panels, st->counters, NULL);
+    NZI_CUDA_LAUNCH_CHECK(ctx);
+    NZI_TRY(nz_cuda_memcpy(ctx, st->h_counts, st->counters, (size_t)pairs * sizeof(int64_t),
+                           NZI_D2H));
+    int64_t *starts = st->h_counts + pairs;
+    int64_t running = 0;
+    for (int64_t q = 0; q < pairs; q++) {
+        starts[q] = running;
+        running += st->h_counts[q];
+    }
+    NZI_TRY(nz_cuda_memcpy(ctx, st->counters, starts, (size_t)pairs * sizeof(int64_t), NZI_H2D));
+    bin_kernel<Numeric, true><<<(unsigned)blocks, BIN_BLOCK, 0, cs->stream>>>(
+        rows, cols, st->c_off, max_bin, st->panel_starts, panels, st->counters, st->lists);
+    NZI_CUDA_LAUNCH_CHECK(ctx);
+    return NZ_SUCCESS;
+}
+
+/* Launch every non-empty bin of one panel (symbolic: the only panel). */
+template <typename Value, bool Numeric>
+static nz_status_t run_bins(hash_state_t *st, const hash_args<Value> &args, int64_t panel,
+                            int64_t cols, int64_t dense_count) {
+    nz_context_t *ctx = st->ctx;
+    cudaStream_t stream = nzi_cuda(ctx)->stream;
+    const int64_t pairs_before = panel * NUM_BINS;
+    const int64_t *counts = st->h_counts, *starts = st->h_counts + st->pairs;
+    for (int b = 0; b < NUM_BINS; b++) {
+        const int64_t count = counts[pairs_before + b];
+        if (count == 0) continue;
+        const int32_t *rows = st->lists + starts[pairs_before + b];
+        if (b < HUGE_BIN) {
+            NZI_TRY((launch_bin<Value, Numeric>(ctx, stream, b, args, rows, count)));
+        } else {
+            const int64_t words = (cols + 31) / 32;
+            const int64_t grid = count < dense_count ? count : dense_count;
+            hash_dense_kernel<Value, Numeric><<<(unsigned)grid, DENSE_BLOCK, 0, stream>>>(
+                args, rows, count, (int64_t)(round_up((size_t)words * 4) / 4),
+                st->bitmaps, (Value *)st->dense,
+                (int64_t)(round_up((size_t)cols * sizeof(Value)) / sizeof(Value)));
+            NZI_CUDA_LAUNCH_CHECK(ctx);
+        }
+    }
+    return NZ_SUCCESS;
+}
+
+template <typename Value>
+static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
+                               const nz_matrix_t *B, const nz_spgemm_options_t *opt,
+                               nz_spgemm_info_t *info) {
+    nz_status_t status = NZ_SUCCESS;
+    nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    const int64_t m = A->rows, n = B->cols;
+    const size_t vs = sizeof(Value), entry_bytes = sizeof(int32_t) + vs;
+    nz_matrix_t *M = NULL;
+    hash_state_t st;
+    hash_args<Value> args;
+    size_t budget = 0, used = 0;
+    int64_t nnz = 0, panels = 1, dense_count = 0, slots = 1, cap = 0;
+    double upload_seconds = 0.0, drain_seconds = 0.0, numeric_seconds = 0.0;
+    float ms = 0.0f;
+    const int max_bin_sym = max_shared_bin(cs, false, vs), max_bin_num = max_shared_bin(cs, true, vs);
+
+    memset(&st, 0, sizeof st);
+    memset(&args, 0, sizeof args);
+    st.ctx = ctx;
+    info->panels = 1;
+    if (m == 0 || n == 0 || A->nnz == 0 || B->nnz == 0) { /* no products: nothing for the GPU */
+        NZI_CHECK(nzi_csr_alloc(ctx, &M, A->value_type, m, n, 0));
+        memset(M->host.csr.row_offsets, 0, (size_t)(m + 1) * sizeof(int64_t));
+        *C = M;
+        return NZ_SUCCESS;
+    }
+    NZI_CHECK(nzi_spgemm_device_budget(ctx, opt, &budget));
+    {
+        /* resident: A, B, C's row offsets, the row lists, scan work, symbolic counters */
+        size_t a_bytes = (size_t)(m + 1) * 8 + (size_t)A->nnz * entry_bytes;
+        size_t b_bytes = B == A ? 0 : (size_t)(B->rows + 1) * 8 + (size_t)B->nnz * entry_bytes;
+        used = a_bytes + b_bytes + (size_t)(m + 1) * 8 + (size_t)m * 4 +
+               (size_t)scan_work_entries(m) * 8 + 4096;
+        if (used > budget) {
+            status = nzi_error(ctx, NZ_ERR_DEVICE_OUT_OF_MEMORY,
+                               "nz_spgemm (hash): A, B and C's row offsets need %zu bytes on the "
+                               "device, more than the budget of %zu bytes",
+                               used, budget);
+            goto cleanup;
+        }
+    }
+    NZI_CUDA_CHECK(ctx, cudaStreamCreateWithFlags(&st.copy_stream, cudaStreamNonBlocking));
+    for (int s = 0; s < 2; s++) {
+        NZI_CUDA_CHECK(ctx, cudaEventCreateWithFlags(&st.computed[s], cudaEventDisableTiming));
+        NZI_CUDA_CHECK(ctx, cudaEventCreateWithFlags(&st.staged[s], cudaEventDisableTiming));
+        NZI_CUDA_CHECK(ctx, cudaEventCreate(&st.numeric_start[s]));
+        NZI_CUDA_CHECK(ctx, cudaEventCreate(&st.numeric_stop[s]));
+    }
+    NZI_CUDA_CHECK(ctx, cudaEventCreate(&st.sym_start));
+    NZI_CUDA_CHECK(ctx, cudaEventCreate(&st.sym_stop));
+
+    /* ---- upload and symbolic phase ---- */
+    NZI_CHECK(upload(ctx, &st.dA, A));
+    upload_seconds = st.dA->transfer_seconds;
+    if (B == A) {
+        st.dB = st.dA;
+    } else {
+        NZI_CHECK(upload(ctx, &st.dB, B));
+        upload_seconds += st.dB->transfer_seconds;
+    }
+    args.a_off = (const int64_t *)st.dA->device.row_offsets;
+    args.a_col = st.dA->device.col_indices;
+    args.a_val = (const Value *)st.dA->device.values;
+    args.b_off = (const int64_t *)st.dB->device.row_offsets;
+    args.b_col = st.dB->device.col_indices;
+    args.b_val = (const Value *)st.dB->device.values;
+
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.c_off, (size_t)(m + 1) * 8, "nz_spgemm (hash): C row offsets"));
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.lists, (size_t)m * 4, "nz_spgemm (hash): row bins"));
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.scan_work,
+                             (size_t)scan_work_entries(m) * 8, "nz_spgemm (hash): scan"));
+    st.counters_bytes = 2 * NUM_BINS * 8;
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.counters, st.counters_bytes + 8,
+                             "nz_spgemm (hash): bin counters"));
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&st.h_counts, 2 * NUM_BINS, sizeof(int64_t),
+                              "nz_spgemm (hash): bin counts"));
+    args.c_off = st.c_off;
+
+    NZI_CUDA_CHECK(ctx, cudaEventRecord(st.sym_start, cs->stream));
+    {
+        unsigned long long *total = st.counters + 2 * NUM_BINS;
+        unsigned long long products = 0;
+        NZI_CHECK(nz_cuda_memset(ctx, st.c_off, 0, 8));
+        NZI_CHECK(nz_cuda_memset(ctx, total, 0, 8));
+        const int64_t blocks = nzi_cuda_grid_blocks(cs, BIN_BLOCK, 4, (m + BIN_BLOCK - 1) / BIN_BLOCK);
+        products_kernel<<<(unsigned)blocks, BIN_BLOCK, 0, cs->stream>>>(
+            m, args.a_off, args.a_col, args.b_off, st.c_off, total);
+        NZI_CUDA_LAUNCH_CHECK(ctx);
+        NZI_CHECK(nz_cuda_memcpy(ctx, &products, total, 8, NZI_D2H));
+        info->products = (int64_t)products;
+    }
+    NZI_CHECK(bin_rows<false>(&st, m, n, max_bin_sym, 1));
+    if (st.h_counts[HUGE_BIN] > 0)
+        NZI_CHECK(dense_slots<Value>(&st, st.h_counts[HUGE_BIN], n, false, budget - used, &dense_count));
+    NZI_CHECK((run_bins<Value, false>(&st, args, 0, n, dense_count)));
+    free_device(ctx, (void **)&st.bitmaps);
+    NZI_CHECK(device_inclusive_scan(ctx, cs->stream, st.c_off + 1, m, st.scan_work));
+    NZI_CUDA_CHECK(ctx, cudaEventRecord(st.sym_stop, cs->stream));
+    NZI_CHECK(nz_cuda_memcpy(ctx, &nnz, st.c_off + m, 8, NZI_D2H));
+    NZI_CUDA_CHECK(ctx, cudaEventElapsedTime(&ms, st.sym_start, st.sym_stop));
+    info->symbolic_seconds = 1e-3 * (double)ms;
+
+    /* ---- output, panels ---- */
+    NZI_CHECK(nzi_csr_alloc(ctx, &M, A->value_type, m, n, nnz));
+    {
+        double t = nzi_wtime();
+        NZI_CHECK(nz_cuda_memcpy(ctx, M->host.csr.row_offsets, st.c_off, (size_t)(m + 1) * 8, NZI_D2H));
+        drain_seconds += nzi_wtime() - t;
+    }
+    {
+        const int64_t *off = M->host.csr.row_offsets;
+        const int64_t threshold = max_bin_num >= 0 ? ((int64_t)32 << max_bin_num) : 0;
+        int64_t huge = 0, longest = 0;
+        for (int64_t i = 0; i < m; i++) {
+            int64_t len = off[i + 1] - off[i];
+            if (len > 0 && len + (len >> 1) > threshold) huge++;
+            if (len > longest) longest = len;
+        }
+        size_t avail = budget - used;
+        if (huge > 0) {
+            NZI_CHECK(dense_slots<Value>(&st, huge, n, true, avail / 2, &dense_count));
+            const int64_t words = (n + 31) / 32;
+            avail -= (size_t)dense_count * (round_up((size_t)words * 4) + round_up((size_t)n * vs));
+        }
+        const size_t c_bytes = (size_t)nnz * entry_bytes;
+        if (c_bytes + 65536 <= avail) {
+            /* in core; a large output still goes in about four panels so its transfer overlaps
+             * the computation, when two such panels fit */
+            const int64_t quarter = (nnz + 3) / 4 > longest ? (nnz + 3) / 4 : longest;
+            cap = nnz;
+            if (c_bytes > PIPELINE_MIN_BYTES && 2 * (size_t)quarter * entry_bytes + 65536 <= avail)
+                cap = quarter;
+        } else {
+            cap = (int64_t)((avail > 65536 ? avail - 65536 : 0) / 2 / entry_bytes);
+        }
+        if (cap < 1) cap = 1;
+        /* greedy panels: each ends at the last row whose entries still fit `cap` */
+        for (int pass = 0; pass < 2; pass++) {
+            int64_t count = 0, r0 = 0;
+            while (r0 < m) {
+                int64_t lo = r0 + 1, hi = m; /* largest r1 in [r0+1, m] with off[r1]-off[r0] <= cap */
+                if (off[r0 + 1] - off[r0] > cap) {
+                    status = nzi_error(ctx, NZ_ERR_DEVICE_OUT_OF_MEMORY,
+                                       "nz_spgemm (hash): row %lld of C has %lld entries, more than "
+                                       "a panel of %lld entries fits in the device memory budget "
+                                       "of %zu bytes",
+                                       (long long)r0, (long long)(off[r0 + 1] - off[r0]),
+                                       (long long)cap, budget);
+                    goto cleanup;
+                }
+                while (lo < hi) {
+                    int64_t mid = (lo + hi + 1) / 2;
+                    if (off[mid] - off[r0] <= cap) lo = mid; else hi = mid - 1;
+                }
+                if (pass == 1) st.h_panel_starts[count] = r0;
+                count++;
+                r0 = lo;
+            }
+            if (pass == 0) {
+                panels = count;
+                NZI_CHECK(nzi_alloc_array(ctx, (void **)&st.h_panel_starts, (size_t)panels + 1,
+                                          sizeof(int64_t), "nz_spgemm (hash): panels"));
+            }
+        }
+        st.h_panel_starts[panels] = m;
+        slots = panels > 1 ? 2 : 1;
+        if (panels == 1) cap = nnz;
+    }
+    info->panels = panels;
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.panel_starts, (size_t)(panels + 1) * 8,
+                             "nz_spgemm (hash): panels"));
+    NZI_CHECK(nz_cuda_memcpy(ctx, st.panel_starts, st.h_panel_starts, (size_t)(panels + 1) * 8, NZI_H2D));
+    free_device(ctx, (void **)&st.counters);
+    nzi_free(ctx, st.h_counts);
+    st.h_counts = NULL;
+    st.counters_bytes = (size_t)(2 * panels * NUM_BINS) * 8;
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.counters, st.counters_bytes, "nz_spgemm (hash): bin counters"));
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&st.h_counts, (size_t)(2 * panels * NUM_BINS),
+                              sizeof(int64_t), "nz_spgemm (hash): bin counts"));
+    for (int s = 0; s < slots; s++) {
+        NZI_CHECK(nz_cuda_malloc(ctx, &st.slot_col[s], (size_t)cap * 4, "nz_spgemm (hash): C panel"));
+        NZI_CHECK(nz_cuda_malloc(ctx, &st.slot_val[s], (size_t)cap * vs, "nz_spgemm (hash): C panel"));
+    }
+    if (nzi_account_alloc(ctx, 2 * STAGE_HALF, false)) {
+        if (cudaMallocHost((void **)&st.staging, 2 * STAGE_HALF) != cudaSuccess) {
+            (void)cudaGetLastError();
+            nzi_account_free(ctx, 2 * STAGE_HALF, false);
+            ctx->failed_allocs++;
+            st.staging = NULL; /* pageable copies instead: slower, still correct */
+        }
+    } else {
+        status = nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY,
+                           "nz_spgemm (hash): cannot allocate the pinned staging buffers (injected)");
+        goto cleanup;
+    }
+
+    /* ---- numeric phase, panel by panel, draining panel p - 2 before reusing its slot ---- */
+    NZI_CHECK(bin_rows<true>(&st, m, n, max_bin_num, panels));
+    {
+        const int64_t *off = M->host.csr.row_offsets;
+        int64_t next_drain = 0;
+        for (int64_t p = 0; p <= panels; p++) {
+            if (p >= slots || p == panels) {
+                /* drain every panel that is complete and whose slot is needed (or at the end) */
+                int64_t last = p == panels ? panels - 1 : p - slots;
+                for (; next_drain <= last; next_drain++) {
+                    const int s = (int)(next_drain % slots);
+                    const int64_t r0 = st.h_panel_starts[next_drain], r1 = st.h_panel_starts[next_drain + 1];
+                    NZI_CUDA_CHECK(ctx, cudaEventSynchronize(st.computed[s]));
+                    NZI_CUDA_CHECK(ctx, cudaEventElapsedTime(&ms, st.numeric_start[s], st.numeric_stop[s]));
+                    numeric_seconds += 1e-3 * (double)ms;
+                    double t = nzi_wtime();
+                    NZI_CHECK(drain_array(&st, M->host.csr.col_indices + off[r0], st.slot_col[s],
+                                          off[r1] - off[r0], 4));
+                    NZI_CHECK(drain_array(&st, (Value *)M->host.csr.values + off[r0], st.slot_val[s],
+                                          off[r1] - off[r0], vs));
+                    drain_seconds += nzi_wtime() - t;
+                }
+            }
+            if (p == panels) break;
+            const int s = (int)(p % slots);
+            args.c_base = off[st.h_panel_starts[p]];
+            args.c_col = (int32_t *)st.slot_col[s];
+            args.c_val = (Value *)st.slot_val[s];
+            NZI_CUDA_CHECK(ctx, cudaEventRecord(st.numeric_start[s], cs->stream));
+            NZI_CHECK((run_bins<Value, true>(&st, args, p, n, dense_count)));
+            NZI_CUDA_CHECK(ctx, cudaEventRecord(st.numeric_stop[s], cs->stream));
+            NZI_CUDA_CHECK(ctx, cudaEventRecord(st.computed[s], cs->stream));
+            NZI_CUDA_CHECK(ctx, cudaStreamWaitEvent(st.copy_stream, st.computed[s], 0));
+        }
+    }
+    info->numeric_seconds = numeric_seconds;
+    info->transfer_seconds = upload_seconds + drain_seconds;
+    info->stage_seconds_sum = upload_seconds + info->symbolic_seconds + numeric_seconds + drain_seconds;
+    *C = M;
+    M = NULL;
+
+cleanup:
+    hash_state_release(&st);
+    nzi_matrix_free(M);
+    return status;
+}
+
+extern "C" nz_status_t nzi_spgemm_hash(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
+                                       const nz_matrix_t *B, const nz_spgemm_options_t *opt,
+                                       nz_spgemm_info_t *info) {
+    NZI_TRY(nzi_cuda_enter(ctx));
+    if (A->value_type == NZ_F32) return hash_spgemm<float>(ctx, C, A, B, opt, info);
+    return hash_spgemm<double>(ctx, C, A, B, opt, info);
+}
