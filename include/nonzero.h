@@ -374,7 +374,15 @@ typedef struct nz_spmv_plan nz_spmv_plan_t;
 
 /* Make a plan for A (host matrix: CPU backend; device matrix: CUDA backend) with algorithm alg
  * (NZ_ALG_AUTO: the planner). All preprocessing happens here and is timed; executing allocates
- * nothing. A must outlive the plan. */
+ * nothing. A must outlive the plan.
+ * op = NZ_OP_T on the GPU (csr matrices): every csr algorithm except atomic builds A^T on the
+ * device once, here (a stable radix sort; a second copy of A, counted in workspace_bytes), and
+ * runs the op-N algorithm on it: atomic-free, as reproducible as op N. NZ_ALG_ATOMIC scatters
+ * alpha a_ij x_i into y_j with atomics: no preprocessing or memory, not reproducible (for a
+ * single product). nz_spmv_list lists the pairs for NZ_OP_N; all of its csr pairs accept NZ_OP_T.
+ * NZ_PLAN_MIXED on the GPU: csr with scalar, vector or merge (others are refused); float
+ * matrices keep float x and y but form products and sums in double; double matrices are
+ * unchanged. */
 nz_status_t nz_spmv_plan_create(nz_context_t *ctx, nz_spmv_plan_t **plan, const nz_matrix_t *A,
                                 nz_operation_t op, nz_alg_t alg, unsigned flags);
 /* y = alpha op(A) x + beta y. x and y are arrays of A's value type in A's location (host or
@@ -482,6 +490,13 @@ nz_status_t nz_spmm_plan_create(nz_context_t *ctx, nz_spmm_plan_t **plan, const 
 nz_status_t nz_spmm_execute(nz_spmm_plan_t *plan, double alpha, const void *X, int64_t ldx,
                             double beta, void *Y, int64_t ldy);
 nz_status_t nz_spmm_plan_destroy(nz_spmm_plan_t **plan);
+/* Algorithms: CPU serial / parallel for any host format (non-CSR formats through a CSR copy made
+ * by the plan; op T through A^T built by the plan); GPU vector for csr (a group of lanes per row:
+ * lanes over the right-hand sides for row-major X, over the row's nonzeros with a chunk of
+ * columns in registers for column-major X; op T through a device transpose) and scalar for sell
+ * (a thread per slot, op N only). NZ_ALG_AUTO picks these. NZ_PLAN_MIXED as for SpMV. All are
+ * bitwise reproducible. ld = minimal plus 0 or more; beta == 0 never reads Y. Info as for SpMV. */
+nz_status_t nz_spmm_plan_info(const nz_spmm_plan_t *plan, nz_spmv_plan_info_t *info);
 
 /* ------------------------------------------------------------------------------------------ */
 /* SpGEMM: C = A B                                                                             */

@@ -90,3 +90,25 @@ nz_status_t nz_cuda_csr_row_stats(nz_context_t *ctx, const nz_matrix_t *dA, nz_o
     (void)stats;
     return absent(ctx);
 }
+nz_status_t nz_cuda_csr_transpose(nz_context_t *ctx, const nz_matrix_t *A, nz_matrix_t **AT) {
+    (void)A;
+    (void)AT;
+    return absent(ctx);
+}
+bool nz_cuda_spmm_supports(nz_format_t format, nz_alg_t alg) {
+    (void)format;
+    (void)alg;
+    return false;
+}
+nz_status_t nz_cuda_spmm_plan_setup(nz_spmm_plan_t *plan) { return absent(plan->ctx); }
+nz_status_t nz_cuda_spmm_execute(const nz_spmm_plan_t *plan, double alpha, const void *X,
+                                 int64_t ldx, double beta, void *Y, int64_t ldy) {
+    (void)alpha;
+    (void)X;
+    (void)ldx;
+    (void)beta;
+    (void)Y;
+    (void)ldy;
+    return absent(plan->ctx);
+}
+void nz_cuda_spmm_plan_release(nz_spmm_plan_t *plan) { (void)plan; }

@@ -12,22 +12,25 @@
 /* 256 threads: 8 warps per block, and a whole number of blocks fills an SM of 2048 threads. */
 #define SCALAR_BLOCK 256
 
-template <typename Value, typename Offset, bool BetaZero>
+/* Accum is the type of the row sum and of alpha / beta: Value, or double for mixed precision
+ * (NZ_PLAN_MIXED: float storage, each product and the sum in double, y rounded once). */
+template <typename Value, typename Offset, bool BetaZero, typename Accum = Value>
 __global__ void __launch_bounds__(SCALAR_BLOCK)
     csr_scalar_kernel(int32_t rows, const Offset *__restrict__ row_offsets,
                       const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
-                      const Value *__restrict__ x, Value alpha, Value beta,
+                      const Value *__restrict__ x, Accum alpha, Accum beta,
                       Value *__restrict__ y) {
     const int64_t row = (int64_t)blockIdx.x * SCALAR_BLOCK + threadIdx.x;
     if (row >= rows) return;
     const Offset begin = __ldg(row_offsets + row), end = __ldg(row_offsets + row + 1);
-    Value sum = Value(0);
+    Accum sum = Accum(0);
 #pragma unroll 4
-    for (Offset k = begin; k < end; k++) sum += __ldg(values + k) * __ldg(x + __ldg(col_indices + k));
-    y[row] = BetaZero ? alpha * sum : alpha * sum + beta * y[row];
+    for (Offset k = begin; k < end; k++)
+        sum += (Accum)__ldg(values + k) * (Accum)__ldg(x + __ldg(col_indices + k));
+    y[row] = (Value)(BetaZero ? alpha * sum : alpha * sum + beta * (Accum)y[row]);
 }
 
-template <typename Value, typename Offset>
+template <typename Value, typename Offset, typename Accum = Value>
 static nz_status_t csr_scalar_launch(const nz_spmv_plan_t *plan, double alpha, const void *x,
                                      double beta, void *y) {
     nz_context_t *ctx = plan->ctx;
@@ -38,13 +41,13 @@ static nz_status_t csr_scalar_launch(const nz_spmv_plan_t *plan, double alpha, c
     const Offset *offsets = nzi_dev_offsets<Offset>(A);
     const Value *values = (const Value *)A->device.values;
     if (beta == 0.0)
-        csr_scalar_kernel<Value, Offset, true><<<blocks, SCALAR_BLOCK, 0, stream>>>(
-            rows, offsets, A->device.col_indices, values, (const Value *)x, (Value)alpha, Value(0),
+        csr_scalar_kernel<Value, Offset, true, Accum><<<blocks, SCALAR_BLOCK, 0, stream>>>(
+            rows, offsets, A->device.col_indices, values, (const Value *)x, (Accum)alpha, Accum(0),
             (Value *)y);
     else
-        csr_scalar_kernel<Value, Offset, false><<<blocks, SCALAR_BLOCK, 0, stream>>>(
-            rows, offsets, A->device.col_indices, values, (const Value *)x, (Value)alpha,
-            (Value)beta, (Value *)y);
+        csr_scalar_kernel<Value, Offset, false, Accum><<<blocks, SCALAR_BLOCK, 0, stream>>>(
+            rows, offsets, A->device.col_indices, values, (const Value *)x, (Accum)alpha,
+            (Accum)beta, (Value *)y);
     NZI_CUDA_LAUNCH_CHECK(ctx);
     return NZ_SUCCESS;
 }
@@ -62,6 +65,9 @@ static nz_status_t csr_scalar_execute(const nz_spmv_plan_t *plan, double alpha, 
                                       double beta, void *y) {
     const nz_matrix_t *A = plan->A;
     const bool wide = A->device.offset_type == NZ_I64;
+    if (A->value_type == NZ_F32 && (plan->flags & NZ_PLAN_MIXED))
+        return wide ? csr_scalar_launch<float, int64_t, double>(plan, alpha, x, beta, y)
+                    : csr_scalar_launch<float, int32_t, double>(plan, alpha, x, beta, y);
     if (A->value_type == NZ_F32)
         return wide ? csr_scalar_launch<float, int64_t>(plan, alpha, x, beta, y)
                     : csr_scalar_launch<float, int32_t>(plan, alpha, x, beta, y);
@@ -82,3 +88,7 @@ template nz_status_t csr_scalar_launch<double, int32_t>(const nz_spmv_plan_t *, 
                                                         const void *, double, void *);
 template nz_status_t csr_scalar_launch<double, int64_t>(const nz_spmv_plan_t *, double,
                                                         const void *, double, void *);
+template nz_status_t csr_scalar_launch<float, int32_t, double>(const nz_spmv_plan_t *, double,
+                                                               const void *, double, void *);
+template nz_status_t csr_scalar_launch<float, int64_t, double>(const nz_spmv_plan_t *, double,
+                                                               const void *, double, void *);

@@ -1,11 +1,18 @@
 /* spmv_cuda.cu: the CUDA SpMV dispatch: the (format, algorithm) table, empty matrices, y = beta y. */
 #include "cuda_internal.h"
 
+/* spmv_transpose.cu: CSR atomic scatter, and op(A) = A^T for every CSR algorithm. */
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_atomic_ops;
+nz_status_t nzi_cuda_transpose_setup(nz_spmv_plan_t *plan, const nzi_cuda_spmv_ops_t *ops);
+nz_status_t nzi_cuda_transpose_execute(const nz_spmv_plan_t *plan, const nzi_cuda_spmv_ops_t *ops,
+                                       double alpha, const void *x, double beta, void *y);
+void nzi_cuda_transpose_release(nz_spmv_plan_t *plan, const nzi_cuda_spmv_ops_t *ops);
+
 /* Every CSR algorithm the backend has, in the order nz_spmv_list reports them. */
 static const nzi_cuda_spmv_ops_t *const csr_ops[] = {
     &nzi_cuda_csr_scalar_ops,       &nzi_cuda_csr_vector_ops, &nzi_cuda_csr_light_vector_ops,
     &nzi_cuda_csr_light_warp_ops,   &nzi_cuda_csr_ipcsr_ops,  &nzi_cuda_csr_adaptive_ops,
-    &nzi_cuda_csr_merge_ops,
+    &nzi_cuda_csr_merge_ops,        &nzi_cuda_csr_atomic_ops,
 };
 
 /* The other formats' algorithms (device_formats.cu uploads them and checks their plans). */
@@ -97,19 +104,25 @@ nz_status_t nz_cuda_spmv_plan_setup(nz_spmv_plan_t *plan) {
     if (A->location != NZ_DEVICE)
         return nzi_error(ctx, NZ_ERR_WRONG_LOCATION, "%s: matrix A is not on the device", what);
     NZI_TRY(nzi_cuda_format_plan_check(plan)); /* non-CSR formats: op, flags, C / b limits */
-    if (plan->op != NZ_OP_N)
+    if ((plan->flags & NZ_PLAN_MIXED) &&
+        !(A->format == NZ_FORMAT_CSR && (plan->alg == NZ_ALG_SCALAR || plan->alg == NZ_ALG_VECTOR ||
+                                         plan->alg == NZ_ALG_MERGE)))
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
-                         "%s: op(A) = A^T is not implemented on the GPU yet; transpose A on the host "
-                         "(nz_matrix_transpose) and plan NZ_OP_N", what);
-    if (plan->flags & NZ_PLAN_MIXED)
-        return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
-                         "%s: NZ_PLAN_MIXED (single storage, double accumulation) is not "
-                         "implemented on the GPU yet", what);
+                         "%s: NZ_PLAN_MIXED (single storage, double accumulation) is implemented "
+                         "on the GPU for csr with the scalar, vector and merge algorithms, not "
+                         "%s with %s", what, nz_format_name(A->format), nz_alg_name(plan->alg));
     NZI_TRY(nzi_cuda_enter(ctx));
-    if (A->rows == 0 || A->nnz == 0) return NZ_SUCCESS;
-    NZI_TRY(ops->setup(plan));
+    if (plan->op == NZ_OP_T) {
+        NZI_TRY(nzi_cuda_transpose_setup(plan, ops));
+    } else {
+        if (A->rows == 0 || A->nnz == 0) return NZ_SUCCESS;
+        NZI_TRY(ops->setup(plan));
+    }
     if ((plan->flags & NZ_PLAN_DETERMINISTIC) && !plan->reproducible) {
-        if (plan->state != NULL) ops->release(plan);
+        if (plan->state != NULL && plan->op == NZ_OP_T)
+            nzi_cuda_transpose_release(plan, ops);
+        else if (plan->state != NULL)
+            ops->release(plan);
         plan->state = NULL;
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
                          "%s: algorithm %s is not bitwise reproducible, but NZ_PLAN_DETERMINISTIC "
@@ -128,6 +141,7 @@ nz_status_t nz_cuda_spmv_execute(const nz_spmv_plan_t *plan, double alpha, const
     if (ops == NULL)
         return nzi_error(ctx, NZ_ERR_INVALID_HANDLE, "nz_spmv_execute: the plan is corrupted");
     NZI_TRY(nzi_cuda_enter(ctx));
+    if (plan->op == NZ_OP_T) return nzi_cuda_transpose_execute(plan, ops, alpha, x, beta, y);
     if (A->rows == 0) return NZ_SUCCESS;
     if (A->nnz == 0 || alpha == 0.0) return nzi_cuda_scale(ctx, A->value_type, A->rows, beta, y);
     return ops->execute(plan, alpha, x, beta, y);
@@ -138,7 +152,10 @@ void nz_cuda_spmv_plan_release(nz_spmv_plan_t *plan) {
     const nzi_cuda_spmv_ops_t *ops = find_ops(plan->A->format, plan->alg);
     if (ops != NULL) {
         if (plan->ctx->cuda != NULL) (void)cudaSetDevice(plan->ctx->device);
-        ops->release(plan);
+        if (plan->op == NZ_OP_T)
+            nzi_cuda_transpose_release(plan, ops);
+        else
+            ops->release(plan);
     }
     plan->state = NULL;
 }

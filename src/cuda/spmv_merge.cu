@@ -86,23 +86,28 @@ __global__ void merge_partition_kernel(int32_t rows, int64_t nnz, const Offset *
 }
 
 /* 8 resident blocks (2048 threads) per SM fit in 32 registers per thread without spilling, except
- * for double values with 64-bit offsets, which get 6 blocks (42 registers). */
-template <typename Value, typename Offset, int Items, bool BetaZero>
-__global__ void __launch_bounds__(MERGE_BLOCK, sizeof(Value) == 8 && sizeof(Offset) == 8 ? 6 : 8)
+ * for double values with 64-bit offsets, which get 6 blocks (42 registers), and float values
+ * with double sums (NZ_PLAN_MIXED), which also get 6.
+ * Accum is the type of products, sums, carries and alpha / beta: Value, or double for mixed
+ * precision (float storage; y is rounded once, and once more for a row whose sum crosses tiles). */
+template <typename Value, typename Offset, int Items, bool BetaZero, typename Accum = Value>
+__global__ void __launch_bounds__(MERGE_BLOCK,
+                                  sizeof(Accum) == 8 && (sizeof(Offset) == 8 || sizeof(Value) == 4)
+                                      ? 6 : 8)
     merge_kernel(int32_t rows, const Offset *__restrict__ row_offsets,
                  const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
-                 const Value *__restrict__ x, Value alpha, Value beta, Value *__restrict__ y,
+                 const Value *__restrict__ x, Accum alpha, Accum beta, Value *__restrict__ y,
                  const int32_t *__restrict__ tile_row, const Offset *__restrict__ tile_nz,
-                 Value *__restrict__ carry_value) {
+                 Accum *__restrict__ carry_value) {
     constexpr int TILE = MERGE_BLOCK * Items;
     /* row ends of the tile's rows, relative to its first nonzero and clamped to tile_nnz */
     __shared__ int s_row_end[TILE + 1];
     /* the tile's products; after step 2 the finished rows' sums */
-    __shared__ Value s_values[TILE];
+    __shared__ Accum s_values[TILE];
     __shared__ int s_key[MERGE_BLOCK];
-    __shared__ Value s_scan[MERGE_BLOCK];
+    __shared__ Accum s_scan[MERGE_BLOCK];
     __shared__ int s_warp_key[MERGE_WARPS];
-    __shared__ Value s_warp_value[MERGE_WARPS];
+    __shared__ Accum s_warp_value[MERGE_WARPS];
 
     const int tid = threadIdx.x;
     const int64_t tile = blockIdx.x;
@@ -124,7 +129,7 @@ __global__ void __launch_bounds__(MERGE_BLOCK, sizeof(Value) == 8 && sizeof(Offs
     }
     for (int i = tid; i < tile_nnz; i += MERGE_BLOCK) {
         const Offset k = nz0 + i;
-        s_values[i] = __ldg(values + k) * __ldg(x + __ldg(col_indices + k));
+        s_values[i] = (Accum)__ldg(values + k) * (Accum)__ldg(x + __ldg(col_indices + k));
     }
     __syncthreads();
 
@@ -133,12 +138,12 @@ __global__ void __launch_bounds__(MERGE_BLOCK, sizeof(Value) == 8 && sizeof(Offs
     const int start_row = merge_path_search<int, int>(diagonal, s_row_end, tile_rows, tile_nnz);
     int row = start_row;
     int nz = diagonal - start_row;
-    Value running = Value(0);
-    Value finished[Items];
+    Accum running = Accum(0);
+    Accum finished[Items];
     unsigned finished_mask = 0;
 #pragma unroll
     for (int item = 0; item < Items; item++) {
-        finished[item] = Value(0);
+        finished[item] = Accum(0);
         if (diagonal + item < tile_items) {
             if (nz < s_row_end[row]) {
                 running += s_values[nz];
@@ -146,7 +151,7 @@ __global__ void __launch_bounds__(MERGE_BLOCK, sizeof(Value) == 8 && sizeof(Offs
             } else {
                 finished[item] = running;
                 finished_mask |= 1u << item;
-                running = Value(0);
+                running = Accum(0);
                 row++;
             }
         }
@@ -155,11 +160,11 @@ __global__ void __launch_bounds__(MERGE_BLOCK, sizeof(Value) == 8 && sizeof(Offs
     /* 3. segmented inclusive scan of (row, running) over the block; keys never decrease */
     const int lane = tid & 31, warp = tid >> 5;
     int key = row;
-    Value value = running;
+    Accum value = running;
 #pragma unroll
     for (int offset = 1; offset < 32; offset *= 2) {
         const int other_key = __shfl_up_sync(0xffffffffu, key, offset);
-        const Value other_value = __shfl_up_sync(0xffffffffu, value, offset);
+        const Accum other_value = __shfl_up_sync(0xffffffffu, value, offset);
         if (lane >= offset && other_key == key) value += other_value;
     }
     if (lane == 31) {
@@ -175,20 +180,20 @@ __global__ void __launch_bounds__(MERGE_BLOCK, sizeof(Value) == 8 && sizeof(Offs
     __syncthreads();
 
     /* 4. finished rows to shared memory, the first with the carry of the threads before */
-    Value carry_in = (tid > 0 && s_key[tid - 1] == start_row) ? s_scan[tid - 1] : Value(0);
+    Accum carry_in = (tid > 0 && s_key[tid - 1] == start_row) ? s_scan[tid - 1] : Accum(0);
     int out_row = start_row;
 #pragma unroll
     for (int item = 0; item < Items; item++) {
         if (finished_mask & (1u << item)) {
             s_values[out_row] = finished[item] + carry_in;
-            carry_in = Value(0);
+            carry_in = Accum(0);
             out_row++;
         }
     }
     __syncthreads();
     for (int i = tid; i < tile_rows; i += MERGE_BLOCK) {
         const int64_t r = (int64_t)row0 + i;
-        y[r] = BetaZero ? alpha * s_values[i] : alpha * s_values[i] + beta * y[r];
+        y[r] = (Value)(BetaZero ? alpha * s_values[i] : alpha * s_values[i] + beta * (Accum)y[r]);
     }
     /* the last thread's key is tile_rows: its scan value is the carry of row tile_row[tile + 1] */
     if (tid == MERGE_BLOCK - 1) carry_value[tile] = value;
@@ -199,34 +204,35 @@ __global__ void __launch_bounds__(MERGE_BLOCK, sizeof(Value) == 8 && sizeof(Offs
  * handles one long run (start, length, row in long_runs): its threads sum strided carries, then a
  * fixed shuffle / shared-memory tree combines them. Every row is touched by one thread only, after
  * merge_kernel wrote it. */
-template <typename Value>
+template <typename Value, typename Accum = Value>
 __global__ void __launch_bounds__(MERGE_FIXUP_BLOCK)
     merge_fixup_kernel(int64_t num_tiles, unsigned short_blocks, const int32_t *__restrict__ tile_row,
                        const int32_t *__restrict__ run_length, const int32_t *__restrict__ long_runs,
-                       const Value *__restrict__ carry_value, Value alpha, Value *__restrict__ y) {
-    __shared__ Value s_partial[MERGE_FIXUP_BLOCK / 32];
+                       const Accum *__restrict__ carry_value, Accum alpha, Value *__restrict__ y) {
+    __shared__ Accum s_partial[MERGE_FIXUP_BLOCK / 32];
     if (blockIdx.x < short_blocks) {
         const int64_t t = (int64_t)blockIdx.x * MERGE_FIXUP_BLOCK + threadIdx.x;
         if (t >= num_tiles) return;
         const int length = run_length[t];
         if (length == 0) return;
-        Value sum = carry_value[t];
+        Accum sum = carry_value[t];
         for (int u = 1; u < length; u++) sum += carry_value[t + u];
-        y[tile_row[t + 1]] += alpha * sum;
+        Value *target = y + tile_row[t + 1];
+        *target = (Value)((Accum)*target + alpha * sum);
         return;
     }
     const int32_t *run = long_runs + 3 * (int64_t)(blockIdx.x - short_blocks);
     const int64_t start = run[0];
     const int length = run[1];
-    Value sum = Value(0);
+    Accum sum = Accum(0);
     for (int u = threadIdx.x; u < length; u += MERGE_FIXUP_BLOCK) sum += carry_value[start + u];
     sum = nzi_cuda_group_sum<32>(sum);
     if ((threadIdx.x & 31) == 0) s_partial[threadIdx.x >> 5] = sum;
     __syncthreads();
     if (threadIdx.x == 0) {
-        Value total = s_partial[0];
+        Accum total = s_partial[0];
         for (int w = 1; w < MERGE_FIXUP_BLOCK / 32; w++) total += s_partial[w];
-        y[run[2]] += alpha * total;
+        y[run[2]] = (Value)((Accum)y[run[2]] + alpha * total);
     }
 }
 
@@ -236,7 +242,7 @@ typedef struct merge_state {
     int64_t num_tiles;
     int32_t *tile_row;   /* num_tiles + 1: rows finished before each tile */
     void *tile_nz;       /* num_tiles + 1, Offset: nonzeros consumed before each tile */
-    void *carry_value;   /* num_tiles, Value */
+    void *carry_value;   /* num_tiles, Value (double for NZ_PLAN_MIXED) */
     int32_t *run_length; /* num_tiles: length of the short carry run tile t heads, else 0 */
     int32_t *long_runs;  /* num_long x (first tile, length, row) */
     int64_t num_short, num_long; /* runs of each kind (0 and 0: no fix-up needed) */
@@ -268,6 +274,7 @@ static nz_status_t merge_setup_typed(nz_spmv_plan_t *plan) {
     const int64_t tile_items = (int64_t)MERGE_BLOCK * merge_tuning<Value>::items;
     const int64_t num_tiles = (rows + A->nnz + tile_items - 1) / tile_items;
     const int64_t partition_blocks = (num_tiles + 1 + 255) / 256;
+    const size_t carry_size = (plan->flags & NZ_PLAN_MIXED) ? sizeof(double) : sizeof(Value);
     merge_state_t *st = NULL;
     int32_t *host_row = NULL, *host_length = NULL, *host_long = NULL;
     int64_t t, length, k;
@@ -284,10 +291,10 @@ static nz_status_t merge_setup_typed(nz_spmv_plan_t *plan) {
                              "merge-path plan: tile rows"));
     NZI_CHECK(nz_cuda_malloc(ctx, &st->tile_nz, (size_t)(num_tiles + 1) * sizeof(Offset),
                              "merge-path plan: tile nonzeros"));
-    NZI_CHECK(nz_cuda_malloc(ctx, &st->carry_value, (size_t)num_tiles * sizeof(Value),
+    NZI_CHECK(nz_cuda_malloc(ctx, &st->carry_value, (size_t)num_tiles * carry_size,
                              "merge-path plan: carry values"));
     plan->workspace_bytes = (size_t)(num_tiles + 1) * (sizeof(int32_t) + sizeof(Offset)) +
-                            (size_t)num_tiles * sizeof(Value);
+                            (size_t)num_tiles * carry_size;
     merge_partition_kernel<Offset><<<(unsigned)partition_blocks, 256, 0, cs->stream>>>(
         (int32_t)rows, A->nnz, nzi_dev_offsets<Offset>(A), num_tiles, tile_items, st->tile_row,
         (Offset *)st->tile_nz);
@@ -366,7 +373,7 @@ static nz_status_t merge_setup(nz_spmv_plan_t *plan) {
     return wide ? merge_setup_typed<double, int64_t>(plan) : merge_setup_typed<double, int32_t>(plan);
 }
 
-template <typename Value, typename Offset>
+template <typename Value, typename Offset, typename Accum = Value>
 static nz_status_t merge_launch(const nz_spmv_plan_t *plan, double alpha, const void *x,
                                 double beta, void *y) {
     nz_context_t *ctx = plan->ctx;
@@ -377,24 +384,24 @@ static nz_status_t merge_launch(const nz_spmv_plan_t *plan, double alpha, const 
     const unsigned tiles = (unsigned)st->num_tiles;
     const unsigned short_blocks =
         st->num_short > 0 ? (unsigned)((st->num_tiles + MERGE_FIXUP_BLOCK - 1) / MERGE_FIXUP_BLOCK) : 0;
-    const Value a = (Value)alpha;
+    const Accum a = (Accum)alpha;
     const int32_t rows = (int32_t)A->rows;
     const Offset *offsets = nzi_dev_offsets<Offset>(A);
     const Value *values = (const Value *)A->device.values;
     if (beta == 0.0)
-        merge_kernel<Value, Offset, ITEMS, true><<<tiles, MERGE_BLOCK, 0, cs->stream>>>(
-            rows, offsets, A->device.col_indices, values, (const Value *)x, a, Value(0), (Value *)y,
-            st->tile_row, (const Offset *)st->tile_nz, (Value *)st->carry_value);
+        merge_kernel<Value, Offset, ITEMS, true, Accum><<<tiles, MERGE_BLOCK, 0, cs->stream>>>(
+            rows, offsets, A->device.col_indices, values, (const Value *)x, a, Accum(0), (Value *)y,
+            st->tile_row, (const Offset *)st->tile_nz, (Accum *)st->carry_value);
     else
-        merge_kernel<Value, Offset, ITEMS, false><<<tiles, MERGE_BLOCK, 0, cs->stream>>>(
-            rows, offsets, A->device.col_indices, values, (const Value *)x, a, (Value)beta,
-            (Value *)y, st->tile_row, (const Offset *)st->tile_nz, (Value *)st->carry_value);
+        merge_kernel<Value, Offset, ITEMS, false, Accum><<<tiles, MERGE_BLOCK, 0, cs->stream>>>(
+            rows, offsets, A->device.col_indices, values, (const Value *)x, a, (Accum)beta,
+            (Value *)y, st->tile_row, (const Offset *)st->tile_nz, (Accum *)st->carry_value);
     NZI_CUDA_LAUNCH_CHECK(ctx);
     if (st->num_short + st->num_long > 0) {
-        merge_fixup_kernel<Value><<<short_blocks + (unsigned)st->num_long, MERGE_FIXUP_BLOCK, 0,
-                                    cs->stream>>>(st->num_tiles, short_blocks, st->tile_row,
-                                                  st->run_length, st->long_runs,
-                                                  (const Value *)st->carry_value, a, (Value *)y);
+        merge_fixup_kernel<Value, Accum><<<short_blocks + (unsigned)st->num_long,
+                                           MERGE_FIXUP_BLOCK, 0, cs->stream>>>(
+            st->num_tiles, short_blocks, st->tile_row, st->run_length, st->long_runs,
+            (const Accum *)st->carry_value, a, (Value *)y);
         NZI_CUDA_LAUNCH_CHECK(ctx);
     }
     return NZ_SUCCESS;
@@ -406,6 +413,9 @@ static nz_status_t merge_execute(const nz_spmv_plan_t *plan, double alpha, const
     if (plan->state == NULL)
         return nzi_error(plan->ctx, NZ_ERR_INVALID_HANDLE, "merge-path plan has no partition");
     const bool wide = A->device.offset_type == NZ_I64;
+    if (A->value_type == NZ_F32 && (plan->flags & NZ_PLAN_MIXED))
+        return wide ? merge_launch<float, int64_t, double>(plan, alpha, x, beta, y)
+                    : merge_launch<float, int32_t, double>(plan, alpha, x, beta, y);
     if (A->value_type == NZ_F32)
         return wide ? merge_launch<float, int64_t>(plan, alpha, x, beta, y)
                     : merge_launch<float, int32_t>(plan, alpha, x, beta, y);
@@ -428,3 +438,7 @@ template nz_status_t merge_launch<double, int32_t>(const nz_spmv_plan_t *, doubl
                                                    double, void *);
 template nz_status_t merge_launch<double, int64_t>(const nz_spmv_plan_t *, double, const void *,
                                                    double, void *);
+template nz_status_t merge_launch<float, int32_t, double>(const nz_spmv_plan_t *, double,
+                                                          const void *, double, void *);
+template nz_status_t merge_launch<float, int64_t, double>(const nz_spmv_plan_t *, double,
+                                                          const void *, double, void *);

@@ -23,6 +23,26 @@ struct nz_spmv_plan {
     void *state;              /* backend-owned preprocessing (row blocks, counters, ...) */
 };
 
+/* The SpMM plan (src/ops/spmm.c): Y = alpha op(A) X + beta Y with k right-hand sides. */
+#define NZI_SPMM_PLAN_MAGIC 0x4e5a534d4d000001ull /* "NZSMM" */
+struct nz_spmm_plan {
+    uint64_t magic;
+    nz_context_t *ctx;
+    const nz_matrix_t *A;
+    nz_operation_t op;
+    int64_t k;                /* right-hand sides, 1 .. NZI_SPMM_MAX_K */
+    nz_dense_layout_t layout;
+    nz_alg_t alg;             /* resolved, never NZ_ALG_AUTO */
+    unsigned flags;
+    nz_backend_t backend;
+    int reproducible;
+    int vector_width;         /* lanes per row where it applies */
+    double plan_seconds;
+    size_t workspace_bytes;
+    void *state;              /* backend-owned (CSR copy, transpose, kernel choice) */
+};
+#define NZI_SPMM_MAX_K 64
+
 /* ---- CPU backend (src/cpu) --------------------------------------------------------------- */
 
 /* True if the CPU backend implements (format, alg). */
@@ -35,6 +55,15 @@ nz_status_t nz_cpu_spmv_execute(const nz_spmv_plan_t *plan, double alpha, const 
 /* Preprocessing for CPU plans (e.g. NZ_OP_T); may leave plan->state NULL. */
 nz_status_t nz_cpu_spmv_plan_setup(nz_spmv_plan_t *plan);
 void nz_cpu_spmv_plan_release(nz_spmv_plan_t *plan);
+
+/* SpMM on the host (src/cpu/spmm_cpu.c): any host format with NZ_ALG_SERIAL / NZ_ALG_PARALLEL.
+ * Setup keeps A in CSR (a copy for other formats) or A^T in CSR (op T) in plan->state; execute
+ * allocates nothing. Arguments are checked by src/ops/spmm.c. */
+bool nz_cpu_spmm_supports(nz_format_t format, nz_alg_t alg);
+nz_status_t nz_cpu_spmm_plan_setup(nz_spmm_plan_t *plan);
+nz_status_t nz_cpu_spmm_execute(const nz_spmm_plan_t *plan, double alpha, const void *X,
+                                int64_t ldx, double beta, void *Y, int64_t ldy);
+void nz_cpu_spmm_plan_release(nz_spmm_plan_t *plan);
 
 /* ---- CUDA backend (src/cuda; stubs in src/core/cuda_absent.c without CUDA) -------------- */
 
@@ -66,6 +95,17 @@ nz_status_t nz_cuda_spmv_plan_setup(nz_spmv_plan_t *plan);
 nz_status_t nz_cuda_spmv_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
                                  double beta, void *y);
 void nz_cuda_spmv_plan_release(nz_spmv_plan_t *plan);
+
+/* A^T of a device CSR matrix as a new device CSR matrix (same offset width, columns sorted);
+ * deterministic (src/cuda/spmv_transpose.cu). */
+nz_status_t nz_cuda_csr_transpose(nz_context_t *ctx, const nz_matrix_t *A, nz_matrix_t **AT);
+
+/* SpMM on the GPU (src/cuda/spmm.cu): CSR with NZ_ALG_VECTOR, SELL with NZ_ALG_SCALAR. */
+bool nz_cuda_spmm_supports(nz_format_t format, nz_alg_t alg);
+nz_status_t nz_cuda_spmm_plan_setup(nz_spmm_plan_t *plan);
+nz_status_t nz_cuda_spmm_execute(const nz_spmm_plan_t *plan, double alpha, const void *X,
+                                 int64_t ldx, double beta, void *Y, int64_t ldy);
+void nz_cuda_spmm_plan_release(nz_spmm_plan_t *plan);
 
 /* ---- CUDA conjugate gradient and FE assembly (src/cuda/cg_kernels.cu, gen_fe3d.cu) ------- */
 

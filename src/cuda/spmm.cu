@@ -1,0 +1,487 @@
+/* spmm.cu: SpMM on the GPU, Y = alpha op(A) X + beta Y for k <= 64 right-hand sides: CSR (vector) and SELL (a thread per slot). */
+#include "cuda_internal.h"
+
+/*
+ * X is (op(A) cols) x k and Y (op(A) rows) x k, dense, row-major (element (r, c) at r ld + c) or
+ * column-major (at c ld + r). Every kernel reads each nonzero of A once per chunk of columns and
+ * gathers the matching row of X; Accum is the type of the sums and of alpha / beta (Value, or
+ * double for float storage under NZ_PLAN_MIXED; Y is rounded once). No atomics, fixed orders:
+ * every kernel is bitwise reproducible.
+ *
+ * CSR, row-major X (csr_spmm_rows_kernel): a group of G = L x N lanes per row, L lanes over the
+ * columns of X (L = the power of two >= k, at most 32; with k > 32 each lane takes columns c and
+ * c + 32) and N lanes over the row's nonzeros (N = the power of two >= the mean row length, at
+ * most 32 / L). For a nonzero (j, a) the L column lanes read X[j, c .. c + L) contiguously, so a
+ * warp's loads coalesce into N row segments of X. The N partial sums of each column are
+ * combined by a fixed shuffle tree; the group's first N-lane writes Y[i, :] contiguously. With
+ * k = 1 this is CSR-vector (Bell & Garland); with k >= 32 a warp per row, as in the row-major
+ * CSR SpMM of Yang, Buluc and Owens ("Design principles for sparse matrix multiplication on the
+ * GPU", Euro-Par 2018).
+ *
+ * CSR, column-major X (csr_spmm_cols_kernel): V lanes per row over its nonzeros (V as in
+ * CSR-vector, from the mean row length); each lane keeps a chunk of CC columns' sums in
+ * registers (CC = 1, 4, 8 or 16 from k), so a nonzero's index and value are loaded once per
+ * chunk and used CC times; X[j, c] are gathers, as for SpMV. Chunks loop inside the row, so the
+ * row's nonzeros are re-read from cache, not DRAM. Sums are combined over the V lanes by a fixed
+ * shuffle tree; Y[i, c] is written by the row's first lane (consecutive rows of a warp write
+ * consecutive addresses of each column).
+ *
+ * SELL-C-sigma (sell_spmm_kernel): the Uppsala scs mapping, one thread per slot of a chunk, the
+ * chunk's columns walked in storage order (coalesced across the chunk's slots), padding (column
+ * -1) skipped, the result written to the slot's original row (row_of_slot), so X and Y stay in
+ * the user's order. Column-major: each thread takes a chunk of CC columns (slot-fastest thread
+ * order). Row-major: L lanes per slot over the columns (as for CSR), so X row segments coalesce.
+ *
+ * op T (CSR only): the plan builds A^T on the device (nz_cuda_csr_transpose) and runs the op-N
+ * kernels on it.
+ * Cost: one pass over A per column chunk (column-major; usually from cache), nnz x k reads of X
+ * and rows x k writes (and reads, beta != 0) of Y.
+ */
+
+/* 256 threads = 8 warps: as for the SpMV kernels, 8 blocks fill an SM of 2048 threads. */
+#define SPMM_BLOCK 256
+#define SPMM_WARPS (SPMM_BLOCK / 32)
+/* Grid-stride grids of this many times what the device holds at once, to smooth the tail. */
+#define SPMM_WAVES 4
+
+typedef struct spmm_cuda_state {
+    nz_matrix_t *AT;        /* op T: A^T on the device, owned; else NULL */
+    const nz_matrix_t *run; /* the matrix the kernels run on (A or AT) */
+    int column_lanes;       /* L: lanes over columns (row-major kernels) */
+    int nonzero_lanes;      /* N (row-major) or V (column-major): lanes over a row's nonzeros */
+    int chunk;              /* CC: columns per thread (column-major kernels) */
+} spmm_cuda_state_t;
+
+/* ---- kernels -------------------------------------------------------------------------------- */
+
+template <typename Value, typename Accum, typename Offset, int L, int N, int CPL>
+__global__ void __launch_bounds__(SPMM_BLOCK)
+    csr_spmm_rows_kernel(int32_t rows, int32_t k, const Offset *__restrict__ row_offsets,
+                         const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
+                         const Value *__restrict__ X, int64_t ldx, Accum alpha, Accum beta,
+                         bool beta_zero, Value *__restrict__ Y, int64_t ldy) {
+    constexpr int G = L * N;
+    constexpr int ROWS_PER_WARP = 32 / G;
+    const int lane = threadIdx.x & 31;
+    const int lane_in_group = lane & (G - 1);
+    const int column_lane = lane_in_group & (L - 1);
+    const int nonzero_lane = lane_in_group / L;
+    const int64_t warp = (int64_t)blockIdx.x * SPMM_WARPS + (threadIdx.x >> 5);
+    const int64_t stride = (int64_t)gridDim.x * SPMM_WARPS * ROWS_PER_WARP;
+
+    /* uniform over the warp, so every lane reaches the shuffles */
+    for (int64_t first_row = warp * ROWS_PER_WARP; first_row < rows; first_row += stride) {
+        const int64_t row = first_row + lane / G;
+        const bool active = row < rows;
+        Accum sums[CPL];
+#pragma unroll
+        for (int t = 0; t < CPL; t++) sums[t] = Accum(0);
+        if (active) {
+            const Offset end = __ldg(row_offsets + row + 1);
+            for (Offset p = __ldg(row_offsets + row) + nonzero_lane; p < end; p += N) {
+                const Accum a = (Accum)__ldg(values + p);
+                const Value *x = X + (int64_t)__ldg(col_indices + p) * ldx;
+#pragma unroll
+                for (int t = 0; t < CPL; t++) {
+                    const int c = column_lane + t * L;
+                    if (c < k) sums[t] += a * (Accum)__ldg(x + c);
+                }
+            }
+        }
+#pragma unroll
+        for (int t = 0; t < CPL; t++)
+#pragma unroll
+            for (int offset = G / 2; offset >= L; offset /= 2)
+                sums[t] += __shfl_down_sync(0xffffffffu, sums[t], offset, G);
+        if (active && nonzero_lane == 0) {
+            Value *y = Y + row * ldy;
+#pragma unroll
+            for (int t = 0; t < CPL; t++) {
+                const int c = column_lane + t * L;
+                if (c < k)
+                    y[c] = (Value)(beta_zero ? alpha * sums[t]
+                                             : alpha * sums[t] + beta * (Accum)y[c]);
+            }
+        }
+    }
+}
+
+template <typename Value, typename Accum, typename Offset, int V, int CC>
+__global__ void __launch_bounds__(SPMM_BLOCK)
+    csr_spmm_cols_kernel(int32_t rows, int32_t k, const Offset *__restrict__ row_offsets,
+                         const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
+                         const Value *__restrict__ X, int64_t ldx, Accum alpha, Accum beta,
+                         bool beta_zero, Value *__restrict__ Y, int64_t ldy) {
+    constexpr int ROWS_PER_WARP = 32 / V;
+    const int lane = threadIdx.x & 31;
+    const int lane_in_vector = lane & (V - 1);
+    const int64_t warp = (int64_t)blockIdx.x * SPMM_WARPS + (threadIdx.x >> 5);
+    const int64_t stride = (int64_t)gridDim.x * SPMM_WARPS * ROWS_PER_WARP;
+
+    for (int64_t first_row = warp * ROWS_PER_WARP; first_row < rows; first_row += stride) {
+        const int64_t row = first_row + lane / V;
+        const bool active = row < rows;
+        const Offset begin = active ? __ldg(row_offsets + row) : Offset(0);
+        const Offset end = active ? __ldg(row_offsets + row + 1) : Offset(0);
+        for (int first_column = 0; first_column < k; first_column += CC) {
+            const int count = k - first_column < CC ? k - first_column : CC;
+            const Value *x = X + (int64_t)first_column * ldx;
+            Accum sums[CC];
+#pragma unroll
+            for (int t = 0; t < CC; t++) sums[t] = Accum(0);
+            for (Offset p = begin + lane_in_vector; p < end; p += V) {
+                const Accum a = (Accum)__ldg(values + p);
+                const int32_t j = __ldg(col_indices + p);
+#pragma unroll
+                for (int t = 0; t < CC; t++)
+                    if (t < count) sums[t] += a * (Accum)__ldg(x + t * ldx + j);
+            }
+#pragma unroll
+            for (int t = 0; t < CC; t++) sums[t] = nzi_cuda_group_sum<V>(sums[t]);
+            if (active && lane_in_vector == 0) {
+                Value *y = Y + (int64_t)first_column * ldy + row;
+#pragma unroll
+                for (int t = 0; t < CC; t++)
+                    if (t < count)
+                        y[t * ldy] = (Value)(beta_zero ? alpha * sums[t]
+                                                       : alpha * sums[t] + beta * (Accum)y[t * ldy]);
+            }
+        }
+    }
+}
+
+/* SELL: thread -> (slot, columns). Column-major (RowMajor false): slot = t mod slots, columns
+ * [CC (t / slots), + CC). Row-major: slot = t / L, columns column_lane + {0, L} (CPL of them). */
+template <typename Value, typename Accum, bool RowMajor, int L, int CPL>
+__global__ void __launch_bounds__(SPMM_BLOCK)
+    sell_spmm_kernel(int64_t slots, int chunk, int32_t k, const int64_t *__restrict__ chunk_offsets,
+                     const int32_t *__restrict__ chunk_widths,
+                     const int32_t *__restrict__ row_of_slot,
+                     const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
+                     const Value *__restrict__ X, int64_t ldx, Accum alpha, Accum beta,
+                     bool beta_zero, Value *__restrict__ Y, int64_t ldy) {
+    const int64_t column_groups = RowMajor ? 1 : (k + CPL - 1) / CPL;
+    const int64_t total = RowMajor ? slots * L : slots * column_groups;
+    const int64_t stride = (int64_t)gridDim.x * SPMM_BLOCK;
+    for (int64_t t = (int64_t)blockIdx.x * SPMM_BLOCK + threadIdx.x; t < total; t += stride) {
+        const int64_t slot = RowMajor ? t / L : t % slots;
+        const int first_column = RowMajor ? (int)(t % L) : (int)(t / slots) * CPL;
+        const int32_t row = __ldg(row_of_slot + slot);
+        if (row < 0) continue;
+        const int64_t c_index = slot / chunk;
+        const int s = (int)(slot - c_index * chunk);
+        const int64_t base = __ldg(chunk_offsets + c_index) + s;
+        const int32_t width = __ldg(chunk_widths + c_index);
+        Accum sums[CPL];
+#pragma unroll
+        for (int u = 0; u < CPL; u++) sums[u] = Accum(0);
+        for (int32_t w = 0; w < width; w++) {
+            const int64_t e = base + (int64_t)w * chunk;
+            const int32_t j = __ldg(col_indices + e);
+            if (j < 0) continue;
+            const Accum a = (Accum)__ldg(values + e);
+#pragma unroll
+            for (int u = 0; u < CPL; u++) {
+                const int c = RowMajor ? first_column + u * L : first_column + u;
+                if (c < k)
+                    sums[u] += a * (Accum)__ldg(X + (RowMajor ? (int64_t)j * ldx + c
+                                                             : (int64_t)c * ldx + j));
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < CPL; u++) {
+            const int c = RowMajor ? first_column + u * L : first_column + u;
+            if (c < k) {
+                Value *y = Y + (RowMajor ? (int64_t)row * ldy + c : (int64_t)c * ldy + row);
+                *y = (Value)(beta_zero ? alpha * sums[u] : alpha * sums[u] + beta * (Accum)*y);
+            }
+        }
+    }
+}
+
+/* Y = beta Y on a rows x k dense block (ld gaps untouched; beta == 0 writes zeros unread). */
+template <typename Value>
+__global__ void __launch_bounds__(SPMM_BLOCK)
+    dense_scale_kernel(int64_t rows, int32_t k, bool row_major, int64_t ld, Value beta,
+                       bool beta_zero, Value *__restrict__ Y) {
+    const int64_t total = rows * k;
+    const int64_t stride = (int64_t)gridDim.x * SPMM_BLOCK;
+    for (int64_t t = (int64_t)blockIdx.x * SPMM_BLOCK + threadIdx.x; t < total; t += stride) {
+        /* consecutive threads take consecutive elements of the layout */
+        const int64_t outer = row_major ? t / k : t / rows, inner = row_major ? t % k : t % rows;
+        Value *y = Y + outer * ld + inner;
+        *y = beta_zero ? Value(0) : beta * *y;
+    }
+}
+
+/* ---- launchers ------------------------------------------------------------------------------ */
+
+/* Everything a launch needs, typed once. */
+template <typename Value, typename Accum>
+struct spmm_args {
+    const nzi_cuda_state_t *cs;
+    const nz_matrix_t *M;
+    int32_t k;
+    const Value *X;
+    int64_t ldx;
+    Accum alpha, beta;
+    bool beta_zero;
+    Value *Y;
+    int64_t ldy;
+};
+
+template <typename Value, typename Accum, typename Offset, int L, int N, int CPL>
+static void csr_rows_launch(const spmm_args<Value, Accum> &g) {
+    constexpr int rows_per_block = SPMM_BLOCK / (L * N);
+    const int64_t needed = (g.M->rows + rows_per_block - 1) / rows_per_block;
+    const unsigned blocks = (unsigned)nzi_cuda_grid_blocks(g.cs, SPMM_BLOCK, SPMM_WAVES, needed);
+    csr_spmm_rows_kernel<Value, Accum, Offset, L, N, CPL><<<blocks, SPMM_BLOCK, 0, g.cs->stream>>>(
+        (int32_t)g.M->rows, g.k, nzi_dev_offsets<Offset>(g.M), g.M->device.col_indices,
+        (const Value *)g.M->device.values, g.X, g.ldx, g.alpha, g.beta, g.beta_zero, g.Y, g.ldy);
+}
+
+template <typename Value, typename Accum, typename Offset, int L>
+static void csr_rows_by_lanes(const spmm_args<Value, Accum> &g, int nonzero_lanes) {
+    if constexpr (L == 32) {
+        if (g.k > 32)
+            csr_rows_launch<Value, Accum, Offset, 32, 1, 2>(g);
+        else
+            csr_rows_launch<Value, Accum, Offset, 32, 1, 1>(g);
+    } else {
+        switch (nonzero_lanes) {
+        case 1: csr_rows_launch<Value, Accum, Offset, L, 1, 1>(g); break;
+        case 2: csr_rows_launch<Value, Accum, Offset, L, 2, 1>(g); break;
+        case 4: if constexpr (L <= 8) csr_rows_launch<Value, Accum, Offset, L, 4, 1>(g); break;
+        case 8: if constexpr (L <= 4) csr_rows_launch<Value, Accum, Offset, L, 8, 1>(g); break;
+        case 16: if constexpr (L <= 2) csr_rows_launch<Value, Accum, Offset, L, 16, 1>(g); break;
+        default: if constexpr (L == 1) csr_rows_launch<Value, Accum, Offset, 1, 32, 1>(g); break;
+        }
+    }
+}
+
+template <typename Value, typename Accum, typename Offset, int V, int CC>
+static void csr_cols_launch(const spmm_args<Value, Accum> &g) {
+    constexpr int rows_per_block = SPMM_BLOCK / V;
+    const int64_t needed = (g.M->rows + rows_per_block - 1) / rows_per_block;
+    const unsigned blocks = (unsigned)nzi_cuda_grid_blocks(g.cs, SPMM_BLOCK, SPMM_WAVES, needed);
+    csr_spmm_cols_kernel<Value, Accum, Offset, V, CC><<<blocks, SPMM_BLOCK, 0, g.cs->stream>>>(
+        (int32_t)g.M->rows, g.k, nzi_dev_offsets<Offset>(g.M), g.M->device.col_indices,
+        (const Value *)g.M->device.values, g.X, g.ldx, g.alpha, g.beta, g.beta_zero, g.Y, g.ldy);
+}
+
+template <typename Value, typename Accum, typename Offset, int V>
+static void csr_cols_by_chunk(const spmm_args<Value, Accum> &g, int chunk) {
+    switch (chunk) {
+    case 1: csr_cols_launch<Value, Accum, Offset, V, 1>(g); break;
+    case 4: csr_cols_launch<Value, Accum, Offset, V, 4>(g); break;
+    case 8: csr_cols_launch<Value, Accum, Offset, V, 8>(g); break;
+    default: csr_cols_launch<Value, Accum, Offset, V, 16>(g); break;
+    }
+}
+
+template <typename Value, typename Accum, typename Offset>
+static void csr_launch(const spmm_args<Value, Accum> &g, const spmm_cuda_state_t *st,
+                       bool row_major) {
+    if (row_major) {
+        switch (st->column_lanes) {
+        case 1: csr_rows_by_lanes<Value, Accum, Offset, 1>(g, st->nonzero_lanes); break;
+        case 2: csr_rows_by_lanes<Value, Accum, Offset, 2>(g, st->nonzero_lanes); break;
+        case 4: csr_rows_by_lanes<Value, Accum, Offset, 4>(g, st->nonzero_lanes); break;
+        case 8: csr_rows_by_lanes<Value, Accum, Offset, 8>(g, st->nonzero_lanes); break;
+        case 16: csr_rows_by_lanes<Value, Accum, Offset, 16>(g, st->nonzero_lanes); break;
+        default: csr_rows_by_lanes<Value, Accum, Offset, 32>(g, st->nonzero_lanes); break;
+        }
+        return;
+    }
+    switch (st->nonzero_lanes) {
+    case 1: csr_cols_by_chunk<Value, Accum, Offset, 1>(g, st->chunk); break;
+    case 2: csr_cols_by_chunk<Value, Accum, Offset, 2>(g, st->chunk); break;
+    case 4: csr_cols_by_chunk<Value, Accum, Offset, 4>(g, st->chunk); break;
+    case 8: csr_cols_by_chunk<Value, Accum, Offset, 8>(g, st->chunk); break;
+    case 16: csr_cols_by_chunk<Value, Accum, Offset, 16>(g, st->chunk); break;
+    default: csr_cols_by_chunk<Value, Accum, Offset, 32>(g, st->chunk); break;
+    }
+}
+
+template <typename Value, typename Accum, bool RowMajor, int L, int CPL>
+static void sell_launch_typed(const spmm_args<Value, Accum> &g) {
+    const nzi_sell_t *sell = &g.M->host.sell;
+    const int64_t slots = sell->num_chunks * (int64_t)sell->chunk;
+    const int64_t threads = RowMajor ? slots * L : slots * ((g.k + CPL - 1) / CPL);
+    const unsigned blocks = (unsigned)nzi_cuda_grid_blocks(g.cs, SPMM_BLOCK, SPMM_WAVES,
+                                                           (threads + SPMM_BLOCK - 1) / SPMM_BLOCK);
+    sell_spmm_kernel<Value, Accum, RowMajor, L, CPL><<<blocks, SPMM_BLOCK, 0, g.cs->stream>>>(
+        slots, sell->chunk, g.k, sell->chunk_offsets, sell->chunk_widths, sell->row_of_slot,
+        sell->col_indices, (const Value *)sell->values, g.X, g.ldx, g.alpha, g.beta, g.beta_zero,
+        g.Y, g.ldy);
+}
+
+template <typename Value, typename Accum>
+static void sell_launch(const spmm_args<Value, Accum> &g, const spmm_cuda_state_t *st,
+                        bool row_major) {
+    if (!row_major) {
+        switch (st->chunk) {
+        case 1: sell_launch_typed<Value, Accum, false, 1, 1>(g); break;
+        case 4: sell_launch_typed<Value, Accum, false, 1, 4>(g); break;
+        case 8: sell_launch_typed<Value, Accum, false, 1, 8>(g); break;
+        default: sell_launch_typed<Value, Accum, false, 1, 16>(g); break;
+        }
+        return;
+    }
+    switch (st->column_lanes) {
+    case 1: sell_launch_typed<Value, Accum, true, 1, 1>(g); break;
+    case 2: sell_launch_typed<Value, Accum, true, 2, 1>(g); break;
+    case 4: sell_launch_typed<Value, Accum, true, 4, 1>(g); break;
+    case 8: sell_launch_typed<Value, Accum, true, 8, 1>(g); break;
+    case 16: sell_launch_typed<Value, Accum, true, 16, 1>(g); break;
+    default:
+        if (g.k > 32)
+            sell_launch_typed<Value, Accum, true, 32, 2>(g);
+        else
+            sell_launch_typed<Value, Accum, true, 32, 1>(g);
+        break;
+    }
+}
+
+template <typename Value, typename Accum>
+static nz_status_t spmm_launch(const nz_spmm_plan_t *plan, double alpha, const void *X,
+                               int64_t ldx, double beta, void *Y, int64_t ldy) {
+    nz_context_t *ctx = plan->ctx;
+    const spmm_cuda_state_t *st = (const spmm_cuda_state_t *)plan->state;
+    const bool row_major = plan->layout == NZ_ROW_MAJOR;
+    spmm_args<Value, Accum> g;
+    g.cs = nzi_cuda(ctx);
+    g.M = st->run;
+    g.k = (int32_t)plan->k;
+    g.X = (const Value *)X;
+    g.ldx = ldx;
+    g.alpha = (Accum)alpha;
+    g.beta = (Accum)beta;
+    g.beta_zero = beta == 0.0;
+    g.Y = (Value *)Y;
+    g.ldy = ldy;
+    if (g.M->format == NZ_FORMAT_SELL)
+        sell_launch<Value, Accum>(g, st, row_major);
+    else if (g.M->device.offset_type == NZ_I64)
+        csr_launch<Value, Accum, int64_t>(g, st, row_major);
+    else
+        csr_launch<Value, Accum, int32_t>(g, st, row_major);
+    NZI_CUDA_LAUNCH_CHECK(ctx);
+    return NZ_SUCCESS;
+}
+
+template <typename Value>
+static nz_status_t dense_scale(nz_context_t *ctx, int64_t rows, int64_t k, bool row_major,
+                               int64_t ld, double beta, void *Y) {
+    const nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    const int64_t total = rows * k;
+    const unsigned blocks = (unsigned)nzi_cuda_grid_blocks(cs, SPMM_BLOCK, 2,
+                                                           (total + SPMM_BLOCK - 1) / SPMM_BLOCK);
+    dense_scale_kernel<Value><<<blocks, SPMM_BLOCK, 0, cs->stream>>>(
+        rows, (int32_t)k, row_major, ld, (Value)beta, beta == 0.0, (Value *)Y);
+    NZI_CUDA_LAUNCH_CHECK(ctx);
+    return NZ_SUCCESS;
+}
+
+/* ---- the backend entry points --------------------------------------------------------------- */
+
+bool nz_cuda_spmm_supports(nz_format_t format, nz_alg_t alg) {
+    return (format == NZ_FORMAT_CSR && alg == NZ_ALG_VECTOR) ||
+           (format == NZ_FORMAT_SELL && alg == NZ_ALG_SCALAR);
+}
+
+void nz_cuda_spmm_plan_release(nz_spmm_plan_t *plan) {
+    spmm_cuda_state_t *st = (spmm_cuda_state_t *)plan->state;
+    if (st == NULL) return;
+    if (plan->ctx->cuda != NULL) (void)cudaSetDevice(plan->ctx->device);
+    nzi_matrix_free(st->AT);
+    nzi_free(plan->ctx, st);
+    plan->state = NULL;
+}
+
+static int power_of_two_at_least(double n, int cap) {
+    int p = 1;
+    while (p < cap && (double)p < n) p *= 2;
+    return p;
+}
+
+/* Lane shapes from k and the mean row length (see the file comment); op T builds A^T first. */
+nz_status_t nz_cuda_spmm_plan_setup(nz_spmm_plan_t *plan) {
+    nz_status_t status = NZ_SUCCESS;
+    nz_context_t *ctx = plan->ctx;
+    const nz_matrix_t *A = plan->A;
+    const char *what = "nz_spmm_plan_create";
+    spmm_cuda_state_t *st = NULL;
+
+    if (A->location != NZ_DEVICE)
+        return nzi_error(ctx, NZ_ERR_WRONG_LOCATION, "%s: matrix A is not on the device", what);
+    if (!nz_cuda_spmm_supports(A->format, plan->alg))
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "%s: SpMM algorithm %s is not available for %s "
+                         "on the GPU (csr: vector; sell: scalar)", what, nz_alg_name(plan->alg),
+                         nz_format_name(A->format));
+    if (A->format == NZ_FORMAT_SELL && plan->op == NZ_OP_T)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "%s: op(A) = A^T is not implemented for sell "
+                         "SpMM on the GPU; use a csr matrix (its plan builds A^T on the device)",
+                         what);
+    NZI_TRY(nzi_cuda_enter(ctx));
+    st = (spmm_cuda_state_t *)nzi_calloc(ctx, 1, sizeof *st);
+    if (st == NULL)
+        return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "%s: cannot allocate the plan state", what);
+    plan->state = st;
+    st->run = A;
+    if (plan->op == NZ_OP_T && A->rows > 0 && A->cols > 0 && A->nnz > 0) {
+        NZI_CHECK(nz_cuda_csr_transpose(ctx, A, &st->AT));
+        st->run = st->AT;
+        plan->workspace_bytes = ((size_t)A->cols + 1) * (A->device.offset_type == NZ_I64 ? 8u : 4u) +
+                                (size_t)A->nnz * (sizeof(int32_t) + nzi_value_size(A->value_type));
+    }
+    {
+        const nz_matrix_t *M = st->run;
+        const double mean = M->rows > 0 ? (double)M->nnz / (double)M->rows : 0.0;
+        const int k = (int)plan->k;
+        st->column_lanes = power_of_two_at_least((double)k, 32);
+        st->chunk = k == 1 ? 1 : (k <= 4 ? 4 : (k <= 8 ? 8 : 16));
+        if (A->format == NZ_FORMAT_SELL) {
+            st->nonzero_lanes = 1;
+            plan->vector_width = plan->layout == NZ_ROW_MAJOR ? st->column_lanes : 1;
+        } else if (plan->layout == NZ_ROW_MAJOR) {
+            st->nonzero_lanes = power_of_two_at_least(mean, 32 / st->column_lanes);
+            plan->vector_width = st->column_lanes * st->nonzero_lanes;
+        } else {
+            st->nonzero_lanes = power_of_two_at_least(mean, 32);
+            plan->vector_width = st->nonzero_lanes;
+        }
+    }
+    plan->reproducible = 1;
+cleanup:
+    if (status < 0) {
+        nz_cuda_spmm_plan_release(plan);
+        plan->workspace_bytes = 0;
+    }
+    return status;
+}
+
+/* BLAS rules: alpha == 0, no nonzeros or an empty X reduce to Y = beta Y (X is not read);
+ * beta == 0 never reads Y. */
+nz_status_t nz_cuda_spmm_execute(const nz_spmm_plan_t *plan, double alpha, const void *X,
+                                 int64_t ldx, double beta, void *Y, int64_t ldy) {
+    nz_context_t *ctx = plan->ctx;
+    const nz_matrix_t *A = plan->A;
+    const spmm_cuda_state_t *st = (const spmm_cuda_state_t *)plan->state;
+    const bool row_major = plan->layout == NZ_ROW_MAJOR;
+    const int64_t yrows = plan->op == NZ_OP_N ? A->rows : A->cols;
+    if (st == NULL)
+        return nzi_error(ctx, NZ_ERR_INVALID_HANDLE, "nz_spmm_execute: the plan is corrupted");
+    NZI_TRY(nzi_cuda_enter(ctx));
+    if (yrows == 0) return NZ_SUCCESS;
+    if (A->nnz == 0 || A->rows == 0 || A->cols == 0 || alpha == 0.0) {
+        if (beta == 1.0) return NZ_SUCCESS;
+        return A->value_type == NZ_F32
+                   ? dense_scale<float>(ctx, yrows, plan->k, row_major, ldy, beta, Y)
+                   : dense_scale<double>(ctx, yrows, plan->k, row_major, ldy, beta, Y);
+    }
+    if (A->value_type == NZ_F64) return spmm_launch<double, double>(plan, alpha, X, ldx, beta, Y, ldy);
+    if (plan->flags & NZ_PLAN_MIXED)
+        return spmm_launch<float, double>(plan, alpha, X, ldx, beta, Y, ldy);
+    return spmm_launch<float, float>(plan, alpha, X, ldx, beta, Y, ldy);
+}

@@ -1,0 +1,134 @@
+/* spmm.c: public SpMM entry points (Y = alpha op(A) X + beta Y): check arguments once, resolve the algorithm, call a backend. */
+#include "nzi.h"
+#include "backend.h"
+
+#include <string.h>
+
+/* The default algorithm: CPU row-parallel; on the GPU the CSR vector kernel or the SELL slot
+ * kernel (the only SpMM algorithm of each format). */
+static nz_alg_t default_alg(const nz_matrix_t *A) {
+    if (A->location == NZ_HOST) return NZ_ALG_PARALLEL;
+    return A->format == NZ_FORMAT_SELL ? NZ_ALG_SCALAR : NZ_ALG_VECTOR;
+}
+
+nz_status_t nz_spmm_plan_create(nz_context_t *ctx, nz_spmm_plan_t **plan, const nz_matrix_t *A,
+                                nz_operation_t op, int64_t k, nz_dense_layout_t layout,
+                                nz_alg_t alg, unsigned flags) {
+    nz_status_t status;
+    nz_spmm_plan_t *P = NULL;
+    const char *what = "nz_spmm_plan_create";
+    NZI_TRY(nzi_check_context(ctx));
+    nzi_clear_error(ctx);
+    if (plan == NULL) return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "%s: plan is NULL", what);
+    NZI_TRY(nzi_check_matrix(ctx, A, "A"));
+    if (op != NZ_OP_N && op != NZ_OP_T)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: invalid operation %d", what, (int)op);
+    if (k < 1 || k > NZI_SPMM_MAX_K)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "%s: k = %lld right-hand sides, expected 1 .. %d", what, (long long)k,
+                         NZI_SPMM_MAX_K);
+    if (layout != NZ_COL_MAJOR && layout != NZ_ROW_MAJOR)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: invalid dense layout %d", what,
+                         (int)layout);
+    if (flags & ~(NZ_PLAN_DETERMINISTIC | NZ_PLAN_TUNE | NZ_PLAN_MIXED))
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: unknown flags 0x%x", what, flags);
+    nz_backend_t backend = A->location == NZ_DEVICE ? NZ_BACKEND_CUDA : NZ_BACKEND_CPU;
+    if (alg == NZ_ALG_AUTO) alg = default_alg(A);
+    bool supported = backend == NZ_BACKEND_CPU ? nz_cpu_spmm_supports(A->format, alg)
+                                               : nz_cuda_spmm_supports(A->format, alg);
+    if (!supported)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                         "%s: SpMM algorithm %s is not available for %s on the %s (CPU: serial or "
+                         "parallel, any format; GPU: vector for csr, scalar for sell)",
+                         what, nz_alg_name(alg), nz_format_name(A->format),
+                         backend == NZ_BACKEND_CPU ? "CPU" : "GPU");
+
+    P = (nz_spmm_plan_t *)nzi_calloc(ctx, 1, sizeof *P);
+    if (P == NULL) return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "%s: cannot allocate a plan", what);
+    P->magic = NZI_SPMM_PLAN_MAGIC;
+    P->ctx = ctx;
+    P->A = A;
+    P->op = op;
+    P->k = k;
+    P->layout = layout;
+    P->alg = alg;
+    P->flags = flags;
+    P->backend = backend;
+    P->reproducible = 1;
+    double t0 = nzi_wtime();
+    if (backend == NZ_BACKEND_CPU)
+        NZI_CHECK(nz_cpu_spmm_plan_setup(P));
+    else
+        NZI_CHECK(nz_cuda_spmm_plan_setup(P));
+    P->plan_seconds = nzi_wtime() - t0;
+    *plan = P;
+    return NZ_SUCCESS;
+cleanup:
+    P->magic = NZI_DEAD_MAGIC;
+    nzi_free(ctx, P);
+    return status;
+}
+
+/* Leading dimension ld of a dense rows x k operand in `layout`: at least k (row-major) or rows
+ * (column-major), and at least 1; the last element's index must fit int64. */
+static nz_status_t check_dense(nz_context_t *ctx, const char *name, const void *data, int64_t rows,
+                               int64_t k, nz_dense_layout_t layout, int64_t ld) {
+    const int64_t minimum = layout == NZ_ROW_MAJOR ? k : (rows > 1 ? rows : 1);
+    int64_t span;
+    if (ld < minimum)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "nz_spmm_execute: ld%s = %lld is below the minimum %lld for a %lld x %lld "
+                         "%s-major %s", name, (long long)ld, (long long)minimum, (long long)rows,
+                         (long long)k, layout == NZ_ROW_MAJOR ? "row" : "column", name);
+    if (rows == 0) return NZ_SUCCESS;
+    if (data == NULL)
+        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_spmm_execute: %s is NULL", name);
+    if (nzi_mul_overflow_i64(layout == NZ_ROW_MAJOR ? rows : k, ld, &span))
+        return nzi_error(ctx, NZ_ERR_OVERFLOW, "nz_spmm_execute: %s spans more than 2^63 elements",
+                         name);
+    return NZ_SUCCESS;
+}
+
+nz_status_t nz_spmm_execute(nz_spmm_plan_t *plan, double alpha, const void *X, int64_t ldx,
+                            double beta, void *Y, int64_t ldy) {
+    if (plan == NULL) return NZ_ERR_NULL_ARGUMENT;
+    if (plan->magic != NZI_SPMM_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
+    nz_context_t *ctx = plan->ctx;
+    const nz_matrix_t *A = plan->A;
+    if (A->magic != NZI_MATRIX_MAGIC)
+        return nzi_error(ctx, NZ_ERR_INVALID_HANDLE, "nz_spmm_execute: the plan's matrix was destroyed");
+    const int64_t xrows = plan->op == NZ_OP_N ? A->cols : A->rows;
+    const int64_t yrows = plan->op == NZ_OP_N ? A->rows : A->cols;
+    NZI_TRY(check_dense(ctx, "X", X, xrows, plan->k, plan->layout, ldx));
+    NZI_TRY(check_dense(ctx, "Y", Y, yrows, plan->k, plan->layout, ldy));
+    if (plan->backend == NZ_BACKEND_CPU) return nz_cpu_spmm_execute(plan, alpha, X, ldx, beta, Y, ldy);
+    return nz_cuda_spmm_execute(plan, alpha, X, ldx, beta, Y, ldy);
+}
+
+nz_status_t nz_spmm_plan_destroy(nz_spmm_plan_t **plan) {
+    if (plan == NULL || *plan == NULL) return NZ_SUCCESS;
+    nz_spmm_plan_t *P = *plan;
+    if (P->magic != NZI_SPMM_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
+    if (P->backend == NZ_BACKEND_CPU)
+        nz_cpu_spmm_plan_release(P);
+    else
+        nz_cuda_spmm_plan_release(P);
+    P->magic = NZI_DEAD_MAGIC;
+    nzi_free(P->ctx, P);
+    *plan = NULL;
+    return NZ_SUCCESS;
+}
+
+nz_status_t nz_spmm_plan_info(const nz_spmm_plan_t *plan, nz_spmv_plan_info_t *info) {
+    if (plan == NULL || info == NULL) return NZ_ERR_NULL_ARGUMENT;
+    if (plan->magic != NZI_SPMM_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
+    memset(info, 0, sizeof *info);
+    info->format = plan->A->format;
+    info->alg = plan->alg;
+    info->backend = plan->backend;
+    info->reproducible = plan->reproducible;
+    info->vector_width = plan->vector_width;
+    info->plan_seconds = plan->plan_seconds;
+    info->workspace_bytes = plan->workspace_bytes;
+    return NZ_SUCCESS;
+}

@@ -1,0 +1,542 @@
+/* test_spmv_transpose.c: GPU y = alpha A^T x + beta y (cached device transpose for every CSR algorithm, atomic scatter) and mixed-precision SpMV, against the CPU double reference. */
+#include "testutil.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdbool.h>
+#include <string.h>
+
+/*
+ * For every CSR algorithm of nz_spmv_list(NZ_BACKEND_CUDA) x {f32, f64} x {32-, 64-bit row
+ * offsets} with NZ_OP_T, on the zoo, generated and real matrices: y (NaN-poisoned for beta = 0)
+ * against nzt_reference_spmv(NZ_OP_T); the cached-transpose plans must match, bit for bit, the
+ * same algorithm with NZ_OP_N on the host-built transpose uploaded (so the device transpose is
+ * exactly the canonical A^T), and repeat bitwise; the atomic plan must say it is not
+ * reproducible and be refused under NZ_PLAN_DETERMINISTIC. NZ_PLAN_MIXED (scalar, vector,
+ * merge; op N and T) must be within half a float ulp of the exact result, which float sums miss
+ * on long rows. NZ_TEST_QUICK=1 (compute-sanitizer) trims the matrix set.
+ */
+
+#define TOL_FACTOR 4.0
+
+static nz_context_t *ctx;
+static int quick;
+static nz_alg_t algs[32];
+static int num_algs;
+static int64_t cases_run;
+
+static size_t at_least_one(int64_t n) { return n > 0 ? (size_t)n : 1; }
+static const char *vt_name(nz_value_type_t vt) { return vt == NZ_F32 ? "f32" : "f64"; }
+
+/* One matrix in one precision: x of length rows (A^T's input), y of length cols. */
+typedef struct job {
+    const char *name;
+    const nz_matrix_t *A, *AT; /* host A and its host transpose (CSR) */
+    nz_value_type_t vt;
+    int64_t rows, cols, nnz;
+    size_t vs;
+    double *xd, *y0d, *ref_a, *bound_a, *ref_b, *bound_b;
+    int64_t *len;
+    void *xh, *y0h, *yh, *yh2;
+    void *dx, *dy;
+} job_t;
+
+static void job_begin(job_t *j, const char *name, const nz_matrix_t *A, const nz_matrix_t *AT) {
+    nz_matrix_info_t info;
+    NZT_OK(ctx, nz_matrix_info(A, &info));
+    memset(j, 0, sizeof *j);
+    j->name = name;
+    j->A = A;
+    j->AT = AT;
+    j->vt = info.value_type;
+    j->rows = info.rows;
+    j->cols = info.cols;
+    j->nnz = info.nnz;
+    j->vs = j->vt == NZ_F32 ? 4 : 8;
+    size_t nr = at_least_one(j->rows), nc = at_least_one(j->cols);
+    j->xd = nzt_malloc(nr * 8);
+    j->xh = nzt_malloc(nr * j->vs);
+    j->y0d = nzt_malloc(nc * 8);
+    j->y0h = nzt_malloc(nc * j->vs);
+    j->yh = nzt_malloc(nc * j->vs);
+    j->yh2 = nzt_malloc(nc * j->vs);
+    j->ref_a = nzt_malloc(nc * 8);
+    j->bound_a = nzt_malloc(nc * 8);
+    j->ref_b = nzt_malloc(nc * 8);
+    j->bound_b = nzt_malloc(nc * 8);
+    j->len = nzt_malloc(nc * 8);
+    nzt_random_vector(j->xd, j->xh, j->vt, j->rows, nzt_seed + 31);
+    nzt_random_vector(j->y0d, j->y0h, j->vt, j->cols, nzt_seed + 32);
+    nzt_reference_spmv(A, NZ_OP_T, 1.0, j->xd, 0.0, j->y0d, j->ref_a, j->bound_a, j->len);
+    nzt_reference_spmv(A, NZ_OP_T, -2.5, j->xd, 0.5, j->y0d, j->ref_b, j->bound_b, j->len);
+    NZT_OK(ctx, nz_device_malloc(ctx, &j->dx, nr * j->vs));
+    NZT_OK(ctx, nz_device_malloc(ctx, &j->dy, nc * j->vs));
+    NZT_OK(ctx, nz_memcpy_to_device(ctx, j->dx, j->xh, (size_t)j->rows * j->vs));
+}
+
+static void job_end(job_t *j) {
+    void *back = nzt_malloc(at_least_one(j->rows) * j->vs);
+    NZT_OK(ctx, nz_memcpy_to_host(ctx, back, j->dx, (size_t)j->rows * j->vs));
+    NZT_CHECK(memcmp(back, j->xh, (size_t)j->rows * j->vs) == 0, "%s %s: x was modified", j->name,
+              vt_name(j->vt));
+    free(back);
+    NZT_OK(ctx, nz_device_free(ctx, j->dx));
+    NZT_OK(ctx, nz_device_free(ctx, j->dy));
+    free(j->xd);
+    free(j->xh);
+    free(j->y0d);
+    free(j->y0h);
+    free(j->yh);
+    free(j->yh2);
+    free(j->ref_a);
+    free(j->bound_a);
+    free(j->ref_b);
+    free(j->bound_b);
+    free(j->len);
+}
+
+/* y = alpha A^T x + beta y (y NaN-poisoned for beta = 0, else y0), compared; result in out. */
+static int64_t run_case(const job_t *j, nz_spmv_plan_t *plan, const char *label, double alpha,
+                        double beta, const double *ref, const double *bound, void *out) {
+    size_t ybytes = (size_t)j->cols * j->vs;
+    if (beta == 0.0)
+        NZT_OK(ctx, nz_device_memset(ctx, j->dy, 0xFF, ybytes));
+    else
+        NZT_OK(ctx, nz_memcpy_to_device(ctx, j->dy, j->y0h, ybytes));
+    nz_status_t s = nz_spmv_execute(plan, alpha, j->dx, beta, j->dy);
+    NZT_CHECK(s == NZ_SUCCESS, "%s: execute returned %d: %s", label, (int)s,
+              nz_context_last_error(ctx));
+    if (s != NZ_SUCCESS) return 1;
+    s = nz_memcpy_to_host(ctx, out, j->dy, ybytes);
+    NZT_CHECK(s == NZ_SUCCESS, "%s: copying y back: %s (a kernel fault?)", label,
+              nz_context_last_error(ctx));
+    if (s != NZ_SUCCESS) return 1;
+    cases_run++;
+    int64_t bad = nzt_compare(label, j->vt, out, ref, bound, j->len, j->cols, TOL_FACTOR);
+    NZT_CHECK(bad == 0, "%s: %lld of %lld entries wrong", label, (long long)bad, (long long)j->cols);
+    return bad;
+}
+
+static int first_difference(const void *a, const void *b, int64_t n, size_t vs) {
+    for (int64_t i = 0; i < n; i++)
+        if (memcmp((const char *)a + (size_t)i * vs, (const char *)b + (size_t)i * vs, vs) != 0)
+            return (int)(i < INT32_MAX ? i : INT32_MAX);
+    return -1;
+}
+
+static void check_device_matrix(const job_t *j, const nz_matrix_t *dA, const nz_matrix_t *dAT,
+                                int bits) {
+    char label[512];
+    for (int a = 0; a < num_algs; a++) {
+        nz_alg_t alg = algs[a];
+        const char *an = nz_alg_name(alg);
+        nz_spmv_plan_t *plan = NULL;
+        nz_status_t s = nz_spmv_plan_create(ctx, &plan, dA, NZ_OP_T, alg, 0);
+        NZT_CHECK(s == NZ_SUCCESS, "%s %s off%d alg=%s op T: plan returned %d: %s", j->name,
+                  vt_name(j->vt), bits, an, (int)s, nz_context_last_error(ctx));
+        if (s != NZ_SUCCESS) continue;
+        nz_spmv_plan_info_t pi;
+        NZT_OK(ctx, nz_spmv_plan_info(plan, &pi));
+        const bool atomic = alg == NZ_ALG_ATOMIC;
+        if (atomic)
+            NZT_CHECK(pi.reproducible == 0 && pi.workspace_bytes == 0,
+                      "%s: atomic transpose claims reproducible %d, workspace %zu", j->name,
+                      pi.reproducible, pi.workspace_bytes);
+        else if (j->nnz > 0 && j->rows > 0 && j->cols > 0)
+            NZT_CHECK(pi.workspace_bytes >= (size_t)j->nnz * (4 + j->vs),
+                      "%s alg=%s: cached transpose workspace %zu below the copy of A", j->name, an,
+                      pi.workspace_bytes);
+        if (alg == NZ_ALG_SCALAR || alg == NZ_ALG_VECTOR || alg == NZ_ALG_MERGE)
+            NZT_CHECK(pi.reproducible == 1, "%s alg=%s op T: should be reproducible", j->name, an);
+
+        snprintf(label, sizeof label, "[%s %s off%d alg=%s op=T alpha=1 beta=0 (y NaN)]", j->name,
+                 vt_name(j->vt), bits, an);
+        int64_t bad1 = run_case(j, plan, label, 1.0, 0.0, j->ref_a, j->bound_a, j->yh);
+        snprintf(label, sizeof label, "[%s %s off%d alg=%s op=T alpha=-2.5 beta=0.5]", j->name,
+                 vt_name(j->vt), bits, an);
+        run_case(j, plan, label, -2.5, 0.5, j->ref_b, j->bound_b, j->yh2);
+        snprintf(label, sizeof label, "[%s %s off%d alg=%s op=T repeat]", j->name, vt_name(j->vt),
+                 bits, an);
+        int64_t bad2 = run_case(j, plan, label, 1.0, 0.0, j->ref_a, j->bound_a, j->yh2);
+        if (pi.reproducible && bad1 == 0 && bad2 == 0) {
+            int d = first_difference(j->yh, j->yh2, j->cols, j->vs);
+            NZT_CHECK(d < 0, "%s: claims reproducible, repeated runs differ at %d", label, d);
+        }
+        NZT_OK(ctx, nz_spmv_plan_destroy(&plan));
+
+        /* the cached transpose is exactly the host transpose: op N on it agrees bit for bit */
+        if (!atomic && bad1 == 0 && dAT != NULL) {
+            NZT_OK(ctx, nz_spmv_plan_create(ctx, &plan, dAT, NZ_OP_N, alg, 0));
+            NZT_OK(ctx, nz_device_memset(ctx, j->dy, 0xFF, (size_t)j->cols * j->vs));
+            NZT_OK(ctx, nz_spmv_execute(plan, 1.0, j->dx, 0.0, j->dy));
+            NZT_OK(ctx, nz_memcpy_to_host(ctx, j->yh2, j->dy, (size_t)j->cols * j->vs));
+            int d = first_difference(j->yh, j->yh2, j->cols, j->vs);
+            NZT_CHECK(d < 0, "[%s %s off%d alg=%s]: op T differs from op N on the host transpose "
+                      "at %d", j->name, vt_name(j->vt), bits, an, d);
+            NZT_OK(ctx, nz_spmv_plan_destroy(&plan));
+        }
+    }
+    /* determinism: atomic refused, the others accepted */
+    nz_spmv_plan_t *plan = NULL;
+    nz_status_t s = nz_spmv_plan_create(ctx, &plan, dA, NZ_OP_T, NZ_ALG_ATOMIC, NZ_PLAN_DETERMINISTIC);
+    if (j->rows > 0 && j->cols > 0 && j->nnz > 0)
+        NZT_CHECK(s == NZ_ERR_UNSUPPORTED && plan == NULL,
+                  "%s: atomic op T under NZ_PLAN_DETERMINISTIC returned %d", j->name, (int)s);
+    nz_spmv_plan_destroy(&plan);
+    NZT_OK(ctx, nz_spmv_plan_create(ctx, &plan, dA, NZ_OP_T, NZ_ALG_MERGE, NZ_PLAN_DETERMINISTIC));
+    nz_spmv_plan_destroy(&plan);
+}
+
+static void check_matrix(const char *name, const nz_matrix_t *A) {
+    nz_matrix_t *AT = NULL;
+    NZT_OK(ctx, nz_matrix_transpose(ctx, &AT, A));
+    job_t j;
+    job_begin(&j, name, A, AT);
+    for (int bits = 32; bits <= 64; bits += 32) {
+        nz_matrix_t *dA = NULL, *dAT = NULL;
+        NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, bits));
+        NZT_OK(ctx, nz_matrix_to_device(ctx, &dAT, AT, bits));
+        check_device_matrix(&j, dA, dAT, bits);
+        nz_matrix_destroy(&dA);
+        nz_matrix_destroy(&dAT);
+    }
+    job_end(&j);
+    nz_matrix_destroy(&AT);
+}
+
+typedef nz_status_t (*make_fn)(nz_matrix_t **A, nz_value_type_t vt, const void *arg);
+
+static void check_both(const char *name, make_fn make, const void *arg, int is_file) {
+    for (int v = 0; v < 2; v++) {
+        nz_value_type_t vt = v == 0 ? NZ_F32 : NZ_F64;
+        nz_matrix_t *A = NULL;
+        nz_status_t s = make(&A, vt, arg);
+        if (s == NZ_ERR_UNSUPPORTED && is_file) {
+            printf("  note: %s cannot be read by this build (%s); skipped\n", name,
+                   nz_context_last_error(ctx));
+            return;
+        }
+        NZT_CHECK(s == NZ_SUCCESS, "%s: making the matrix: %s", name, nz_context_last_error(ctx));
+        if (s != NZ_SUCCESS) continue;
+        int before = nzt_failures;
+        check_matrix(name, A);
+        nz_matrix_destroy(&A);
+        printf("  %-40s %s %s\n", name, vt_name(vt), nzt_failures == before ? "ok" : "FAILED");
+        fflush(stdout);
+    }
+}
+
+static nz_status_t make_zoo(nz_matrix_t **A, nz_value_type_t vt, const void *arg) {
+    return nzt_zoo_matrix(ctx, A, *(const int *)arg, vt, nzt_seed);
+}
+
+typedef struct gen_case {
+    const char *name;
+    int kind;
+    int64_t p[4];
+} gen_case_t;
+
+static nz_status_t make_gen(nz_matrix_t **A, nz_value_type_t vt, const void *arg) {
+    const gen_case_t *g = arg;
+    switch (g->kind) {
+    case 0: return nz_gen_random(ctx, A, g->p[0], g->p[1], (double)g->p[2], nzt_seed, vt);
+    case 1: return nz_gen_rail(ctx, A, g->p[0], g->p[1], g->p[2], nzt_seed, vt);
+    case 2: return nz_gen_mixed(ctx, A, g->p[0], g->p[1], g->p[2], g->p[3], nzt_seed, vt);
+    case 3: return nz_gen_rmat(ctx, A, (int)g->p[0], (int)g->p[1], 0, 0, 0, nzt_seed, vt);
+    default: return nz_gen_fe3d(ctx, A, g->p[0], vt, NULL, NULL);
+    }
+}
+
+static nz_status_t make_file(nz_matrix_t **A, nz_value_type_t vt, const void *arg) {
+    return nz_mm_read(ctx, A, (const char *)arg, vt);
+}
+
+static void test_zoo(void) {
+    printf("zoo:\n");
+    for (int k = 0; k < nzt_zoo_count(); k++) check_both(nzt_zoo_name(k), make_zoo, &k, 0);
+}
+
+static void test_generated(void) {
+    printf("generated:\n");
+    const gen_case_t gens[] = {
+        {"random 5000x7000 mean 9", 0, {5000, 7000, 9, 0}},
+        /* A^T of a rail matrix: 120000 short rows, columns of ~3000 become rows of A */
+        {"rail 40 x 120000, rows ~3000", 1, {40, 120000, 3000, 0}},
+        /* long rows of A become long columns: many atomics on the same y_j */
+        {"mixed 30000, 12 long rows of 25000", 2, {30000, 4, 12, 25000}},
+        {"rmat scale 13 x 8", 3, {13, 8, 0, 0}},
+        {"fe3d 10", 4, {10, 0, 0, 0}},
+    };
+    for (size_t g = 0; g < sizeof gens / sizeof gens[0]; g++)
+        check_both(gens[g].name, make_gen, &gens[g], 0);
+}
+
+static void test_real_matrices(void) {
+    const char *dir = nzt_matrix_dir();
+    if (dir == NULL) {
+        printf("real matrices: NZ_MATRIX_DIR not set, skipped\n");
+        return;
+    }
+    char **names = NULL;
+    int count = nzt_list_matrices(dir, &names);
+    /* a few: every 4th (every 16th in quick mode) */
+    int step = quick ? 16 : 4;
+    printf("real matrices (every %dth of %d in %s):\n", step, count, dir);
+    for (int m = 0; m < count; m += step) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, names[m]);
+        check_both(names[m], make_file, path, 1);
+    }
+    nzt_free_names(names, count);
+}
+
+/* The zoo matrix with |a_ij|: positive data, so every partial sum is below the result and the
+ * accuracy bound below holds even for merge-path, which rounds y once per tile a row spans. */
+static nz_matrix_t *positive_zoo(int z) {
+    nz_matrix_t *Z = NULL, *A = NULL;
+    NZT_OK(ctx, nzt_zoo_matrix(ctx, &Z, z, NZ_F32, nzt_seed));
+    nz_matrix_info_t info;
+    NZT_OK(ctx, nz_matrix_info(Z, &info));
+    const int64_t *offsets;
+    const int32_t *columns;
+    const void *values;
+    NZT_OK(ctx, nz_matrix_csr_arrays(Z, &offsets, &columns, &values));
+    float *v = nzt_malloc(at_least_one(info.nnz) * 4);
+    for (int64_t k = 0; k < info.nnz; k++) v[k] = fabsf(((const float *)values)[k]);
+    NZT_OK(ctx, nz_matrix_create_csr(ctx, &A, info.rows, info.cols, NZ_I64, offsets, columns,
+                                     NZ_F32, v));
+    free(v);
+    nz_matrix_destroy(&Z);
+    return A;
+}
+
+/* Mixed precision: float storage, double sums. Accepted by scalar / vector / merge (op N and T)
+ * and within a float ulp of the exact result on positive data (a float sum of a row of
+ * thousands misses that by tens of ulps); the others are refused with a message naming the
+ * three. */
+static void test_mixed(void) {
+    printf("mixed precision:\n");
+    const int zs[] = {7, 9, 11, 5}; /* rows of ~3000, power-law, dense 64, one enormous row */
+    for (size_t z = 0; z < sizeof zs / sizeof zs[0]; z++) {
+        nz_matrix_t *A = positive_zoo(zs[z]), *dA = NULL;
+        NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 0));
+        nz_matrix_info_t info;
+        NZT_OK(ctx, nz_matrix_info(A, &info));
+        int before = nzt_failures;
+        for (int op = 0; op < 2; op++) {
+            int64_t xn = op == 0 ? info.cols : info.rows, yn = op == 0 ? info.rows : info.cols;
+            double *xd = nzt_malloc(at_least_one(xn) * 8), *y0 = nzt_malloc(at_least_one(yn) * 8);
+            double *ref = nzt_malloc(at_least_one(yn) * 8), *bound = nzt_malloc(at_least_one(yn) * 8);
+            int64_t *len = nzt_malloc(at_least_one(yn) * 8);
+            float *xf = nzt_malloc(at_least_one(xn) * 4), *y0f = nzt_malloc(at_least_one(yn) * 4);
+            float *y = nzt_malloc(at_least_one(yn) * 4);
+            void *dx = NULL, *dy = NULL;
+            nzt_random_vector(xd, NULL, NZ_F32, xn, nzt_seed + 41);
+            nzt_random_vector(y0, NULL, NZ_F32, yn, nzt_seed + 42);
+            for (int64_t i = 0; i < xn; i++) xf[i] = (float)(xd[i] = fabs(xd[i]));
+            for (int64_t i = 0; i < yn; i++) y0f[i] = (float)(y0[i] = fabs(y0[i]));
+            NZT_OK(ctx, nz_device_malloc(ctx, &dx, at_least_one(xn) * 4));
+            NZT_OK(ctx, nz_device_malloc(ctx, &dy, at_least_one(yn) * 4));
+            NZT_OK(ctx, nz_memcpy_to_device(ctx, dx, xf, (size_t)xn * 4));
+            for (int a = 0; a < num_algs; a++) {
+                nz_alg_t alg = algs[a];
+                bool expected = alg == NZ_ALG_SCALAR || alg == NZ_ALG_VECTOR || alg == NZ_ALG_MERGE;
+                nz_spmv_plan_t *plan = NULL;
+                nz_status_t s = nz_spmv_plan_create(ctx, &plan, dA, (nz_operation_t)op, alg,
+                                                    NZ_PLAN_MIXED);
+                if (!expected) {
+                    NZT_CHECK(s == NZ_ERR_UNSUPPORTED &&
+                                  strstr(nz_context_last_error(ctx), "scalar, vector and merge"),
+                              "mixed alg=%s returned %d: %s", nz_alg_name(alg), (int)s,
+                              nz_context_last_error(ctx));
+                    nz_spmv_plan_destroy(&plan);
+                    continue;
+                }
+                NZT_CHECK(s == NZ_SUCCESS, "mixed alg=%s op %d: %s", nz_alg_name(alg), op,
+                          nz_context_last_error(ctx));
+                if (s != NZ_SUCCESS) continue;
+                for (int c = 0; c < 2; c++) {
+                    double alpha = c == 0 ? 1.0 : 0.75, beta = c == 0 ? 0.0 : 0.5;
+                    nzt_reference_spmv(A, (nz_operation_t)op, alpha, xd, beta, y0, ref, bound, len);
+                    if (beta == 0.0)
+                        NZT_OK(ctx, nz_device_memset(ctx, dy, 0xFF, (size_t)yn * 4));
+                    else
+                        NZT_OK(ctx, nz_memcpy_to_device(ctx, dy, y0f, (size_t)yn * 4));
+                    NZT_OK(ctx, nz_spmv_execute(plan, alpha, dx, beta, dy));
+                    NZT_OK(ctx, nz_memcpy_to_host(ctx, y, dy, (size_t)yn * 4));
+                    cases_run++;
+                    int64_t bad = 0;
+                    for (int64_t i = 0; i < yn; i++) {
+                        /* half an ulp, twice for a row summed across merge tiles */
+                        double tol = FLT_EPSILON * fabs(ref[i]) * 1.0000001 + 1e-11 * bound[i] + 1e-40;
+                        if (!(fabs((double)y[i] - ref[i]) <= tol)) {
+                            if (bad < 3)
+                                fprintf(stderr, "  mixed %s alg=%s op %d: y[%lld] = %.9g, exact %.17g\n",
+                                        nzt_zoo_name(zs[z]), nz_alg_name(alg), op, (long long)i,
+                                        (double)y[i], ref[i]);
+                            bad++;
+                        }
+                    }
+                    NZT_CHECK(bad == 0, "mixed %s alg=%s op %d alpha %g beta %g: %lld entries "
+                              "beyond a float ulp (sums not in double?)", nzt_zoo_name(zs[z]),
+                              nz_alg_name(alg), op, alpha, beta, (long long)bad);
+                }
+                nz_spmv_plan_destroy(&plan);
+            }
+            NZT_OK(ctx, nz_device_free(ctx, dx));
+            NZT_OK(ctx, nz_device_free(ctx, dy));
+            free(xd);
+            free(y0);
+            free(ref);
+            free(bound);
+            free(len);
+            free(xf);
+            free(y0f);
+            free(y);
+        }
+        printf("  %-40s %s\n", nzt_zoo_name(zs[z]), nzt_failures == before ? "ok" : "FAILED");
+        nz_matrix_destroy(&dA);
+        nz_matrix_destroy(&A);
+    }
+}
+
+/* alpha = 0: x is not read (NaN x), y = beta y exactly, for every algorithm with op T. */
+static void test_alpha_zero(void) {
+    nz_matrix_t *A = NULL, *dA = NULL;
+    NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, 4, NZ_F64, nzt_seed)); /* 2000 x 1500 */
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 0));
+    double *y0 = nzt_malloc(1500 * 8), *y = nzt_malloc(1500 * 8);
+    for (int i = 0; i < 1500; i++) y0[i] = i - 700.25;
+    void *dx = NULL, *dy = NULL;
+    NZT_OK(ctx, nz_device_malloc(ctx, &dx, 2000 * 8));
+    NZT_OK(ctx, nz_device_malloc(ctx, &dy, 1500 * 8));
+    NZT_OK(ctx, nz_device_memset(ctx, dx, 0xFF, 2000 * 8));
+    for (int a = 0; a < num_algs; a++) {
+        nz_spmv_plan_t *plan = NULL;
+        NZT_OK(ctx, nz_spmv_plan_create(ctx, &plan, dA, NZ_OP_T, algs[a], 0));
+        NZT_OK(ctx, nz_memcpy_to_device(ctx, dy, y0, 1500 * 8));
+        NZT_OK(ctx, nz_spmv_execute(plan, 0.0, dx, 2.0, dy));
+        NZT_OK(ctx, nz_memcpy_to_host(ctx, y, dy, 1500 * 8));
+        int bad = 0;
+        for (int i = 0; i < 1500; i++) bad += y[i] != 2.0 * y0[i];
+        NZT_CHECK(bad == 0, "alg=%s op T alpha = 0: %d entries not 2 y", nz_alg_name(algs[a]), bad);
+        nz_spmv_plan_destroy(&plan);
+    }
+    NZT_OK(ctx, nz_device_free(ctx, dx));
+    NZT_OK(ctx, nz_device_free(ctx, dy));
+    free(y0);
+    free(y);
+    nz_matrix_destroy(&dA);
+    nz_matrix_destroy(&A);
+}
+
+/* The cached transpose's allocations (A^T arrays, sort buffers, the inner plan's) may each fail:
+ * an out-of-memory status with a message, nothing leaked; the atomic plan allocates nothing. */
+static void test_alloc_failures(void) {
+    nz_matrix_t *A = NULL, *dA = NULL;
+    NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, 9, NZ_F32, nzt_seed)); /* power-law 4000 x 4000 */
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 0));
+    void *dx = NULL, *dy = NULL;
+    NZT_OK(ctx, nz_device_malloc(ctx, &dx, 4000 * 4));
+    NZT_OK(ctx, nz_device_malloc(ctx, &dy, 4000 * 4));
+    NZT_OK(ctx, nz_device_memset(ctx, dx, 0, 4000 * 4));
+    for (int a = 0; a < num_algs; a++) {
+        const char *an = nz_alg_name(algs[a]);
+        nz_alloc_stats_t s0, s1;
+        nz_spmv_plan_t *plan = NULL;
+        /* a first plan grows the device allocation table, so the count below is stable */
+        NZT_OK(ctx, nz_spmv_plan_create(ctx, &plan, dA, NZ_OP_T, algs[a], 0));
+        nz_spmv_plan_destroy(&plan);
+        NZT_OK(ctx, nz_context_alloc_stats(ctx, &s0));
+        NZT_OK(ctx, nz_spmv_plan_create(ctx, &plan, dA, NZ_OP_T, algs[a], 0));
+        NZT_OK(ctx, nz_context_alloc_stats(ctx, &s1));
+        int64_t count = s1.total_allocs - s0.total_allocs;
+        NZT_CHECK(algs[a] == NZ_ALG_ATOMIC ? count == 1 : count >= 5,
+                  "alg=%s op T: %lld allocations", an, (long long)count);
+        NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 1));
+        NZT_CHECK(nz_spmv_execute(plan, 1.0, dx, 0.0, dy) == NZ_SUCCESS,
+                  "alg=%s op T: execute with injection armed: %s", an, nz_context_last_error(ctx));
+        NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
+        NZT_OK(ctx, nz_context_alloc_stats(ctx, &s0));
+        NZT_CHECK(s0.total_allocs == s1.total_allocs, "alg=%s op T: execute allocated", an);
+        nz_spmv_plan_destroy(&plan);
+        /* ours (the transpose, scalar, vector, merge, atomic) have no fallbacks: every injected
+         * failure must surface; other families may fall back */
+        const bool ours = algs[a] == NZ_ALG_SCALAR || algs[a] == NZ_ALG_VECTOR ||
+                          algs[a] == NZ_ALG_MERGE || algs[a] == NZ_ALG_ATOMIC;
+        int64_t failures = 0;
+        for (int64_t k = 1; k <= count; k++) {
+            NZT_OK(ctx, nz_context_alloc_stats(ctx, &s0));
+            NZT_OK(ctx, nz_context_fail_alloc_after(ctx, k));
+            nz_status_t s = nz_spmv_plan_create(ctx, &plan, dA, NZ_OP_T, algs[a], 0);
+            NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
+            NZT_CHECK(s == NZ_SUCCESS || s == NZ_ERR_OUT_OF_MEMORY ||
+                          s == NZ_ERR_DEVICE_OUT_OF_MEMORY,
+                      "alg=%s op T: failing allocation %lld of %lld gave %d (%s)", an,
+                      (long long)k, (long long)count, (int)s, nz_context_last_error(ctx));
+            if (s != NZ_SUCCESS) {
+                failures++;
+                NZT_CHECK(plan == NULL && strlen(nz_context_last_error(ctx)) > 0,
+                          "alg=%s op T: failure %lld left a plan or no message", an, (long long)k);
+            } else {
+                NZT_CHECK(nz_spmv_execute(plan, 1.0, dx, 0.0, dy) == NZ_SUCCESS,
+                          "alg=%s op T: execute after injected failure %lld", an, (long long)k);
+            }
+            nz_spmv_plan_destroy(&plan);
+            NZT_OK(ctx, nz_context_alloc_stats(ctx, &s1));
+            NZT_CHECK(s1.live_blocks == s0.live_blocks && s1.live_bytes == s0.live_bytes,
+                      "alg=%s op T: failing allocation %lld leaked %lld blocks, %lld bytes", an,
+                      (long long)k, (long long)(s1.live_blocks - s0.live_blocks),
+                      (long long)(s1.live_bytes - s0.live_bytes));
+        }
+        NZT_CHECK(ours ? failures == count : failures >= 1,
+                  "alg=%s op T: %lld of %lld injected failures surfaced", an, (long long)failures,
+                  (long long)count);
+    }
+    NZT_OK(ctx, nz_device_free(ctx, dx));
+    NZT_OK(ctx, nz_device_free(ctx, dy));
+    nz_matrix_destroy(&dA);
+    nz_matrix_destroy(&A);
+}
+
+int main(int argc, char **argv) {
+    nzt_init(argc, argv);
+    if (nz_device_count() == 0) {
+#ifdef NZ_HAVE_CUDA
+        NZT_SKIP("no CUDA device");
+#else
+        NZT_SKIP("built without CUDA");
+#endif
+    }
+    const char *q = getenv("NZ_TEST_QUICK");
+    quick = q != NULL && *q && strcmp(q, "0") != 0;
+    NZT_OK(ctx, nz_context_create(&ctx));
+    NZT_OK(ctx, nz_context_set_device(ctx, 0, NULL));
+    printf("device: %s%s\n", nz_context_device_name(ctx), quick ? " (quick mode)" : "");
+    nz_format_t format;
+    nz_alg_t alg;
+    bool has_atomic = false;
+    for (int i = 0; nz_spmv_list(NZ_BACKEND_CUDA, i, &format, &alg) == NZ_SUCCESS; i++)
+        if (format == NZ_FORMAT_CSR && num_algs < 32) {
+            algs[num_algs++] = alg;
+            has_atomic |= alg == NZ_ALG_ATOMIC;
+        }
+    NZT_CHECK(has_atomic && num_algs >= 4, "csr atomic not listed (%d csr algorithms)", num_algs);
+    printf("algorithms:");
+    for (int a = 0; a < num_algs; a++) printf(" %s", nz_alg_name(algs[a]));
+    printf("\n");
+
+    test_alpha_zero();
+    test_alloc_failures();
+    test_mixed();
+    test_zoo();
+    test_generated();
+    test_real_matrices();
+
+    printf("%lld products compared\n", (long long)cases_run);
+    nz_alloc_stats_t st;
+    NZT_OK(ctx, nz_context_alloc_stats(ctx, &st));
+    NZT_CHECK(st.live_blocks == 0, "%lld blocks leaked", (long long)st.live_blocks);
+    nz_context_destroy(&ctx);
+    return nzt_finish("test_spmv_transpose");
+}
