@@ -363,7 +363,7 @@ static nz_status_t make_boundaries(nz_matrix_t **A, nz_value_type_t vt, const vo
     for (int64_t i = 0; i < rows; i++) {
         int64_t length = offsets[i + 1] - offsets[i];
         for (int64_t k = 0; k < length; k++)
-            columns[offsets[i] + k] = (int32_t)((k * cols) / length + (i % 3));
+            columns[offsets[i] + k] = (int32_t)((k * (cols - 3)) / length + (i % 3));
     }
     nzt_random_vector(vd, values, vt, nnz, nzt_seed + 5);
     nz_status_t s = nz_matrix_create_csr(ctx, A, rows, cols, NZ_I64, offsets, columns, vt, values);
