@@ -1,6 +1,9 @@
 /* cmd_bench.c: `nz bench`: parse the options and run the SpMV benchmark in bench/. */
 #include "bench.h"
 #include "bench_cg.h"
+#ifdef NZ_HAVE_CUDA
+#include "bench_spgemm.h"
+#endif
 #include "cli.h"
 #include "commands.h"
 
@@ -32,6 +35,8 @@ static void usage(FILE *f) {
             "  --markdown             print the table as Markdown\n"
             "  --cg                   instead: the CG benchmark on the Q1 FE problem (per N,\n"
             "                         backend and format; bandwidth floor, transfer vs SpMV)\n"
+            "  --spgemm               instead: C = A*A on the GPU suite vs cuSPARSE SpGEMM\n"
+            "                         ALG1/2/3 (with --quick, --no-real, --precision, --runs)\n"
             "exit status: 0 all kernels verified, 1 a wrong result or an error, 2 bad command line\n");
 }
 
@@ -78,7 +83,7 @@ int nz_cmd_bench(int argc, char **argv) {
         return NZ_EXIT_FAIL;
     }
     int status = NZ_EXIT_OK;
-    int mode_cg = 0;
+    int mode_cg = 0, mode_spgemm = 0;
     /* argv[0] is the subcommand's name. */
     for (int i = 1; i < argc && status == NZ_EXIT_OK; i++) {
         const char *a = argv[i];
@@ -95,6 +100,8 @@ int nz_cmd_bench(int argc, char **argv) {
             opt.markdown = 1;
         } else if (strcmp(a, "--cg") == 0) {
             mode_cg = 1;
+        } else if (strcmp(a, "--spgemm") == 0) {
+            mode_spgemm = 1;
         } else if (a[0] != '-' || a[1] == '\0') {
             opt.files[opt.num_files++] = argv[i];
         } else if (strcmp(a, "--backend") != 0 && strcmp(a, "--size") != 0 &&
@@ -163,6 +170,22 @@ int nz_cmd_bench(int argc, char **argv) {
         cg.use_graph = 1;
         cg.csv_path = opt.csv_path;
         status = nzb_bench_cg(&cg);
+    } else if (status == NZ_EXIT_OK && mode_spgemm) {
+#ifdef NZ_HAVE_CUDA
+        nzb_spgemm_options_t so;
+        memset(&so, 0, sizeof so);
+        so.single = opt.single && !opt.dbl;
+        so.quick = opt.size == NZB_SIZE_QUICK;
+        so.real = opt.real;
+        so.runs = opt.runs;
+        so.files = opt.files;
+        so.num_files = opt.num_files;
+        so.csv_path = opt.csv_path;
+        status = nzb_bench_spgemm(&so);
+#else
+        nz_cli_error(CMD, "--spgemm needs the CUDA backend (this build has none)");
+        status = NZ_EXIT_REFUSED;
+#endif
     } else if (status == NZ_EXIT_OK) {
         status = nzb_run(&opt);
     }
