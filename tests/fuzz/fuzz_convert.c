@@ -66,7 +66,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     nz_format_options_t opt;
     memset(&opt, 0, sizeof opt);
     opt.sell_chunk = (data[3] & 0x80) ? 4 << (data[3] % 4) : 0;
-    opt.sell_sigma = (data[4] & 0x80) ? 1 + data[4] % 64 : 0;
+    /* sigma must be 1 or a multiple of the chunk height; an odd value tests the refusal */
+    int chunk = opt.sell_chunk ? opt.sell_chunk : 32;
+    opt.sell_sigma = (data[4] & 0x80) ? ((data[4] & 0x40) ? 1 + data[4] % 64 : chunk * (1 + data[4] % 8)) : 0;
     opt.bsr_block = (data[5] & 0x80) ? 1 + data[5] % 8 : 0;
     opt.hyb_ell_width = (data[6] & 0x80) ? data[6] % 16 : 0;
     opt.max_padding_ratio = (data[0] & 2) ? 1e9 : 0.0;
