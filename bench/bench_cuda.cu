@@ -370,8 +370,8 @@ static void run_ours(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c, const
     nzb_result_t r = *base;
     launch_t l;
     memset(&l, 0, sizeof l);
-    snprintf(r.kernel, sizeof r.kernel, "csr/%s%s%s", nz_alg_name(alg), variant ? ":" : "",
-             variant ? variant : "");
+    snprintf(r.kernel, sizeof r.kernel, "%s/%s%s%s", nz_format_name(dA->format),
+             nz_alg_name(alg), variant ? ":" : "", variant ? variant : "");
     l.x = dx;
     l.y = dy;
     size_t vs = c->value_type == NZ_F32 ? 4 : 8;
@@ -385,7 +385,11 @@ static void run_ours(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c, const
         l.plan = NULL;
     } else {
         nz_spmv_plan_info_t info;
-        if (nz_spmv_plan_info(l.plan, &info) == NZ_SUCCESS) r.plan_seconds = info.plan_seconds;
+        if (nz_spmv_plan_info(l.plan, &info) == NZ_SUCCESS) {
+            r.plan_seconds = info.plan_seconds;
+            if (alg == NZ_ALG_AUTO) /* the planner's column: say what it chose */
+                snprintf(r.note, sizeof r.note, "planner chose %s", nz_alg_name(info.alg));
+        }
         if (verify_launch(g, &l, c, host_y, (size_t)dA->rows * vs, &r) != 0 ||
             (r.status == NZB_OK && time_launch(g, &l, runs, &r) != 0)) {
             r.status = NZB_FAILED;
@@ -485,6 +489,47 @@ int nzb_gpu_case(nzb_gpu_t *g, nzb_report_t *rep, const nzb_options_t *options,
             if (format != NZ_FORMAT_CSR || !nzb_selected(options, format, alg)) continue;
             run_ours(g, rep, c, dA, alg, dx, dy, host_y, runs, best_cusparse, &base, NULL);
             run_tuned(g, rep, c, dA, alg, dx, dy, host_y, runs, best_cusparse, &base);
+        }
+        /* The planner's choice (NZ_ALG_AUTO) on the same CSR arrays. */
+        if (nzb_selected(options, NZ_FORMAT_CSR, NZ_ALG_AUTO))
+            run_ours(g, rep, c, dA, NZ_ALG_AUTO, dx, dy, host_y, runs, best_cusparse, &base, NULL);
+        /* The other device formats: converted on the host (default options; refusals for
+         * padding are reported), uploaded once per format, every listed algorithm on it. */
+        for (int f = 0; f < NZ_FORMAT_COUNT; f++) {
+            if (f == NZ_FORMAT_CSR) continue;
+            int wanted = 0;
+            for (int index = 0; nz_spmv_list(NZ_BACKEND_CUDA, index, &format, &alg) == NZ_SUCCESS;
+                 index++)
+                if ((int)format == f && nzb_selected(options, format, alg)) wanted = 1;
+            if (!wanted) continue;
+            nz_matrix_t *hF = NULL, *dF = NULL;
+            nz_matrix_info_t finfo;
+            nzb_result_t fbase = base;
+            s = nz_matrix_convert(g->ctx, &hF, c->A, (nz_format_t)f, NULL);
+            if (s == NZ_SUCCESS) s = nz_matrix_to_device(g->ctx, &dF, hF, 0);
+            if (s == NZ_SUCCESS) s = nz_matrix_info(dF, &finfo);
+            if (s != NZ_SUCCESS) {
+                nzb_result_t r = base;
+                snprintf(r.kernel, sizeof r.kernel, "%s/-", nz_format_name((nz_format_t)f));
+                r.status = (s == NZ_ERR_TOO_MUCH_PADDING || s == NZ_ERR_UNSUPPORTED) ? NZB_REFUSED
+                                                                                    : NZB_FAILED;
+                const char *msg = nz_context_last_error(g->ctx);
+                snprintf(r.note, sizeof r.note, "%s: %.130s",
+                         r.status == NZB_REFUSED ? "refused" : "failed",
+                         msg[0] ? msg : nz_status_string(s));
+                nzb_report_row(rep, &r);
+                if (r.status == NZB_FAILED) failed = 1;
+            } else {
+                fbase.transfer_seconds = finfo.transfer_seconds;
+                fbase.bytes_stored = finfo.bytes + (size_t)finfo.cols * vs + (size_t)finfo.rows * vs;
+                for (int index = 0;
+                     nz_spmv_list(NZ_BACKEND_CUDA, index, &format, &alg) == NZ_SUCCESS; index++)
+                    if ((int)format == f && nzb_selected(options, format, alg))
+                        run_ours(g, rep, c, dF, alg, dx, dy, host_y, runs, best_cusparse, &fbase,
+                                 NULL);
+            }
+            nz_matrix_destroy(&dF);
+            nz_matrix_destroy(&hF);
         }
     }
 

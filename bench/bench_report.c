@@ -236,18 +236,38 @@ void nzb_report_note(nzb_report_t *rep, const char *fmt, ...) {
 
 /* ---- summary -------------------------------------------------------------------------------- */
 
+/* Which of our rows a summary looks at: the CSR algorithms with their defaults (the issue's
+ * comparison), any format, or the planner's choice (csr/auto). Tuning variants (kernel names
+ * with ':') never count. */
+enum { ROWS_CSR = 0, ROWS_ANY = 1, ROWS_AUTO = 2 };
+
+static int row_kind_matches(const nzb_result_t *r, int kind) {
+    if (r->is_cusparse) return 1;
+    if (strchr(r->kernel, ':') != NULL) return 0;
+    int is_auto = strcmp(r->kernel, "csr/auto") == 0;
+    if (kind == ROWS_AUTO) return is_auto;
+    if (is_auto) return 0;
+    return kind == ROWS_ANY || strncmp(r->kernel, "csr/", 4) == 0;
+}
+
 /* Best (fastest verified) row of a matrix in one precision, among cuSPARSE rows or ours. */
-static const nzb_result_t *best_row(const nzb_report_t *rep, const char *matrix,
-                                    nz_value_type_t vt, int cusparse) {
+static const nzb_result_t *best_row_of(const nzb_report_t *rep, const char *matrix,
+                                       nz_value_type_t vt, int cusparse, int kind) {
     const nzb_result_t *best = NULL;
     for (int i = 0; i < rep->num_rows; i++) {
         const nzb_result_t *r = &rep->rows[i];
         if (r->status != NZB_OK || r->is_cusparse != cusparse || r->value_type != vt ||
-            strcmp(r->matrix, matrix) != 0 || !(r->median_seconds > 0))
+            strcmp(r->matrix, matrix) != 0 || !(r->median_seconds > 0) ||
+            !row_kind_matches(r, kind))
             continue;
         if (best == NULL || r->median_seconds < best->median_seconds) best = r;
     }
     return best;
+}
+
+static const nzb_result_t *best_row(const nzb_report_t *rep, const char *matrix,
+                                    nz_value_type_t vt, int cusparse) {
+    return best_row_of(rep, matrix, vt, cusparse, ROWS_CSR);
 }
 
 /* True if row i is the first row of its (matrix, precision). */
@@ -308,6 +328,34 @@ static void summary_gpu(nzb_report_t *rep, nz_value_type_t vt) {
                         "%d, geometric-mean speedup %.2fx\n",
                    bullet(rep), precision_name(vt), real_wins, real_count,
                    exp(real_log_sum / real_count));
+    /* The planner (csr/auto) against the best CSR algorithm found by exhaustive timing, and the
+     * best of every device format against the best CSR algorithm. */
+    int planned = 0, within = 0;
+    double worst = 0;
+    for (int i = 0; i < rep->num_rows; i++) {
+        const nzb_result_t *r = &rep->rows[i];
+        if (r->value_type != vt || !first_of_case(rep, i) || !r->generated) continue;
+        const nzb_result_t *best = best_row_of(rep, r->matrix, vt, 0, ROWS_CSR);
+        const nzb_result_t *planner = best_row_of(rep, r->matrix, vt, 0, ROWS_AUTO);
+        const nzb_result_t *any = best_row_of(rep, r->matrix, vt, 0, ROWS_ANY);
+        if (best != NULL && planner != NULL) {
+            double ratio = planner->median_seconds / best->median_seconds;
+            planned++;
+            within += ratio <= 1.10;
+            if (ratio > worst) worst = ratio;
+            nzb_printf(rep, "%s%s: %s: planner (%s) %.2fx the time of the best CSR algorithm "
+                            "(%s)\n", bullet(rep), precision_name(vt), r->matrix, planner->note,
+                       ratio, best->kernel);
+        }
+        if (best != NULL && any != NULL && any != best)
+            nzb_printf(rep, "%s%s: %s: best of all device formats is %s (%.1f GB/s vs %.1f for "
+                            "%s)\n", bullet(rep), precision_name(vt), r->matrix, any->kernel,
+                       any->gbs_min, best->gbs_min, best->kernel);
+    }
+    if (planned > 0)
+        nzb_printf(rep, "%s%s: planner within 10%% of the best CSR algorithm on %d of %d generated "
+                        "matrices, worst %.2fx\n", bullet(rep), precision_name(vt), within,
+                   planned, worst);
     for (int i = 0; i < rep->num_rows; i++) {
         const nzb_result_t *r = &rep->rows[i];
         if (r->value_type != vt || !first_of_case(rep, i) || !r->generated) continue;
