@@ -1,5 +1,6 @@
 /* test_reliability.c: GPU hygiene: a full device, huge requests and injected host/device allocation failures leave the context usable. */
 #include "testutil.h"
+#include <stdlib.h>
 
 #include <string.h>
 
@@ -394,8 +395,15 @@ int main(int argc, char **argv) {
     NZT_OK(ctx, nz_context_create(&ctx));
     NZT_OK(ctx, nz_context_set_device(ctx, 0, NULL));
     printf("device: %s\n", nz_context_device_name(ctx));
-    test_terabyte();
-    test_full_device();
+    /* Real cudaMalloc failures are API errors to compute-sanitizer; sanitizer runs
+     * (NZ_TEST_SANITIZER=1) leave them to the plain run and keep the injected ones. */
+    const char *san = getenv("NZ_TEST_SANITIZER");
+    if (san == NULL || !*san || strcmp(san, "0") == 0) {
+        test_terabyte();
+        test_full_device();
+    } else {
+        printf("note: real out-of-memory cases skipped under the sanitizer (NZ_TEST_SANITIZER)\n");
+    }
     test_injection();
     printf("device fault injection: %lld cases, %lld k values\n", (long long)n_cases, (long long)n_k);
     NZT_CHECK(live_blocks() == 0, "%lld blocks leak at the end", (long long)live_blocks());

@@ -210,7 +210,7 @@ static void hand_cases(nz_context_t *ctx, nz_value_type_t vt) {
 
     /* A with no rows; B with no columns; an all-zero A. */
     nz_matrix_t *E = NULL, *F = NULL, *G = NULL, *H = NULL;
-    const int64_t zero[8] = {0};
+    const int64_t zero[10] = {0}; /* row offsets of up to 9 empty rows */
     NZT_OK(ctx, nz_matrix_create_csr(ctx, &E, 0, 7, NZ_I64, zero, NULL, vt, NULL));
     NZT_OK(ctx, nz_gen_random(ctx, &F, 7, 9, 2.0, 11, vt));
     compare(ctx, "0 x 7 times 7 x 9", E, F, 0);
