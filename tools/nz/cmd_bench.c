@@ -2,6 +2,7 @@
 #include "bench.h"
 #include "bench_cg.h"
 #ifdef NZ_HAVE_CUDA
+#include "bench_extra.h"
 #include "bench_spgemm.h"
 #endif
 #include "cli.h"
@@ -37,6 +38,8 @@ static void usage(FILE *f) {
             "                         backend and format; bandwidth floor, transfer vs SpMV)\n"
             "  --spgemm               instead: C = A*A on the GPU suite vs cuSPARSE SpGEMM\n"
             "                         ALG1/2/3 (with --quick, --no-real, --precision, --runs)\n"
+            "  --spmm                 instead: transpose SpMV and many right-hand sides (SpMM)\n"
+            "                         on the GPU vs cuSPARSE (with --precision, --csv, files)\n"
             "exit status: 0 all kernels verified, 1 a wrong result or an error, 2 bad command line\n");
 }
 
@@ -83,7 +86,7 @@ int nz_cmd_bench(int argc, char **argv) {
         return NZ_EXIT_FAIL;
     }
     int status = NZ_EXIT_OK;
-    int mode_cg = 0, mode_spgemm = 0;
+    int mode_cg = 0, mode_spgemm = 0, mode_spmm = 0;
     /* argv[0] is the subcommand's name. */
     for (int i = 1; i < argc && status == NZ_EXIT_OK; i++) {
         const char *a = argv[i];
@@ -102,6 +105,8 @@ int nz_cmd_bench(int argc, char **argv) {
             mode_cg = 1;
         } else if (strcmp(a, "--spgemm") == 0) {
             mode_spgemm = 1;
+        } else if (strcmp(a, "--spmm") == 0) {
+            mode_spmm = 1;
         } else if (a[0] != '-' || a[1] == '\0') {
             opt.files[opt.num_files++] = argv[i];
         } else if (strcmp(a, "--backend") != 0 && strcmp(a, "--size") != 0 &&
@@ -170,6 +175,19 @@ int nz_cmd_bench(int argc, char **argv) {
         cg.use_graph = 1;
         cg.csv_path = opt.csv_path;
         status = nzb_bench_cg(&cg);
+    } else if (status == NZ_EXIT_OK && mode_spmm) {
+#ifdef NZ_HAVE_CUDA
+        nzb_extra_options_t eo;
+        memset(&eo, 0, sizeof eo);
+        eo.single = opt.single && !opt.dbl;
+        eo.files = opt.files;
+        eo.num_files = opt.num_files;
+        eo.csv_path = opt.csv_path;
+        status = nzb_bench_transpose_spmm(stdout, &eo);
+#else
+        nz_cli_error(CMD, "--spmm needs the CUDA backend (this build has none)");
+        status = NZ_EXIT_REFUSED;
+#endif
     } else if (status == NZ_EXIT_OK && mode_spgemm) {
 #ifdef NZ_HAVE_CUDA
         nzb_spgemm_options_t so;
