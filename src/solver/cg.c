@@ -129,6 +129,11 @@ nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, 
     }
     NZI_CHECK(ops->create(&w));
     created = 1;
+    /* The returned history is allocated before x is touched, so running out of memory never
+     * leaves a half-finished solve in x behind an error status. */
+    if (w.history_capacity > 0)
+        NZI_CHECK(nzi_alloc_array(ctx, (void **)&history, (size_t)w.history_capacity,
+                                  sizeof(double), "CG history"));
     s.history = w.history;
     s.history_capacity = w.history_capacity;
     s.max_iterations = opt.max_iterations;
@@ -165,7 +170,6 @@ nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, 
         s.iterations = 0;
         s.rr = 0.0;
         if (w.history_capacity > 0) {
-            NZI_CHECK(nzi_alloc_array(ctx, (void **)&history, 1, sizeof(double), "CG history"));
             history[0] = 0.0;
             res.history_length = 1;
         }
@@ -214,8 +218,6 @@ nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, 
     if (w.history_capacity > 0) {
         int64_t count = s.iterations + 1;
         if (count > w.history_capacity) count = w.history_capacity;
-        NZI_CHECK(nzi_alloc_array(ctx, (void **)&history, (size_t)count, sizeof(double),
-                                  "CG history"));
         NZI_CHECK(ops->get_history(&w, history, count));
         res.history_length = count;
     }
