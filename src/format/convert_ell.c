@@ -314,17 +314,28 @@ cleanup:
     return status;
 }
 
-nz_status_t nzi_ell_to_csr(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A) {
+/* ELL part plus an optional row-sorted COO remainder back to CSR: count per row, allocate
+ * exactly, then scatter the ELL entries (padding skipped) followed by the COO ones, so each row
+ * keeps its column order. Used for ELL (no remainder) and HYB. */
+static nz_status_t ell_coo_to_csr(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A,
+                                  const nzi_ell_t *ell, int64_t coo_nnz, const nzi_coo_t *coo) {
     nz_status_t status;
     nz_matrix_t *M = NULL;
     int64_t *counts = NULL, *cursor = NULL;
     int64_t rows = A->rows;
+    size_t vs = nzi_value_size(A->value_type);
     NZI_CHECK(nzi_alloc_array(ctx, (void **)&counts, (size_t)rows + 1, 8, "row counts"));
     NZI_CHECK(nzi_alloc_array(ctx, (void **)&cursor, (size_t)rows + 1, 8, "row cursors"));
     memset(counts, 0, ((size_t)rows + 1) * 8);
-    count_ell(&A->host.ell, rows, counts);
+    count_ell(ell, rows, counts);
+    for (int64_t k = 0; k < coo_nnz; k++) counts[coo->row_indices[k] + 1]++;
     NZI_CHECK(alloc_counted_csr(ctx, &M, A, counts, cursor));
-    scatter_ell(&A->host.ell, rows, nzi_value_size(A->value_type), cursor, M);
+    scatter_ell(ell, rows, vs, cursor, M);
+    for (int64_t k = 0; k < coo_nnz; k++) {
+        int64_t dst = cursor[coo->row_indices[k]]++;
+        M->host.csr.col_indices[dst] = coo->col_indices[k];
+        copy_value(M->host.csr.values, dst, coo->values, k, vs);
+    }
     *B = M;
     M = NULL;
     status = NZ_SUCCESS;
@@ -335,33 +346,12 @@ cleanup:
     return status;
 }
 
+nz_status_t nzi_ell_to_csr(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A) {
+    return ell_coo_to_csr(ctx, B, A, &A->host.ell, 0, NULL);
+}
+
 nz_status_t nzi_hyb_to_csr(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A) {
-    nz_status_t status;
-    nz_matrix_t *M = NULL;
-    int64_t *counts = NULL, *cursor = NULL;
-    int64_t rows = A->rows;
-    const nzi_hyb_t *h = &A->host.hyb;
-    size_t vs = nzi_value_size(A->value_type);
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&counts, (size_t)rows + 1, 8, "row counts"));
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&cursor, (size_t)rows + 1, 8, "row cursors"));
-    memset(counts, 0, ((size_t)rows + 1) * 8);
-    count_ell(&h->ell, rows, counts);
-    for (int64_t k = 0; k < h->coo_nnz; k++) counts[h->coo.row_indices[k] + 1]++;
-    NZI_CHECK(alloc_counted_csr(ctx, &M, A, counts, cursor));
-    scatter_ell(&h->ell, rows, vs, cursor, M);
-    for (int64_t k = 0; k < h->coo_nnz; k++) {
-        int64_t dst = cursor[h->coo.row_indices[k]]++;
-        M->host.csr.col_indices[dst] = h->coo.col_indices[k];
-        copy_value(M->host.csr.values, dst, h->coo.values, k, vs);
-    }
-    *B = M;
-    M = NULL;
-    status = NZ_SUCCESS;
-cleanup:
-    nzi_matrix_free(M);
-    nzi_free(ctx, counts);
-    nzi_free(ctx, cursor);
-    return status;
+    return ell_coo_to_csr(ctx, B, A, &A->host.hyb.ell, A->host.hyb.coo_nnz, &A->host.hyb.coo);
 }
 
 nz_status_t nzi_sell_to_csr(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A) {
