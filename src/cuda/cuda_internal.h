@@ -147,6 +147,57 @@ nz_status_t nzi_cuda_coo_accumulate(nz_context_t *ctx, const void *state, const 
 void nzi_cuda_coo_free(nz_context_t *ctx, void *state);
 
 #ifdef __CUDACC__
+/* Sum over a block of T threads (T a multiple of 32, at most 1024) through warp_sums[T / 32] in
+ * shared memory; the result is valid in thread 0. Every thread of the block must call it. Fixed
+ * order: bitwise reproducible. Used by the row-block kernels (IPCSR, CSR-Adaptive). */
+template <typename Value, int T>
+static __device__ __forceinline__ Value nzi_cuda_block_sum(Value v, Value *warp_sums) {
+    const int tid = threadIdx.x;
+#pragma unroll
+    for (int delta = 16; delta > 0; delta >>= 1) v += __shfl_down_sync(0xffffffffu, v, delta);
+    if ((tid & 31) == 0) warp_sums[tid >> 5] = v;
+    __syncthreads();
+    v = Value(0);
+    if (tid < 32) {
+        v = tid < T / 32 ? warp_sums[tid] : Value(0);
+#pragma unroll
+        for (int delta = 16; delta > 0; delta >>= 1) v += __shfl_down_sync(0xffffffffu, v, delta);
+    }
+    return v;
+}
+
+/* Thread t's share of a dot product over n entries starting at cols / vals: entries t, t + T,
+ * ..., four independent loads in flight per step. */
+template <typename Value, int T>
+static __device__ __forceinline__ Value nzi_cuda_strided_dot(const int32_t *__restrict__ cols,
+                                                             const Value *__restrict__ vals,
+                                                             int n, const Value *__restrict__ x) {
+    Value sum = Value(0);
+    int k = threadIdx.x;
+    for (; n - k > 3 * T; k += 4 * T) {
+        const int32_t c0 = __ldg(cols + k), c1 = __ldg(cols + k + T);
+        const int32_t c2 = __ldg(cols + k + 2 * T), c3 = __ldg(cols + k + 3 * T);
+        const Value v0 = __ldg(vals + k), v1 = __ldg(vals + k + T);
+        const Value v2 = __ldg(vals + k + 2 * T), v3 = __ldg(vals + k + 3 * T);
+        sum += v0 * __ldg(x + c0);
+        sum += v1 * __ldg(x + c1);
+        sum += v2 * __ldg(x + c2);
+        sum += v3 * __ldg(x + c3);
+    }
+    for (; k < n; k += T) sum += __ldg(vals + k) * __ldg(x + __ldg(cols + k));
+    return sum;
+}
+
+/* y[row] = alpha sum + beta y[row], not reading y when beta == 0 (BLAS semantics). */
+template <typename Value>
+static __device__ __forceinline__ void nzi_cuda_store_row(Value *__restrict__ y, int row, Value sum,
+                                                          Value alpha, Value beta) {
+    if (beta == Value(0))
+        y[row] = alpha * sum;
+    else
+        y[row] = alpha * sum + beta * y[row];
+}
+
 /* Sum of `value` over aligned groups of Width consecutive lanes (Width a power of two <= 32);
  * every lane of the warp must call it; the group's first lane gets the total. A fixed shuffle
  * tree, so the result is bitwise reproducible. */

@@ -58,53 +58,6 @@ typedef struct adaptive_state {
     size_t shared_bytes;     /* dynamic shared memory per block */
 } adaptive_state_t;
 
-/* Sum over the block; valid in thread 0. Every thread must call it. */
-template <typename Value, int T>
-__device__ __forceinline__ Value adaptive_block_sum(Value v, Value *warp_sums) {
-    const int tid = threadIdx.x;
-#pragma unroll
-    for (int delta = 16; delta > 0; delta >>= 1) v += __shfl_down_sync(0xffffffffu, v, delta);
-    if ((tid & 31) == 0) warp_sums[tid >> 5] = v;
-    __syncthreads();
-    v = Value(0);
-    if (tid < 32) {
-        v = tid < T / 32 ? warp_sums[tid] : Value(0);
-#pragma unroll
-        for (int delta = 16; delta > 0; delta >>= 1) v += __shfl_down_sync(0xffffffffu, v, delta);
-    }
-    return v;
-}
-
-/* Thread t's share of a dot product over n entries: entries t, t + T, ..., four loads in flight. */
-template <typename Value, int T>
-__device__ __forceinline__ Value adaptive_strided_dot(const int32_t *__restrict__ cols,
-                                                      const Value *__restrict__ vals, int n,
-                                                      const Value *__restrict__ x) {
-    Value sum = Value(0);
-    int k = threadIdx.x;
-    for (; n - k > 3 * T; k += 4 * T) {
-        const int32_t c0 = __ldg(cols + k), c1 = __ldg(cols + k + T);
-        const int32_t c2 = __ldg(cols + k + 2 * T), c3 = __ldg(cols + k + 3 * T);
-        const Value v0 = __ldg(vals + k), v1 = __ldg(vals + k + T);
-        const Value v2 = __ldg(vals + k + 2 * T), v3 = __ldg(vals + k + 3 * T);
-        sum += v0 * __ldg(x + c0);
-        sum += v1 * __ldg(x + c1);
-        sum += v2 * __ldg(x + c2);
-        sum += v3 * __ldg(x + c3);
-    }
-    for (; k < n; k += T) sum += __ldg(vals + k) * __ldg(x + __ldg(cols + k));
-    return sum;
-}
-
-template <typename Value>
-__device__ __forceinline__ void adaptive_store(Value *__restrict__ y, int row, Value sum,
-                                               Value alpha, Value beta) {
-    if (beta == Value(0))
-        y[row] = alpha * sum;
-    else
-        y[row] = alpha * sum + beta * y[row];
-}
-
 /* Shared memory: products[nnz_per_wg], warp_sums[32]. */
 template <typename Value, typename Offset>
 __global__ void __launch_bounds__(ADAPTIVE_THREADS)
@@ -129,8 +82,8 @@ adaptive_kernel(const int4 *__restrict__ blocks, const Offset *__restrict__ row_
         const Offset begin = row_start + (Offset)piece * (Offset)piece_length;
         const Offset remaining = row_end - begin;
         const int n = remaining < (Offset)piece_length ? (int)remaining : piece_length;
-        Value sum = adaptive_strided_dot<Value, T>(col_indices + begin, values + begin, n, x);
-        sum = adaptive_block_sum<Value, T>(sum, warp_sums);
+        Value sum = nzi_cuda_strided_dot<Value, T>(col_indices + begin, values + begin, n, x);
+        sum = nzi_cuda_block_sum<Value, T>(sum, warp_sums);
         if (tid == 0) {
             partials[slot + piece] = sum;
             __threadfence();
@@ -142,10 +95,10 @@ adaptive_kernel(const int4 *__restrict__ blocks, const Offset *__restrict__ row_
             __threadfence();
             Value total = Value(0);
             for (int p = tid; p < pieces; p += T) total += __ldcg(partials + slot + p);
-            total = adaptive_block_sum<Value, T>(total, warp_sums);
+            total = nzi_cuda_block_sum<Value, T>(total, warp_sums);
             if (tid == 0) {
                 tickets[slot] = 0u;
-                adaptive_store(y, row, total, alpha, beta);
+                nzi_cuda_store_row(y, row, total, alpha, beta);
             }
         }
         return;
@@ -160,9 +113,9 @@ adaptive_kernel(const int4 *__restrict__ blocks, const Offset *__restrict__ row_
 
     if (rows == 1) {
         /* CSR-Vector. */
-        Value sum = adaptive_strided_dot<Value, T>(cols, vals, n, x);
-        sum = adaptive_block_sum<Value, T>(sum, warp_sums);
-        if (tid == 0) adaptive_store(y, row_begin, sum, alpha, beta);
+        Value sum = nzi_cuda_strided_dot<Value, T>(cols, vals, n, x);
+        sum = nzi_cuda_block_sum<Value, T>(sum, warp_sums);
+        if (tid == 0) nzi_cuda_store_row(y, row_begin, sum, alpha, beta);
         return;
     }
 
@@ -188,7 +141,7 @@ adaptive_kernel(const int4 *__restrict__ blocks, const Offset *__restrict__ row_
             const int end = (int)(__ldg(row_offsets + row_begin + r + 1) - base);
             Value sum = Value(0);
             for (int j = start; j < end; j++) sum += products[j];
-            adaptive_store(y, row_begin + r, sum, alpha, beta);
+            nzi_cuda_store_row(y, row_begin + r, sum, alpha, beta);
         }
         return;
     }
@@ -205,7 +158,7 @@ adaptive_kernel(const int4 *__restrict__ blocks, const Offset *__restrict__ row_
     }
     for (int delta = group_size >> 1; delta > 0; delta >>= 1)
         sum += __shfl_down_sync(0xffffffffu, sum, delta, group_size);
-    if (lane == 0 && group < rows) adaptive_store(y, row_begin + group, sum, alpha, beta);
+    if (lane == 0 && group < rows) nzi_cuda_store_row(y, row_begin + group, sum, alpha, beta);
 }
 
 /* The SC14 row-block scan with the HiPC15 long-row split: one pass over the rows. With

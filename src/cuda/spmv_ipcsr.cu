@@ -53,54 +53,6 @@ typedef struct ipcsr_state {
     size_t shared_bytes;     /* dynamic shared memory per block */
 } ipcsr_state_t;
 
-/* Sum over the block; the result is valid in thread 0. Every thread must call it. */
-template <typename Value, int T>
-__device__ __forceinline__ Value ipcsr_block_sum(Value v, Value *warp_sums) {
-    const int tid = threadIdx.x;
-#pragma unroll
-    for (int delta = 16; delta > 0; delta >>= 1) v += __shfl_down_sync(0xffffffffu, v, delta);
-    if ((tid & 31) == 0) warp_sums[tid >> 5] = v;
-    __syncthreads();
-    v = Value(0);
-    if (tid < 32) {
-        v = tid < T / 32 ? warp_sums[tid] : Value(0);
-#pragma unroll
-        for (int delta = 16; delta > 0; delta >>= 1) v += __shfl_down_sync(0xffffffffu, v, delta);
-    }
-    return v;
-}
-
-/* Thread t's share of a dot product over n entries starting at cols / vals: entries t, t + T,
- * ..., four independent loads per step. */
-template <typename Value, int T>
-__device__ __forceinline__ Value ipcsr_strided_dot(const int32_t *__restrict__ cols,
-                                                   const Value *__restrict__ vals, int n,
-                                                   const Value *__restrict__ x) {
-    Value sum = Value(0);
-    int k = threadIdx.x;
-    for (; n - k > 3 * T; k += 4 * T) {
-        const int32_t c0 = __ldg(cols + k), c1 = __ldg(cols + k + T);
-        const int32_t c2 = __ldg(cols + k + 2 * T), c3 = __ldg(cols + k + 3 * T);
-        const Value v0 = __ldg(vals + k), v1 = __ldg(vals + k + T);
-        const Value v2 = __ldg(vals + k + 2 * T), v3 = __ldg(vals + k + 3 * T);
-        sum += v0 * __ldg(x + c0);
-        sum += v1 * __ldg(x + c1);
-        sum += v2 * __ldg(x + c2);
-        sum += v3 * __ldg(x + c3);
-    }
-    for (; k < n; k += T) sum += __ldg(vals + k) * __ldg(x + __ldg(cols + k));
-    return sum;
-}
-
-template <typename Value>
-__device__ __forceinline__ void ipcsr_store(Value *__restrict__ y, int row, Value sum,
-                                            Value alpha, Value beta) {
-    if (beta == Value(0))
-        y[row] = alpha * sum;
-    else
-        y[row] = alpha * sum + beta * y[row];
-}
-
 /* One kernel for all three block kinds (the branch is uniform within a block). Shared memory:
  * products[budget], warp_sums[32], row_local[T + 1] (row starts relative to the tile). */
 template <typename Value, typename Offset>
@@ -126,8 +78,8 @@ ipcsr_kernel(const int4 *__restrict__ blocks, const Offset *__restrict__ row_off
         const Offset begin = row_start + (Offset)piece * (Offset)budget;
         const Offset remaining = row_end - begin;
         const int n = remaining < (Offset)budget ? (int)remaining : budget;
-        Value sum = ipcsr_strided_dot<Value, T>(col_indices + begin, values + begin, n, x);
-        sum = ipcsr_block_sum<Value, T>(sum, warp_sums);
+        Value sum = nzi_cuda_strided_dot<Value, T>(col_indices + begin, values + begin, n, x);
+        sum = nzi_cuda_block_sum<Value, T>(sum, warp_sums);
         if (tid == 0) {
             partials[slot + piece] = sum;
             __threadfence();
@@ -139,10 +91,10 @@ ipcsr_kernel(const int4 *__restrict__ blocks, const Offset *__restrict__ row_off
             __threadfence();
             Value total = Value(0);
             for (int p = tid; p < pieces; p += T) total += __ldcg(partials + slot + p);
-            total = ipcsr_block_sum<Value, T>(total, warp_sums);
+            total = nzi_cuda_block_sum<Value, T>(total, warp_sums);
             if (tid == 0) {
                 tickets[slot] = 0u;
-                ipcsr_store(y, row, total, alpha, beta);
+                nzi_cuda_store_row(y, row, total, alpha, beta);
             }
         }
         return;
@@ -157,9 +109,9 @@ ipcsr_kernel(const int4 *__restrict__ blocks, const Offset *__restrict__ row_off
 
     if (rows == 1) {
         /* A block of one row (Algorithm 8): all threads on the row, no staging. */
-        Value sum = ipcsr_strided_dot<Value, T>(cols, vals, n, x);
-        sum = ipcsr_block_sum<Value, T>(sum, warp_sums);
-        if (tid == 0) ipcsr_store(y, row_begin, sum, alpha, beta);
+        Value sum = nzi_cuda_strided_dot<Value, T>(cols, vals, n, x);
+        sum = nzi_cuda_block_sum<Value, T>(sum, warp_sums);
+        if (tid == 0) nzi_cuda_store_row(y, row_begin, sum, alpha, beta);
         return;
     }
 
@@ -192,7 +144,7 @@ ipcsr_kernel(const int4 *__restrict__ blocks, const Offset *__restrict__ row_off
     }
     for (int delta = group_size >> 1; delta > 0; delta >>= 1)
         sum += __shfl_down_sync(0xffffffffu, sum, delta, group_size);
-    if (lane == 0 && group < rows) ipcsr_store(y, row_begin + group, sum, alpha, beta);
+    if (lane == 0 && group < rows) nzi_cuda_store_row(y, row_begin + group, sum, alpha, beta);
 }
 
 /* Algorithm 4 with the long-row case of Algorithm 6, split into pieces: walks the rows once.
