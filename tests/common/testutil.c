@@ -28,6 +28,26 @@ int nzt_finish(const char *name) {
     return 0;
 }
 
+int nzt_env_flag(const char *name) {
+    const char *v = getenv(name);
+    return v != NULL && *v && strcmp(v, "0") != 0;
+}
+
+nz_context_t *nzt_gpu_context(const char *note) {
+    if (nz_device_count() == 0) {
+#ifdef NZ_HAVE_CUDA
+        NZT_SKIP("no CUDA device");
+#else
+        NZT_SKIP("built without CUDA");
+#endif
+    }
+    nz_context_t *ctx = NULL;
+    NZT_OK(ctx, nz_context_create(&ctx));
+    NZT_OK(ctx, nz_context_set_device(ctx, 0, NULL));
+    printf("device: %s%s\n", nz_context_device_name(ctx), note);
+    return ctx;
+}
+
 void *nzt_malloc(size_t bytes) {
     void *p = malloc(bytes ? bytes : 1);
     if (p == NULL) {

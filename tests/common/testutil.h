@@ -81,6 +81,13 @@ const char *nzt_data_dir(void);
 int nzt_list_matrices(const char *dir, char ***names);
 void nzt_free_names(char **names, int count);
 
+/* An environment switch (NZ_TEST_QUICK, NZ_TEST_SANITIZER, ...): set, non-empty and not "0". */
+int nzt_env_flag(const char *name);
+
+/* GPU tests: exit with ctest's skip code and the reason when there is no device (or no CUDA in
+ * this build); otherwise a new context bound to device 0, whose name is printed with `note`. */
+nz_context_t *nzt_gpu_context(const char *note);
+
 /* Checked malloc for tests (exits on failure). */
 void *nzt_malloc(size_t bytes);
 

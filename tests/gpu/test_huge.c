@@ -233,16 +233,7 @@ static void test_huge_spmv(void) {
 
 int main(int argc, char **argv) {
     nzt_init(argc, argv);
-    if (nz_device_count() == 0) {
-#ifdef NZ_HAVE_CUDA
-        NZT_SKIP("no CUDA device");
-#else
-        NZT_SKIP("built without CUDA");
-#endif
-    }
-    NZT_OK(ctx, nz_context_create(&ctx));
-    NZT_OK(ctx, nz_context_set_device(ctx, 0, NULL));
-    printf("device: %s\n", nz_context_device_name(ctx));
+    ctx = nzt_gpu_context("");
     test_too_many_rows();
     const char *huge = getenv("NZ_TEST_HUGE");
     if (huge == NULL || strcmp(huge, "1") != 0) {

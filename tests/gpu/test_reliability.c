@@ -385,20 +385,10 @@ static void test_injection(void) {
 
 int main(int argc, char **argv) {
     nzt_init(argc, argv);
-    if (nz_device_count() == 0) {
-#ifdef NZ_HAVE_CUDA
-        NZT_SKIP("no CUDA device");
-#else
-        NZT_SKIP("built without CUDA");
-#endif
-    }
-    NZT_OK(ctx, nz_context_create(&ctx));
-    NZT_OK(ctx, nz_context_set_device(ctx, 0, NULL));
-    printf("device: %s\n", nz_context_device_name(ctx));
+    ctx = nzt_gpu_context("");
     /* Real cudaMalloc failures are API errors to compute-sanitizer; sanitizer runs
      * (NZ_TEST_SANITIZER=1) leave them to the plain run and keep the injected ones. */
-    const char *san = getenv("NZ_TEST_SANITIZER");
-    if (san == NULL || !*san || strcmp(san, "0") == 0) {
+    if (!nzt_env_flag("NZ_TEST_SANITIZER")) {
         test_terabyte();
         test_full_device();
     } else {

@@ -398,18 +398,8 @@ static void test_plans(void) {
 
 int main(int argc, char **argv) {
     nzt_init(argc, argv);
-    if (nz_device_count() == 0) {
-#ifdef NZ_HAVE_CUDA
-        NZT_SKIP("no CUDA device");
-#else
-        NZT_SKIP("built without CUDA");
-#endif
-    }
-    const char *q = getenv("NZ_TEST_QUICK");
-    quick = q != NULL && *q && strcmp(q, "0") != 0;
-    NZT_OK(ctx, nz_context_create(&ctx));
-    NZT_OK(ctx, nz_context_set_device(ctx, 0, NULL));
-    printf("device: %s%s\n", nz_context_device_name(ctx), quick ? " (quick mode)" : "");
+    quick = nzt_env_flag("NZ_TEST_QUICK");
+    ctx = nzt_gpu_context(quick ? " (quick mode)" : "");
 
     test_plans();
     test_mixed();

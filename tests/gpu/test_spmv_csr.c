@@ -703,8 +703,7 @@ static void test_memory(void) {
     NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
     /* A real (not injected) cudaMalloc failure. compute-sanitizer counts the deliberate API
      * error as an error, so sanitizer runs (NZ_TEST_SANITIZER=1) leave it to the plain run. */
-    const char *san = getenv("NZ_TEST_SANITIZER");
-    if (san == NULL || !*san || strcmp(san, "0") == 0) {
+    if (!nzt_env_flag("NZ_TEST_SANITIZER")) {
         size_t huge = (size_t)1 << 62;
         s = nz_device_malloc(ctx, &p, huge);
         NZT_CHECK(s == NZ_ERR_DEVICE_OUT_OF_MEMORY, "2^62-byte device allocation returned %d: %s",
@@ -723,18 +722,8 @@ static void test_memory(void) {
 
 int main(int argc, char **argv) {
     nzt_init(argc, argv);
-    if (nz_device_count() == 0) {
-#ifdef NZ_HAVE_CUDA
-        NZT_SKIP("no CUDA device");
-#else
-        NZT_SKIP("built without CUDA");
-#endif
-    }
-    const char *q = getenv("NZ_TEST_QUICK");
-    quick = q != NULL && *q && strcmp(q, "0") != 0;
-    NZT_OK(ctx, nz_context_create(&ctx));
-    NZT_OK(ctx, nz_context_set_device(ctx, 0, NULL));
-    printf("device: %s%s\n", nz_context_device_name(ctx), quick ? " (quick mode)" : "");
+    quick = nzt_env_flag("NZ_TEST_QUICK");
+    ctx = nzt_gpu_context(quick ? " (quick mode)" : "");
     nz_format_t format;
     nz_alg_t alg;
     for (int i = 0; nz_spmv_list(NZ_BACKEND_CUDA, i, &format, &alg) == NZ_SUCCESS; i++)
