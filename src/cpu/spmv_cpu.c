@@ -29,10 +29,6 @@ bool nz_cpu_spmv_supports(nz_format_t format, nz_alg_t alg) {
     }
 }
 
-nz_alg_t nz_cpu_spmv_default_alg(nz_format_t format) {
-    return format == NZ_FORMAT_CSC ? NZ_ALG_SERIAL : NZ_ALG_PARALLEL;
-}
-
 nz_status_t nz_cpu_spmv_plan_setup(nz_spmv_plan_t *plan) {
     nz_status_t status = NZ_SUCCESS;
     nz_context_t *ctx = plan->ctx;

@@ -47,8 +47,6 @@ struct nz_spmm_plan {
 
 /* True if the CPU backend implements (format, alg). */
 bool nz_cpu_spmv_supports(nz_format_t format, nz_alg_t alg);
-/* Default algorithm for a host format. */
-nz_alg_t nz_cpu_spmv_default_alg(nz_format_t format);
 /* y = alpha op(A) x + beta y on the host, for plan->A's format and plan->alg. */
 nz_status_t nz_cpu_spmv_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
                                 double beta, void *y);

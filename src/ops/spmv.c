@@ -1,7 +1,7 @@
 /* spmv.c: public SpMV entry points: check arguments once, resolve the algorithm, call a backend. */
 #include "nzi.h"
 #include "backend.h"
-#include "../plan/plan_internal.h"
+#include "plan_internal.h"
 
 #include <string.h>
 
