@@ -11,11 +11,29 @@
 int nzt_failures = 0;
 uint64_t nzt_seed = 20261121;
 
+static long long shard_index = 0, shard_count = 1, shard_next = 0;
+
+static void shard_parse(void) {
+    const char *s = getenv("NZ_TEST_SHARD");
+    long long i = 0, n = 1;
+    if (s == NULL || !*s) return;
+    if (sscanf(s, "%lld/%lld", &i, &n) != 2 || n < 1 || i < 0 || i >= n) {
+        fprintf(stderr, "NZ_TEST_SHARD=%s: expected I/N with 0 <= I < N\n", s);
+        exit(2);
+    }
+    shard_index = i;
+    shard_count = n;
+    printf("shard %lld of %lld (NZ_TEST_SHARD)\n", i, n);
+}
+
+int nzt_shard_take(void) { return shard_next++ % shard_count == shard_index; }
+
 void nzt_init(int argc, char **argv) {
     (void)argc;
     (void)argv;
     const char *s = getenv("NZ_TEST_SEED");
     if (s != NULL && *s) nzt_seed = strtoull(s, NULL, 10);
+    shard_parse();
 }
 
 int nzt_finish(const char *name) {
@@ -27,6 +45,7 @@ int nzt_finish(const char *name) {
     printf("%s: all checks passed\n", name);
     return 0;
 }
+
 
 int nzt_env_flag(const char *name) {
     const char *v = getenv(name);

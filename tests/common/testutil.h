@@ -83,6 +83,10 @@ void nzt_free_names(char **names, int count);
 
 /* An environment switch (NZ_TEST_QUICK, NZ_TEST_SANITIZER, ...): set, non-empty and not "0". */
 int nzt_env_flag(const char *name);
+/* NZ_TEST_SHARD=I/N splits a test binary's cases over N processes (for slow compute-sanitizer
+ * tools): the k-th call returns 1 when k % N == I, and always 1 without the variable. Call it at
+ * the top of each case, before anything data-dependent, so every shard counts the same cases. */
+int nzt_shard_take(void);
 
 /* GPU tests: exit with ctest's skip code and the reason when there is no device (or no CUDA in
  * this build); otherwise a new context bound to device 0, whose name is printed with `note`. */

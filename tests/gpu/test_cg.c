@@ -339,10 +339,10 @@ int main(int argc, char **argv) {
     nz_context_t *ctx = NULL;
     if (nz_context_create(&ctx) != NZ_SUCCESS) return 1;
     NZT_OK(ctx, nz_context_set_device(ctx, 0, NULL));
-    test_problems(ctx);
-    test_algorithms(ctx);
-    test_device_assembly(ctx);
-    test_statuses(ctx);
+    if (nzt_shard_take()) test_problems(ctx);
+    if (nzt_shard_take()) test_algorithms(ctx);
+    if (nzt_shard_take()) test_device_assembly(ctx);
+    if (nzt_shard_take()) test_statuses(ctx);
     nz_context_destroy(&ctx);
     return nzt_finish("gpu/test_cg");
 }

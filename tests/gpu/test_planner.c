@@ -156,6 +156,7 @@ static void test_auto(void) {
     char name[128];
     for (int k = 0; k < nzt_zoo_count(); k++)
         for (int v = 0; v < 2; v++) {
+            if (!nzt_shard_take()) continue;
             nz_value_type_t vt = v ? NZ_F64 : NZ_F32;
             nz_matrix_t *H = NULL;
             NZT_OK(ctx, nzt_zoo_matrix(ctx, &H, k, vt, nzt_seed));
@@ -417,6 +418,7 @@ static void test_tune(void) {
 
     /* every zoo shape (empty ones too) through AUTO | TUNE, both ops */
     for (int k = 0; k < nzt_zoo_count(); k++) {
+        if (!nzt_shard_take()) continue;
         nz_matrix_t *dA = NULL;
         nz_spmv_plan_t *plan = NULL;
         char label[128];
@@ -476,11 +478,11 @@ int main(int argc, char **argv) {
     nzt_init(argc, argv);
     quick = nzt_env_flag("NZ_TEST_QUICK");
     ctx = nzt_gpu_context(quick ? " (quick mode)" : "");
-    test_reproducible_table();
-    test_auto();
-    test_deterministic();
-    test_tune();
-    test_allocation_failures();
+    if (nzt_shard_take()) test_reproducible_table();
+    if (nzt_shard_take()) test_auto();
+    if (nzt_shard_take()) test_deterministic();
+    if (nzt_shard_take()) test_tune();
+    if (nzt_shard_take()) test_allocation_failures();
     nz_context_destroy(&ctx);
     return nzt_finish("test_planner (gpu)");
 }

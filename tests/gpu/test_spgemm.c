@@ -147,6 +147,7 @@ static void check_all(nz_context_t *ctx, const char *what, const nz_matrix_t *A,
 static void test_zoo(nz_context_t *ctx) {
     for (int k = 0; k < nzt_zoo_count(); k++) {
         for (int p = 0; p < 2; p++) {
+            if (!nzt_shard_take()) continue;
             nz_value_type_t vt = p == 0 ? NZ_F64 : NZ_F32;
             nz_matrix_t *A = NULL, *T = NULL;
             char what[160];
@@ -374,11 +375,11 @@ int main(int argc, char **argv) {
         nz_matrix_destroy(&C);
         nz_matrix_destroy(&A);
     }
-    test_zoo(ctx);
-    test_generated(ctx);
-    test_real(ctx);
-    test_out_of_core(ctx);
-    test_allocation_failures(ctx);
+    if (nzt_shard_take()) test_zoo(ctx);
+    if (nzt_shard_take()) test_generated(ctx);
+    if (nzt_shard_take()) test_real(ctx);
+    if (nzt_shard_take()) test_out_of_core(ctx);
+    if (nzt_shard_take()) test_allocation_failures(ctx);
     printf("test_spgemm: %lld GPU runs, %lld entries compared\n", (long long)runs,
            (long long)compared_entries);
     nz_context_destroy(&ctx);

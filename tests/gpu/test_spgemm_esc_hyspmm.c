@@ -403,15 +403,15 @@ int main(int argc, char **argv) {
     NZT_OK(ctx, nz_context_set_device(ctx, 0, NULL));
     const nz_value_type_t types[] = {NZ_F64, NZ_F32};
     for (int t = 0; t < 2; t++) {
-        hand_cases(ctx, types[t]);
-        generated_cases(ctx, types[t], nzt_seed + (uint64_t)t);
-        panel_cases(ctx, types[t], nzt_seed + 7);
+        if (nzt_shard_take()) hand_cases(ctx, types[t]);
+        if (nzt_shard_take()) generated_cases(ctx, types[t], nzt_seed + (uint64_t)t);
+        if (nzt_shard_take()) panel_cases(ctx, types[t], nzt_seed + 7);
     }
-    real_cases(ctx);
-    failure_loop(ctx, NZ_SPGEMM_ESC, 0);
-    failure_loop(ctx, NZ_SPGEMM_HYSPMM, 0);
-    failure_loop(ctx, NZ_SPGEMM_HYSPMM, 262144);
-    overlap_report(ctx);
+    if (nzt_shard_take()) real_cases(ctx);
+    if (nzt_shard_take()) failure_loop(ctx, NZ_SPGEMM_ESC, 0);
+    if (nzt_shard_take()) failure_loop(ctx, NZ_SPGEMM_HYSPMM, 0);
+    if (nzt_shard_take()) failure_loop(ctx, NZ_SPGEMM_HYSPMM, 262144);
+    if (nzt_shard_take()) overlap_report(ctx);
     nz_context_destroy(&ctx);
     return nzt_finish("test_spgemm_esc_hyspmm");
 }

@@ -227,6 +227,7 @@ static void test_zoo(void) {
     const int64_t quick_ks[] = {1, 3, 33};
     for (int z = 0; z < nzt_zoo_count(); z++)
         for (int v = 0; v < 2; v++) {
+            if (!nzt_shard_take()) continue;
             nz_value_type_t vt = v == 0 ? NZ_F32 : NZ_F64;
             nz_matrix_t *A = NULL;
             NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, z, vt, nzt_seed));
@@ -247,6 +248,7 @@ static void test_generated_and_real(void) {
         int kind;
     } gens[] = {{"fe3d 12", 0}, {"rmat scale 12 x 8", 1}, {"rail 40 x 60000", 2}};
     for (size_t g = 0; g < sizeof gens / sizeof gens[0]; g++) {
+        if (!nzt_shard_take()) continue;
         nz_matrix_t *A = NULL;
         if (gens[g].kind == 0) NZT_OK(ctx, nz_gen_fe3d(ctx, &A, 12, NZ_F64, NULL, NULL));
         if (gens[g].kind == 1) NZT_OK(ctx, nz_gen_rmat(ctx, &A, 12, 8, 0, 0, 0, nzt_seed, NZ_F32));
@@ -265,6 +267,7 @@ static void test_generated_and_real(void) {
     int count = nzt_list_matrices(dir, &names);
     int step = quick ? 16 : 6;
     for (int m = 0; m < count; m += step) {
+        if (!nzt_shard_take()) continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[m]);
         nz_matrix_t *A = NULL;
@@ -401,10 +404,10 @@ int main(int argc, char **argv) {
     quick = nzt_env_flag("NZ_TEST_QUICK");
     ctx = nzt_gpu_context(quick ? " (quick mode)" : "");
 
-    test_plans();
-    test_mixed();
-    test_zoo();
-    test_generated_and_real();
+    if (nzt_shard_take()) test_plans();
+    if (nzt_shard_take()) test_mixed();
+    if (nzt_shard_take()) test_zoo();
+    if (nzt_shard_take()) test_generated_and_real();
 
     printf("%lld SpMM products compared%s\n", (long long)products,
            sell_on_device == 1 ? " (csr and sell)" : " (csr only)");

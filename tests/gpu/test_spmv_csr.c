@@ -210,6 +210,7 @@ typedef nz_status_t (*make_fn)(nz_matrix_t **A, nz_value_type_t vt, const void *
 static nz_status_t make_file(nz_matrix_t **A, nz_value_type_t vt, const void *arg);
 
 static void check_both(const char *name, make_fn make, const void *arg) {
+    if (!nzt_shard_take()) return; /* one case per shard slot (NZ_TEST_SHARD) */
     for (int v = 0; v < 2; v++) {
         nz_value_type_t vt = v == 0 ? NZ_F32 : NZ_F64;
         nz_matrix_t *A = NULL;
@@ -733,16 +734,16 @@ int main(int argc, char **argv) {
     for (int a = 0; a < num_algs; a++) printf(" %s", nz_alg_name(algs[a]));
     printf("\n");
 
-    test_memory();
-    test_wrap();
-    test_alpha_zero();
-    test_plan_options();
-    test_alloc_failures();
-    test_zoo();
-    test_generated();
-    test_long_rows();
-    test_tunables();
-    test_real_matrices();
+    if (nzt_shard_take()) test_memory();
+    if (nzt_shard_take()) test_wrap();
+    if (nzt_shard_take()) test_alpha_zero();
+    if (nzt_shard_take()) test_plan_options();
+    if (nzt_shard_take()) test_alloc_failures();
+    if (nzt_shard_take()) test_zoo();
+    if (nzt_shard_take()) test_generated();
+    if (nzt_shard_take()) test_long_rows();
+    if (nzt_shard_take()) test_tunables();
+    if (nzt_shard_take()) test_real_matrices();
 
     printf("%lld SpMV results compared\n", (long long)cases_run);
     nz_alloc_stats_t st;

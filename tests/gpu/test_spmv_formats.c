@@ -297,6 +297,7 @@ static nz_status_t make_file(nz_matrix_t **A, nz_value_type_t vt, const void *ar
 /* Both precisions of a matrix made by `make`, with the standard variants plus `extra`. */
 static void check_both(const char *name, make_fn make, const void *arg, const variant_t *extra,
                        int num_extra) {
+    if (!nzt_shard_take()) return; /* one case per shard slot (NZ_TEST_SHARD) */
     for (int p = 0; p < 2; p++) {
         nz_value_type_t vt = p == 0 ? NZ_F32 : NZ_F64;
         nz_matrix_t *A = NULL;
@@ -638,12 +639,12 @@ int main(int argc, char **argv) {
                   nz_format_name(expected[f]));
     make_variants();
 
-    test_refusals();
-    test_alpha_zero();
-    test_alloc_failures();
-    test_zoo();
-    test_generated();
-    test_real_matrices();
+    if (nzt_shard_take()) test_refusals();
+    if (nzt_shard_take()) test_alpha_zero();
+    if (nzt_shard_take()) test_alloc_failures();
+    if (nzt_shard_take()) test_zoo();
+    if (nzt_shard_take()) test_generated();
+    if (nzt_shard_take()) test_real_matrices();
 
     printf("%lld cases run; %lld conversions, %lld refused for padding (skipped)\n",
            (long long)cases_run, (long long)conversions, (long long)refused_padding);

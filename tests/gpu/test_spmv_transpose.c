@@ -208,6 +208,7 @@ static void check_matrix(const char *name, const nz_matrix_t *A) {
 typedef nz_status_t (*make_fn)(nz_matrix_t **A, nz_value_type_t vt, const void *arg);
 
 static void check_both(const char *name, make_fn make, const void *arg, int is_file) {
+    if (!nzt_shard_take()) return; /* one case per shard slot (NZ_TEST_SHARD) */
     for (int v = 0; v < 2; v++) {
         nz_value_type_t vt = v == 0 ? NZ_F32 : NZ_F64;
         nz_matrix_t *A = NULL;
@@ -517,12 +518,12 @@ int main(int argc, char **argv) {
     for (int a = 0; a < num_algs; a++) printf(" %s", nz_alg_name(algs[a]));
     printf("\n");
 
-    test_alpha_zero();
-    test_alloc_failures();
-    test_mixed();
-    test_zoo();
-    test_generated();
-    test_real_matrices();
+    if (nzt_shard_take()) test_alpha_zero();
+    if (nzt_shard_take()) test_alloc_failures();
+    if (nzt_shard_take()) test_mixed();
+    if (nzt_shard_take()) test_zoo();
+    if (nzt_shard_take()) test_generated();
+    if (nzt_shard_take()) test_real_matrices();
 
     printf("%lld products compared\n", (long long)cases_run);
     nz_alloc_stats_t st;
