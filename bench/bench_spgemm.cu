@@ -382,7 +382,7 @@ int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
     }
     if (o.csv_path != NULL && (csv = fopen(o.csv_path, "w")) != NULL)
         fprintf(csv, "matrix,precision,rows,nnz,products,c_nnz,ours_seconds,ours_device_seconds,"
-                     "ours_gflops,panels,overlap,ours_peak_bytes,verified,alg1_seconds,alg2_seconds,"
+                     "ours_symbolic_seconds,ours_gflops,panels,overlap,ours_peak_bytes,verified,alg1_seconds,alg2_seconds,"
                      "alg3_seconds,cusparse_best_seconds,cusparse_peak_bytes,speedup_device,"
                      "speedup_end_to_end,notes\n");
     fprintf(out, "# SpGEMM C = A*A, %s precision, %s, median of %d runs\n", o.single ? "single" : "double",
@@ -390,15 +390,15 @@ int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
     fprintf(out, "# ours: nz_spgemm hash (host A in, host C out); device = symbolic + numeric phases;\n"
                  "# cuSPARSE: cusparseSpGEMM work estimation .. copy, allocations included, device "
                  "arrays in and out;\n# end-to-end speedup adds cuSPARSE's copies of A in and C out.\n");
-    fprintf(out, "%-24s %9s %11s %11s %9s %9s %7s %6s %7s %10s %-8s %9s %9s %9s %8s %8s\n", "matrix",
-            "rows", "products", "nnz(C)", "ours s", "device s", "GFLOP/s", "panels", "overlap",
+    fprintf(out, "%-24s %9s %11s %11s %9s %9s %9s %7s %6s %7s %10s %-8s %9s %9s %9s %8s %8s\n", "matrix",
+            "rows", "products", "nnz(C)", "ours s", "device s", "sym s", "GFLOP/s", "panels", "overlap",
             "peak MB", "verified", "alg1 s", "alg2 s", "alg3 s", "x device", "x e2e");
 
     for (int ci = 0; ci < count; ci++) {
         const spgemm_case_t *c = &cases[ci];
         nz_matrix_t *A = NULL, *C = NULL;
         int64_t products = 0, c_bound = 0, *per_row = NULL;
-        double times[64], device_times[64];
+        double times[64], device_times[64], sym_times[64];
         nz_spgemm_info_t info;
         char verify_note[200] = "", notes[600] = "";
         int verified = 0;
@@ -438,8 +438,10 @@ int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
             }
             times[r] = info.seconds;
             device_times[r] = info.symbolic_seconds + info.numeric_seconds;
+            sym_times[r] = info.symbolic_seconds;
         }
         double ours = ok ? median(times, nruns) : 0.0, ours_device = ok ? median(device_times, nruns) : 0.0;
+        double ours_sym = ok ? median(sym_times, nruns) : 0.0;
         if (ok) {
             /* verify once: every row, or a sample plus the heaviest rows */
             int64_t n_list = ai.rows, *list = (int64_t *)malloc((size_t)(ai.rows > 0 ? ai.rows : 1) * sizeof(int64_t));
@@ -573,18 +575,18 @@ int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
             }
         }
         double overlap = info.stage_seconds_sum > 0.0 ? info.seconds / info.stage_seconds_sum : 0.0;
-        fprintf(out, "%-24s %9lld %11lld %11lld %9.4f %9.4f %7.2f %6lld %7.3f %10.1f %-8s %9s %9s %9s %8.2f %8.2f\n",
+        fprintf(out, "%-24s %9lld %11lld %11lld %9.4f %9.4f %9.4f %7.2f %6lld %7.3f %10.1f %-8s %9s %9s %9s %8.2f %8.2f\n",
                 c->name, (long long)ai.rows, (long long)products, (long long)cinfo.nnz, ours,
-                ours_device, ours > 0.0 ? 2.0 * (double)products / ours * 1e-9 : 0.0,
+                ours_device, ours_sym, ours > 0.0 ? 2.0 * (double)products / ours * 1e-9 : 0.0,
                 (long long)info.panels, overlap, (double)info.peak_device_bytes / 1048576.0,
                 !ok ? "failed" : verified ? "yes" : "WRONG", col[0], col[1], col[2], speedup_device,
                 speedup_e2e);
         if (notes[0] != '\0') fprintf(out, "    note: %s\n", notes);
         fflush(out);
         if (csv != NULL)
-            fprintf(csv, "%s,%s,%lld,%lld,%lld,%lld,%.6g,%.6g,%.6g,%lld,%.4f,%lld,%d,%.6g,%.6g,%.6g,%.6g,%zu,%.4f,%.4f,\"%s\"\n",
+            fprintf(csv, "%s,%s,%lld,%lld,%lld,%lld,%.6g,%.6g,%.6g,%.6g,%lld,%.4f,%lld,%d,%.6g,%.6g,%.6g,%.6g,%zu,%.4f,%.4f,\"%s\"\n",
                     c->name, o.single ? "single" : "double", (long long)ai.rows, (long long)ai.nnz,
-                    (long long)products, (long long)cinfo.nnz, ours, ours_device,
+                    (long long)products, (long long)cinfo.nnz, ours, ours_device, ours_sym,
                     ours > 0.0 ? 2.0 * (double)products / ours * 1e-9 : 0.0, (long long)info.panels,
                     overlap, (long long)info.peak_device_bytes, verified,
                     cres[0].ok ? cres[0].seconds : -1.0, cres[1].ok ? cres[1].seconds : -1.0,
