@@ -7,6 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 const char *nz_status_string(nz_status_t status) {
     switch (status) {
@@ -183,6 +186,31 @@ void *nzi_calloc(nz_context_t *ctx, size_t count, size_t size) {
     void *p = nzi_malloc(ctx, bytes);
     if (p != NULL) memset(p, 0, bytes == 0 ? 1 : bytes);
     return p;
+}
+
+void nzi_parallel_memcpy(const nz_context_t *ctx, void *dst, const void *src, size_t bytes) {
+    int threads = 1;
+#ifdef _OPENMP
+    if (bytes >= ((size_t)8 << 20)) threads = ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
+#else
+    (void)ctx;
+#endif
+    if (threads > 8) threads = 8;
+    if (threads <= 1) {
+        memcpy(dst, src, bytes);
+        return;
+    }
+    const size_t chunk = (bytes / (size_t)threads + 4095) & ~(size_t)4095;
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+#endif
+    for (int t = 0; t < threads; t++) {
+        const size_t begin = (size_t)t * chunk;
+        if (begin < bytes) {
+            const size_t len = bytes - begin < chunk ? bytes - begin : chunk;
+            memcpy((unsigned char *)dst + begin, (const unsigned char *)src + begin, len);
+        }
+    }
 }
 
 void nzi_free(nz_context_t *ctx, void *ptr) {

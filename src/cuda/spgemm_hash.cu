@@ -17,9 +17,11 @@
  *      dense bitmap in global memory (one slot per resident block, reset as it is read);
  *   3. an inclusive scan of the counts gives C's row offsets (exact sizes, no over-allocation);
  *   4. numeric phase with the same binning on the exact row lengths: values accumulate in the
- *      table with shared-memory atomicAdd, then each table is bitonic-sorted in shared memory
- *      (empty keys, 0xffffffff as unsigned, sort last) and the first nnz entries are the row,
- *      in column order; dense rows are emitted in column order by a block scan over the bitmap.
+ *      table with shared-memory atomicAdd, the filled slots are compacted to the front of the
+ *      table, and the first P slots (P the power of two at or above the block's longest row)
+ *      are bitonic-sorted in shared memory (padding keys 0xffffffff as unsigned sort last), so
+ *      the first nnz entries are the row in column order; dense rows are emitted in column
+ *      order by a block scan over the bitmap.
  * Thread mapping: a row belongs to one group; inside it, SWEEP = min(group, 32) lanes read one
  * row of B together (coalesced) while group / SWEEP such sweepers take successive entries of
  * A's row.
@@ -30,8 +32,8 @@
  * C), so transfer and computation overlap. Large in-core outputs are also split into four
  * panels for the same overlap.
  * Values are summed with atomics in a data-dependent order: not bitwise reproducible run to run
- * (the structure is). Cost: O(products) hash operations, O(T log^2 T) per table of size T for
- * the sort, O(cols / 32) per dense row.
+ * (the structure is). Cost: O(products) hash operations, O(P log^2 P) per row for the sort,
+ * O(cols / 32) per dense row.
  */
 
 /* Shared-memory bins: bin b holds rows whose table needs at most 32 << b entries. The need of a
@@ -68,7 +70,7 @@ struct hash_args {
 
 static size_t shared_bytes(int bin, bool numeric, size_t value_size) {
     size_t table = (size_t)32 << bin, rows = (size_t)(bin_block[bin] / bin_group[bin]);
-    return rows * table * (sizeof(int32_t) + (numeric ? value_size : 0)) + rows * sizeof(int);
+    return rows * table * (sizeof(int32_t) + (numeric ? value_size : 0)) + (rows + 1) * sizeof(int);
 }
 
 /* ---- device helpers ------------------------------------------------------------------------- */
@@ -224,7 +226,7 @@ __global__ void __launch_bounds__(Block)
         keys[s] = -1;
         if (Numeric) vals[s] = Value(0);
     }
-    if (threadIdx.x < R) counts[threadIdx.x] = 0;
+    if (threadIdx.x <= R) counts[threadIdx.x] = 0;
     __syncthreads();
 
     if (row >= 0) {
@@ -248,11 +250,39 @@ __global__ void __launch_bounds__(Block)
         __syncthreads();
         if (row >= 0 && lane == 0) args.c_off[row + 1] = counts[g];
     } else {
-        /* bitonic sort of every table, keys compared as unsigned so empty slots go last */
-        for (int size = 2; size <= Table; size <<= 1) {
+        /* compaction: every lane takes its Table / Group slots into registers, then appends the
+         * filled ones at the front of its row's table (in arbitrary order) */
+        constexpr int PER = Table / Group;
+        int32_t k_reg[PER];
+        Value v_reg[PER];
+#pragma unroll
+        for (int s = 0; s < PER; s++) {
+            k_reg[s] = my_keys[lane + s * Group];
+            v_reg[s] = my_vals[lane + s * Group];
+        }
+        __syncthreads();
+#pragma unroll
+        for (int s = 0; s < PER; s++)
+            if (k_reg[s] != -1) {
+                const int pos = atomicAdd(&counts[g], 1);
+                my_keys[pos] = k_reg[s];
+                my_vals[pos] = v_reg[s];
+            }
+        __syncthreads();
+        const int n = counts[g];
+        if (lane == 0 && n > 0) atomicMax(&counts[R], n);
+        __syncthreads();
+        /* bitonic sort of the first P slots of every table, P the power of two at or above the
+         * block's longest row (empty keys, 0xffffffff as unsigned, pad and sort last): about
+         * half the work of sorting whole tables, which are at least 1.5 x the row */
+        int P = 2;
+        while (P < counts[R]) P <<= 1;
+        for (int s = n + lane; s < P; s += Group) my_keys[s] = -1;
+        __syncthreads();
+        for (int size = 2; size <= P; size <<= 1) {
             for (int stride = size >> 1; stride > 0; stride >>= 1) {
-                for (int p = threadIdx.x; p < R * (Table / 2); p += Block) {
-                    const int t = p / (Table / 2), q = p % (Table / 2);
+                for (int p = threadIdx.x; p < R * (P / 2); p += Block) {
+                    const int t = p / (P / 2), q = p % (P / 2);
                     const int i = ((q & ~(stride - 1)) << 1) | (q & (stride - 1));
                     const int x = t * Table + i, y = x + stride;
                     const bool up = (i & size) == 0;
@@ -272,7 +302,7 @@ __global__ void __launch_bounds__(Block)
             const int64_t begin = args.c_off[row], nnz = args.c_off[row + 1] - begin;
             int32_t *out_col = args.c_col + (begin - args.c_base);
             Value *out_val = args.c_val + (begin - args.c_base);
-            for (int64_t s = lane; s < nnz; s += Group) {
+            for (int64_t s = lane; s < nnz && s < n; s += Group) {
                 out_col[s] = my_keys[s];
                 out_val[s] = my_vals[s];
             }
@@ -548,16 +578,16 @@ static nz_status_t drain_array(hash_state_t *st, void *host, const void *device,
         NZI_CUDA_TRY(ctx, cudaEventRecord(st->staged[half], st->copy_stream));
         if (previous_len != 0) {
             NZI_CUDA_TRY(ctx, cudaEventSynchronize(st->staged[half ^ 1]));
-            memcpy((unsigned char *)host + previous_offset,
-                   st->staging + (size_t)(half ^ 1) * STAGE_HALF, previous_len);
+            nzi_parallel_memcpy(ctx, (unsigned char *)host + previous_offset,
+                                st->staging + (size_t)(half ^ 1) * STAGE_HALF, previous_len);
         }
         previous_offset = offset;
         previous_len = len;
         half ^= 1;
     }
     NZI_CUDA_TRY(ctx, cudaEventSynchronize(st->staged[half ^ 1]));
-    memcpy((unsigned char *)host + previous_offset, st->staging + (size_t)(half ^ 1) * STAGE_HALF,
-           previous_len);
+    nzi_parallel_memcpy(ctx, (unsigned char *)host + previous_offset,
+                        st->staging + (size_t)(half ^ 1) * STAGE_HALF, previous_len);
     return NZ_SUCCESS;
 }
 

@@ -68,6 +68,10 @@ nz_status_t nzi_check_context(const nz_context_t *ctx);
 void *nzi_malloc(nz_context_t *ctx, size_t bytes);
 void *nzi_calloc(nz_context_t *ctx, size_t count, size_t size);
 void nzi_free(nz_context_t *ctx, void *ptr);
+/* memcpy of `bytes` split over up to 8 OpenMP threads (the context's thread setting, 0 = the
+ * OpenMP default) when it is large: the first touch of fresh destination pages (page faults)
+ * and the copy itself then proceed in parallel. One thread below 8 MB. */
+void nzi_parallel_memcpy(const nz_context_t *ctx, void *dst, const void *src, size_t bytes);
 /* Allocate count x size bytes into *ptr. Returns NZ_ERR_OVERFLOW or NZ_ERR_OUT_OF_MEMORY (with a
  * message naming `what`) and leaves *ptr untouched on failure. */
 nz_status_t nzi_alloc_array(nz_context_t *ctx, void **ptr, size_t count, size_t size, const char *what);

@@ -103,20 +103,27 @@ static void test_against_cpu(nz_context_t *ctx, const char *name, nz_matrix_t *A
     free(xg2);
 }
 
+/* NZ_TEST_QUICK=1 (compute-sanitizer) takes smaller problems: fewer CG iterations to instrument. */
 static void test_problems(nz_context_t *ctx) {
+    const int quick = nzt_env_flag("NZ_TEST_QUICK");
+    const int64_t fe_n = quick ? 10 : 20, lx = quick ? 12 : 30, ly = quick ? 10 : 20,
+                  lz = quick ? 9 : 25, n = lx * ly * lz;
     for (int t = 0; t < 2; t++) {
         nz_value_type_t vt = t ? NZ_F32 : NZ_F64;
         nz_matrix_t *A = NULL;
         void *b = NULL;
-        NZT_OK(ctx, nz_gen_fe3d(ctx, &A, 20, vt, &b, NULL));
-        test_against_cpu(ctx, vt == NZ_F32 ? "fe3d 20 f32" : "fe3d 20 f64", A, b, vt);
-        nz_matrix_destroy(&A);
-        nz_free(ctx, b);
-        NZT_OK(ctx, nz_gen_laplace3d(ctx, &A, 30, 20, 25, vt));
-        size_t bytes = (size_t)15000 * nzi_value_size(vt);
-        double *bd = (double *)nzt_malloc(15000 * sizeof(double));
+        if (nzt_shard_take()) {
+            NZT_OK(ctx, nz_gen_fe3d(ctx, &A, fe_n, vt, &b, NULL));
+            test_against_cpu(ctx, vt == NZ_F32 ? "fe3d f32" : "fe3d f64", A, b, vt);
+            nz_matrix_destroy(&A);
+            nz_free(ctx, b);
+        }
+        if (!nzt_shard_take()) continue;
+        NZT_OK(ctx, nz_gen_laplace3d(ctx, &A, lx, ly, lz, vt));
+        size_t bytes = (size_t)n * nzi_value_size(vt);
+        double *bd = (double *)nzt_malloc((size_t)n * sizeof(double));
         b = nzt_malloc(bytes);
-        nzt_random_vector(bd, b, vt, 15000, nzt_seed + 1);
+        nzt_random_vector(bd, b, vt, n, nzt_seed + 1);
         test_against_cpu(ctx, vt == NZ_F32 ? "laplace3d f32" : "laplace3d f64", A, b, vt);
         free(bd);
         free(b);
@@ -339,7 +346,7 @@ int main(int argc, char **argv) {
     nz_context_t *ctx = NULL;
     if (nz_context_create(&ctx) != NZ_SUCCESS) return 1;
     NZT_OK(ctx, nz_context_set_device(ctx, 0, NULL));
-    if (nzt_shard_take()) test_problems(ctx);
+    test_problems(ctx);
     if (nzt_shard_take()) test_algorithms(ctx);
     if (nzt_shard_take()) test_device_assembly(ctx);
     if (nzt_shard_take()) test_statuses(ctx);

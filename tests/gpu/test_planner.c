@@ -389,13 +389,17 @@ static void check_tune(const nz_matrix_t *H, const char *name) {
     printf("\n");
     NZT_CHECK(chosen_in_list, "%s: tuned %s is not among the candidates", name,
               nz_alg_name(info.alg));
-    /* within noise: 15% or 3 microseconds (launch jitter on tiny products) */
-    NZT_CHECK(chosen <= 1.15 * best + 3e-6, "%s: tuned %s takes %.2f us, %s %.2f us", name,
-              nz_alg_name(info.alg), 1e6 * chosen, nz_alg_name(best_alg), 1e6 * best);
-    /* the winner alone ran tune_runs_gpu + 1 times while planning */
-    NZT_CHECK(info.plan_seconds >= 0.5 * (T.tune_runs_gpu + 1) * chosen,
-              "%s: plan_seconds %.3g s cannot include tuning (one product %.3g s)", name,
-              info.plan_seconds, chosen);
+    /* Timing comparisons mean nothing under compute-sanitizer's instrumentation (and beside
+     * other sanitizer runs on the same GPU): NZ_TEST_SANITIZER keeps the plan checks only. */
+    if (!nzt_env_flag("NZ_TEST_SANITIZER")) {
+        /* within noise: 15% or 3 microseconds (launch jitter on tiny products) */
+        NZT_CHECK(chosen <= 1.15 * best + 3e-6, "%s: tuned %s takes %.2f us, %s %.2f us", name,
+                  nz_alg_name(info.alg), 1e6 * chosen, nz_alg_name(best_alg), 1e6 * best);
+        /* the winner alone ran tune_runs_gpu + 1 times while planning */
+        NZT_CHECK(info.plan_seconds >= 0.5 * (T.tune_runs_gpu + 1) * chosen,
+                  "%s: plan_seconds %.3g s cannot include tuning (one product %.3g s)", name,
+                  info.plan_seconds, chosen);
+    }
     NZT_OK(ctx, nz_device_free(ctx, dx));
     NZT_OK(ctx, nz_device_free(ctx, dy));
     nz_spmv_plan_destroy(&plan);
