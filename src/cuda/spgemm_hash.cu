@@ -48,6 +48,9 @@
 #define SCAN_TILE (SCAN_BLOCK * SCAN_ITEMS)
 #define STAGE_HALF ((size_t)16 << 20) /* pinned staging halves: large DMAs, small footprint */
 #define PIPELINE_MIN_BYTES ((size_t)64 << 20) /* in-core outputs above this go in 4 panels */
+#define DENSE_FACTOR 4  /* see dense_from_bin */
+#define DENSE_MIN_BIN 4
+#define RANK_SORT 0     /* see rank_sort_enabled */
 
 /* Group size (threads per row) and block size of each shared bin: at most 24 KB of tables per
  * block up to bin 6 (several blocks per SM), then one row per block with up to 1024 threads. */
@@ -145,17 +148,19 @@ __global__ void __launch_bounds__(BIN_BLOCK)
     if (threadIdx.x == 0 && block_total != 0) atomicAdd(total, block_total);
 }
 
-/* Bin of a row: -1 (empty row, nothing to do), a shared bin, or HUGE_BIN. Symbolic: from the
- * products in c_off[row + 1] capped at B's columns; numeric: from the exact length. */
+/* Bin of a row: -1 (empty row, nothing to do), a shared bin, or HUGE_BIN (too long for shared
+ * memory, or in a bin at or above dense_from, where the dense path is cheaper than the sort).
+ * Symbolic: from the products in c_off[row + 1] capped at B's columns; numeric: from the exact
+ * length. */
 template <bool Numeric>
 static __device__ __forceinline__ int row_bin(const int64_t *c_off, int64_t row, int64_t cols,
-                                              int max_bin) {
+                                              int max_bin, int dense_from) {
     int64_t v = Numeric ? c_off[row + 1] - c_off[row] : c_off[row + 1];
     if (v <= 0) return -1;
     if (!Numeric && v > cols) v = cols;
     int64_t need = v + (v >> 1);
     for (int b = 0; b <= max_bin; b++)
-        if (need <= ((int64_t)32 << b)) return b;
+        if (need <= ((int64_t)32 << b)) return b >= dense_from ? HUGE_BIN : b;
     return HUGE_BIN;
 }
 
@@ -177,7 +182,7 @@ static __device__ __forceinline__ int64_t panel_of(const int64_t *panel_starts, 
 template <bool Numeric, bool Fill>
 __global__ void __launch_bounds__(BIN_BLOCK)
     bin_kernel(int64_t rows, int64_t cols, const int64_t *__restrict__ c_off, int max_bin,
-               const int64_t *__restrict__ panel_starts, int64_t panels,
+               int dense_from, const int64_t *__restrict__ panel_starts, int64_t panels,
                unsigned long long *counters, int32_t *__restrict__ lists) {
     const int lane = threadIdx.x & 31;
     for (int64_t base = (int64_t)blockIdx.x * blockDim.x; base < rows;
@@ -185,7 +190,7 @@ __global__ void __launch_bounds__(BIN_BLOCK)
         int64_t row = base + threadIdx.x;
         long long key = -1;
         if (row < rows) {
-            int bin = row_bin<Numeric>(c_off, row, cols, max_bin);
+            int bin = row_bin<Numeric>(c_off, row, cols, max_bin, dense_from);
             if (bin >= 0)
                 key = (long long)(Numeric ? panel_of(panel_starts, panels, row) : 0) * NUM_BINS + bin;
         }
@@ -205,7 +210,7 @@ __global__ void __launch_bounds__(BIN_BLOCK)
 /* One table per row in shared memory (see the file comment). Block: Block / Group rows of the
  * bin's list; symbolic writes each row's count to c_off[row + 1], numeric writes the sorted row
  * into the panel's slot at c_off[row] - c_base. */
-template <int Group, int Table, int Block, typename Value, bool Numeric>
+template <int Group, int Table, int Block, typename Value, bool Numeric, bool Rank>
 __global__ void __launch_bounds__(Block)
     hash_shared_kernel(hash_args<Value> args, const int32_t *__restrict__ rows, int64_t count) {
     constexpr int R = Block / Group;
@@ -270,6 +275,29 @@ __global__ void __launch_bounds__(Block)
             }
         __syncthreads();
         const int n = counts[g];
+        if (Rank) {
+            /* sort by counting (small rows): an entry's place is the number of smaller keys in
+             * its row; groups of a warp start their sweep at different slots (no bank
+             * conflicts: tables are multiples of 32 slots apart) */
+            if (row >= 0) {
+                const int64_t begin = args.c_off[row], nnz = args.c_off[row + 1] - begin;
+                int32_t *out_col = args.c_col + (begin - args.c_base);
+                Value *out_val = args.c_val + (begin - args.c_base);
+                for (int i = lane; i < n; i += Group) {
+                    const int32_t key = my_keys[i];
+                    int rank = 0, jj = g % n;
+                    for (int j = 0; j < n; j++) {
+                        rank += my_keys[jj] < key;
+                        if (++jj == n) jj = 0;
+                    }
+                    if (rank < nnz) {
+                        out_col[rank] = key;
+                        out_val[rank] = my_vals[i];
+                    }
+                }
+            }
+            return;
+        }
         if (lane == 0 && n > 0) atomicMax(&counts[R], n);
         __syncthreads();
         /* bitonic sort of the first P slots of every table, P the power of two at or above the
@@ -426,13 +454,13 @@ static nz_status_t device_inclusive_scan(nz_context_t *ctx, cudaStream_t stream,
     return NZ_SUCCESS;
 }
 
-template <int Group, int Table, int Block, typename Value, bool Numeric>
+template <int Group, int Table, int Block, typename Value, bool Numeric, bool Rank = false>
 static nz_status_t launch_shared(nz_context_t *ctx, cudaStream_t stream, int bin,
                                  const hash_args<Value> &args, const int32_t *rows, int64_t count) {
     constexpr int R = Block / Group;
     const size_t smem = shared_bytes(bin, Numeric, sizeof(Value));
     void (*kernel)(hash_args<Value>, const int32_t *, int64_t) =
-        hash_shared_kernel<Group, Table, Block, Value, Numeric>;
+        hash_shared_kernel<Group, Table, Block, Value, Numeric, Rank>;
     if (smem > ((size_t)48 << 10))
         NZI_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                (int)smem));
@@ -443,8 +471,16 @@ static nz_status_t launch_shared(nz_context_t *ctx, cudaStream_t stream, int bin
 }
 
 template <typename Value, bool Numeric>
-static nz_status_t launch_bin(nz_context_t *ctx, cudaStream_t stream, int bin,
+static nz_status_t launch_bin(nz_context_t *ctx, cudaStream_t stream, int bin, bool rank,
                               const hash_args<Value> &args, const int32_t *rows, int64_t count) {
+    if (Numeric && rank) {
+        switch (bin) {
+        case 0: return launch_shared<4, 32, 256, Value, true, true>(ctx, stream, bin, args, rows, count);
+        case 1: return launch_shared<8, 64, 256, Value, true, true>(ctx, stream, bin, args, rows, count);
+        case 2: return launch_shared<16, 128, 256, Value, true, true>(ctx, stream, bin, args, rows, count);
+        default: break;
+        }
+    }
     switch (bin) {
     case 0: return launch_shared<4, 32, 256, Value, Numeric>(ctx, stream, bin, args, rows, count);
     case 1: return launch_shared<8, 64, 256, Value, Numeric>(ctx, stream, bin, args, rows, count);
@@ -481,6 +517,30 @@ extern "C" nz_status_t nzi_spgemm_device_budget(nz_context_t *ctx, const nz_spge
     return NZ_SUCCESS;
 }
 
+/* The first shared bin whose numeric rows go to the dense path instead: sorting a table of
+ * P = 32 << b keys costs about P log2(P)^2 / 2 compare-exchanges with a barrier per step, the
+ * dense path a scan of cols / 32 bitmap words (plus global instead of shared atomics, which the
+ * factor DENSE_FACTOR weighs). Never below bin DENSE_MIN_BIN: short rows waste a 1024-thread
+ * block. NZ_TUNE_SPGEMM_DENSE=0|1|2|4|8|16|32|64 sets the factor (0: only rows too long for
+ * shared memory go dense). */
+static int dense_from_bin(int64_t cols, int max_bin) {
+    static const int factors[] = {0, 1, 2, 4, 8, 16, 32, 64};
+    const int factor = nzi_cuda_tune("NZ_TUNE_SPGEMM_DENSE", factors, 8, DENSE_FACTOR);
+    if (factor == 0) return SHARED_BINS;
+    const double words = (double)((cols + 31) / 32);
+    for (int b = DENSE_MIN_BIN; b <= max_bin; b++) {
+        const double p = (double)(32 << b), lg = 5.0 + b;
+        if (p * lg * lg / 2.0 > factor * words) return b;
+    }
+    return SHARED_BINS;
+}
+
+/* Sort-by-counting for the small numeric bins (NZ_TUNE_SPGEMM_RANK=0|1, default RANK_SORT). */
+static bool rank_sort_enabled(void) {
+    static const int choices[] = {0, 1};
+    return nzi_cuda_tune("NZ_TUNE_SPGEMM_RANK", choices, 2, RANK_SORT) != 0;
+}
+
 /* Everything one call holds, released in one place. */
 typedef struct hash_state {
     nz_context_t *ctx;
@@ -498,6 +558,7 @@ typedef struct hash_state {
     int64_t *h_counts, *h_panel_starts;
     unsigned char *staging;            /* 2 x STAGE_HALF, pinned (or NULL: pageable copies) */
     cudaStream_t copy_stream;
+    bool rank;                         /* sort small numeric rows by counting (bins 0 .. 2) */
     cudaEvent_t computed[2], numeric_start[2], numeric_stop[2], staged[2], sym_start, sym_stop;
 } hash_state_t;
 
@@ -627,7 +688,7 @@ static nz_status_t dense_slots(hash_state_t *st, int64_t huge_rows, int64_t cols
  * out pair after pair (h_counts[2 * pairs ..] = start of each pair) and fill them. */
 template <bool Numeric>
 static nz_status_t bin_rows(hash_state_t *st, int64_t rows, int64_t cols, int max_bin,
-                            int64_t panels) {
+                            int dense_from, int64_t panels) {
     nz_context_t *ctx = st->ctx;
     nzi_cuda_state_t *cs = nzi_cuda(ctx);
     const int64_t pairs = panels * NUM_BINS;
@@ -635,7 +696,7 @@ static nz_status_t bin_rows(hash_state_t *st, int64_t rows, int64_t cols, int ma
     const int64_t blocks = nzi_cuda_grid_blocks(cs, BIN_BLOCK, 4, (rows + BIN_BLOCK - 1) / BIN_BLOCK);
     NZI_TRY(nz_cuda_memset(ctx, st->counters, 0, (size_t)pairs * sizeof(unsigned long long)));
     bin_kernel<Numeric, false><<<(unsigned)blocks, BIN_BLOCK, 0, cs->stream>>>(
-        rows, cols, st->c_off, max_bin, st->panel_starts, panels, st->counters, NULL);
+        rows, cols, st->c_off, max_bin, dense_from, st->panel_starts, panels, st->counters, NULL);
     NZI_CUDA_LAUNCH_CHECK(ctx);
     NZI_TRY(nz_cuda_memcpy(ctx, st->h_counts, st->counters, (size_t)pairs * sizeof(int64_t),
                            NZI_D2H));
@@ -647,7 +708,8 @@ static nz_status_t bin_rows(hash_state_t *st, int64_t rows, int64_t cols, int ma
     }
     NZI_TRY(nz_cuda_memcpy(ctx, st->counters, starts, (size_t)pairs * sizeof(int64_t), NZI_H2D));
     bin_kernel<Numeric, true><<<(unsigned)blocks, BIN_BLOCK, 0, cs->stream>>>(
-        rows, cols, st->c_off, max_bin, st->panel_starts, panels, st->counters, st->lists);
+        rows, cols, st->c_off, max_bin, dense_from, st->panel_starts, panels, st->counters,
+        st->lists);
     NZI_CUDA_LAUNCH_CHECK(ctx);
     return NZ_SUCCESS;
 }
@@ -665,7 +727,7 @@ static nz_status_t run_bins(hash_state_t *st, const hash_args<Value> &args, int6
         if (count == 0) continue;
         const int32_t *rows = st->lists + starts[pairs_before + b];
         if (b < HUGE_BIN) {
-            NZI_TRY((launch_bin<Value, Numeric>(ctx, stream, b, args, rows, count)));
+            NZI_TRY((launch_bin<Value, Numeric>(ctx, stream, b, st->rank, args, rows, count)));
         } else {
             const int64_t words = (cols + 31) / 32;
             const int64_t grid = count < dense_count ? count : dense_count;
@@ -695,10 +757,12 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     double upload_seconds = 0.0, drain_seconds = 0.0, numeric_seconds = 0.0;
     float ms = 0.0f;
     const int max_bin_sym = max_shared_bin(cs, false, vs), max_bin_num = max_shared_bin(cs, true, vs);
+    const int dense_from = dense_from_bin(n, max_bin_num);
 
     memset(&st, 0, sizeof st);
     memset(&args, 0, sizeof args);
     st.ctx = ctx;
+    st.rank = rank_sort_enabled();
     info->panels = 1;
     if (m == 0 || n == 0 || A->nnz == 0 || B->nnz == 0) { /* no products: nothing for the GPU */
         NZI_CHECK(nzi_csr_alloc(ctx, &M, A->value_type, m, n, 0));
@@ -771,7 +835,7 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
         NZI_CHECK(nz_cuda_memcpy(ctx, &products, total, 8, NZI_D2H));
         info->products = (int64_t)products;
     }
-    NZI_CHECK(bin_rows<false>(&st, m, n, max_bin_sym, 1));
+    NZI_CHECK(bin_rows<false>(&st, m, n, max_bin_sym, SHARED_BINS, 1));
     if (st.h_counts[HUGE_BIN] > 0)
         NZI_CHECK(dense_slots<Value>(&st, st.h_counts[HUGE_BIN], n, false, budget - used, &dense_count));
     NZI_CHECK((run_bins<Value, false>(&st, args, 0, n, dense_count)));
@@ -791,7 +855,9 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     }
     {
         const int64_t *off = M->host.csr.row_offsets;
-        const int64_t threshold = max_bin_num >= 0 ? ((int64_t)32 << max_bin_num) : 0;
+        /* the rows the numeric binning sends to the dense path (row_bin's rule) */
+        const int top = max_bin_num < dense_from - 1 ? max_bin_num : dense_from - 1;
+        const int64_t threshold = top >= 0 ? ((int64_t)32 << top) : 0;
         int64_t huge = 0, longest = 0;
         for (int64_t i = 0; i < m; i++) {
             int64_t len = off[i + 1] - off[i];
@@ -877,7 +943,7 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     }
 
     /* ---- numeric phase, panel by panel, draining panel p - 2 before reusing its slot ---- */
-    NZI_CHECK(bin_rows<true>(&st, m, n, max_bin_num, panels));
+    NZI_CHECK(bin_rows<true>(&st, m, n, max_bin_num, dense_from, panels));
     {
         const int64_t *off = M->host.csr.row_offsets;
         int64_t next_drain = 0;
