@@ -20,8 +20,11 @@
  *      table with shared-memory atomicAdd, the filled slots are compacted to the front of the
  *      table, and the first P slots (P the power of two at or above the block's longest row)
  *      are bitonic-sorted in shared memory (padding keys 0xffffffff as unsigned sort last), so
- *      the first nnz entries are the row in column order; dense rows are emitted in column
- *      order by a block scan over the bitmap.
+ *      the first nnz entries are the row in column order; in the three smallest bins each entry
+ *      instead finds its place by counting the smaller keys of its row (no barriers); rows
+ *      whose sort would cost more than a pass over a dense accumulator, and rows too long for
+ *      shared memory, take the dense path and are emitted in column order by a block scan
+ *      over the bitmap.
  * Thread mapping: a row belongs to one group; inside it, SWEEP = min(group, 32) lanes read one
  * row of B together (coalesced) while group / SWEEP such sweepers take successive entries of
  * A's row.
@@ -50,7 +53,7 @@
 #define PIPELINE_MIN_BYTES ((size_t)64 << 20) /* in-core outputs above this go in 4 panels */
 #define DENSE_FACTOR 4  /* see dense_from_bin */
 #define DENSE_MIN_BIN 4
-#define RANK_SORT 0     /* see rank_sort_enabled */
+#define RANK_SORT 1     /* see rank_sort_enabled: 1.3x faster on laplace3d 100^3 (H200) */
 
 /* Group size (threads per row) and block size of each shared bin: at most 24 KB of tables per
  * block up to bin 6 (several blocks per SM), then one row per block with up to 1024 threads. */
