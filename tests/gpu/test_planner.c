@@ -483,9 +483,9 @@ int main(int argc, char **argv) {
     quick = nzt_env_flag("NZ_TEST_QUICK");
     ctx = nzt_gpu_context(quick ? " (quick mode)" : "");
     if (nzt_shard_take()) test_reproducible_table();
-    if (nzt_shard_take()) test_auto();
+    test_auto();
     if (nzt_shard_take()) test_deterministic();
-    if (nzt_shard_take()) test_tune();
+    test_tune();
     if (nzt_shard_take()) test_allocation_failures();
     nz_context_destroy(&ctx);
     return nzt_finish("test_planner (gpu)");

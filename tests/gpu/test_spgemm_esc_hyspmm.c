@@ -257,14 +257,20 @@ static void real_cases(nz_context_t *ctx) {
     }
     char **names = NULL;
     int count = nzt_list_matrices(dir, &names), used = 0;
-    for (int m = 0; m < count && used < 8; m++) {
+    const int quick = nzt_env_flag("NZ_TEST_QUICK");
+    for (int m = 0; m < count && used < (quick ? 4 : 8); m++) {
         char path[4096];
         nz_matrix_t *A = NULL, *T = NULL;
         nz_matrix_info_t ai;
         snprintf(path, sizeof path, "%s/%s", dir, names[m]);
         if (nz_mm_read(ctx, &A, path, m % 2 ? NZ_F32 : NZ_F64) != NZ_SUCCESS) continue;
         nz_matrix_info(A, &ai);
-        if (ai.nnz < 2000 || ai.nnz > 300000) {
+        if (ai.nnz < 2000 || ai.nnz > (quick ? 60000 : 300000)) {
+            nz_matrix_destroy(&A);
+            continue;
+        }
+        used++; /* counted in every shard, so that all shards see the same cases */
+        if (!nzt_shard_take()) {
             nz_matrix_destroy(&A);
             continue;
         }
@@ -277,7 +283,6 @@ static void real_cases(nz_context_t *ctx) {
         }
         printf("real: %s (%lld x %lld, %lld nonzeros)\n", names[m], (long long)ai.rows,
                (long long)ai.cols, (long long)ai.nnz);
-        used++;
         nz_matrix_destroy(&A);
     }
     nzt_free_names(names, count);
@@ -379,15 +384,17 @@ static void overlap_report(nz_context_t *ctx) {
     nz_matrix_t *A = NULL, *C = NULL;
     nz_spgemm_options_t opt;
     nz_spgemm_info_t info;
-    NZT_OK(ctx, nz_gen_laplace3d(ctx, &A, 96, 96, 96, NZ_F64));
+    /* a timing report: NZ_TEST_QUICK (compute-sanitizer) takes a small problem */
+    const int n = nzt_env_flag("NZ_TEST_QUICK") ? 16 : 96;
+    NZT_OK(ctx, nz_gen_laplace3d(ctx, &A, n, n, n, NZ_F64));
     for (int a = 0; a < GPU_ALG_COUNT; a++) {
         memset(&opt, 0, sizeof opt);
         memset(&info, 0, sizeof info);
         opt.alg = gpu_algs[a];
         NZT_OK(ctx, nz_spgemm(ctx, &C, A, A, &opt, &info));
-        printf("laplace3d 96^3 squared, %s: %lld products, %lld panels, %.4f s, stage sum %.4f s, "
+        printf("laplace3d %d^3 squared, %s: %lld products, %lld panels, %.4f s, stage sum %.4f s, "
                "overlap %.3f (symbolic %.4f, numeric %.4f, transfer %.4f)\n",
-               nz_spgemm_alg_name(gpu_algs[a]), (long long)info.products, (long long)info.panels,
+               n, nz_spgemm_alg_name(gpu_algs[a]), (long long)info.products, (long long)info.panels,
                info.seconds, info.stage_seconds_sum, info.seconds / info.stage_seconds_sum,
                info.symbolic_seconds, info.numeric_seconds, info.transfer_seconds);
         nz_matrix_destroy(&C);
@@ -407,7 +414,7 @@ int main(int argc, char **argv) {
         if (nzt_shard_take()) generated_cases(ctx, types[t], nzt_seed + (uint64_t)t);
         if (nzt_shard_take()) panel_cases(ctx, types[t], nzt_seed + 7);
     }
-    if (nzt_shard_take()) real_cases(ctx);
+    real_cases(ctx);
     if (nzt_shard_take()) failure_loop(ctx, NZ_SPGEMM_ESC, 0);
     if (nzt_shard_take()) failure_loop(ctx, NZ_SPGEMM_HYSPMM, 0);
     if (nzt_shard_take()) failure_loop(ctx, NZ_SPGEMM_HYSPMM, 262144);

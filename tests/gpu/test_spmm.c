@@ -406,8 +406,8 @@ int main(int argc, char **argv) {
 
     if (nzt_shard_take()) test_plans();
     if (nzt_shard_take()) test_mixed();
-    if (nzt_shard_take()) test_zoo();
-    if (nzt_shard_take()) test_generated_and_real();
+    test_zoo();
+    test_generated_and_real();
 
     printf("%lld SpMM products compared%s\n", (long long)products,
            sell_on_device == 1 ? " (csr and sell)" : " (csr only)");

@@ -739,11 +739,11 @@ int main(int argc, char **argv) {
     if (nzt_shard_take()) test_alpha_zero();
     if (nzt_shard_take()) test_plan_options();
     if (nzt_shard_take()) test_alloc_failures();
-    if (nzt_shard_take()) test_zoo();
-    if (nzt_shard_take()) test_generated();
-    if (nzt_shard_take()) test_long_rows();
-    if (nzt_shard_take()) test_tunables();
-    if (nzt_shard_take()) test_real_matrices();
+    test_zoo();
+    test_generated();
+    test_long_rows();
+    test_tunables();
+    test_real_matrices();
 
     printf("%lld SpMV results compared\n", (long long)cases_run);
     nz_alloc_stats_t st;

@@ -642,9 +642,9 @@ int main(int argc, char **argv) {
     if (nzt_shard_take()) test_refusals();
     if (nzt_shard_take()) test_alpha_zero();
     if (nzt_shard_take()) test_alloc_failures();
-    if (nzt_shard_take()) test_zoo();
-    if (nzt_shard_take()) test_generated();
-    if (nzt_shard_take()) test_real_matrices();
+    test_zoo();
+    test_generated();
+    test_real_matrices();
 
     printf("%lld cases run; %lld conversions, %lld refused for padding (skipped)\n",
            (long long)cases_run, (long long)conversions, (long long)refused_padding);

@@ -521,9 +521,9 @@ int main(int argc, char **argv) {
     if (nzt_shard_take()) test_alpha_zero();
     if (nzt_shard_take()) test_alloc_failures();
     if (nzt_shard_take()) test_mixed();
-    if (nzt_shard_take()) test_zoo();
-    if (nzt_shard_take()) test_generated();
-    if (nzt_shard_take()) test_real_matrices();
+    test_zoo();
+    test_generated();
+    test_real_matrices();
 
     printf("%lld products compared\n", (long long)cases_run);
     nz_alloc_stats_t st;
