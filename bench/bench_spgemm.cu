@@ -389,10 +389,11 @@ int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
             nz_context_device_name(ctx), runs);
     fprintf(out, "# R-MAT edge factor %d (halved, shown as 'ef N', where C would not fit in host memory)\n",
             edge_factor);
-    fprintf(out, "# ours: nz_spgemm hash (host A in, host C out); device = symbolic + numeric phases\n"
+    fprintf(out, "# ours: nz_spgemm %s (host A in, host C out); device = symbolic + numeric phases\n"
                  "# (event-timed, our device allocations not included); sym s = symbolic phase;\n"
                  "# cuSPARSE: cusparseSpGEMM work estimation .. copy, allocations included, device "
-                 "arrays in and out;\n# end-to-end speedup adds cuSPARSE's copies of A in and C out.\n");
+                 "arrays in and out;\n# end-to-end speedup adds cuSPARSE's copies of A in and C out.\n",
+            nz_spgemm_alg_name(o.alg == NZ_SPGEMM_AUTO || o.alg == NZ_SPGEMM_CPU ? NZ_SPGEMM_HASH : o.alg));
     fprintf(out, "%-24s %9s %11s %11s %9s %9s %9s %7s %6s %7s %10s %-8s %9s %9s %9s %8s %8s\n", "matrix",
             "rows", "products", "nnz(C)", "ours s", "device s", "sym s", "GFLOP/s", "panels", "overlap",
             "peak MB", "verified", "alg1 s", "alg2 s", "alg3 s", "x device", "x e2e");
@@ -444,7 +445,7 @@ int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
         /* ours */
         nz_spgemm_options_t opt;
         memset(&opt, 0, sizeof opt);
-        opt.alg = NZ_SPGEMM_HASH;
+        opt.alg = o.alg == NZ_SPGEMM_AUTO || o.alg == NZ_SPGEMM_CPU ? NZ_SPGEMM_HASH : o.alg;
         opt.gpu_memory_limit = o.gpu_memory_limit;
         int ok = 1, nruns = runs < 64 ? runs : 64;
         for (int r = 0; r < nruns && ok; r++) {

@@ -24,6 +24,7 @@ typedef struct nzb_spgemm_options {
     char **files;
     const char *csv_path;      /* also write every row as CSV (NULL: none) */
     FILE *out;                 /* default stdout */
+    nz_spgemm_alg_t alg;       /* ours: NZ_SPGEMM_HASH (also for AUTO), ESC or HYSPMM */
 } nzb_spgemm_options_t;
 
 /* For every matrix A of the suite: C = A*A with Nonzero's hash algorithm (fresh context per run,

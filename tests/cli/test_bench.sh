@@ -112,7 +112,7 @@ grep -q "kernel run(s) FAILED" "$TMP/out" || fail "the summary does not report t
 
 # 6. Bad command lines: exit 2 with one line on stderr.
 for args in "--runs 0" "--alg no-such-alg" "--backend tpu" "--size huge" "--precision half" \
-    "--offsets 16" "--no-such-option" "--csv"; do
+    "--offsets 16" "--no-such-option" "--csv" "--spgemm --alg cpu" "--spgemm --alg nope"; do
     # shellcheck disable=SC2086
     "$NZ" bench $args >"$TMP/out" 2>"$TMP/err"
     rc=$?

@@ -37,7 +37,8 @@ static void usage(FILE *f) {
             "  --cg                   instead: the CG benchmark on the Q1 FE problem (per N,\n"
             "                         backend and format; bandwidth floor, transfer vs SpMV)\n"
             "  --spgemm               instead: C = A*A on the GPU suite vs cuSPARSE SpGEMM\n"
-            "                         ALG1/2/3 (with --quick, --no-real, --precision, --runs)\n"
+            "                         ALG1/2/3 (with --quick, --no-real, --precision, --runs;\n"
+            "                         --alg hash|esc|hyspmm picks ours, default hash)\n"
             "  --spmm                 instead: transpose SpMV and many right-hand sides (SpMM)\n"
             "                         on the GPU vs cuSPARSE (with --precision, --csv, files)\n"
             "exit status: 0 all kernels verified, 1 a wrong result or an error, 2 bad command line\n");
@@ -87,6 +88,8 @@ int nz_cmd_bench(int argc, char **argv) {
     }
     int status = NZ_EXIT_OK;
     int mode_cg = 0, mode_spgemm = 0, mode_spmm = 0;
+    const char *alg_arg = NULL;
+    nz_spgemm_alg_t spgemm_alg = NZ_SPGEMM_HASH;
     /* argv[0] is the subcommand's name. */
     for (int i = 1; i < argc && status == NZ_EXIT_OK; i++) {
         const char *a = argv[i];
@@ -159,11 +162,20 @@ int nz_cmd_bench(int argc, char **argv) {
             opt.csv_path = v;
         } else if (strcmp(a, "--png") == 0) {
             opt.png_path = v;
-        } else { /* --alg */
-            opt.num_filters = 0; /* the last --alg wins */
-            snprintf(filter_buffer, sizeof filter_buffer, "%s", v);
-            status = parse_filters(&opt, filter_buffer);
+        } else { /* --alg: read after the loop, once the mode is known */
+            alg_arg = v; /* the last --alg wins */
         }
+    }
+    if (status == NZ_EXIT_OK && alg_arg != NULL && mode_spgemm) {
+        if (nz_spgemm_alg_from_name(&spgemm_alg, alg_arg) != NZ_SUCCESS ||
+            spgemm_alg == NZ_SPGEMM_CPU || spgemm_alg == NZ_SPGEMM_AUTO) {
+            nz_cli_error(CMD, "option --alg: '%s' is not a GPU SpGEMM algorithm (hash, esc, hyspmm)",
+                         alg_arg);
+            status = NZ_EXIT_USAGE;
+        }
+    } else if (status == NZ_EXIT_OK && alg_arg != NULL) {
+        snprintf(filter_buffer, sizeof filter_buffer, "%s", alg_arg);
+        status = parse_filters(&opt, filter_buffer);
     }
     if (status == NZ_EXIT_OK && mode_cg) {
         /* The CG benchmark shares --backend, --precision, --threads and --csv. */
@@ -199,6 +211,7 @@ int nz_cmd_bench(int argc, char **argv) {
         so.files = opt.files;
         so.num_files = opt.num_files;
         so.csv_path = opt.csv_path;
+        so.alg = spgemm_alg;
         status = nzb_bench_spgemm(&so);
 #else
         nz_cli_error(CMD, "--spgemm needs the CUDA backend (this build has none)");
