@@ -200,7 +200,8 @@ void nzi_parallel_memcpy(const nz_context_t *ctx, void *dst, const void *src, si
         memcpy(dst, src, bytes);
         return;
     }
-    const size_t chunk = (bytes / (size_t)threads + 4095) & ~(size_t)4095;
+    /* ceil(bytes / threads), rounded up to whole pages: the chunks cover every byte */
+    const size_t chunk = ((bytes + (size_t)threads - 1) / (size_t)threads + 4095) & ~(size_t)4095;
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(threads) schedule(static, 1)
 #endif

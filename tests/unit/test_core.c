@@ -1,5 +1,7 @@
-/* test_core.c: context, status strings, allocator accounting, CSR/COO creation and validation. */
+/* test_core.c: context, status strings, allocator accounting, CSR/COO creation and validation,
+ * the parallel copy helper. */
 #include "testutil.h"
+#include "nzi.h"
 
 #include <math.h>
 #include <string.h>
@@ -156,8 +158,38 @@ static void test_zoo_spmv(void) {
     nz_context_destroy(&ctx);
 }
 
+/* nzi_parallel_memcpy: every byte lands, none beyond, for sizes below, at and around the
+ * threshold where it splits the copy, and for 1, 2, 3 and 8 threads (odd chunk edges). */
+static void test_parallel_memcpy(void) {
+    const size_t mb = (size_t)1 << 20;
+    const size_t sizes[] = {0, 1, 4095, 8 * mb - 1, 8 * mb, 8 * mb + 4097, 33 * mb + 3};
+    const int threads[] = {1, 2, 3, 8};
+    const size_t cap = 33 * mb + 3 + 64;
+    unsigned char *src = nzt_malloc(cap), *dst = nzt_malloc(cap);
+    for (size_t i = 0; i < cap; i++) src[i] = (unsigned char)(i * 2654435761u >> 13);
+    nz_context_t *ctx = NULL;
+    NZT_OK(ctx, nz_context_create(&ctx));
+    for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
+        NZT_OK(ctx, nz_context_set_threads(ctx, threads[t]));
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+            const size_t n = sizes[k];
+            memset(dst, 0xA5, cap);
+            nzi_parallel_memcpy(ctx, dst, src, n);
+            NZT_CHECK(memcmp(dst, src, n) == 0, "%d threads, %zu bytes: copy differs", threads[t], n);
+            size_t beyond = 0;
+            for (size_t i = n; i < n + 64; i++) beyond += dst[i] != 0xA5;
+            NZT_CHECK(beyond == 0, "%d threads, %zu bytes: %zu bytes written past the end",
+                      threads[t], n, beyond);
+        }
+    }
+    nz_context_destroy(&ctx);
+    free(src);
+    free(dst);
+}
+
 int main(int argc, char **argv) {
     nzt_init(argc, argv);
+    test_parallel_memcpy();
     test_status_and_names();
     test_handles();
     test_create_csr();
