@@ -33,11 +33,13 @@ run_one() {
   log="$LOGS/$tool-$t-$i.log"
   start=$(date +%s)
   NZ_TEST_SHARD=$i/$n NZ_TEST_QUICK=1 NZ_TEST_SANITIZER=1 NZ_MATRIX_DIR=$MDIR timeout "${T_EACH:-500}" \
-    compute-sanitizer --tool "$tool" --error-exitcode 99 "$B/tests/$t" > "$log" 2>&1
+    stdbuf -oL -eL compute-sanitizer --tool "$tool" --error-exitcode 99 "$B/tests/$t" > "$log" 2>&1
   rc=$?
   secs=$(( $(date +%s) - start ))
   summary=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)
   final=$(grep -E 'all checks passed|check\(s\) failed|^SKIP' "$log" | tail -1)
+  # a run cut by the time limit: the last case it reached (stdout is line-buffered)
+  [ -z "$final" ] && final="reached: $(grep -v '^=====' "$log" | tail -1 | cut -c1-80)"
   echo "$tool $t shard $i/$n: rc=$rc ${secs}s :: ${summary:-no summary} :: ${final:-no final line}"
 }
 export -f run_one
