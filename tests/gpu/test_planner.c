@@ -25,9 +25,6 @@
 static nz_context_t *ctx;
 static int quick;
 
-static const char *vt_name(nz_value_type_t vt) { return vt == NZ_F32 ? "f32" : "f64"; }
-static size_t at_least_one(int64_t n) { return n > 0 ? (size_t)n : 1; }
-
 /* ---- helpers ------------------------------------------------------------------------------- */
 
 /* Run y = alpha op(A) x + beta y with plan on device vectors and compare with the reference of
@@ -39,17 +36,20 @@ static int64_t check_plan(nz_spmv_plan_t *plan, const nz_matrix_t *H, nz_operati
     nz_value_type_t vt = mi.value_type;
     size_t vs = vt == NZ_F32 ? 4 : 8;
     int64_t xlen = op == NZ_OP_N ? mi.cols : mi.rows, ylen = op == NZ_OP_N ? mi.rows : mi.cols;
-    double *xd = nzt_malloc(at_least_one(xlen) * 8), *y0d = nzt_malloc(at_least_one(ylen) * 8);
-    void *xh = nzt_malloc(at_least_one(xlen) * vs), *yh = nzt_malloc(at_least_one(ylen) * vs);
-    void *y0h = nzt_malloc(at_least_one(ylen) * vs);
-    double *ref = nzt_malloc(at_least_one(ylen) * 8), *bound = nzt_malloc(at_least_one(ylen) * 8);
-    int64_t *len = nzt_malloc(at_least_one(ylen) * 8);
+    double *xd = nzt_malloc(nzt_at_least_one(xlen) * 8),
+           *y0d = nzt_malloc(nzt_at_least_one(ylen) * 8);
+    void *xh = nzt_malloc(nzt_at_least_one(xlen) * vs),
+         *yh = nzt_malloc(nzt_at_least_one(ylen) * vs);
+    void *y0h = nzt_malloc(nzt_at_least_one(ylen) * vs);
+    double *ref = nzt_malloc(nzt_at_least_one(ylen) * 8),
+           *bound = nzt_malloc(nzt_at_least_one(ylen) * 8);
+    int64_t *len = nzt_malloc(nzt_at_least_one(ylen) * 8);
     void *dx = NULL, *dy = NULL;
     int64_t bad = 0;
     nzt_random_vector(xd, xh, vt, xlen, nzt_seed + 21);
     nzt_random_vector(y0d, y0h, vt, ylen, nzt_seed + 22);
-    NZT_OK(ctx, nz_device_malloc(ctx, &dx, at_least_one(xlen) * vs));
-    NZT_OK(ctx, nz_device_malloc(ctx, &dy, at_least_one(ylen) * vs));
+    NZT_OK(ctx, nz_device_malloc(ctx, &dx, nzt_at_least_one(xlen) * vs));
+    NZT_OK(ctx, nz_device_malloc(ctx, &dy, nzt_at_least_one(ylen) * vs));
     NZT_OK(ctx, nz_memcpy_to_device(ctx, dx, xh, (size_t)xlen * vs));
     static const double cases[2][2] = {{1.0, 0.0}, {-2.5, 0.5}};
     for (int c = 0; c < 2; c++) {
@@ -107,8 +107,8 @@ static void check_auto(const nz_matrix_t *H, const char *name) {
         if (s == NZ_ERR_OVERFLOW) continue;
         NZT_OK(ctx, s);
         for (int op = 0; op < 2; op++) {
-            snprintf(label, sizeof label, "%s %s off%d op %c", name, vt_name(mi.value_type), bits,
-                     op ? 'T' : 'N');
+            snprintf(label, sizeof label, "%s %s off%d op %c", name, nzt_vt_name(mi.value_type),
+                     bits, op ? 'T' : 'N');
             nz_matrix_stats_t hs, ds;
             host_stats(H, (nz_operation_t)op, &hs);
             NZT_OK(ctx, nzi_plan_row_stats(ctx, dA, (nz_operation_t)op, &ds));
@@ -285,13 +285,14 @@ static void check_deterministic(const nz_matrix_t *dA, const nz_matrix_t *H, nz_
                   nzi_plan_reproducible(NZ_BACKEND_CUDA, info.format, info.alg, op) == 1,
               "%s: deterministic plan chose %s (reports %d)", name, nz_alg_name(info.alg),
               info.reproducible);
-    void *xh = nzt_malloc(at_least_one(xlen) * vs), *y1 = nzt_malloc(at_least_one(ylen) * vs);
-    void *y2 = nzt_malloc(at_least_one(ylen) * vs);
-    double *xd = nzt_malloc(at_least_one(xlen) * 8);
+    void *xh = nzt_malloc(nzt_at_least_one(xlen) * vs),
+         *y1 = nzt_malloc(nzt_at_least_one(ylen) * vs);
+    void *y2 = nzt_malloc(nzt_at_least_one(ylen) * vs);
+    double *xd = nzt_malloc(nzt_at_least_one(xlen) * 8);
     void *dx = NULL, *dy = NULL;
     nzt_random_vector(xd, xh, mi.value_type, xlen, nzt_seed + 31);
-    NZT_OK(ctx, nz_device_malloc(ctx, &dx, at_least_one(xlen) * vs));
-    NZT_OK(ctx, nz_device_malloc(ctx, &dy, at_least_one(ylen) * vs));
+    NZT_OK(ctx, nz_device_malloc(ctx, &dx, nzt_at_least_one(xlen) * vs));
+    NZT_OK(ctx, nz_device_malloc(ctx, &dy, nzt_at_least_one(ylen) * vs));
     NZT_OK(ctx, nz_memcpy_to_device(ctx, dx, xh, (size_t)xlen * vs));
     for (int r = 0; r < 3; r++) {
         NZT_OK(ctx, nz_device_memset(ctx, dy, 0xFF, (size_t)ylen * vs));
@@ -361,9 +362,9 @@ static void check_tune(const nz_matrix_t *H, const char *name) {
     NZT_OK(ctx, nzi_plan_choose(&s, &request, &choice));
     size_t vs = mi.value_type == NZ_F32 ? 4 : 8;
     void *dx = NULL, *dy = NULL;
-    NZT_OK(ctx, nz_device_malloc(ctx, &dx, at_least_one(mi.cols) * vs));
-    NZT_OK(ctx, nz_device_malloc(ctx, &dy, at_least_one(mi.rows) * vs));
-    NZT_OK(ctx, nz_device_memset(ctx, dx, 0, at_least_one(mi.cols) * vs));
+    NZT_OK(ctx, nz_device_malloc(ctx, &dx, nzt_at_least_one(mi.cols) * vs));
+    NZT_OK(ctx, nz_device_malloc(ctx, &dy, nzt_at_least_one(mi.rows) * vs));
+    NZT_OK(ctx, nz_device_memset(ctx, dx, 0, nzt_at_least_one(mi.cols) * vs));
     double best = 1e30, chosen = -1;
     nz_alg_t best_alg = NZ_ALG_AUTO;
     int timed = 0, chosen_in_list = 0;

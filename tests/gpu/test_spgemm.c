@@ -27,10 +27,6 @@ static nz_matrix_t *absolute_copy(nz_context_t *ctx, const nz_matrix_t *M) {
     return out;
 }
 
-static double at(const void *v, nz_value_type_t vt, int64_t k) {
-    return vt == NZ_F32 ? (double)((const float *)v)[k] : ((const double *)v)[k];
-}
-
 /* The CPU result and the bound |A||B| for one product, computed once for all GPU algorithms. */
 typedef struct reference {
     nz_matrix_t *R, *bound;
@@ -87,7 +83,7 @@ static void compare(const char *what, const nz_matrix_t *A, const nz_matrix_t *C
         }
         const double k = (double)(ao[i + 1] - ao[i]);
         for (int64_t e = ro[i]; e < ro[i + 1] && bad < 3; e++) {
-            double c = at(cv, ci.value_type, e), r = at(rv, ri.value_type, e);
+            double c = nzt_get(cv, ci.value_type, e), r = nzt_get(rv, ri.value_type, e);
             double tol = 4.0 * eps * (k + 2.0) * ((const double *)bv)[e];
             if (cc[e] != rc[e] || !((isnan(c) && isnan(r)) || c == r || fabs(c - r) <= tol)) {
                 NZT_CHECK(0, "%s: row %lld: (%d, %.17g), CPU (%d, %.17g), tol %.3g", what,

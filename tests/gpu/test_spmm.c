@@ -25,25 +25,6 @@ static int quick;
 static int sell_on_device = -1; /* unknown until the first try */
 static int64_t products;
 
-static size_t vsize(nz_value_type_t vt) { return vt == NZ_F32 ? 4 : 8; }
-static const char *vt_name(nz_value_type_t vt) { return vt == NZ_F32 ? "f32" : "f64"; }
-static double get(const void *a, nz_value_type_t vt, int64_t i) {
-    return vt == NZ_F32 ? (double)((const float *)a)[i] : ((const double *)a)[i];
-}
-static void set(void *a, nz_value_type_t vt, int64_t i, double v) {
-    if (vt == NZ_F32)
-        ((float *)a)[i] = (float)v;
-    else
-        ((double *)a)[i] = v;
-}
-static int64_t at(nz_dense_layout_t layout, int64_t ld, int64_t r, int64_t c) {
-    return layout == NZ_ROW_MAJOR ? r * ld + c : c * ld + r;
-}
-static int64_t span(nz_dense_layout_t layout, int64_t rows, int64_t k, int64_t ld) {
-    int64_t n = layout == NZ_ROW_MAJOR ? rows * ld : k * ld;
-    return n > 0 ? n : 1;
-}
-
 /* One SpMM case: plan on device matrix dM (host CSR `csr` for the reference), two executions
  * (the second must repeat the first bit for bit), column-by-column comparison, gap check. */
 static void check_case(const char *name, const nz_matrix_t *csr, const nz_matrix_t *dM,
@@ -52,12 +33,13 @@ static void check_case(const char *name, const nz_matrix_t *csr, const nz_matrix
     nz_matrix_info_t info;
     NZT_OK(ctx, nz_matrix_info(csr, &info));
     const nz_value_type_t vt = info.value_type;
-    const size_t vs = vsize(vt);
+    const size_t vs = nzt_vsize(vt);
     const int64_t xrows = op == NZ_OP_N ? info.cols : info.rows;
     const int64_t yrows = op == NZ_OP_N ? info.rows : info.cols;
     const int64_t ldx = (layout == NZ_ROW_MAJOR ? k : (xrows > 1 ? xrows : 1)) + pad;
     const int64_t ldy = (layout == NZ_ROW_MAJOR ? k : (yrows > 1 ? yrows : 1)) + pad;
-    const int64_t nx = span(layout, xrows, k, ldx), ny = span(layout, yrows, k, ldy);
+    const int64_t nx = nzt_dense_span(layout, xrows, k, ldx),
+                  ny = nzt_dense_span(layout, yrows, k, ldy);
     void *X = nzt_malloc((size_t)nx * vs), *Y = nzt_malloc((size_t)ny * vs);
     void *Y1 = nzt_malloc((size_t)ny * vs), *Y2 = nzt_malloc((size_t)ny * vs);
     double *xd = nzt_malloc((size_t)(xrows + 1) * 8), *y0 = nzt_malloc((size_t)(yrows + 1) * 8);
@@ -69,21 +51,24 @@ static void check_case(const char *name, const nz_matrix_t *csr, const nz_matrix
     nz_spmm_plan_t *plan = NULL;
 
     snprintf(label, sizeof label, "[%s %s op=%c k=%lld %s pad=%lld alpha=%g beta=%g%s]", name,
-             vt_name(vt), op == NZ_OP_N ? 'N' : 'T', (long long)k,
+             nzt_vt_name(vt), op == NZ_OP_N ? 'N' : 'T', (long long)k,
              layout == NZ_ROW_MAJOR ? "row" : "col", (long long)pad, alpha, beta,
              (flags & NZ_PLAN_MIXED) ? " mixed" : "");
     nz_status_t s = nz_spmm_plan_create(ctx, &plan, dM, op, k, layout, NZ_ALG_AUTO, flags);
     NZT_CHECK(s == NZ_SUCCESS, "%s: plan returned %d: %s", label, (int)s, nz_context_last_error(ctx));
     if (s != NZ_SUCCESS) goto done;
 
-    for (int64_t i = 0; i < nx; i++) set(X, vt, i, SENTINEL);
-    for (int64_t i = 0; i < ny; i++) set(Y, vt, i, SENTINEL);
+    for (int64_t i = 0; i < nx; i++)
+        nzt_set(X, vt, i, SENTINEL);
+    for (int64_t i = 0; i < ny; i++)
+        nzt_set(Y, vt, i, SENTINEL);
     for (int64_t c = 0; c < k; c++) {
         nzt_random_vector(xd, NULL, vt, xrows, nzt_seed + 100 + (uint64_t)c);
-        for (int64_t r = 0; r < xrows; r++) set(X, vt, at(layout, ldx, r, c), xd[r]);
+        for (int64_t r = 0; r < xrows; r++)
+            nzt_set(X, vt, nzt_dense_at(layout, ldx, r, c), xd[r]);
         nzt_random_vector(y0, NULL, vt, yrows, nzt_seed + 200 + (uint64_t)c);
         for (int64_t r = 0; r < yrows; r++)
-            set(Y, vt, at(layout, ldy, r, c), beta == 0 ? NAN : y0[r]);
+            nzt_set(Y, vt, nzt_dense_at(layout, ldy, r, c), beta == 0 ? NAN : y0[r]);
     }
     NZT_OK(ctx, nz_device_malloc(ctx, &dX, (size_t)nx * vs));
     NZT_OK(ctx, nz_device_malloc(ctx, &dY, (size_t)ny * vs));
@@ -105,7 +90,8 @@ static void check_case(const char *name, const nz_matrix_t *csr, const nz_matrix
         nzt_random_vector(xd, NULL, vt, xrows, nzt_seed + 100 + (uint64_t)c);
         nzt_random_vector(y0, NULL, vt, yrows, nzt_seed + 200 + (uint64_t)c);
         nzt_reference_spmv(csr, op, alpha, xd, beta, y0, ref, bound, len);
-        for (int64_t r = 0; r < yrows; r++) set(column, vt, r, get(Y1, vt, at(layout, ldy, r, c)));
+        for (int64_t r = 0; r < yrows; r++)
+            nzt_set(column, vt, r, nzt_get(Y1, vt, nzt_dense_at(layout, ldy, r, c)));
         char what[600];
         snprintf(what, sizeof what, "%s column %lld", label, (long long)c);
         int64_t bad = nzt_compare(what, vt, column, ref, bound, len, yrows, TOL_FACTOR);
@@ -115,7 +101,7 @@ static void check_case(const char *name, const nz_matrix_t *csr, const nz_matrix
             int64_t loose = 0;
             for (int64_t r = 0; r < yrows; r++) {
                 if (!isfinite(ref[r])) continue;
-                if (fabs(get(column, vt, r) - ref[r]) >
+                if (fabs(nzt_get(column, vt, r) - ref[r]) >
                     0.5 * FLT_EPSILON * fabs(ref[r]) * 1.0000001 + 1e-11 * bound[r] + 1e-40)
                     loose++;
             }
@@ -129,7 +115,7 @@ static void check_case(const char *name, const nz_matrix_t *csr, const nz_matrix
         const int64_t inner = layout == NZ_ROW_MAJOR ? k : yrows;
         for (int64_t o = 0; o < outer; o++)
             for (int64_t g = inner; g < ldy; g++)
-                if (o * ldy + g < ny && get(Y1, vt, o * ldy + g) != SENTINEL) touched++;
+                if (o * ldy + g < ny && nzt_get(Y1, vt, o * ldy + g) != SENTINEL) touched++;
         NZT_CHECK(touched == 0, "%s: %lld elements in the ld gaps of Y were written", label,
                   (long long)touched);
         void *Xback = nzt_malloc((size_t)nx * vs);
@@ -233,7 +219,7 @@ static void test_zoo(void) {
             NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, z, vt, nzt_seed));
             int before = nzt_failures;
             check_matrix(nzt_zoo_name(z), A, quick ? quick_ks : all_ks, nk);
-            printf("  %-40s %s %s\n", nzt_zoo_name(z), vt_name(vt),
+            printf("  %-40s %s %s\n", nzt_zoo_name(z), nzt_vt_name(vt),
                    nzt_failures == before ? "ok" : "FAILED");
             fflush(stdout);
             nz_matrix_destroy(&A);

@@ -37,10 +37,6 @@ typedef struct job {
     void *dx, *dy;
 } job_t;
 
-static size_t at_least_one(int64_t n) { return n > 0 ? (size_t)n : 1; }
-
-static const char *vt_name(nz_value_type_t vt) { return vt == NZ_F32 ? "f32" : "f64"; }
-
 static void job_begin(job_t *j, const char *name, const nz_matrix_t *A) {
     nz_matrix_info_t info;
     NZT_OK(ctx, nz_matrix_info(A, &info));
@@ -52,7 +48,7 @@ static void job_begin(job_t *j, const char *name, const nz_matrix_t *A) {
     j->cols = info.cols;
     j->nnz = info.nnz;
     j->vs = j->vt == NZ_F32 ? 4 : 8;
-    size_t nr = at_least_one(j->rows), nc = at_least_one(j->cols);
+    size_t nr = nzt_at_least_one(j->rows), nc = nzt_at_least_one(j->cols);
     j->xd = nzt_malloc(nc * 8);
     j->y0d = nzt_malloc(nr * 8);
     j->xh = nzt_malloc(nc * j->vs);
@@ -75,10 +71,10 @@ static void job_begin(job_t *j, const char *name, const nz_matrix_t *A) {
 
 static void job_end(job_t *j) {
     /* the kernels must not have written x */
-    void *xback = nzt_malloc(at_least_one(j->cols) * j->vs);
+    void *xback = nzt_malloc(nzt_at_least_one(j->cols) * j->vs);
     NZT_OK(ctx, nz_memcpy_to_host(ctx, xback, j->dx, (size_t)j->cols * j->vs));
-    NZT_CHECK(memcmp(xback, j->xh, (size_t)j->cols * j->vs) == 0, "%s %s: x was modified",
-              j->name, vt_name(j->vt));
+    NZT_CHECK(memcmp(xback, j->xh, (size_t)j->cols * j->vs) == 0, "%s %s: x was modified", j->name,
+              nzt_vt_name(j->vt));
     free(xback);
     NZT_OK(ctx, nz_device_free(ctx, j->dx));
     NZT_OK(ctx, nz_device_free(ctx, j->dy));
@@ -142,7 +138,7 @@ static void check_device_matrix(const job_t *j, const nz_matrix_t *dA, int bits)
         nz_spmv_plan_t *plan = NULL;
         nz_status_t s = nz_spmv_plan_create(ctx, &plan, dA, NZ_OP_N, alg, 0);
         NZT_CHECK(s == NZ_SUCCESS, "%s %s off%d alg=%s: plan returned %d (%s): %s", j->name,
-                  vt_name(j->vt), bits, an, (int)s, nz_status_string(s),
+                  nzt_vt_name(j->vt), bits, an, (int)s, nz_status_string(s),
                   nz_context_last_error(ctx));
         if (s != NZ_SUCCESS) continue;
         nz_spmv_plan_info_t pi;
@@ -160,14 +156,14 @@ static void check_device_matrix(const job_t *j, const nz_matrix_t *dA, int bits)
                       pi.vector_width, expected_vector_width(j), (double)j->nnz / (double)j->rows);
 
         snprintf(label, sizeof label, "[%s %s off%d alg=%s alpha=1 beta=0 (y NaN)]", j->name,
-                 vt_name(j->vt), bits, an);
+                 nzt_vt_name(j->vt), bits, an);
         run_case(j, plan, label, 1.0, 0.0, j->ref_a, j->bound_a, j->yh);
         snprintf(label, sizeof label, "[%s %s off%d alg=%s alpha=-2.5 beta=0.5]", j->name,
-                 vt_name(j->vt), bits, an);
+                 nzt_vt_name(j->vt), bits, an);
         run_case(j, plan, label, -2.5, 0.5, j->ref_b, j->bound_b, j->yh);
         /* NaN-poisoned y again, twice: the runs must agree bit for bit when the plan says so */
-        snprintf(label, sizeof label, "[%s %s off%d alg=%s alpha=1 beta=0 (y NaN) repeat]",
-                 j->name, vt_name(j->vt), bits, an);
+        snprintf(label, sizeof label, "[%s %s off%d alg=%s alpha=1 beta=0 (y NaN) repeat]", j->name,
+                 nzt_vt_name(j->vt), bits, an);
         int64_t bad1 = run_case(j, plan, label, 1.0, 0.0, j->ref_a, j->bound_a, j->yh);
         int64_t bad2 = run_case(j, plan, label, 1.0, 0.0, j->ref_a, j->bound_a, j->yh2);
         if (pi.reproducible && bad1 == 0 && bad2 == 0 && j->rows > 0) {
@@ -227,7 +223,7 @@ static void check_both(const char *name, make_fn make, const void *arg) {
         int before = nzt_failures;
         check_matrix(name, A);
         nz_matrix_destroy(&A);
-        printf("  %-40s %s %s\n", name, vt_name(vt), nzt_failures == before ? "ok" : "FAILED");
+        printf("  %-40s %s %s\n", name, nzt_vt_name(vt), nzt_failures == before ? "ok" : "FAILED");
         fflush(stdout);
     }
 }
@@ -250,9 +246,9 @@ static nz_status_t make_long_rows(nz_matrix_t **A, nz_value_type_t vt, const voi
     offsets[0] = 0;
     for (int64_t i = 0; i < lr->rows; i++) offsets[i + 1] = offsets[i] + lr->lengths[i];
     int64_t nnz = offsets[lr->rows];
-    int32_t *columns = nzt_malloc(at_least_one(nnz) * 4);
-    double *vd = nzt_malloc(at_least_one(nnz) * 8);
-    void *values = nzt_malloc(at_least_one(nnz) * 8);
+    int32_t *columns = nzt_malloc(nzt_at_least_one(nnz) * 4);
+    double *vd = nzt_malloc(nzt_at_least_one(nnz) * 8);
+    void *values = nzt_malloc(nzt_at_least_one(nnz) * 8);
     for (int64_t i = 0; i < lr->rows; i++) {
         int64_t length = lr->lengths[i];
         for (int64_t k = 0; k < length; k++)

@@ -71,9 +71,6 @@ static void make_variants(void) {
     add_variant(NZ_FORMAT_DIA, 0, 0, 0, 0);
 }
 
-static const char *vt_name(nz_value_type_t vt) { return vt == NZ_F32 ? "f32" : "f64"; }
-static size_t at_least_one(int64_t n) { return n > 0 ? (size_t)n : 1; }
-
 /* Host and device vectors of one matrix in one precision, with the references. */
 typedef struct job {
     const char *name;
@@ -99,7 +96,7 @@ static void job_begin(job_t *j, const char *name, const nz_matrix_t *A) {
     j->cols = info.cols;
     j->nnz = info.nnz;
     j->vs = j->vt == NZ_F32 ? 4 : 8;
-    size_t nr = at_least_one(j->rows), nc = at_least_one(j->cols);
+    size_t nr = nzt_at_least_one(j->rows), nc = nzt_at_least_one(j->cols);
     j->xd = nzt_malloc(nc * 8);
     j->xnd = nzt_malloc(nc * 8);
     j->y0d = nzt_malloc(nr * 8);
@@ -135,10 +132,10 @@ static void job_begin(job_t *j, const char *name, const nz_matrix_t *A) {
 }
 
 static void job_end(job_t *j) {
-    void *xback = nzt_malloc(at_least_one(j->cols) * j->vs);
+    void *xback = nzt_malloc(nzt_at_least_one(j->cols) * j->vs);
     NZT_OK(ctx, nz_memcpy_to_host(ctx, xback, j->dx, (size_t)j->cols * j->vs));
-    NZT_CHECK(memcmp(xback, j->xh, (size_t)j->cols * j->vs) == 0, "%s %s: x was modified",
-              j->name, vt_name(j->vt));
+    NZT_CHECK(memcmp(xback, j->xh, (size_t)j->cols * j->vs) == 0, "%s %s: x was modified", j->name,
+              nzt_vt_name(j->vt));
     free(xback);
     NZT_OK(ctx, nz_device_free(ctx, j->dx));
     NZT_OK(ctx, nz_device_free(ctx, j->dxn));
@@ -187,7 +184,7 @@ static void check_device_matrix(const job_t *j, const nz_matrix_t *dB, const var
         nz_spmv_plan_t *plan = NULL;
         nz_status_t s = nz_spmv_plan_create(ctx, &plan, dB, NZ_OP_N, alg, 0);
         NZT_CHECK(s == NZ_SUCCESS, "%s %s %s alg=%s: plan returned %d (%s): %s", j->name,
-                  vt_name(j->vt), v->label, an, (int)s, nz_status_string(s),
+                  nzt_vt_name(j->vt), v->label, an, (int)s, nz_status_string(s),
                   nz_context_last_error(ctx));
         if (s != NZ_SUCCESS) continue;
         nz_spmv_plan_info_t pi;
@@ -204,14 +201,14 @@ static void check_device_matrix(const job_t *j, const nz_matrix_t *dB, const var
             NZT_CHECK(pi.reproducible == 0, "%s coo atomic claims to be reproducible", j->name);
 
         snprintf(label, sizeof label, "[%s %s %s alg=%s alpha=1 beta=0 (y NaN)]", j->name,
-                 vt_name(j->vt), v->label, an);
+                 nzt_vt_name(j->vt), v->label, an);
         run_case(j, plan, label, j->dx, 1.0, 0.0, j->ref_a, j->bound_a, j->yh);
         snprintf(label, sizeof label, "[%s %s %s alg=%s alpha=-2.5 beta=0.5]", j->name,
-                 vt_name(j->vt), v->label, an);
+                 nzt_vt_name(j->vt), v->label, an);
         run_case(j, plan, label, j->dx, -2.5, 0.5, j->ref_b, j->bound_b, j->yh);
         if (pi.reproducible) {
             snprintf(label, sizeof label, "[%s %s %s alg=%s alpha=1 beta=0 repeat]", j->name,
-                     vt_name(j->vt), v->label, an);
+                     nzt_vt_name(j->vt), v->label, an);
             int64_t bad1 = run_case(j, plan, label, j->dx, 1.0, 0.0, j->ref_a, j->bound_a, j->yh);
             int64_t bad2 = run_case(j, plan, label, j->dx, 1.0, 0.0, j->ref_a, j->bound_a, j->yh2);
             if (bad1 == 0 && bad2 == 0 && j->rows > 0) {
@@ -226,7 +223,7 @@ static void check_device_matrix(const job_t *j, const nz_matrix_t *dB, const var
         }
         if (padding_format(v->format) && j->cols > 0) {
             snprintf(label, sizeof label, "[%s %s %s alg=%s x[0] = NaN, x[last] = Inf]", j->name,
-                     vt_name(j->vt), v->label, an);
+                     nzt_vt_name(j->vt), v->label, an);
             run_case(j, plan, label, j->dxn, 1.0, 0.0, j->ref_n, j->bound_n, j->yh);
         }
         NZT_OK(ctx, nz_spmv_plan_destroy(&plan));
@@ -278,7 +275,7 @@ static void check_variants(const job_t *j, const variant_t *list, int count) {
         if (s != NZ_SUCCESS) continue;
         conversions++;
         s = nz_matrix_to_device(ctx, &dB, B, 0);
-        NZT_CHECK(s == NZ_SUCCESS, "%s %s %s: upload returned %d: %s", j->name, vt_name(j->vt),
+        NZT_CHECK(s == NZ_SUCCESS, "%s %s %s: upload returned %d: %s", j->name, nzt_vt_name(j->vt),
                   v->label, (int)s, nz_context_last_error(ctx));
         if (s == NZ_SUCCESS) {
             check_info(j->name, v, B, dB);
@@ -317,7 +314,7 @@ static void check_both(const char *name, make_fn make, const void *arg, const va
         if (num_extra > 0) check_variants(&j, extra, num_extra);
         job_end(&j);
         nz_matrix_destroy(&A);
-        printf("  %-44s %s %s\n", name, vt_name(vt), nzt_failures == before ? "ok" : "FAILED");
+        printf("  %-44s %s %s\n", name, nzt_vt_name(vt), nzt_failures == before ? "ok" : "FAILED");
         fflush(stdout);
     }
 }
@@ -358,9 +355,9 @@ static nz_status_t make_boundaries(nz_matrix_t **A, nz_value_type_t vt, const vo
     offsets[0] = 0;
     for (int64_t i = 0; i < rows; i++) offsets[i + 1] = offsets[i] + pattern[i % count];
     int64_t nnz = offsets[rows];
-    int32_t *columns = nzt_malloc(at_least_one(nnz) * 4);
-    double *vd = nzt_malloc(at_least_one(nnz) * 8);
-    void *values = nzt_malloc(at_least_one(nnz) * 8);
+    int32_t *columns = nzt_malloc(nzt_at_least_one(nnz) * 4);
+    double *vd = nzt_malloc(nzt_at_least_one(nnz) * 8);
+    void *values = nzt_malloc(nzt_at_least_one(nnz) * 8);
     for (int64_t i = 0; i < rows; i++) {
         int64_t length = offsets[i + 1] - offsets[i];
         for (int64_t k = 0; k < length; k++)

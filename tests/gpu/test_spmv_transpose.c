@@ -25,9 +25,6 @@ static nz_alg_t algs[32];
 static int num_algs;
 static int64_t cases_run;
 
-static size_t at_least_one(int64_t n) { return n > 0 ? (size_t)n : 1; }
-static const char *vt_name(nz_value_type_t vt) { return vt == NZ_F32 ? "f32" : "f64"; }
-
 /* One matrix in one precision: x of length rows (A^T's input), y of length cols. */
 typedef struct job {
     const char *name;
@@ -53,7 +50,7 @@ static void job_begin(job_t *j, const char *name, const nz_matrix_t *A, const nz
     j->cols = info.cols;
     j->nnz = info.nnz;
     j->vs = j->vt == NZ_F32 ? 4 : 8;
-    size_t nr = at_least_one(j->rows), nc = at_least_one(j->cols);
+    size_t nr = nzt_at_least_one(j->rows), nc = nzt_at_least_one(j->cols);
     j->xd = nzt_malloc(nr * 8);
     j->xh = nzt_malloc(nr * j->vs);
     j->y0d = nzt_malloc(nc * 8);
@@ -75,10 +72,10 @@ static void job_begin(job_t *j, const char *name, const nz_matrix_t *A, const nz
 }
 
 static void job_end(job_t *j) {
-    void *back = nzt_malloc(at_least_one(j->rows) * j->vs);
+    void *back = nzt_malloc(nzt_at_least_one(j->rows) * j->vs);
     NZT_OK(ctx, nz_memcpy_to_host(ctx, back, j->dx, (size_t)j->rows * j->vs));
     NZT_CHECK(memcmp(back, j->xh, (size_t)j->rows * j->vs) == 0, "%s %s: x was modified", j->name,
-              vt_name(j->vt));
+              nzt_vt_name(j->vt));
     free(back);
     NZT_OK(ctx, nz_device_free(ctx, j->dx));
     NZT_OK(ctx, nz_device_free(ctx, j->dy));
@@ -133,7 +130,7 @@ static void check_device_matrix(const job_t *j, const nz_matrix_t *dA, const nz_
         nz_spmv_plan_t *plan = NULL;
         nz_status_t s = nz_spmv_plan_create(ctx, &plan, dA, NZ_OP_T, alg, 0);
         NZT_CHECK(s == NZ_SUCCESS, "%s %s off%d alg=%s op T: plan returned %d: %s", j->name,
-                  vt_name(j->vt), bits, an, (int)s, nz_context_last_error(ctx));
+                  nzt_vt_name(j->vt), bits, an, (int)s, nz_context_last_error(ctx));
         if (s != NZ_SUCCESS) continue;
         nz_spmv_plan_info_t pi;
         NZT_OK(ctx, nz_spmv_plan_info(plan, &pi));
@@ -151,13 +148,13 @@ static void check_device_matrix(const job_t *j, const nz_matrix_t *dA, const nz_
             NZT_CHECK(pi.reproducible == 1, "%s alg=%s op T: should be reproducible", j->name, an);
 
         snprintf(label, sizeof label, "[%s %s off%d alg=%s op=T alpha=1 beta=0 (y NaN)]", j->name,
-                 vt_name(j->vt), bits, an);
+                 nzt_vt_name(j->vt), bits, an);
         int64_t bad1 = run_case(j, plan, label, 1.0, 0.0, j->ref_a, j->bound_a, j->yh);
         snprintf(label, sizeof label, "[%s %s off%d alg=%s op=T alpha=-2.5 beta=0.5]", j->name,
-                 vt_name(j->vt), bits, an);
+                 nzt_vt_name(j->vt), bits, an);
         run_case(j, plan, label, -2.5, 0.5, j->ref_b, j->bound_b, j->yh2);
-        snprintf(label, sizeof label, "[%s %s off%d alg=%s op=T repeat]", j->name, vt_name(j->vt),
-                 bits, an);
+        snprintf(label, sizeof label, "[%s %s off%d alg=%s op=T repeat]", j->name,
+                 nzt_vt_name(j->vt), bits, an);
         int64_t bad2 = run_case(j, plan, label, 1.0, 0.0, j->ref_a, j->bound_a, j->yh2);
         if (pi.reproducible && bad1 == 0 && bad2 == 0) {
             int d = first_difference(j->yh, j->yh2, j->cols, j->vs);
@@ -172,8 +169,10 @@ static void check_device_matrix(const job_t *j, const nz_matrix_t *dA, const nz_
             NZT_OK(ctx, nz_spmv_execute(plan, 1.0, j->dx, 0.0, j->dy));
             NZT_OK(ctx, nz_memcpy_to_host(ctx, j->yh2, j->dy, (size_t)j->cols * j->vs));
             int d = first_difference(j->yh, j->yh2, j->cols, j->vs);
-            NZT_CHECK(d < 0, "[%s %s off%d alg=%s]: op T differs from op N on the host transpose "
-                      "at %d", j->name, vt_name(j->vt), bits, an, d);
+            NZT_CHECK(d < 0,
+                      "[%s %s off%d alg=%s]: op T differs from op N on the host transpose "
+                      "at %d",
+                      j->name, nzt_vt_name(j->vt), bits, an, d);
             NZT_OK(ctx, nz_spmv_plan_destroy(&plan));
         }
     }
@@ -223,7 +222,7 @@ static void check_both(const char *name, make_fn make, const void *arg, int is_f
         int before = nzt_failures;
         check_matrix(name, A);
         nz_matrix_destroy(&A);
-        printf("  %-40s %s %s\n", name, vt_name(vt), nzt_failures == before ? "ok" : "FAILED");
+        printf("  %-40s %s %s\n", name, nzt_vt_name(vt), nzt_failures == before ? "ok" : "FAILED");
         fflush(stdout);
     }
 }
@@ -303,7 +302,7 @@ static nz_matrix_t *positive_zoo(int z) {
     const int32_t *columns;
     const void *values;
     NZT_OK(ctx, nz_matrix_csr_arrays(Z, &offsets, &columns, &values));
-    float *v = nzt_malloc(at_least_one(info.nnz) * 4);
+    float *v = nzt_malloc(nzt_at_least_one(info.nnz) * 4);
     for (int64_t k = 0; k < info.nnz; k++) v[k] = fabsf(((const float *)values)[k]);
     NZT_OK(ctx, nz_matrix_create_csr(ctx, &A, info.rows, info.cols, NZ_I64, offsets, columns,
                                      NZ_F32, v));
@@ -327,18 +326,21 @@ static void test_mixed(void) {
         int before = nzt_failures;
         for (int op = 0; op < 2; op++) {
             int64_t xn = op == 0 ? info.cols : info.rows, yn = op == 0 ? info.rows : info.cols;
-            double *xd = nzt_malloc(at_least_one(xn) * 8), *y0 = nzt_malloc(at_least_one(yn) * 8);
-            double *ref = nzt_malloc(at_least_one(yn) * 8), *bound = nzt_malloc(at_least_one(yn) * 8);
-            int64_t *len = nzt_malloc(at_least_one(yn) * 8);
-            float *xf = nzt_malloc(at_least_one(xn) * 4), *y0f = nzt_malloc(at_least_one(yn) * 4);
-            float *y = nzt_malloc(at_least_one(yn) * 4);
+            double *xd = nzt_malloc(nzt_at_least_one(xn) * 8),
+                   *y0 = nzt_malloc(nzt_at_least_one(yn) * 8);
+            double *ref = nzt_malloc(nzt_at_least_one(yn) * 8),
+                   *bound = nzt_malloc(nzt_at_least_one(yn) * 8);
+            int64_t *len = nzt_malloc(nzt_at_least_one(yn) * 8);
+            float *xf = nzt_malloc(nzt_at_least_one(xn) * 4),
+                  *y0f = nzt_malloc(nzt_at_least_one(yn) * 4);
+            float *y = nzt_malloc(nzt_at_least_one(yn) * 4);
             void *dx = NULL, *dy = NULL;
             nzt_random_vector(xd, NULL, NZ_F32, xn, nzt_seed + 41);
             nzt_random_vector(y0, NULL, NZ_F32, yn, nzt_seed + 42);
             for (int64_t i = 0; i < xn; i++) xf[i] = (float)(xd[i] = fabs(xd[i]));
             for (int64_t i = 0; i < yn; i++) y0f[i] = (float)(y0[i] = fabs(y0[i]));
-            NZT_OK(ctx, nz_device_malloc(ctx, &dx, at_least_one(xn) * 4));
-            NZT_OK(ctx, nz_device_malloc(ctx, &dy, at_least_one(yn) * 4));
+            NZT_OK(ctx, nz_device_malloc(ctx, &dx, nzt_at_least_one(xn) * 4));
+            NZT_OK(ctx, nz_device_malloc(ctx, &dy, nzt_at_least_one(yn) * 4));
             NZT_OK(ctx, nz_memcpy_to_device(ctx, dx, xf, (size_t)xn * 4));
             for (int a = 0; a < num_algs; a++) {
                 nz_alg_t alg = algs[a];

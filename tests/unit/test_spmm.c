@@ -18,25 +18,6 @@
 static nz_context_t *ctx;
 static int64_t products;
 
-static size_t vsize(nz_value_type_t vt) { return vt == NZ_F32 ? 4 : 8; }
-static double get(const void *a, nz_value_type_t vt, int64_t i) {
-    return vt == NZ_F32 ? (double)((const float *)a)[i] : ((const double *)a)[i];
-}
-static void set(void *a, nz_value_type_t vt, int64_t i, double v) {
-    if (vt == NZ_F32)
-        ((float *)a)[i] = (float)v;
-    else
-        ((double *)a)[i] = v;
-}
-static int64_t at(nz_dense_layout_t layout, int64_t ld, int64_t r, int64_t c) {
-    return layout == NZ_ROW_MAJOR ? r * ld + c : c * ld + r;
-}
-/* Elements a rows x k operand with leading dimension ld spans (at least 1). */
-static int64_t span(nz_dense_layout_t layout, int64_t rows, int64_t k, int64_t ld) {
-    int64_t n = layout == NZ_ROW_MAJOR ? rows * ld : k * ld;
-    return n > 0 ? n : 1;
-}
-
 /* One product of `plan` on host A (reference in CSR form `csr`), checked column by column
  * (unless compare is 0: the caller compares out_copy bitwise with a checked run); the ld gaps of
  * Y must keep their sentinel. mixed: the tighter mixed-precision bound. */
@@ -50,21 +31,26 @@ static void check_product(const char *name, nz_spmm_plan_t *plan, const nz_matri
     const int64_t yrows = op == NZ_OP_N ? info.rows : info.cols;
     const int64_t ldx = (layout == NZ_ROW_MAJOR ? k : (xrows > 1 ? xrows : 1)) + pad;
     const int64_t ldy = (layout == NZ_ROW_MAJOR ? k : (yrows > 1 ? yrows : 1)) + pad;
-    const int64_t nx = span(layout, xrows, k, ldx), ny = span(layout, yrows, k, ldy);
-    void *X = nzt_malloc((size_t)nx * vsize(vt)), *Y = nzt_malloc((size_t)ny * vsize(vt));
+    const int64_t nx = nzt_dense_span(layout, xrows, k, ldx),
+                  ny = nzt_dense_span(layout, yrows, k, ldy);
+    void *X = nzt_malloc((size_t)nx * nzt_vsize(vt)), *Y = nzt_malloc((size_t)ny * nzt_vsize(vt));
     double *xd = nzt_malloc((size_t)(xrows + 1) * 8), *y0 = nzt_malloc((size_t)(yrows + 1) * 8);
     double *ref = nzt_malloc((size_t)(yrows + 1) * 8), *bound = nzt_malloc((size_t)(yrows + 1) * 8);
     int64_t *len = nzt_malloc((size_t)(yrows + 1) * 8);
     char label[400];
 
     /* X: random in the layout, sentinels in its gaps; Y: y0 (or NaN for beta == 0) + sentinels */
-    for (int64_t i = 0; i < nx; i++) set(X, vt, i, SENTINEL);
-    for (int64_t i = 0; i < ny; i++) set(Y, vt, i, SENTINEL);
+    for (int64_t i = 0; i < nx; i++)
+        nzt_set(X, vt, i, SENTINEL);
+    for (int64_t i = 0; i < ny; i++)
+        nzt_set(Y, vt, i, SENTINEL);
     for (int64_t c = 0; c < k; c++) {
         nzt_random_vector(xd, NULL, vt, xrows, nzt_seed + 100 + (uint64_t)c);
-        for (int64_t r = 0; r < xrows; r++) set(X, vt, at(layout, ldx, r, c), xd[r]);
+        for (int64_t r = 0; r < xrows; r++)
+            nzt_set(X, vt, nzt_dense_at(layout, ldx, r, c), xd[r]);
         nzt_random_vector(y0, NULL, vt, yrows, nzt_seed + 200 + (uint64_t)c);
-        for (int64_t r = 0; r < yrows; r++) set(Y, vt, at(layout, ldy, r, c), beta == 0 ? NAN : y0[r]);
+        for (int64_t r = 0; r < yrows; r++)
+            nzt_set(Y, vt, nzt_dense_at(layout, ldy, r, c), beta == 0 ? NAN : y0[r]);
     }
 
     nz_status_t s = nz_spmm_execute(plan, alpha, X, ldx, beta, Y, ldy);
@@ -75,8 +61,9 @@ static void check_product(const char *name, nz_spmm_plan_t *plan, const nz_matri
         nzt_random_vector(xd, NULL, vt, xrows, nzt_seed + 100 + (uint64_t)c);
         nzt_random_vector(y0, NULL, vt, yrows, nzt_seed + 200 + (uint64_t)c);
         nzt_reference_spmv(csr, op, alpha, xd, beta, y0, ref, bound, len);
-        void *column = nzt_malloc((size_t)(yrows + 1) * vsize(vt));
-        for (int64_t r = 0; r < yrows; r++) set(column, vt, r, get(Y, vt, at(layout, ldy, r, c)));
+        void *column = nzt_malloc((size_t)(yrows + 1) * nzt_vsize(vt));
+        for (int64_t r = 0; r < yrows; r++)
+            nzt_set(column, vt, r, nzt_get(Y, vt, nzt_dense_at(layout, ldy, r, c)));
         snprintf(label, sizeof label, "%s column %lld", name, (long long)c);
         int64_t bad = nzt_compare(label, vt, column, ref, bound, len, yrows, TOL_FACTOR);
         NZT_CHECK(bad == 0, "%s: %lld of %lld rows of column %lld wrong", name, (long long)bad,
@@ -86,7 +73,7 @@ static void check_product(const char *name, nz_spmm_plan_t *plan, const nz_matri
              * rounding of the sums) separates y from the exact result */
             int64_t loose = 0;
             for (int64_t r = 0; r < yrows; r++) {
-                double y = get(column, vt, r);
+                double y = nzt_get(column, vt, r);
                 if (!isfinite(ref[r])) continue;
                 if (fabs(y - ref[r]) > 0.5 * FLT_EPSILON * fabs(ref[r]) * 1.0000001 +
                                            1e-11 * bound[r] + 1e-40)
@@ -104,11 +91,11 @@ static void check_product(const char *name, nz_spmm_plan_t *plan, const nz_matri
     for (int64_t o = 0; o < outer; o++)
         for (int64_t g = inner; g < ldy; g++) {
             int64_t i = o * ldy + g;
-            if (i < ny && get(Y, vt, i) != SENTINEL) touched++;
+            if (i < ny && nzt_get(Y, vt, i) != SENTINEL) touched++;
         }
     NZT_CHECK(touched == 0, "%s: %lld elements in the ld gaps of Y were written", name,
               (long long)touched);
-    if (out_copy != NULL) memcpy(out_copy, Y, (size_t)ny * vsize(vt));
+    if (out_copy != NULL) memcpy(out_copy, Y, (size_t)ny * nzt_vsize(vt));
     free(X);
     free(Y);
     free(xd);
@@ -204,7 +191,8 @@ static void test_zoo(void) {
                         nz_dense_layout_t layout = l == 0 ? NZ_ROW_MAJOR : NZ_COL_MAJOR;
                         int64_t yrows = op == 0 ? info.rows : info.cols;
                         int64_t ldy = (layout == NZ_ROW_MAJOR ? k : (yrows > 1 ? yrows : 1)) + 3;
-                        size_t ybytes = (size_t)span(layout, yrows, k, ldy) * vsize(vt);
+                        size_t ybytes =
+                            (size_t)nzt_dense_span(layout, yrows, k, ldy) * nzt_vsize(vt);
                         void *serial = nzt_malloc(ybytes), *parallel = nzt_malloc(ybytes);
                         char name[300];
                         /* parallel: both cases against the reference; serial: the first case,
