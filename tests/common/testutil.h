@@ -118,6 +118,16 @@ static inline int64_t nzt_dense_span(nz_dense_layout_t layout, int64_t rows, int
     return n > 0 ? n : 1;
 }
 
+/* SpMM operands for case seeds: X (xrows x k) random, Y (yrows x k) y0 or NaN when beta == 0,
+ * both in `layout` with leading dimensions ldx / ldy, every gap element NZT_SENTINEL; column c
+ * of X and y0 from nzt_random_vector with seeds nzt_seed + 100 + c and nzt_seed + 200 + c,
+ * left as doubles in xd / y0 (column k - 1 last). nx, ny: the elements X and Y span. */
+#define NZT_SENTINEL 12345.0
+void nzt_fill_dense_operands(nz_value_type_t vt, nz_dense_layout_t layout, int64_t k,
+                             void *X, int64_t xrows, int64_t ldx, int64_t nx, double *xd,
+                             void *Y, int64_t yrows, int64_t ldy, int64_t ny, double *y0,
+                             double beta);
+
 /* Checked malloc for tests (exits on failure). */
 void *nzt_malloc(size_t bytes);
 

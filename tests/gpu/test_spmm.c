@@ -18,7 +18,6 @@
  */
 
 #define TOL_FACTOR 4.0
-#define SENTINEL 12345.0
 
 static nz_context_t *ctx;
 static int quick;
@@ -58,18 +57,7 @@ static void check_case(const char *name, const nz_matrix_t *csr, const nz_matrix
     NZT_CHECK(s == NZ_SUCCESS, "%s: plan returned %d: %s", label, (int)s, nz_context_last_error(ctx));
     if (s != NZ_SUCCESS) goto done;
 
-    for (int64_t i = 0; i < nx; i++)
-        nzt_set(X, vt, i, SENTINEL);
-    for (int64_t i = 0; i < ny; i++)
-        nzt_set(Y, vt, i, SENTINEL);
-    for (int64_t c = 0; c < k; c++) {
-        nzt_random_vector(xd, NULL, vt, xrows, nzt_seed + 100 + (uint64_t)c);
-        for (int64_t r = 0; r < xrows; r++)
-            nzt_set(X, vt, nzt_dense_at(layout, ldx, r, c), xd[r]);
-        nzt_random_vector(y0, NULL, vt, yrows, nzt_seed + 200 + (uint64_t)c);
-        for (int64_t r = 0; r < yrows; r++)
-            nzt_set(Y, vt, nzt_dense_at(layout, ldy, r, c), beta == 0 ? NAN : y0[r]);
-    }
+    nzt_fill_dense_operands(vt, layout, k, X, xrows, ldx, nx, xd, Y, yrows, ldy, ny, y0, beta);
     NZT_OK(ctx, nz_device_malloc(ctx, &dX, (size_t)nx * vs));
     NZT_OK(ctx, nz_device_malloc(ctx, &dY, (size_t)ny * vs));
     NZT_OK(ctx, nz_memcpy_to_device(ctx, dX, X, (size_t)nx * vs));
@@ -115,7 +103,7 @@ static void check_case(const char *name, const nz_matrix_t *csr, const nz_matrix
         const int64_t inner = layout == NZ_ROW_MAJOR ? k : yrows;
         for (int64_t o = 0; o < outer; o++)
             for (int64_t g = inner; g < ldy; g++)
-                if (o * ldy + g < ny && nzt_get(Y1, vt, o * ldy + g) != SENTINEL) touched++;
+                if (o * ldy + g < ny && nzt_get(Y1, vt, o * ldy + g) != NZT_SENTINEL) touched++;
         NZT_CHECK(touched == 0, "%s: %lld elements in the ld gaps of Y were written", label,
                   (long long)touched);
         void *Xback = nzt_malloc((size_t)nx * vs);

@@ -13,7 +13,6 @@
  */
 
 #define TOL_FACTOR 4.0
-#define SENTINEL 12345.0
 
 static nz_context_t *ctx;
 static int64_t products;
@@ -40,18 +39,7 @@ static void check_product(const char *name, nz_spmm_plan_t *plan, const nz_matri
     char label[400];
 
     /* X: random in the layout, sentinels in its gaps; Y: y0 (or NaN for beta == 0) + sentinels */
-    for (int64_t i = 0; i < nx; i++)
-        nzt_set(X, vt, i, SENTINEL);
-    for (int64_t i = 0; i < ny; i++)
-        nzt_set(Y, vt, i, SENTINEL);
-    for (int64_t c = 0; c < k; c++) {
-        nzt_random_vector(xd, NULL, vt, xrows, nzt_seed + 100 + (uint64_t)c);
-        for (int64_t r = 0; r < xrows; r++)
-            nzt_set(X, vt, nzt_dense_at(layout, ldx, r, c), xd[r]);
-        nzt_random_vector(y0, NULL, vt, yrows, nzt_seed + 200 + (uint64_t)c);
-        for (int64_t r = 0; r < yrows; r++)
-            nzt_set(Y, vt, nzt_dense_at(layout, ldy, r, c), beta == 0 ? NAN : y0[r]);
-    }
+    nzt_fill_dense_operands(vt, layout, k, X, xrows, ldx, nx, xd, Y, yrows, ldy, ny, y0, beta);
 
     nz_status_t s = nz_spmm_execute(plan, alpha, X, ldx, beta, Y, ldy);
     NZT_CHECK(s == NZ_SUCCESS, "%s: execute returned %d: %s", name, (int)s,
@@ -91,7 +79,7 @@ static void check_product(const char *name, nz_spmm_plan_t *plan, const nz_matri
     for (int64_t o = 0; o < outer; o++)
         for (int64_t g = inner; g < ldy; g++) {
             int64_t i = o * ldy + g;
-            if (i < ny && nzt_get(Y, vt, i) != SENTINEL) touched++;
+            if (i < ny && nzt_get(Y, vt, i) != NZT_SENTINEL) touched++;
         }
     NZT_CHECK(touched == 0, "%s: %lld elements in the ld gaps of Y were written", name,
               (long long)touched);
