@@ -151,6 +151,16 @@ __global__ void __launch_bounds__(BIN_BLOCK)
     if (threadIdx.x == 0 && block_total != 0) atomicAdd(total, block_total);
 }
 
+/* The binning rule, shared by row_bin on the device and the host's count of the numeric
+ * phase's dense rows: a row of v entries needs a table of 1.5 v slots (load factor <= 2/3);
+ * needs above shared_need_limit go to the dense path (too long for shared memory, or in a bin
+ * at or above dense_from). */
+static __host__ __device__ __forceinline__ int64_t table_need(int64_t v) { return v + (v >> 1); }
+static __host__ __device__ __forceinline__ int64_t shared_need_limit(int max_bin, int dense_from) {
+    const int top = max_bin < dense_from - 1 ? max_bin : dense_from - 1;
+    return top >= 0 ? ((int64_t)32 << top) : 0;
+}
+
 /* Bin of a row: -1 (empty row, nothing to do), a shared bin, or HUGE_BIN (too long for shared
  * memory, or in a bin at or above dense_from, where the dense path is cheaper than the sort).
  * Symbolic: from the products in c_off[row + 1] capped at B's columns; numeric: from the exact
@@ -161,10 +171,11 @@ static __device__ __forceinline__ int row_bin(const int64_t *c_off, int64_t row,
     int64_t v = Numeric ? c_off[row + 1] - c_off[row] : c_off[row + 1];
     if (v <= 0) return -1;
     if (!Numeric && v > cols) v = cols;
-    int64_t need = v + (v >> 1);
-    for (int b = 0; b <= max_bin; b++)
-        if (need <= ((int64_t)32 << b)) return b >= dense_from ? HUGE_BIN : b;
-    return HUGE_BIN;
+    const int64_t need = table_need(v);
+    if (need > shared_need_limit(max_bin, dense_from)) return HUGE_BIN;
+    int b = 0;
+    while (need > ((int64_t)32 << b)) b++;
+    return b;
 }
 
 /* Panel of a row: binary search in panel_starts[0..panels]. */
@@ -859,12 +870,11 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     {
         const int64_t *off = M->host.csr.row_offsets;
         /* the rows the numeric binning sends to the dense path (row_bin's rule) */
-        const int top = max_bin_num < dense_from - 1 ? max_bin_num : dense_from - 1;
-        const int64_t threshold = top >= 0 ? ((int64_t)32 << top) : 0;
+        const int64_t limit = shared_need_limit(max_bin_num, dense_from);
         int64_t huge = 0, longest = 0;
         for (int64_t i = 0; i < m; i++) {
             int64_t len = off[i + 1] - off[i];
-            if (len > 0 && len + (len >> 1) > threshold) huge++;
+            if (len > 0 && table_need(len) > limit) huge++;
             if (len > longest) longest = len;
         }
         size_t avail = budget - used;
