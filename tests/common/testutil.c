@@ -337,13 +337,13 @@ void nzt_fill_dense_operands(nz_value_type_t vt, nz_dense_layout_t layout, int64
                              void *X, int64_t xrows, int64_t ldx, int64_t nx, double *xd,
                              void *Y, int64_t yrows, int64_t ldy, int64_t ny, double *y0,
                              double beta) {
-    for (int64_t i = 0; i < nx; i++) nzt_set(X, vt, i, NZT_SENTINEL);
-    for (int64_t i = 0; i < ny; i++) nzt_set(Y, vt, i, NZT_SENTINEL);
+    for (int64_t i = 0; i < nx; i++) nzi_set(X, vt, i, NZT_SENTINEL);
+    for (int64_t i = 0; i < ny; i++) nzi_set(Y, vt, i, NZT_SENTINEL);
     for (int64_t c = 0; c < k; c++) {
         nzt_random_vector(xd, NULL, vt, xrows, nzt_seed + 100 + (uint64_t)c);
-        for (int64_t r = 0; r < xrows; r++) nzt_set(X, vt, nzt_dense_at(layout, ldx, r, c), xd[r]);
+        for (int64_t r = 0; r < xrows; r++) nzi_set(X, vt, nzt_dense_at(layout, ldx, r, c), xd[r]);
         nzt_random_vector(y0, NULL, vt, yrows, nzt_seed + 200 + (uint64_t)c);
         for (int64_t r = 0; r < yrows; r++)
-            nzt_set(Y, vt, nzt_dense_at(layout, ldy, r, c), beta == 0 ? NAN : y0[r]);
+            nzi_set(Y, vt, nzt_dense_at(layout, ldy, r, c), beta == 0 ? NAN : y0[r]);
     }
 }

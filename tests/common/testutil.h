@@ -3,6 +3,7 @@
 #define NZ_TESTUTIL_H
 
 #include "nonzero.h"
+#include "nzi.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -92,21 +93,11 @@ int nzt_shard_take(void);
  * this build); otherwise a new context bound to device 0, whose name is printed with `note`. */
 nz_context_t *nzt_gpu_context(const char *note);
 
-/* Small value helpers shared by the tests. */
-static inline size_t nzt_vsize(nz_value_type_t vt) { return vt == NZ_F32 ? 4 : 8; }
+/* Small helpers shared by the tests (values are read and written with nzi_get / nzi_set and
+ * sized with nzi_value_size from nzi.h). */
 static inline const char *nzt_vt_name(nz_value_type_t vt) { return vt == NZ_F32 ? "f32" : "f64"; }
 /* n as an allocation count, at least 1 (so empty shapes still get a valid buffer). */
 static inline size_t nzt_at_least_one(int64_t n) { return n > 0 ? (size_t)n : 1; }
-/* Element i of an array of type vt, read as or written from a double. */
-static inline double nzt_get(const void *a, nz_value_type_t vt, int64_t i) {
-    return vt == NZ_F32 ? (double)((const float *)a)[i] : ((const double *)a)[i];
-}
-static inline void nzt_set(void *a, nz_value_type_t vt, int64_t i, double v) {
-    if (vt == NZ_F32)
-        ((float *)a)[i] = (float)v;
-    else
-        ((double *)a)[i] = v;
-}
 /* Dense operands: the index of (r, c), and the elements a rows x k operand with leading
  * dimension ld spans (at least 1). */
 static inline int64_t nzt_dense_at(nz_dense_layout_t layout, int64_t ld, int64_t r, int64_t c) {

@@ -83,7 +83,7 @@ static void compare(const char *what, const nz_matrix_t *A, const nz_matrix_t *C
         }
         const double k = (double)(ao[i + 1] - ao[i]);
         for (int64_t e = ro[i]; e < ro[i + 1] && bad < 3; e++) {
-            double c = nzt_get(cv, ci.value_type, e), r = nzt_get(rv, ri.value_type, e);
+            double c = nzi_get(cv, ci.value_type, e), r = nzi_get(rv, ri.value_type, e);
             double tol = 4.0 * eps * (k + 2.0) * ((const double *)bv)[e];
             if (cc[e] != rc[e] || !((isnan(c) && isnan(r)) || c == r || fabs(c - r) <= tol)) {
                 NZT_CHECK(0, "%s: row %lld: (%d, %.17g), CPU (%d, %.17g), tol %.3g", what,

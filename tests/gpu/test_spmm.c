@@ -32,7 +32,7 @@ static void check_case(const char *name, const nz_matrix_t *csr, const nz_matrix
     nz_matrix_info_t info;
     NZT_OK(ctx, nz_matrix_info(csr, &info));
     const nz_value_type_t vt = info.value_type;
-    const size_t vs = nzt_vsize(vt);
+    const size_t vs = nzi_value_size(vt);
     const int64_t xrows = op == NZ_OP_N ? info.cols : info.rows;
     const int64_t yrows = op == NZ_OP_N ? info.rows : info.cols;
     const int64_t ldx = (layout == NZ_ROW_MAJOR ? k : (xrows > 1 ? xrows : 1)) + pad;
@@ -79,7 +79,7 @@ static void check_case(const char *name, const nz_matrix_t *csr, const nz_matrix
         nzt_random_vector(y0, NULL, vt, yrows, nzt_seed + 200 + (uint64_t)c);
         nzt_reference_spmv(csr, op, alpha, xd, beta, y0, ref, bound, len);
         for (int64_t r = 0; r < yrows; r++)
-            nzt_set(column, vt, r, nzt_get(Y1, vt, nzt_dense_at(layout, ldy, r, c)));
+            nzi_set(column, vt, r, nzi_get(Y1, vt, nzt_dense_at(layout, ldy, r, c)));
         char what[600];
         snprintf(what, sizeof what, "%s column %lld", label, (long long)c);
         int64_t bad = nzt_compare(what, vt, column, ref, bound, len, yrows, TOL_FACTOR);
@@ -89,7 +89,7 @@ static void check_case(const char *name, const nz_matrix_t *csr, const nz_matrix
             int64_t loose = 0;
             for (int64_t r = 0; r < yrows; r++) {
                 if (!isfinite(ref[r])) continue;
-                if (fabs(nzt_get(column, vt, r) - ref[r]) >
+                if (fabs(nzi_get(column, vt, r) - ref[r]) >
                     0.5 * FLT_EPSILON * fabs(ref[r]) * 1.0000001 + 1e-11 * bound[r] + 1e-40)
                     loose++;
             }
@@ -103,7 +103,7 @@ static void check_case(const char *name, const nz_matrix_t *csr, const nz_matrix
         const int64_t inner = layout == NZ_ROW_MAJOR ? k : yrows;
         for (int64_t o = 0; o < outer; o++)
             for (int64_t g = inner; g < ldy; g++)
-                if (o * ldy + g < ny && nzt_get(Y1, vt, o * ldy + g) != NZT_SENTINEL) touched++;
+                if (o * ldy + g < ny && nzi_get(Y1, vt, o * ldy + g) != NZT_SENTINEL) touched++;
         NZT_CHECK(touched == 0, "%s: %lld elements in the ld gaps of Y were written", label,
                   (long long)touched);
         void *Xback = nzt_malloc((size_t)nx * vs);

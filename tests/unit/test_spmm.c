@@ -32,7 +32,7 @@ static void check_product(const char *name, nz_spmm_plan_t *plan, const nz_matri
     const int64_t ldy = (layout == NZ_ROW_MAJOR ? k : (yrows > 1 ? yrows : 1)) + pad;
     const int64_t nx = nzt_dense_span(layout, xrows, k, ldx),
                   ny = nzt_dense_span(layout, yrows, k, ldy);
-    void *X = nzt_malloc((size_t)nx * nzt_vsize(vt)), *Y = nzt_malloc((size_t)ny * nzt_vsize(vt));
+    void *X = nzt_malloc((size_t)nx * nzi_value_size(vt)), *Y = nzt_malloc((size_t)ny * nzi_value_size(vt));
     double *xd = nzt_malloc((size_t)(xrows + 1) * 8), *y0 = nzt_malloc((size_t)(yrows + 1) * 8);
     double *ref = nzt_malloc((size_t)(yrows + 1) * 8), *bound = nzt_malloc((size_t)(yrows + 1) * 8);
     int64_t *len = nzt_malloc((size_t)(yrows + 1) * 8);
@@ -49,9 +49,9 @@ static void check_product(const char *name, nz_spmm_plan_t *plan, const nz_matri
         nzt_random_vector(xd, NULL, vt, xrows, nzt_seed + 100 + (uint64_t)c);
         nzt_random_vector(y0, NULL, vt, yrows, nzt_seed + 200 + (uint64_t)c);
         nzt_reference_spmv(csr, op, alpha, xd, beta, y0, ref, bound, len);
-        void *column = nzt_malloc((size_t)(yrows + 1) * nzt_vsize(vt));
+        void *column = nzt_malloc((size_t)(yrows + 1) * nzi_value_size(vt));
         for (int64_t r = 0; r < yrows; r++)
-            nzt_set(column, vt, r, nzt_get(Y, vt, nzt_dense_at(layout, ldy, r, c)));
+            nzi_set(column, vt, r, nzi_get(Y, vt, nzt_dense_at(layout, ldy, r, c)));
         snprintf(label, sizeof label, "%s column %lld", name, (long long)c);
         int64_t bad = nzt_compare(label, vt, column, ref, bound, len, yrows, TOL_FACTOR);
         NZT_CHECK(bad == 0, "%s: %lld of %lld rows of column %lld wrong", name, (long long)bad,
@@ -61,7 +61,7 @@ static void check_product(const char *name, nz_spmm_plan_t *plan, const nz_matri
              * rounding of the sums) separates y from the exact result */
             int64_t loose = 0;
             for (int64_t r = 0; r < yrows; r++) {
-                double y = nzt_get(column, vt, r);
+                double y = nzi_get(column, vt, r);
                 if (!isfinite(ref[r])) continue;
                 if (fabs(y - ref[r]) > 0.5 * FLT_EPSILON * fabs(ref[r]) * 1.0000001 +
                                            1e-11 * bound[r] + 1e-40)
@@ -79,11 +79,11 @@ static void check_product(const char *name, nz_spmm_plan_t *plan, const nz_matri
     for (int64_t o = 0; o < outer; o++)
         for (int64_t g = inner; g < ldy; g++) {
             int64_t i = o * ldy + g;
-            if (i < ny && nzt_get(Y, vt, i) != NZT_SENTINEL) touched++;
+            if (i < ny && nzi_get(Y, vt, i) != NZT_SENTINEL) touched++;
         }
     NZT_CHECK(touched == 0, "%s: %lld elements in the ld gaps of Y were written", name,
               (long long)touched);
-    if (out_copy != NULL) memcpy(out_copy, Y, (size_t)ny * nzt_vsize(vt));
+    if (out_copy != NULL) memcpy(out_copy, Y, (size_t)ny * nzi_value_size(vt));
     free(X);
     free(Y);
     free(xd);
@@ -180,7 +180,7 @@ static void test_zoo(void) {
                         int64_t yrows = op == 0 ? info.rows : info.cols;
                         int64_t ldy = (layout == NZ_ROW_MAJOR ? k : (yrows > 1 ? yrows : 1)) + 3;
                         size_t ybytes =
-                            (size_t)nzt_dense_span(layout, yrows, k, ldy) * nzt_vsize(vt);
+                            (size_t)nzt_dense_span(layout, yrows, k, ldy) * nzi_value_size(vt);
                         void *serial = nzt_malloc(ybytes), *parallel = nzt_malloc(ybytes);
                         char name[300];
                         /* parallel: both cases against the reference; serial: the first case,
