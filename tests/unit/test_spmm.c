@@ -32,7 +32,8 @@ static void check_product(const char *name, nz_spmm_plan_t *plan, const nz_matri
     const int64_t ldy = (layout == NZ_ROW_MAJOR ? k : (yrows > 1 ? yrows : 1)) + pad;
     const int64_t nx = nzt_dense_span(layout, xrows, k, ldx),
                   ny = nzt_dense_span(layout, yrows, k, ldy);
-    void *X = nzt_malloc((size_t)nx * nzi_value_size(vt)), *Y = nzt_malloc((size_t)ny * nzi_value_size(vt));
+    const size_t vs = nzi_value_size(vt);
+    void *X = nzt_malloc((size_t)nx * vs), *Y = nzt_malloc((size_t)ny * vs);
     double *xd = nzt_malloc((size_t)(xrows + 1) * 8), *y0 = nzt_malloc((size_t)(yrows + 1) * 8);
     double *ref = nzt_malloc((size_t)(yrows + 1) * 8), *bound = nzt_malloc((size_t)(yrows + 1) * 8);
     int64_t *len = nzt_malloc((size_t)(yrows + 1) * 8);
