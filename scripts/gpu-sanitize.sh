@@ -32,14 +32,16 @@ run_one() {
   tool=$1 t=$2 i=$3 n=$4
   log="$LOGS/$tool-$t-$i.log"
   start=$(date +%s)
+  # every log line starts with the seconds since the run began (where the time goes)
   NZ_TEST_SHARD=$i/$n NZ_TEST_QUICK=1 NZ_TEST_SANITIZER=1 NZ_MATRIX_DIR=$MDIR timeout "${T_EACH:-500}" \
-    stdbuf -oL -eL compute-sanitizer --tool "$tool" --error-exitcode 99 "$B/tests/$t" > "$log" 2>&1
-  rc=$?
+    stdbuf -oL -eL compute-sanitizer --tool "$tool" --error-exitcode 99 "$B/tests/$t" 2>&1 |
+    { SECONDS=0; while IFS= read -r l; do printf '%5d %s\n' "$SECONDS" "$l"; done; } > "$log"
+  rc=${PIPESTATUS[0]}
   secs=$(( $(date +%s) - start ))
-  summary=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1)
-  final=$(grep -E 'all checks passed|check\(s\) failed|^SKIP' "$log" | tail -1)
+  summary=$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1 | cut -c7-)
+  final=$(grep -E 'all checks passed|check\(s\) failed|SKIP' "$log" | tail -1 | cut -c7-)
   # a run cut by the time limit: the last case it reached (stdout is line-buffered)
-  [ -z "$final" ] && final="reached: $(grep -v '^=====' "$log" | tail -1 | cut -c1-80)"
+  [ -z "$final" ] && final="reached: $(grep -v '=========' "$log" | tail -1 | cut -c1-86)"
   echo "$tool $t shard $i/$n: rc=$rc ${secs}s :: ${summary:-no summary} :: ${final:-no final line}"
 }
 export -f run_one
