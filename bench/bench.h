@@ -79,6 +79,8 @@ typedef struct nzb_result {
     double max_error;        /* max_i |y_i - ref_i| / sum_j |a_ij x_j| */
     int checked;             /* 1 if the output was verified */
     int resident;            /* the minimal footprint fits the last-level cache (L2 on the GPU) */
+    char advice[NZB_NAME_SIZE]; /* the planner's format/algorithm for this matrix and backend
+                                   (nz_spmv_plan_choose, format NZ_FORMAT_COUNT); "" = none */
 } nzb_result_t;
 
 /* A matrix of the suite, loaded in one precision, with its input vector and reference result. */
@@ -91,7 +93,11 @@ typedef struct nzb_case {
     const double *y_ref;     /* A x in double from the same (rounded) values */
     const double *bound;     /* per row: sum_j |a_ij x_j| */
     const int64_t *row_length;
+    char advice[NZB_NAME_SIZE]; /* see nzb_result_t.advice */
 } nzb_case_t;
+
+/* Fill c->advice for the backend that runs the case ("" if the planner has none). */
+void nzb_case_advice(nz_context_t *ctx, nzb_case_t *c, nz_backend_t backend);
 
 /* Fill a result's identity fields from a case. */
 void nzb_result_init(nzb_result_t *r, const nzb_case_t *c, const char *kernel);

@@ -7,6 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+void nzb_case_advice(nz_context_t *ctx, nzb_case_t *c, nz_backend_t backend) {
+    nz_matrix_stats_t stats;
+    nz_format_t format;
+    nz_alg_t alg;
+    c->advice[0] = '\0';
+    if (nz_matrix_stats(ctx, c->A, &stats) == NZ_SUCCESS &&
+        nz_spmv_plan_choose(&stats, backend, NZ_FORMAT_COUNT, 0, &format, &alg, NULL, 0) ==
+            NZ_SUCCESS)
+        snprintf(c->advice, sizeof c->advice, "%s/%s", nz_format_name(format), nz_alg_name(alg));
+}
+
 void nzb_result_init(nzb_result_t *r, const nzb_case_t *c, const char *kernel) {
     memset(r, 0, sizeof *r);
     snprintf(r->matrix, sizeof r->matrix, "%s", c->name);
@@ -19,6 +30,7 @@ void nzb_result_init(nzb_result_t *r, const nzb_case_t *c, const char *kernel) {
         r->nnz = info.nnz;
     }
     r->value_type = c->value_type;
+    snprintf(r->advice, sizeof r->advice, "%s", c->advice);
     r->status = NZB_OK;
 }
 

@@ -493,6 +493,7 @@ int nzb_run(const nzb_options_t *options) {
                 nzb_report_note(rep, "%s: out of host memory for the reference", e->name);
                 failures++;
             } else {
+                nzb_case_advice(ctx, &c, use_gpu ? NZ_BACKEND_CUDA : NZ_BACKEND_CPU);
 #ifdef NZ_HAVE_CUDA
                 if (use_gpu) nzb_gpu_case(gpu, rep, &opt, &c, opt.runs, copy_gbs);
 #endif

@@ -279,6 +279,44 @@ static int first_of_case(const nzb_report_t *rep, int i) {
     return 1;
 }
 
+/* The planner's format and algorithm (nz_spmv_plan_choose with the format left open: the case's
+ * `advice`) against the fastest kernel of any format, from the rows timed in this run. */
+static void summary_advice(nzb_report_t *rep, nz_value_type_t vt) {
+    int planned = 0, within = 0, missing = 0;
+    double worst = 0;
+    for (int i = 0; i < rep->num_rows; i++) {
+        const nzb_result_t *r = &rep->rows[i];
+        if (r->value_type != vt || !first_of_case(rep, i) || !r->generated || !r->advice[0])
+            continue;
+        const nzb_result_t *any = best_row_of(rep, r->matrix, vt, 0, ROWS_ANY), *advised = NULL;
+        for (int j = 0; j < rep->num_rows; j++) {
+            const nzb_result_t *q = &rep->rows[j];
+            if (q->status == NZB_OK && !q->is_cusparse && q->value_type == vt &&
+                strcmp(q->matrix, r->matrix) == 0 && strcmp(q->kernel, r->advice) == 0)
+                advised = q;
+        }
+        if (any == NULL) continue;
+        if (advised == NULL) {
+            missing++;
+            nzb_printf(rep, "%s%s: %s: the planner advises %s, not timed in this run\n",
+                       bullet(rep), precision_name(vt), r->matrix, r->advice);
+            continue;
+        }
+        double ratio = advised->median_seconds / any->median_seconds;
+        planned++;
+        within += ratio <= 1.10;
+        if (ratio > worst) worst = ratio;
+        nzb_printf(rep, "%s%s: %s: planner's format and algorithm %s: %.2fx the time of the "
+                        "fastest kernel of any format (%s)\n",
+                   bullet(rep), precision_name(vt), r->matrix, r->advice, ratio, any->kernel);
+    }
+    if (planned > 0)
+        nzb_printf(rep, "%s%s: planner's format and algorithm within 10%% of the fastest kernel of "
+                        "any format on %d of %d generated matrices, worst %.2fx%s\n",
+                   bullet(rep), precision_name(vt), within, planned, worst,
+                   missing ? " (advice not timed on some: see above)" : "");
+}
+
 static void summary_gpu(nzb_report_t *rep, nz_value_type_t vt) {
     const char *md = rep->markdown ? "| " : "";
     const char *sep = rep->markdown ? " | " : "  ";
@@ -356,6 +394,7 @@ static void summary_gpu(nzb_report_t *rep, nz_value_type_t vt) {
         nzb_printf(rep, "%s%s: planner within 10%% of the best CSR algorithm on %d of %d generated "
                         "matrices, worst %.2fx\n", bullet(rep), precision_name(vt), within,
                    planned, worst);
+    summary_advice(rep, vt);
     for (int i = 0; i < rep->num_rows; i++) {
         const nzb_result_t *r = &rep->rows[i];
         if (r->value_type != vt || !first_of_case(rep, i) || !r->generated) continue;
@@ -404,6 +443,7 @@ static void summary_cpu(nzb_report_t *rep, nz_value_type_t vt, const nzb_summary
                         "last-level cache (minimal CSR bytes: formats that store less, such as "
                         "DIA, can exceed 100%%; GB/s_st counts their stored bytes)\n",
                    bullet(rep), precision_name(vt), exp(log_sum / count), count);
+    summary_advice(rep, vt);
 }
 
 int nzb_report_finish(nzb_report_t **report, const nzb_summary_info_t *info) {

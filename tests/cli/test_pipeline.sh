@@ -42,6 +42,10 @@ while IFS='|' read -r kind params rows nnz; do
         [ "$kind" = banded ] || [ "$(info_field symmetric)" = yes ] ||
             fail "info $kind: not reported symmetric" ;;
     esac
+    # the planner's advice for both backends: format/algorithm and the reason
+    grep -Eq '^planner cpu +[a-z]+/[a-z-]+ \(format ' "$OUT" || fail "info $kind: no cpu planner advice"
+    grep -Eq '^planner cuda +([a-z]+/[a-z-]+ \(format |none \()' "$OUT" ||
+        fail "info $kind: no cuda planner line"
 
     # The same matrix through every file kind gives the same product, bit for bit.
     expect_ok "spmv $kind" "$NZ" spmv "$A" --check -o "$TMP/y$i.mtx" || continue

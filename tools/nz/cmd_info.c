@@ -113,6 +113,19 @@ int nz_cmd_info(int argc, char **argv) {
         else
             print_bytes(label, stats.bytes[f]);
     }
+    /* The planner's advice (format and algorithm) for each backend of this build. */
+    for (int b = 0; b < 2; b++) {
+        const nz_backend_t be = b == 0 ? NZ_BACKEND_CPU : NZ_BACKEND_CUDA;
+        char label[32], why[512];
+        nz_format_t format;
+        nz_alg_t alg;
+        snprintf(label, sizeof label, "planner %s", b == 0 ? "cpu" : "cuda");
+        if (nz_spmv_plan_choose(&stats, be, NZ_FORMAT_COUNT, 0, &format, &alg, why, sizeof why) ==
+            NZ_SUCCESS)
+            printf("%-22s %s/%s (%s)\n", label, nz_format_name(format), nz_alg_name(alg), why);
+        else
+            printf("%-22s none (%s)\n", label, why);
+    }
     int64_t file_bytes = nz_cli_file_size(path);
     if (file_bytes >= 0 && read_seconds > 0.0)
         printf("%-22s %.6f s (%.1f MB/s of file)\n", "read time", read_seconds,
