@@ -208,9 +208,9 @@ nz_status_t nzi_spgemm_chunks_add(nz_context_t *ctx, nzi_spgemm_chunks_t *chunks
     NZI_CHECK(nzi_alloc_array(ctx, (void **)&cols, (size_t)nnz, sizeof(int32_t),
                               "nz_spgemm: C panel column indices"));
     NZI_CHECK(nzi_alloc_array(ctx, &vals, (size_t)nnz, vs, "nz_spgemm: C panel values"));
-    if (nnz > 0) {
-        memcpy(cols, col_indices, (size_t)nnz * sizeof(int32_t));
-        memcpy(vals, values, (size_t)nnz * vs);
+    if (nnz > 0) { /* fresh pages: the first touch dominates, so copy with several threads */
+        nzi_parallel_memcpy(ctx, cols, col_indices, (size_t)nnz * sizeof(int32_t));
+        nzi_parallel_memcpy(ctx, vals, values, (size_t)nnz * vs);
     }
     for (int64_t i = 0; i < rows; i++)
         chunks->row_nnz[row_begin + i] = (int64_t)local_offsets[i + 1] - local_offsets[i];
@@ -235,10 +235,10 @@ nz_status_t nzi_spgemm_chunks_finish(nz_context_t *ctx, nzi_spgemm_chunks_t *chu
     for (int64_t c = 0; c < chunks->count; c++) {
         const int64_t nnz = chunks->nnz[c];
         if (nnz > 0) {
-            memcpy(M->host.csr.col_indices + place, chunks->col_indices[c],
-                   (size_t)nnz * sizeof(int32_t));
-            memcpy((char *)M->host.csr.values + (size_t)place * vs, chunks->values[c],
-                   (size_t)nnz * vs);
+            nzi_parallel_memcpy(ctx, M->host.csr.col_indices + place, chunks->col_indices[c],
+                                (size_t)nnz * sizeof(int32_t));
+            nzi_parallel_memcpy(ctx, (char *)M->host.csr.values + (size_t)place * vs,
+                                chunks->values[c], (size_t)nnz * vs);
         }
         place += nnz;
     }

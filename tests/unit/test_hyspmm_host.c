@@ -294,6 +294,45 @@ static void test_chunks(nz_context_t *ctx) {
               "leak: %lld blocks", (long long)(after.live_blocks - before.live_blocks));
 }
 
+/* Panels large enough for the multi-threaded copies (nzi_parallel_memcpy splits above 8 MB):
+ * three panels of 2.1 M + 7 entries each (odd sizes, so chunk edges fall mid-page), every
+ * entry checked after the assembly. */
+static void test_large_chunks(nz_context_t *ctx) {
+    const int64_t per = 2100007, panels = 3;
+    nzi_spgemm_chunks_t chunks;
+    int32_t *cols = malloc((size_t)per * sizeof *cols);
+    double *vals = malloc((size_t)per * sizeof *vals);
+    NZT_CHECK(cols != NULL && vals != NULL, "out of host memory");
+    if (cols == NULL || vals == NULL) goto done;
+    NZT_OK(ctx, nzi_spgemm_chunks_init(ctx, &chunks, NZ_F64, panels, per, panels));
+    for (int64_t q = 0; q < panels; q++) {
+        const int32_t off[2] = {0, (int32_t)per};
+        for (int64_t e = 0; e < per; e++) {
+            cols[e] = (int32_t)e;
+            vals[e] = (double)(q * per + e);
+        }
+        NZT_OK(ctx, nzi_spgemm_chunks_add(ctx, &chunks, q, q + 1, off, cols, vals));
+    }
+    nz_matrix_t *C = NULL;
+    NZT_OK(ctx, nzi_spgemm_chunks_finish(ctx, &chunks, &C));
+    nzi_spgemm_chunks_free(ctx, &chunks);
+    if (C != NULL) {
+        const int64_t *ro;
+        const int32_t *ci;
+        const void *v;
+        NZT_OK(ctx, nz_matrix_csr_arrays(C, &ro, &ci, &v));
+        int64_t bad = -1;
+        for (int64_t k = 0; k < panels * per && bad < 0; k++)
+            if (ci[k] != (int32_t)(k % per) || ((const double *)v)[k] != (double)k) bad = k;
+        NZT_CHECK(bad < 0, "large panels: entry %lld wrong after assembly", (long long)bad);
+        NZT_CHECK(ro[panels] == panels * per, "large panels: %lld entries", (long long)ro[panels]);
+        nz_matrix_destroy(&C);
+    }
+done:
+    free(cols);
+    free(vals);
+}
+
 int main(int argc, char **argv) {
     nz_context_t *ctx = NULL;
     nzt_init(argc, argv);
@@ -302,6 +341,7 @@ int main(int argc, char **argv) {
     test_split(ctx);
     for (uint64_t s = 0; s < 3; s++) test_random(ctx, nzt_seed + s);
     test_chunks(ctx);
+    test_large_chunks(ctx);
     nz_context_destroy(&ctx);
     return nzt_finish("test_hyspmm_host");
 }
