@@ -30,6 +30,11 @@ for m in lap rmat mixed random rail; do
         grep -Evq '^[a-z]+(/[a-z-]+)?( relerr [-+.e0-9]+| refused: .+)$' "$OUT" &&
             fail "$m $precision: unexpected output" && show_output
     done
+    # the planner's format for the GPU (nz info names it) runs and checks out
+    advised=$("$NZ" info "$TMP/$m.mtx" | sed -n 's/^planner cuda  *\([a-z]*\)\/.*/\1/p')
+    expect_ok "$m: cuda --format auto" "$NZ" spmv "$TMP/$m.mtx" --backend cuda --format auto \
+        --check && grep -Eq "^y = A x: .*, $advised/[a-z-]+ on cuda," "$OUT" ||
+        fail "$m: cuda --format auto: not the advised format '$advised'"
     # alpha, beta and an input y; repeated runs start from the same y.
     expect_ok "$m: cpu y0" "$NZ" spmv "$TMP/$m.mtx" -o "$TMP/y0.mtx"
     expect_ok "$m: cuda alpha beta" "$NZ" spmv "$TMP/$m.mtx" --backend cuda --alg all \

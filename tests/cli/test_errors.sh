@@ -91,6 +91,7 @@ expect_error 2 "--alpha" "spmv: overflowing alpha" "$NZ" spmv "$A" --alpha 1e999
 expect_error 2 "--beta" "spmv: empty beta" "$NZ" spmv "$A" --beta ""
 expect_error 2 "--precision" "spmv: bad precision" "$NZ" spmv "$A" --precision quad
 expect_error 2 "--format" "spmv: unknown format" "$NZ" spmv "$A" --format jds
+grep -q "dia, auto or all" "$ERR" || fail "spmv: unknown format: the message does not list auto"
 expect_error 2 "--alg" "spmv: unknown algorithm" "$NZ" spmv "$A" --alg quantum
 expect_error 2 "--bsr-block" "spmv: block too large" "$NZ" spmv "$A" --format bsr --bsr-block 33
 expect_error 2 "--sell-chunk" "spmv: zero chunk" "$NZ" spmv "$A" --format sell --sell-chunk 0

@@ -73,6 +73,11 @@ while IFS='|' read -r kind params rows nnz; do
             fail "spmv --format all $kind: unexpected line" && show_output
         grep -q '^csr/' "$OUT" || fail "spmv --format all $kind: csr did not run"
     done
+    # --format auto runs the format nz info advises for the CPU (and checks out)
+    advised=$("$NZ" info "$A" | sed -n 's/^planner cpu  *\([a-z]*\)\/.*/\1/p')
+    expect_ok "spmv --format auto $kind" "$NZ" spmv "$A" --format auto --check &&
+        grep -Eq "^y = A x: .*, $advised/[a-z-]+ on cpu," "$OUT" ||
+        fail "spmv --format auto $kind: not the advised format '$advised'"
     expect_ok "spmv --format all --alg all $kind" "$NZ" spmv "$A" --format all --alg all --check &&
         grep -q '^csr/serial relerr ' "$OUT" && grep -q '^csr/parallel relerr ' "$OUT" ||
         fail "spmv --format all --alg all $kind: csr/serial or csr/parallel missing"

@@ -18,6 +18,7 @@ typedef struct spmv_options {
     double alpha, beta;
     nz_value_type_t value_type;
     int all_formats;            /* --format all */
+    int format_auto;            /* --format auto: the planner's format advice */
     int alg_all;                /* --alg all */
     nz_format_t format;
     nz_alg_t alg;
@@ -47,11 +48,13 @@ static void usage(void) {
         "  --alpha A          default 1\n"
         "  --beta B           default 0 (then y is not read)\n"
         "  --precision P      single or double (default double)\n"
-        "  --format F         csr csc coo ell sell hyb bsr dia, or all: run every format in turn,\n"
-        "                     reading the matrix once (default csr). With --format all or\n"
-        "                     --alg all, each run prints one line, 'FORMAT/ALG relerr E' (E with\n"
-        "                     --check) or 'FORMAT[/ALG] refused: reason', and refusals do not\n"
-        "                     make the command fail\n"
+        "  --format F         csr csc coo ell sell hyb bsr dia; auto: the planner's format for\n"
+        "                     the backend (DIA, BSR, ELL, SELL or HYB when it reads at least\n"
+        "                     10%% fewer bytes than CSR, else CSR; --verbose says why); or all:\n"
+        "                     run every format in turn, reading the matrix once (default\n"
+        "                     csr). With --format all or --alg all, each run prints one line,\n"
+        "                     'FORMAT/ALG relerr E' (E with --check) or 'FORMAT[/ALG] refused:\n"
+        "                     reason', and refusals do not make the command fail\n"
         "  --alg NAME         algorithm (see --list), auto (the planner's choice), or all: run\n"
         "                     every algorithm of the format(s) in turn (default auto)\n"
         "  --backend B        cpu or cuda (device 0) (default cpu)\n"
@@ -118,9 +121,11 @@ static int parse_options(int argc, char **argv, spmv_options_t *o) {
             bad = nz_cli_precision(CMD, arg, v, &o->value_type);
         } else if (strcmp(arg, "--format") == 0) {
             o->all_formats = strcmp(v, "all") == 0;
-            if (!o->all_formats && nz_format_from_name(&o->format, v) != NZ_SUCCESS) {
+            o->format_auto = strcmp(v, "auto") == 0;
+            if (!o->all_formats && !o->format_auto &&
+                nz_format_from_name(&o->format, v) != NZ_SUCCESS) {
                 nz_cli_error(CMD, "option --format: unknown format '%s' (csr, csc, coo, ell, "
-                                  "sell, hyb, bsr, dia or all)", v);
+                                  "sell, hyb, bsr, dia, auto or all)", v);
                 bad = 1;
             }
         } else if (strcmp(arg, "--alg") == 0) {
@@ -506,6 +511,28 @@ int nz_cmd_spmv(int argc, char **argv) {
         }
     }
 
+    if (o.format_auto) {
+        /* The planner's advice from the matrix statistics (nz_spmv_plan_choose, format open). */
+        nz_matrix_stats_t stats;
+        nz_alg_t advised_alg;
+        char why[512];
+        if ((status = nz_matrix_stats(ctx, A, &stats)) != NZ_SUCCESS) {
+            rc = nz_cli_library_error(CMD, ctx, status);
+            goto cleanup;
+        }
+        status = nz_spmv_plan_choose(&stats, o.backend, NZ_FORMAT_COUNT, 0, &o.format,
+                                     &advised_alg, why, sizeof why);
+        if (status != NZ_SUCCESS) {
+            nz_cli_error(CMD, "%s: --format auto: no format on the %s backend (%s)",
+                         o.matrix_path, backend_name, why);
+            rc = NZ_EXIT_REFUSED;
+            goto cleanup;
+        }
+        if (o.verbose) {
+            fflush(stdout);
+            fprintf(stderr, "planner: %s\n", why);
+        }
+    }
     int first = o.all_formats ? 0 : (int)o.format;
     int last = o.all_formats ? NZ_FORMAT_COUNT - 1 : (int)o.format;
     for (int f = first; f <= last; f++) {
