@@ -521,6 +521,9 @@ typedef struct nz_spgemm_info {
     int64_t products;          /* scalar multiplications (flop = 2 x products) */
     int64_t panels;            /* row panels processed (1 = in core) */
     double seconds;            /* total, including symbolic phase and output allocation */
+    /* symbolic_seconds: hash, device events of the symbolic kernels; ESC and hySpMM, host wall
+     * clock of their set-up (uploads, product counts, panels, allocations). numeric_seconds:
+     * device events of the numeric kernels (all GPU algorithms). */
     double symbolic_seconds, numeric_seconds, transfer_seconds;
     double stage_seconds_sum;  /* sum of the pipelined stages' times (overlap = seconds / this) */
     int64_t peak_device_bytes;
