@@ -395,8 +395,9 @@ int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
                  "# %s; sym s = symbolic phase;\n",
             nz_spgemm_alg_name(hash_alg ? NZ_SPGEMM_HASH : o.alg),
             hash_alg ? "(event-timed, our device allocations not included)"
-                     : "(numeric event-timed; the symbolic phase is host wall clock with the uploads,\n"
-                       "# counts and slot allocations in it, so device s overstates the device time)");
+                     : "(for esc and hyspmm the symbolic phase is host wall clock with the uploads,\n"
+                       "# counts and allocations in it, and esc's numeric phase host wall clock with\n"
+                       "# its copies back: device s overstates their device time)");
     fprintf(out,
                  "# cuSPARSE: cusparseSpGEMM work estimation .. copy, allocations included, device "
                  "arrays in and out;\n# end-to-end speedup adds cuSPARSE's copies of A in and C out.\n");

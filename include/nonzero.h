@@ -523,7 +523,8 @@ typedef struct nz_spgemm_info {
     double seconds;            /* total, including symbolic phase and output allocation */
     /* symbolic_seconds: hash, device events of the symbolic kernels; ESC and hySpMM, host wall
      * clock of their set-up (uploads, product counts, panels, allocations). numeric_seconds:
-     * device events of the numeric kernels (all GPU algorithms). */
+     * hash and hySpMM, device events of the numeric kernels; ESC, host wall clock of each panel's
+     * kernels and its copy back. */
     double symbolic_seconds, numeric_seconds, transfer_seconds;
     double stage_seconds_sum;  /* sum of the pipelined stages' times (overlap = seconds / this) */
     int64_t peak_device_bytes;
