@@ -51,6 +51,14 @@ grep -q "STREAM bandwidth: copy" "$TMP/out" || fail "no bandwidth reference line
 grep -q "^laplace3d-16 .* double csr/parallel " "$TMP/out" || fail "no aligned table row"
 grep -q "All [0-9]* timed kernels verified" "$TMP/out" || fail "no verification line"
 grep -q "Summary (cpu, " "$TMP/b.txt" || fail "the table copy has no summary"
+# The planner's format and algorithm against the fastest kernel of any format, per precision:
+# DIA for the Laplacian (it reads 0.6x the CSR bytes), and a count line.
+grep -Eq "^double: laplace3d-16: planner's format and algorithm dia/[a-z]+: [0-9.]+x the time of" \
+    "$TMP/out" || fail "no planner format/algorithm line for laplace3d-16 (dia)"
+for p in single double; do
+    grep -Eq "^$p: planner's format and algorithm within 10% of the fastest kernel of any format on [0-9]+ of 6 generated" \
+        "$TMP/out" || fail "no planner format/algorithm summary ($p)"
+done
 
 # 2. Files on the command line (a rectangular matrix and an empty one), one kernel, Markdown.
 "$NZ" bench --backend cpu --quick --no-real --precision single --alg csr/serial --markdown \
