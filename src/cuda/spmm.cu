@@ -32,6 +32,15 @@
  * the user's order. Column-major: each thread takes a chunk of CC columns (slot-fastest thread
  * order). Row-major: L lanes per slot over the columns (as for CSR), so X row segments coalesce.
  *
+ * Long rows (CSR, NZ_TUNE_SPMM_LONG=m, m > 0; off by default until measured on a GPU): rows of
+ * at least m nonzeros are left out of the kernels above (they take them as empty and do not write
+ * them) and csr_spmm_long_kernel takes each with a whole block: L column lanes x 256 / L nonzero
+ * lanes, the nonzero lanes' sums combined by a shuffle tree in each warp and then over the warps
+ * through shared memory in warp order, so the result is still bitwise reproducible. This is the
+ * load balance the group-per-row kernels lack on power-law rows (one group owns a row of tens of
+ * thousands of nonzeros while the rest of the GPU idles). The plan finds the long rows once
+ * (a copy of the row offsets to the host) and keeps their list on the device.
+ *
  * op T (CSR only): the plan builds A^T on the device (nz_cuda_csr_transpose) and runs the op-N
  * kernels on it.
  * Cost: one pass over A per column chunk (column-major; usually from cache), nnz x k reads of X
@@ -50,6 +59,9 @@ typedef struct spmm_cuda_state {
     int column_lanes;       /* L: lanes over columns (row-major kernels) */
     int nonzero_lanes;      /* N (row-major) or V (column-major): lanes over a row's nonzeros */
     int chunk;              /* CC: columns per thread (column-major kernels) */
+    int64_t long_min;       /* rows of at least this many nonzeros go to the long-row kernel */
+    int64_t num_long;       /* how many rows that is (0: the long-row kernel never runs) */
+    int32_t *long_rows;     /* their indices, on the device, owned */
 } spmm_cuda_state_t;
 
 /* ---- kernels -------------------------------------------------------------------------------- */
@@ -59,7 +71,7 @@ __global__ void __launch_bounds__(SPMM_BLOCK)
     csr_spmm_rows_kernel(int32_t rows, int32_t k, const Offset *__restrict__ row_offsets,
                          const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
                          const Value *__restrict__ X, int64_t ldx, Accum alpha, Accum beta,
-                         bool beta_zero, Value *__restrict__ Y, int64_t ldy) {
+                         bool beta_zero, Value *__restrict__ Y, int64_t ldy, int64_t long_min) {
     constexpr int G = L * N;
     constexpr int ROWS_PER_WARP = 32 / G;
     const int lane = threadIdx.x & 31;
@@ -72,13 +84,15 @@ __global__ void __launch_bounds__(SPMM_BLOCK)
     /* uniform over the warp, so every lane reaches the shuffles */
     for (int64_t first_row = warp * ROWS_PER_WARP; first_row < rows; first_row += stride) {
         const int64_t row = first_row + lane / G;
-        const bool active = row < rows;
+        const Offset begin = row < rows ? __ldg(row_offsets + row) : Offset(0);
+        const Offset end = row < rows ? __ldg(row_offsets + row + 1) : Offset(0);
+        /* a long row belongs to csr_spmm_long_kernel (long_min 0: none) */
+        const bool active = row < rows && (long_min == 0 || (int64_t)(end - begin) < long_min);
         Accum sums[CPL];
 #pragma unroll
         for (int t = 0; t < CPL; t++) sums[t] = Accum(0);
         if (active) {
-            const Offset end = __ldg(row_offsets + row + 1);
-            for (Offset p = __ldg(row_offsets + row) + nonzero_lane; p < end; p += N) {
+            for (Offset p = begin + nonzero_lane; p < end; p += N) {
                 const Accum a = (Accum)__ldg(values + p);
                 const Value *x = X + (int64_t)__ldg(col_indices + p) * ldx;
 #pragma unroll
@@ -111,7 +125,7 @@ __global__ void __launch_bounds__(SPMM_BLOCK)
     csr_spmm_cols_kernel(int32_t rows, int32_t k, const Offset *__restrict__ row_offsets,
                          const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
                          const Value *__restrict__ X, int64_t ldx, Accum alpha, Accum beta,
-                         bool beta_zero, Value *__restrict__ Y, int64_t ldy) {
+                         bool beta_zero, Value *__restrict__ Y, int64_t ldy, int64_t long_min) {
     constexpr int ROWS_PER_WARP = 32 / V;
     const int lane = threadIdx.x & 31;
     const int lane_in_vector = lane & (V - 1);
@@ -120,9 +134,11 @@ __global__ void __launch_bounds__(SPMM_BLOCK)
 
     for (int64_t first_row = warp * ROWS_PER_WARP; first_row < rows; first_row += stride) {
         const int64_t row = first_row + lane / V;
-        const bool active = row < rows;
-        const Offset begin = active ? __ldg(row_offsets + row) : Offset(0);
-        const Offset end = active ? __ldg(row_offsets + row + 1) : Offset(0);
+        Offset begin = row < rows ? __ldg(row_offsets + row) : Offset(0);
+        Offset end = row < rows ? __ldg(row_offsets + row + 1) : Offset(0);
+        /* a long row belongs to csr_spmm_long_kernel: walk it as empty, do not write it */
+        const bool active = row < rows && (long_min == 0 || (int64_t)(end - begin) < long_min);
+        if (!active) begin = end;
         for (int first_column = 0; first_column < k; first_column += CC) {
             const int count = k - first_column < CC ? k - first_column : CC;
             const Value *x = X + (int64_t)first_column * ldx;
@@ -147,6 +163,57 @@ __global__ void __launch_bounds__(SPMM_BLOCK)
                                                        : alpha * sums[t] + beta * (Accum)y[t * ldy]);
             }
         }
+    }
+}
+
+/* Long rows: block q takes long_rows[q] (grid-stride). Thread t: column lane t mod L, nonzero
+ * lane t / L; CPL columns per thread (column_lane + {0, L}); X read in either layout. */
+template <typename Value, typename Accum, typename Offset, int L, int CPL>
+__global__ void __launch_bounds__(SPMM_BLOCK)
+    csr_spmm_long_kernel(int64_t num_long, const int32_t *__restrict__ long_rows, int32_t k,
+                         bool row_major, const Offset *__restrict__ row_offsets,
+                         const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
+                         const Value *__restrict__ X, int64_t ldx, Accum alpha, Accum beta,
+                         bool beta_zero, Value *__restrict__ Y, int64_t ldy) {
+    constexpr int NL = SPMM_BLOCK / L; /* nonzero lanes of the block */
+    __shared__ Accum warp_sums[SPMM_WARPS][L * CPL];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int column_lane = threadIdx.x & (L - 1), nonzero_lane = threadIdx.x / L;
+    for (int64_t q = blockIdx.x; q < num_long; q += gridDim.x) {
+        const int64_t row = __ldg(long_rows + q);
+        const Offset end = __ldg(row_offsets + row + 1);
+        Accum sums[CPL];
+#pragma unroll
+        for (int t = 0; t < CPL; t++) sums[t] = Accum(0);
+        for (Offset p = __ldg(row_offsets + row) + nonzero_lane; p < end; p += NL) {
+            const Accum a = (Accum)__ldg(values + p);
+            const int64_t j = __ldg(col_indices + p);
+#pragma unroll
+            for (int t = 0; t < CPL; t++) {
+                const int64_t c = column_lane + t * L;
+                if (c < k) sums[t] += a * (Accum)__ldg(X + (row_major ? j * ldx + c : c * ldx + j));
+            }
+        }
+        /* within the warp: lanes L apart hold the same columns */
+#pragma unroll
+        for (int t = 0; t < CPL; t++)
+#pragma unroll
+            for (int offset = 16; offset >= L; offset /= 2)
+                sums[t] += __shfl_down_sync(0xffffffffu, sums[t], offset);
+        if (lane < L)
+#pragma unroll
+            for (int t = 0; t < CPL; t++) warp_sums[warp][t * L + lane] = sums[t];
+        __syncthreads();
+        /* over the warps, in warp order: thread c < L CPL owns column c */
+        if (threadIdx.x < L * CPL && (int)threadIdx.x < k) {
+            const int c = threadIdx.x;
+            Accum sum = Accum(0);
+#pragma unroll
+            for (int w = 0; w < SPMM_WARPS; w++) sum += warp_sums[w][c];
+            Value *y = Y + (row_major ? row * ldy + c : (int64_t)c * ldy + row);
+            *y = (Value)(beta_zero ? alpha * sum : alpha * sum + beta * (Accum)*y);
+        }
+        __syncthreads(); /* warp_sums is reused by the next row */
     }
 }
 
@@ -228,6 +295,7 @@ struct spmm_args {
     bool beta_zero;
     Value *Y;
     int64_t ldy;
+    int64_t long_min; /* 0: no long-row split */
 };
 
 template <typename Value, typename Accum, typename Offset, int L, int N, int CPL>
@@ -237,7 +305,8 @@ static void csr_rows_launch(const spmm_args<Value, Accum> &g) {
     const unsigned blocks = (unsigned)nzi_cuda_grid_blocks(g.cs, SPMM_BLOCK, SPMM_WAVES, needed);
     csr_spmm_rows_kernel<Value, Accum, Offset, L, N, CPL><<<blocks, SPMM_BLOCK, 0, g.cs->stream>>>(
         (int32_t)g.M->rows, g.k, nzi_dev_offsets<Offset>(g.M), g.M->device.col_indices,
-        (const Value *)g.M->device.values, g.X, g.ldx, g.alpha, g.beta, g.beta_zero, g.Y, g.ldy);
+        (const Value *)g.M->device.values, g.X, g.ldx, g.alpha, g.beta, g.beta_zero, g.Y, g.ldy,
+        g.long_min);
 }
 
 template <typename Value, typename Accum, typename Offset, int L>
@@ -266,7 +335,8 @@ static void csr_cols_launch(const spmm_args<Value, Accum> &g) {
     const unsigned blocks = (unsigned)nzi_cuda_grid_blocks(g.cs, SPMM_BLOCK, SPMM_WAVES, needed);
     csr_spmm_cols_kernel<Value, Accum, Offset, V, CC><<<blocks, SPMM_BLOCK, 0, g.cs->stream>>>(
         (int32_t)g.M->rows, g.k, nzi_dev_offsets<Offset>(g.M), g.M->device.col_indices,
-        (const Value *)g.M->device.values, g.X, g.ldx, g.alpha, g.beta, g.beta_zero, g.Y, g.ldy);
+        (const Value *)g.M->device.values, g.X, g.ldx, g.alpha, g.beta, g.beta_zero, g.Y, g.ldy,
+        g.long_min);
 }
 
 template <typename Value, typename Accum, typename Offset, int V>
@@ -279,9 +349,38 @@ static void csr_cols_by_chunk(const spmm_args<Value, Accum> &g, int chunk) {
     }
 }
 
+template <typename Value, typename Accum, typename Offset, int L, int CPL>
+static void csr_long_launch(const spmm_args<Value, Accum> &g, const spmm_cuda_state_t *st,
+                            bool row_major) {
+    const unsigned blocks = (unsigned)nzi_cuda_grid_blocks(g.cs, SPMM_BLOCK, SPMM_WAVES, st->num_long);
+    csr_spmm_long_kernel<Value, Accum, Offset, L, CPL><<<blocks, SPMM_BLOCK, 0, g.cs->stream>>>(
+        st->num_long, st->long_rows, g.k, row_major, nzi_dev_offsets<Offset>(g.M),
+        g.M->device.col_indices, (const Value *)g.M->device.values, g.X, g.ldx, g.alpha, g.beta,
+        g.beta_zero, g.Y, g.ldy);
+}
+
+template <typename Value, typename Accum, typename Offset>
+static void csr_long_rows(const spmm_args<Value, Accum> &g, const spmm_cuda_state_t *st,
+                          bool row_major) {
+    switch (st->column_lanes) {
+    case 1: csr_long_launch<Value, Accum, Offset, 1, 1>(g, st, row_major); break;
+    case 2: csr_long_launch<Value, Accum, Offset, 2, 1>(g, st, row_major); break;
+    case 4: csr_long_launch<Value, Accum, Offset, 4, 1>(g, st, row_major); break;
+    case 8: csr_long_launch<Value, Accum, Offset, 8, 1>(g, st, row_major); break;
+    case 16: csr_long_launch<Value, Accum, Offset, 16, 1>(g, st, row_major); break;
+    default:
+        if (g.k > 32)
+            csr_long_launch<Value, Accum, Offset, 32, 2>(g, st, row_major);
+        else
+            csr_long_launch<Value, Accum, Offset, 32, 1>(g, st, row_major);
+        break;
+    }
+}
+
 template <typename Value, typename Accum, typename Offset>
 static void csr_launch(const spmm_args<Value, Accum> &g, const spmm_cuda_state_t *st,
                        bool row_major) {
+    if (st->num_long > 0) csr_long_rows<Value, Accum, Offset>(g, st, row_major);
     if (row_major) {
         switch (st->column_lanes) {
         case 1: csr_rows_by_lanes<Value, Accum, Offset, 1>(g, st->nonzero_lanes); break;
@@ -360,6 +459,7 @@ static nz_status_t spmm_launch(const nz_spmm_plan_t *plan, double alpha, const v
     g.beta_zero = beta == 0.0;
     g.Y = (Value *)Y;
     g.ldy = ldy;
+    g.long_min = st->num_long > 0 ? st->long_min : 0;
     if (g.M->format == NZ_FORMAT_SELL)
         sell_launch<Value, Accum>(g, st, row_major);
     else if (g.M->device.offset_type == NZ_I64)
@@ -394,9 +494,55 @@ void nz_cuda_spmm_plan_release(nz_spmm_plan_t *plan) {
     spmm_cuda_state_t *st = (spmm_cuda_state_t *)plan->state;
     if (st == NULL) return;
     if (plan->ctx->cuda != NULL) (void)cudaSetDevice(plan->ctx->device);
+    if (st->long_rows != NULL)
+        nz_cuda_free(plan->ctx, st->long_rows, (size_t)st->num_long * sizeof(int32_t));
     nzi_matrix_free(st->AT);
     nzi_free(plan->ctx, st);
     plan->state = NULL;
+}
+
+/* Off by default: NZ_TUNE_SPMM_LONG=64|256|1024|4096|16384 turns the long-row kernel on for rows
+ * of at least that many nonzeros (0: off), until a GPU run measures where it pays. */
+#define SPMM_LONG_MIN 0
+
+/* The rows of M with at least st->long_min nonzeros, listed on the device (st->long_rows). */
+static nz_status_t find_long_rows(nz_context_t *ctx, const nz_matrix_t *M, spmm_cuda_state_t *st) {
+    nz_status_t status = NZ_SUCCESS;
+    const size_t offset_size = M->device.offset_type == NZ_I64 ? 8 : 4;
+    void *offsets = NULL;
+    int32_t *list = NULL;
+    int64_t count = 0;
+    NZI_CHECK(nzi_alloc_array(ctx, &offsets, (size_t)M->rows + 1, offset_size,
+                              "nz_spmm_plan_create: host row offsets"));
+    NZI_CHECK(nz_cuda_memcpy(ctx, offsets, M->device.row_offsets, ((size_t)M->rows + 1) * offset_size,
+                             NZI_D2H));
+    NZI_CHECK(nz_cuda_synchronize(ctx));
+    for (int pass = 0; pass < 2; pass++) { /* count, then list */
+        count = 0;
+        for (int64_t i = 0; i < M->rows; i++) {
+            const int64_t length = offset_size == 8
+                                       ? ((const int64_t *)offsets)[i + 1] - ((const int64_t *)offsets)[i]
+                                       : (int64_t)((const int32_t *)offsets)[i + 1] -
+                                             ((const int32_t *)offsets)[i];
+            if (length < st->long_min) continue;
+            if (pass == 1) list[count] = (int32_t)i;
+            count++;
+        }
+        if (count == 0) break;
+        if (pass == 0)
+            NZI_CHECK(nzi_alloc_array(ctx, (void **)&list, (size_t)count, sizeof(int32_t),
+                                      "nz_spmm_plan_create: long rows"));
+    }
+    if (count > 0) {
+        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->long_rows, (size_t)count * sizeof(int32_t),
+                                 "nz_spmm_plan_create: long rows"));
+        st->num_long = count; /* set with the allocation: release frees count entries */
+        NZI_CHECK(nz_cuda_memcpy(ctx, st->long_rows, list, (size_t)count * sizeof(int32_t), NZI_H2D));
+    }
+cleanup:
+    nzi_free(ctx, offsets);
+    nzi_free(ctx, list);
+    return status;
 }
 
 static int power_of_two_at_least(double n, int cap) {
@@ -450,6 +596,14 @@ nz_status_t nz_cuda_spmm_plan_setup(nz_spmm_plan_t *plan) {
         } else {
             st->nonzero_lanes = power_of_two_at_least(mean, 32);
             plan->vector_width = st->nonzero_lanes;
+        }
+        if (M->format == NZ_FORMAT_CSR && M->rows > 0 && M->nnz > 0) {
+            static const int allowed[] = {0, 64, 256, 1024, 4096, 16384};
+            st->long_min = nzi_cuda_tune("NZ_TUNE_SPMM_LONG", allowed, 6, SPMM_LONG_MIN);
+            if (st->long_min > 0) {
+                NZI_CHECK(find_long_rows(ctx, M, st));
+                plan->workspace_bytes += (size_t)st->num_long * sizeof(int32_t);
+            }
         }
     }
     plan->reproducible = 1;

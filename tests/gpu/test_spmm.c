@@ -288,6 +288,47 @@ static void test_mixed(void) {
     }
 }
 
+/* The long-row kernel (off by default; NZ_TUNE_SPMM_LONG turns it on at plan set-up): rows of
+ * at least 64 (then 1024) nonzeros go to a block each, the rest to the group kernels, on the
+ * zoo's long-row shapes, a uniform one (no long rows: the list stays empty) and an R-MAT; every
+ * k shape (1, 3, 8, 33, 64 lanes), both layouts and ops, 32/64-bit offsets, and mixed precision. */
+static void test_long_rows(void) {
+    printf("long rows (NZ_TUNE_SPMM_LONG):\n");
+    const int zs[] = {5, 7, 8, 9, 11}; /* enormous row, wide, uniform, power-law, dense 64x64 */
+    const char *thresholds[] = {"64", "1024"};
+    const int64_t ks[] = {1, 3, 8, 33, 64}, quick_ks[] = {1, 3, 33};
+    for (int h = 0; h < 2; h++)
+        for (int z = 0; z <= (int)(sizeof zs / sizeof zs[0]); z++)
+            for (int v = 0; v < 2; v++) {
+                if (!nzt_shard_take()) continue;
+                const nz_value_type_t vt = v == 0 ? NZ_F64 : NZ_F32;
+                nz_matrix_t *A = NULL;
+                const char *name = z < (int)(sizeof zs / sizeof zs[0]) ? nzt_zoo_name(zs[z])
+                                                                        : "rmat scale 12 x 16";
+                if (z < (int)(sizeof zs / sizeof zs[0]))
+                    NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, zs[z], vt, nzt_seed));
+                else
+                    NZT_OK(ctx, nz_gen_rmat(ctx, &A, 12, 16, 0, 0, 0, nzt_seed, vt));
+                setenv("NZ_TUNE_SPMM_LONG", thresholds[h], 1);
+                int before = nzt_failures;
+                check_matrix(name, A, quick ? quick_ks : ks, quick ? 3 : 5);
+                if (vt == NZ_F32) {
+                    nz_matrix_t *dA = NULL;
+                    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 0));
+                    check_case("long rows mixed csr", A, dA, NZ_OP_N, 40, NZ_ROW_MAJOR, 0, 0.75,
+                               -0.25, NZ_PLAN_MIXED);
+                    check_case("long rows mixed csr", A, dA, NZ_OP_T, 5, NZ_COL_MAJOR, 1, 1.0, 0.0,
+                               NZ_PLAN_MIXED);
+                    nz_matrix_destroy(&dA);
+                }
+                unsetenv("NZ_TUNE_SPMM_LONG");
+                printf("  %-40s %s from %s nonzeros: %s\n", name, nzt_vt_name(vt), thresholds[h],
+                       nzt_failures == before ? "ok" : "FAILED");
+                fflush(stdout);
+                nz_matrix_destroy(&A);
+            }
+}
+
 /* Refusals, alpha = 0 with NaN X, plan info, allocation failures of an op-T plan. */
 static void test_plans(void) {
     nz_matrix_t *A = NULL, *dA = NULL;
@@ -381,6 +422,7 @@ int main(int argc, char **argv) {
     if (nzt_shard_take()) test_plans();
     if (nzt_shard_take()) test_mixed();
     test_zoo();
+    test_long_rows();
     test_generated_and_real();
 
     printf("%lld SpMM products compared%s\n", (long long)products,
