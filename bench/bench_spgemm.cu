@@ -338,7 +338,9 @@ int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
     double log_speedup_device = 0.0, log_speedup_e2e = 0.0;
     int compared = 0, cusparse_failed_all = 0, ours_correct_there = 0;
     const double host_bytes = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGE_SIZE);
-    int hash_alg = 1; /* ours is the hash algorithm (its symbolic phase is event-timed) */
+    /* ours: hash unless --alg named ESC or hySpMM (the CLI refuses cpu; AUTO is hash) */
+    const nz_spgemm_alg_t ours_alg =
+        o.alg == NZ_SPGEMM_ESC || o.alg == NZ_SPGEMM_HYSPMM ? o.alg : NZ_SPGEMM_HASH;
 
     if (o.num_files > 0) {
         for (int f = 0; f < o.num_files; f++) {
@@ -390,11 +392,10 @@ int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
             nz_context_device_name(ctx), runs);
     fprintf(out, "# R-MAT edge factor %d (halved, shown as 'ef N', where C would not fit in host memory)\n",
             edge_factor);
-    hash_alg = o.alg == NZ_SPGEMM_AUTO || o.alg == NZ_SPGEMM_CPU || o.alg == NZ_SPGEMM_HASH;
     fprintf(out, "# ours: nz_spgemm %s (host A in, host C out); device = symbolic + numeric phases\n"
                  "# %s; sym s = symbolic phase;\n",
-            nz_spgemm_alg_name(hash_alg ? NZ_SPGEMM_HASH : o.alg),
-            hash_alg ? "(event-timed, our device allocations not included)"
+            nz_spgemm_alg_name(ours_alg),
+            ours_alg == NZ_SPGEMM_HASH ? "(event-timed, our device allocations not included)"
                      : "(for esc and hyspmm the symbolic phase is host wall clock with the uploads,\n"
                        "# counts and allocations in it, and esc's numeric phase host wall clock with\n"
                        "# its copies back: device s overstates their device time)");
@@ -452,7 +453,7 @@ int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
         /* ours */
         nz_spgemm_options_t opt;
         memset(&opt, 0, sizeof opt);
-        opt.alg = o.alg == NZ_SPGEMM_AUTO || o.alg == NZ_SPGEMM_CPU ? NZ_SPGEMM_HASH : o.alg;
+        opt.alg = ours_alg;
         opt.gpu_memory_limit = o.gpu_memory_limit;
         int ok = 1, nruns = runs < 64 ? runs : 64;
         for (int r = 0; r < nruns && ok; r++) {

@@ -508,30 +508,22 @@ void nz_cuda_spmm_plan_release(nz_spmm_plan_t *plan) {
 /* The rows of M with at least st->long_min nonzeros, listed on the device (st->long_rows). */
 static nz_status_t find_long_rows(nz_context_t *ctx, const nz_matrix_t *M, spmm_cuda_state_t *st) {
     nz_status_t status = NZ_SUCCESS;
-    const size_t offset_size = M->device.offset_type == NZ_I64 ? 8 : 4;
+    const bool wide = M->device.offset_type == NZ_I64;
+    const size_t offset_size = wide ? 8 : 4;
     void *offsets = NULL;
-    int32_t *list = NULL;
+    int32_t *list = NULL; /* room for every row: a host temporary of 4 bytes a row */
     int64_t count = 0;
     NZI_CHECK(nzi_alloc_array(ctx, &offsets, (size_t)M->rows + 1, offset_size,
                               "nz_spmm_plan_create: host row offsets"));
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&list, (size_t)M->rows, sizeof(int32_t),
+                              "nz_spmm_plan_create: long rows"));
     NZI_CHECK(nz_cuda_memcpy(ctx, offsets, M->device.row_offsets, ((size_t)M->rows + 1) * offset_size,
                              NZI_D2H));
     NZI_CHECK(nz_cuda_synchronize(ctx));
-    for (int pass = 0; pass < 2; pass++) { /* count, then list */
-        count = 0;
-        for (int64_t i = 0; i < M->rows; i++) {
-            const int64_t length = offset_size == 8
-                                       ? ((const int64_t *)offsets)[i + 1] - ((const int64_t *)offsets)[i]
-                                       : (int64_t)((const int32_t *)offsets)[i + 1] -
-                                             ((const int32_t *)offsets)[i];
-            if (length < st->long_min) continue;
-            if (pass == 1) list[count] = (int32_t)i;
-            count++;
-        }
-        if (count == 0) break;
-        if (pass == 0)
-            NZI_CHECK(nzi_alloc_array(ctx, (void **)&list, (size_t)count, sizeof(int32_t),
-                                      "nz_spmm_plan_create: long rows"));
+    for (int64_t i = 0; i < M->rows; i++) {
+        const int64_t begin = wide ? ((const int64_t *)offsets)[i] : ((const int32_t *)offsets)[i];
+        const int64_t end = wide ? ((const int64_t *)offsets)[i + 1] : ((const int32_t *)offsets)[i + 1];
+        if (end - begin >= st->long_min) list[count++] = (int32_t)i;
     }
     if (count > 0) {
         NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->long_rows, (size_t)count * sizeof(int32_t),
