@@ -1,4 +1,4 @@
-/* spmm.cu: SpMM on the GPU, Y = alpha op(A) X + beta Y for k <= 64 right-hand sides: CSR (vector) and SELL (a thread per slot). */
+/* spmm.cu: SpMM on the GPU, Y = alpha op(A) X + beta Y for k <= 64 right-hand sides: CSR (a group per row, long rows cut into pieces) and SELL (a thread per slot). */
 #include "cuda_internal.h"
 
 /*
@@ -32,15 +32,18 @@
  * the user's order. Column-major: each thread takes a chunk of CC columns (slot-fastest thread
  * order). Row-major: L lanes per slot over the columns (as for CSR), so X row segments coalesce.
  *
- * Long rows (CSR, NZ_TUNE_SPMM_LONG=m, m > 0; off by default until measured on a GPU): rows of
- * at least m nonzeros are left out of the kernels above (they take them as empty and do not write
- * them) and csr_spmm_long_kernel takes each with a whole block: L column lanes x 256 / L nonzero
- * lanes, the nonzero lanes' sums combined by a shuffle tree in each warp and then over the warps
- * through shared memory in warp order, so the result is still bitwise reproducible. This is the
- * load balance the group-per-row kernels lack on power-law rows (one group owns a row of tens of
- * thousands of nonzeros while the rest of the GPU idles). The plan finds the long rows once
- * (a copy of the row offsets to the host) and keeps their list on the device.
- *
+ * Long rows (CSR; choose_long_rows says which and why): a row whose group would take many more
+ * steps than the average is left out of the group kernels (they take it as empty and do not
+ * write it) and cut into pieces of piece_len nonzeros; csr_spmm_piece_kernel gives each piece a
+ * warp (L column lanes x 32 / L nonzero lanes) that writes the piece's partial sums to a
+ * workspace, and csr_spmm_combine_kernel adds each row's pieces in piece order and applies
+ * alpha / beta, so the result is still bitwise reproducible. This is the load balance that a
+ * group per row lacks on power-law rows (one group would own a row of tens of thousands of
+ * nonzeros while the rest of the GPU idles) and on matrices of few long rows (rail: a thousand
+ * groups cannot fill the GPU). The cut is row-split rather than merge-path (Merrill and Garland,
+ * SC16): pieces never cross rows, so no carry-out fix-up is needed, and the rows that stay with
+ * the group kernels are bounded in length. The plan lists the long rows and pieces once (a copy
+ * of the row offsets to the host, only when the row statistics show a long row).
  * op T (CSR only): the plan builds A^T on the device (nz_cuda_csr_transpose) and runs the op-N
  * kernels on it.
  * Cost: one pass over A per column chunk (column-major; usually from cache), nnz x k reads of X
@@ -59,9 +62,15 @@ typedef struct spmm_cuda_state {
     int column_lanes;       /* L: lanes over columns (row-major kernels) */
     int nonzero_lanes;      /* N (row-major) or V (column-major): lanes over a row's nonzeros */
     int chunk;              /* CC: columns per thread (column-major kernels) */
-    int64_t long_min;       /* rows of at least this many nonzeros go to the long-row kernel */
-    int64_t num_long;       /* how many rows that is (0: the long-row kernel never runs) */
-    int32_t *long_rows;     /* their indices, on the device, owned */
+    int64_t long_min;       /* rows of at least this many nonzeros are cut into pieces (0: none) */
+    int64_t piece_len;      /* nonzeros per piece */
+    int64_t num_long;       /* how many rows that is (0: the piece kernels never run) */
+    int64_t num_pieces;     /* pieces of all long rows */
+    int32_t *long_rows;     /* device, num_long: the long rows, ascending */
+    int64_t *first_piece;   /* device, num_long + 1: long row i owns pieces [first_piece[i], [i + 1]) */
+    int32_t *piece_rows;    /* device, num_pieces: the row of each piece */
+    int64_t *piece_starts;  /* device, num_pieces: its first nonzero */
+    void *partials;         /* device, num_pieces x L CPL accumulators (Accum) */
 } spmm_cuda_state_t;
 
 /* ---- kernels -------------------------------------------------------------------------------- */
@@ -86,7 +95,7 @@ __global__ void __launch_bounds__(SPMM_BLOCK)
         const int64_t row = first_row + lane / G;
         const Offset begin = row < rows ? __ldg(row_offsets + row) : Offset(0);
         const Offset end = row < rows ? __ldg(row_offsets + row + 1) : Offset(0);
-        /* a long row belongs to csr_spmm_long_kernel (long_min 0: none) */
+        /* a long row belongs to the piece kernel (long_min 0: none) */
         const bool active = row < rows && (long_min == 0 || (int64_t)(end - begin) < long_min);
         Accum sums[CPL];
 #pragma unroll
@@ -136,7 +145,7 @@ __global__ void __launch_bounds__(SPMM_BLOCK)
         const int64_t row = first_row + lane / V;
         Offset begin = row < rows ? __ldg(row_offsets + row) : Offset(0);
         Offset end = row < rows ? __ldg(row_offsets + row + 1) : Offset(0);
-        /* a long row belongs to csr_spmm_long_kernel: walk it as empty, do not write it */
+        /* a long row belongs to the piece kernel: walk it as empty, do not write it */
         const bool active = row < rows && (long_min == 0 || (int64_t)(end - begin) < long_min);
         if (!active) begin = end;
         for (int first_column = 0; first_column < k; first_column += CC) {
@@ -166,35 +175,59 @@ __global__ void __launch_bounds__(SPMM_BLOCK)
     }
 }
 
-/* Long rows: block q takes long_rows[q] (grid-stride). Thread t: column lane t mod L, nonzero
- * lane t / L; CPL columns per thread (column_lane + {0, L}); X read in either layout. */
+/* Pieces of long rows: warp w takes piece q = w, w + warps, ... Lane: column lane lane mod L,
+ * nonzero lane lane / L (32 / L of them); CPL columns per lane (column_lane + {0, L}); X read in
+ * either layout. Each lane loads U nonzeros (indices and values), then their X entries, before it
+ * adds any, so a lane has U gathers in flight (the loop bound is data-dependent, so the compiler
+ * would not overlap iterations on its own). The warp's partial sums for the piece's L x CPL
+ * columns go to partials[q][.], combined over the nonzero lanes by a fixed shuffle tree. */
 template <typename Value, typename Accum, typename Offset, int L, int CPL>
 __global__ void __launch_bounds__(SPMM_BLOCK)
-    csr_spmm_long_kernel(int64_t num_long, const int32_t *__restrict__ long_rows, int32_t k,
-                         bool row_major, const Offset *__restrict__ row_offsets,
-                         const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
-                         const Value *__restrict__ X, int64_t ldx, Accum alpha, Accum beta,
-                         bool beta_zero, Value *__restrict__ Y, int64_t ldy) {
-    constexpr int NL = SPMM_BLOCK / L; /* nonzero lanes of the block */
-    __shared__ Accum warp_sums[SPMM_WARPS][L * CPL];
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int column_lane = threadIdx.x & (L - 1), nonzero_lane = threadIdx.x / L;
-    for (int64_t q = blockIdx.x; q < num_long; q += gridDim.x) {
-        const int64_t row = __ldg(long_rows + q);
-        const Offset end = __ldg(row_offsets + row + 1);
+    csr_spmm_piece_kernel(int64_t num_pieces, const int32_t *__restrict__ piece_rows,
+                          const int64_t *__restrict__ piece_starts, int64_t piece_len, int32_t k,
+                          bool row_major, const Offset *__restrict__ row_offsets,
+                          const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
+                          const Value *__restrict__ X, int64_t ldx, Accum *__restrict__ partials) {
+    constexpr int NL = 32 / L; /* nonzero lanes of the warp */
+    constexpr int U = 4;       /* nonzeros in flight per lane */
+    const int lane = threadIdx.x & 31;
+    const int column_lane = lane & (L - 1), nonzero_lane = lane / L;
+    const int64_t warps = (int64_t)gridDim.x * SPMM_WARPS;
+    for (int64_t q = (int64_t)blockIdx.x * SPMM_WARPS + (threadIdx.x >> 5); q < num_pieces;
+         q += warps) {
+        const int64_t row = __ldg(piece_rows + q);
+        const int64_t start = __ldg(piece_starts + q);
+        const int64_t row_end = (int64_t)__ldg(row_offsets + row + 1);
+        const int64_t end = start + piece_len < row_end ? start + piece_len : row_end;
         Accum sums[CPL];
 #pragma unroll
         for (int t = 0; t < CPL; t++) sums[t] = Accum(0);
-        for (Offset p = __ldg(row_offsets + row) + nonzero_lane; p < end; p += NL) {
-            const Accum a = (Accum)__ldg(values + p);
-            const int64_t j = __ldg(col_indices + p);
+        for (int64_t base = start + nonzero_lane; base < end; base += (int64_t)NL * U) {
+            int64_t j[U];
+            Accum a[U];
 #pragma unroll
-            for (int t = 0; t < CPL; t++) {
-                const int64_t c = column_lane + t * L;
-                if (c < k) sums[t] += a * (Accum)__ldg(X + (row_major ? j * ldx + c : c * ldx + j));
+            for (int u = 0; u < U; u++) {
+                const int64_t p = base + (int64_t)u * NL;
+                j[u] = p < end ? (int64_t)__ldg(col_indices + p) : -1;
+                a[u] = p < end ? (Accum)__ldg(values + p) : Accum(0);
             }
+            Accum xv[U][CPL];
+#pragma unroll
+            for (int u = 0; u < U; u++)
+#pragma unroll
+                for (int t = 0; t < CPL; t++) {
+                    const int64_t c = column_lane + t * L;
+                    xv[u][t] = j[u] >= 0 && c < k ? (Accum)__ldg(X + (row_major ? j[u] * ldx + c
+                                                                               : c * ldx + j[u]))
+                                                  : Accum(0);
+                }
+#pragma unroll
+            for (int u = 0; u < U; u++)
+#pragma unroll
+                for (int t = 0; t < CPL; t++)
+                    if (j[u] >= 0) sums[t] += a[u] * xv[u][t];
         }
-        /* within the warp: lanes L apart hold the same columns */
+        /* lanes L apart hold the same columns */
 #pragma unroll
         for (int t = 0; t < CPL; t++)
 #pragma unroll
@@ -202,18 +235,29 @@ __global__ void __launch_bounds__(SPMM_BLOCK)
                 sums[t] += __shfl_down_sync(0xffffffffu, sums[t], offset);
         if (lane < L)
 #pragma unroll
-            for (int t = 0; t < CPL; t++) warp_sums[warp][t * L + lane] = sums[t];
-        __syncthreads();
-        /* over the warps, in warp order: thread c < L CPL owns column c */
-        if (threadIdx.x < L * CPL && (int)threadIdx.x < k) {
-            const int c = threadIdx.x;
-            Accum sum = Accum(0);
-#pragma unroll
-            for (int w = 0; w < SPMM_WARPS; w++) sum += warp_sums[w][c];
-            Value *y = Y + (row_major ? row * ldy + c : (int64_t)c * ldy + row);
-            *y = (Value)(beta_zero ? alpha * sum : alpha * sum + beta * (Accum)*y);
-        }
-        __syncthreads(); /* warp_sums is reused by the next row */
+            for (int t = 0; t < CPL; t++) partials[q * (L * CPL) + t * L + lane] = sums[t];
+    }
+}
+
+/* Long row i, column c (thread i k + c): the row's pieces' partial sums added in piece order
+ * (so the result does not depend on which warp finished first), then alpha / beta. */
+template <typename Value, typename Accum>
+__global__ void __launch_bounds__(SPMM_BLOCK)
+    csr_spmm_combine_kernel(int64_t num_long, const int32_t *__restrict__ long_rows,
+                            const int64_t *__restrict__ first_piece, int32_t k, int lc,
+                            bool row_major, const Accum *__restrict__ partials, Accum alpha,
+                            Accum beta, bool beta_zero, Value *__restrict__ Y, int64_t ldy) {
+    const int64_t total = num_long * k;
+    const int64_t stride = (int64_t)gridDim.x * SPMM_BLOCK;
+    for (int64_t t = (int64_t)blockIdx.x * SPMM_BLOCK + threadIdx.x; t < total; t += stride) {
+        const int64_t i = t / k;
+        const int c = (int)(t - i * k);
+        const int64_t row = __ldg(long_rows + i);
+        const int64_t last = __ldg(first_piece + i + 1);
+        Accum sum = Accum(0);
+        for (int64_t q = __ldg(first_piece + i); q < last; q++) sum += partials[q * lc + c];
+        Value *y = Y + (row_major ? row * ldy + c : (int64_t)c * ldy + row);
+        *y = (Value)(beta_zero ? alpha * sum : alpha * sum + beta * (Accum)*y);
     }
 }
 
@@ -350,29 +394,37 @@ static void csr_cols_by_chunk(const spmm_args<Value, Accum> &g, int chunk) {
 }
 
 template <typename Value, typename Accum, typename Offset, int L, int CPL>
-static void csr_long_launch(const spmm_args<Value, Accum> &g, const spmm_cuda_state_t *st,
-                            bool row_major) {
-    const unsigned blocks = (unsigned)nzi_cuda_grid_blocks(g.cs, SPMM_BLOCK, SPMM_WAVES, st->num_long);
-    csr_spmm_long_kernel<Value, Accum, Offset, L, CPL><<<blocks, SPMM_BLOCK, 0, g.cs->stream>>>(
-        st->num_long, st->long_rows, g.k, row_major, nzi_dev_offsets<Offset>(g.M),
-        g.M->device.col_indices, (const Value *)g.M->device.values, g.X, g.ldx, g.alpha, g.beta,
-        g.beta_zero, g.Y, g.ldy);
+static void csr_pieces_launch(const spmm_args<Value, Accum> &g, const spmm_cuda_state_t *st,
+                              bool row_major) {
+    Accum *partials = (Accum *)st->partials;
+    const unsigned blocks = (unsigned)nzi_cuda_grid_blocks(
+        g.cs, SPMM_BLOCK, SPMM_WAVES, (st->num_pieces + SPMM_WARPS - 1) / SPMM_WARPS);
+    csr_spmm_piece_kernel<Value, Accum, Offset, L, CPL><<<blocks, SPMM_BLOCK, 0, g.cs->stream>>>(
+        st->num_pieces, st->piece_rows, st->piece_starts, st->piece_len, g.k, row_major,
+        nzi_dev_offsets<Offset>(g.M), g.M->device.col_indices, (const Value *)g.M->device.values,
+        g.X, g.ldx, partials);
+    const int64_t total = st->num_long * g.k;
+    const unsigned combine_blocks = (unsigned)nzi_cuda_grid_blocks(
+        g.cs, SPMM_BLOCK, SPMM_WAVES, (total + SPMM_BLOCK - 1) / SPMM_BLOCK);
+    csr_spmm_combine_kernel<Value, Accum><<<combine_blocks, SPMM_BLOCK, 0, g.cs->stream>>>(
+        st->num_long, st->long_rows, st->first_piece, g.k, L * CPL, row_major, partials, g.alpha,
+        g.beta, g.beta_zero, g.Y, g.ldy);
 }
 
 template <typename Value, typename Accum, typename Offset>
 static void csr_long_rows(const spmm_args<Value, Accum> &g, const spmm_cuda_state_t *st,
                           bool row_major) {
     switch (st->column_lanes) {
-    case 1: csr_long_launch<Value, Accum, Offset, 1, 1>(g, st, row_major); break;
-    case 2: csr_long_launch<Value, Accum, Offset, 2, 1>(g, st, row_major); break;
-    case 4: csr_long_launch<Value, Accum, Offset, 4, 1>(g, st, row_major); break;
-    case 8: csr_long_launch<Value, Accum, Offset, 8, 1>(g, st, row_major); break;
-    case 16: csr_long_launch<Value, Accum, Offset, 16, 1>(g, st, row_major); break;
+    case 1: csr_pieces_launch<Value, Accum, Offset, 1, 1>(g, st, row_major); break;
+    case 2: csr_pieces_launch<Value, Accum, Offset, 2, 1>(g, st, row_major); break;
+    case 4: csr_pieces_launch<Value, Accum, Offset, 4, 1>(g, st, row_major); break;
+    case 8: csr_pieces_launch<Value, Accum, Offset, 8, 1>(g, st, row_major); break;
+    case 16: csr_pieces_launch<Value, Accum, Offset, 16, 1>(g, st, row_major); break;
     default:
         if (g.k > 32)
-            csr_long_launch<Value, Accum, Offset, 32, 2>(g, st, row_major);
+            csr_pieces_launch<Value, Accum, Offset, 32, 2>(g, st, row_major);
         else
-            csr_long_launch<Value, Accum, Offset, 32, 1>(g, st, row_major);
+            csr_pieces_launch<Value, Accum, Offset, 32, 1>(g, st, row_major);
         break;
     }
 }
@@ -494,46 +546,138 @@ void nz_cuda_spmm_plan_release(nz_spmm_plan_t *plan) {
     spmm_cuda_state_t *st = (spmm_cuda_state_t *)plan->state;
     if (st == NULL) return;
     if (plan->ctx->cuda != NULL) (void)cudaSetDevice(plan->ctx->device);
-    if (st->long_rows != NULL)
-        nz_cuda_free(plan->ctx, st->long_rows, (size_t)st->num_long * sizeof(int32_t));
+    /* (size_t)-1: the allocation registry knows each size */
+    if (st->long_rows != NULL) nz_cuda_free(plan->ctx, st->long_rows, (size_t)-1);
+    if (st->first_piece != NULL) nz_cuda_free(plan->ctx, st->first_piece, (size_t)-1);
+    if (st->piece_rows != NULL) nz_cuda_free(plan->ctx, st->piece_rows, (size_t)-1);
+    if (st->piece_starts != NULL) nz_cuda_free(plan->ctx, st->piece_starts, (size_t)-1);
+    if (st->partials != NULL) nz_cuda_free(plan->ctx, st->partials, (size_t)-1);
     nzi_matrix_free(st->AT);
     nzi_free(plan->ctx, st);
     plan->state = NULL;
 }
 
-/* Off by default: NZ_TUNE_SPMM_LONG=64|256|1024|4096|16384 turns the long-row kernel on for rows
- * of at least that many nonzeros (0: off), until a GPU run measures where it pays. */
-#define SPMM_LONG_MIN 0
+/*
+ * Long rows: which rows the group kernels leave to the piece kernel, and how long a piece is.
+ * A warp takes one piece of piece_len = S x (32 / L) nonzeros: S steps of its 32 / L nonzero
+ * lanes. S is set so the pieces are at most half of an even share of the work among the warps
+ * the device holds at once (steps in all / (2 x warp slots), at least 8 so a piece's partial sums
+ * stay small next to its reads, at most 64). A row is long when its group would take more than
+ * S steps: more than S x N nonzeros (row-major; N nonzero lanes) or S x V / column chunks
+ * (column-major, whose group loops over the chunks), and at least 32. Uniform matrices
+ * (Laplacian, FE, random rows) have no long rows, so this costs them only the row statistics;
+ * power-law rows and a few very long rows are cut into pieces that the whole GPU shares.
+ * NZ_TUNE_SPMM_LONG=m (0, 16, 64, 256, 1024, 4096, 16384) fixes the threshold (0: no split).
+ */
+static void choose_long_rows(const nzi_cuda_state_t *cs, const nz_spmm_plan_t *plan,
+                             const nz_matrix_t *M, spmm_cuda_state_t *st) {
+    const int nonzero_lanes_per_warp = 32 / st->column_lanes;
+    const double steps = (double)M->nnz / nonzero_lanes_per_warp;
+    const double warp_slots = (double)cs->sm_count * (cs->max_threads_per_sm / 32);
+    double S = steps / (2.0 * (warp_slots > 0 ? warp_slots : 1.0));
+    S = S < 8.0 ? 8.0 : (S > 64.0 ? 64.0 : S);
+    st->piece_len = (int64_t)S * nonzero_lanes_per_warp;
+    double group_steps_limit;
+    if (plan->layout == NZ_ROW_MAJOR) {
+        group_steps_limit = S * st->nonzero_lanes;
+    } else {
+        const int chunks = (int)((plan->k + st->chunk - 1) / st->chunk);
+        group_steps_limit = S * st->nonzero_lanes / chunks;
+    }
+    st->long_min = group_steps_limit < 32.0 ? 32 : (int64_t)group_steps_limit;
+    static const int allowed[] = {0, 16, 64, 256, 1024, 4096, 16384};
+    const int forced = nzi_cuda_tune("NZ_TUNE_SPMM_LONG", allowed, 7, -1);
+    if (forced >= 0) st->long_min = forced;
+}
 
-/* The rows of M with at least st->long_min nonzeros, listed on the device (st->long_rows). */
-static nz_status_t find_long_rows(nz_context_t *ctx, const nz_matrix_t *M, spmm_cuda_state_t *st) {
+/* The rows of M with at least st->long_min nonzeros and their pieces, listed on the device, and
+ * the partial-sum workspace. Skipped (no host copy) when the row statistics show no long row. */
+static nz_status_t build_pieces(nz_context_t *ctx, nz_spmm_plan_t *plan, const nz_matrix_t *M,
+                                spmm_cuda_state_t *st) {
     nz_status_t status = NZ_SUCCESS;
     const bool wide = M->device.offset_type == NZ_I64;
     const size_t offset_size = wide ? 8 : 4;
+    const char *what = "nz_spmm_plan_create";
     void *offsets = NULL;
-    int32_t *list = NULL; /* room for every row: a host temporary of 4 bytes a row */
-    int64_t count = 0;
+    int32_t *rows_list = NULL, *piece_rows = NULL;
+    int64_t *first_piece = NULL, *piece_starts = NULL;
+    int64_t count = 0, pieces = 0;
+    nz_matrix_stats_t stats;
+    NZI_CHECK(nz_cuda_csr_row_stats(ctx, M, NZ_OP_N, &stats));
+    if (stats.row_max < st->long_min) goto cleanup;
     NZI_CHECK(nzi_alloc_array(ctx, &offsets, (size_t)M->rows + 1, offset_size,
                               "nz_spmm_plan_create: host row offsets"));
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&list, (size_t)M->rows, sizeof(int32_t),
-                              "nz_spmm_plan_create: long rows"));
     NZI_CHECK(nz_cuda_memcpy(ctx, offsets, M->device.row_offsets, ((size_t)M->rows + 1) * offset_size,
                              NZI_D2H));
     NZI_CHECK(nz_cuda_synchronize(ctx));
+#define ROW_BEGIN(i) (wide ? ((const int64_t *)offsets)[i] : (int64_t)((const int32_t *)offsets)[i])
     for (int64_t i = 0; i < M->rows; i++) {
-        const int64_t begin = wide ? ((const int64_t *)offsets)[i] : ((const int32_t *)offsets)[i];
-        const int64_t end = wide ? ((const int64_t *)offsets)[i + 1] : ((const int32_t *)offsets)[i + 1];
-        if (end - begin >= st->long_min) list[count++] = (int32_t)i;
+        const int64_t len = ROW_BEGIN(i + 1) - ROW_BEGIN(i);
+        if (len >= st->long_min && len > 0) {
+            count++;
+            pieces += (len + st->piece_len - 1) / st->piece_len;
+        }
     }
-    if (count > 0) {
+    if (count == 0) goto cleanup;
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&rows_list, (size_t)count, sizeof(int32_t), what));
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&first_piece, (size_t)count + 1, sizeof(int64_t), what));
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&piece_rows, (size_t)pieces, sizeof(int32_t), what));
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&piece_starts, (size_t)pieces, sizeof(int64_t), what));
+    {
+        int64_t c = 0, q = 0;
+        for (int64_t i = 0; i < M->rows; i++) {
+            const int64_t begin = ROW_BEGIN(i), end = ROW_BEGIN(i + 1);
+            if (end - begin < st->long_min || end == begin) continue;
+            rows_list[c] = (int32_t)i;
+            first_piece[c++] = q;
+            for (int64_t p = begin; p < end; p += st->piece_len) {
+                piece_rows[q] = (int32_t)i;
+                piece_starts[q++] = p;
+            }
+        }
+        first_piece[c] = q;
+    }
+#undef ROW_BEGIN
+    {
+        const size_t lc = (size_t)st->column_lanes * (plan->k > 32 ? 2 : 1);
+        const size_t accum = (M->value_type == NZ_F64 || (plan->flags & NZ_PLAN_MIXED)) ? 8 : 4;
+        size_t partial_bytes = 0;
+        if (nzi_mul_overflow_size((size_t)pieces, lc * accum, &partial_bytes)) {
+            status = nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY,
+                               "%s: %lld pieces of long rows need too much workspace", what,
+                               (long long)pieces);
+            goto cleanup;
+        }
         NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->long_rows, (size_t)count * sizeof(int32_t),
                                  "nz_spmm_plan_create: long rows"));
-        st->num_long = count; /* set with the allocation: release frees count entries */
-        NZI_CHECK(nz_cuda_memcpy(ctx, st->long_rows, list, (size_t)count * sizeof(int32_t), NZI_H2D));
+        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->first_piece, ((size_t)count + 1) * sizeof(int64_t),
+                                 "nz_spmm_plan_create: long-row pieces"));
+        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->piece_rows, (size_t)pieces * sizeof(int32_t),
+                                 "nz_spmm_plan_create: piece rows"));
+        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->piece_starts, (size_t)pieces * sizeof(int64_t),
+                                 "nz_spmm_plan_create: piece starts"));
+        NZI_CHECK(nz_cuda_malloc(ctx, &st->partials, partial_bytes,
+                                 "nz_spmm_plan_create: partial sums of long rows"));
+        NZI_CHECK(nz_cuda_memcpy(ctx, st->long_rows, rows_list, (size_t)count * sizeof(int32_t), NZI_H2D));
+        NZI_CHECK(nz_cuda_memcpy(ctx, st->first_piece, first_piece,
+                                 ((size_t)count + 1) * sizeof(int64_t), NZI_H2D));
+        NZI_CHECK(nz_cuda_memcpy(ctx, st->piece_rows, piece_rows, (size_t)pieces * sizeof(int32_t),
+                                 NZI_H2D));
+        NZI_CHECK(nz_cuda_memcpy(ctx, st->piece_starts, piece_starts,
+                                 (size_t)pieces * sizeof(int64_t), NZI_H2D));
+        /* the copies read pageable host memory: done before the host arrays are freed */
+        NZI_CHECK(nz_cuda_synchronize(ctx));
+        st->num_long = count;
+        st->num_pieces = pieces;
+        plan->workspace_bytes += (size_t)count * (sizeof(int32_t) + sizeof(int64_t)) + sizeof(int64_t) +
+                                 (size_t)pieces * (sizeof(int32_t) + sizeof(int64_t)) + partial_bytes;
     }
 cleanup:
     nzi_free(ctx, offsets);
-    nzi_free(ctx, list);
+    nzi_free(ctx, rows_list);
+    nzi_free(ctx, first_piece);
+    nzi_free(ctx, piece_rows);
+    nzi_free(ctx, piece_starts);
     return status;
 }
 
@@ -590,12 +734,8 @@ nz_status_t nz_cuda_spmm_plan_setup(nz_spmm_plan_t *plan) {
             plan->vector_width = st->nonzero_lanes;
         }
         if (M->format == NZ_FORMAT_CSR && M->rows > 0 && M->nnz > 0) {
-            static const int allowed[] = {0, 64, 256, 1024, 4096, 16384};
-            st->long_min = nzi_cuda_tune("NZ_TUNE_SPMM_LONG", allowed, 6, SPMM_LONG_MIN);
-            if (st->long_min > 0) {
-                NZI_CHECK(find_long_rows(ctx, M, st));
-                plan->workspace_bytes += (size_t)st->num_long * sizeof(int32_t);
-            }
+            choose_long_rows(nzi_cuda(ctx), plan, M, st);
+            if (st->long_min > 0) NZI_CHECK(build_pieces(ctx, plan, M, st));
         }
     }
     plan->reproducible = 1;

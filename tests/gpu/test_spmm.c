@@ -288,16 +288,17 @@ static void test_mixed(void) {
     }
 }
 
-/* The long-row kernel (off by default; NZ_TUNE_SPMM_LONG turns it on at plan set-up): rows of
- * at least 64 (then 1024) nonzeros go to a block each, the rest to the group kernels, on the
- * zoo's long-row shapes, a uniform one (no long rows: the list stays empty) and an R-MAT; every
- * k shape (1, 3, 8, 33, 64 lanes), both layouts and ops, 32/64-bit offsets, and mixed precision. */
+/* Long rows cut into pieces: by default the plan decides (the zoo and generated cases above run
+ * that); here NZ_TUNE_SPMM_LONG fixes the threshold at 0 (no split: the group kernels take every
+ * row), 16 (nearly every row is cut) and 1024, on the zoo's long-row shapes, a uniform one (no
+ * long rows: no pieces) and an R-MAT; every k shape (1, 3, 8, 33, 64 lanes), both layouts and
+ * ops, 32/64-bit offsets, and mixed precision. */
 static void test_long_rows(void) {
     printf("long rows (NZ_TUNE_SPMM_LONG):\n");
     const int zs[] = {5, 7, 8, 9, 11}; /* enormous row, wide, uniform, power-law, dense 64x64 */
-    const char *thresholds[] = {"64", "1024"};
+    const char *thresholds[] = {"0", "16", "1024"};
     const int64_t ks[] = {1, 3, 8, 33, 64}, quick_ks[] = {1, 3, 33};
-    for (int h = 0; h < 2; h++)
+    for (int h = 0; h < 3; h++)
         for (int z = 0; z <= (int)(sizeof zs / sizeof zs[0]); z++)
             for (int v = 0; v < 2; v++) {
                 if (!nzt_shard_take()) continue;
@@ -406,6 +407,39 @@ static void test_plans(void) {
                   (long long)(s1.live_blocks - s0.live_blocks),
                   (long long)(s1.live_bytes - s0.live_bytes));
     }
+    nz_matrix_destroy(&dA);
+    nz_matrix_destroy(&A);
+
+    /* every allocation of a plan with long rows cut into pieces (statistics, host lists, the
+     * device lists and partial sums) may fail; zoo 5 has one enormous row */
+    NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, 5, NZ_F64, nzt_seed));
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 0));
+    setenv("NZ_TUNE_SPMM_LONG", "64", 1);
+    NZT_OK(ctx, nz_context_alloc_stats(ctx, &s0));
+    NZT_OK(ctx, nz_spmm_plan_create(ctx, &plan, dA, NZ_OP_N, 8, NZ_ROW_MAJOR, NZ_ALG_AUTO, 0));
+    NZT_OK(ctx, nz_context_alloc_stats(ctx, &s1));
+    NZT_OK(ctx, nz_spmm_plan_info(plan, &info));
+    NZT_CHECK(info.workspace_bytes > 0, "long-row plan without workspace");
+    nz_spmm_plan_destroy(&plan);
+    count = s1.total_allocs - s0.total_allocs;
+    NZT_CHECK(count >= 10, "long-row SpMM plan: only %lld allocations", (long long)count);
+    for (int64_t k = 1; k <= count; k++) {
+        NZT_OK(ctx, nz_context_alloc_stats(ctx, &s0));
+        NZT_OK(ctx, nz_context_fail_alloc_after(ctx, k));
+        s = nz_spmm_plan_create(ctx, &plan, dA, NZ_OP_N, 8, NZ_ROW_MAJOR, NZ_ALG_AUTO, 0);
+        NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
+        NZT_CHECK((s == NZ_ERR_OUT_OF_MEMORY || s == NZ_ERR_DEVICE_OUT_OF_MEMORY) && plan == NULL &&
+                      strlen(nz_context_last_error(ctx)) > 0,
+                  "long rows: failing allocation %lld of %lld gave %d (%s)", (long long)k,
+                  (long long)count, (int)s, nz_context_last_error(ctx));
+        nz_spmm_plan_destroy(&plan);
+        NZT_OK(ctx, nz_context_alloc_stats(ctx, &s1));
+        NZT_CHECK(s1.live_blocks == s0.live_blocks && s1.live_bytes == s0.live_bytes,
+                  "long rows: failing allocation %lld leaked %lld blocks, %lld bytes", (long long)k,
+                  (long long)(s1.live_blocks - s0.live_blocks),
+                  (long long)(s1.live_bytes - s0.live_bytes));
+    }
+    unsetenv("NZ_TUNE_SPMM_LONG");
     NZT_OK(ctx, nz_device_free(ctx, dX));
     NZT_OK(ctx, nz_device_free(ctx, dY));
     free(Y0);
