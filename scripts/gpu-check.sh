@@ -1,7 +1,8 @@
 #!/bin/bash
 # gpu-check.sh: one call on the GPU machine: configure, build (all cores), GPU tests, sanitizers, bench.
 # Usage: scripts/gpu-check.sh [STEPS]   STEPS: comma list of build,test,cpu,memcheck,racecheck,
-#        initcheck,synccheck,bench,benchquick (default: build,test,memcheck,racecheck,benchquick)
+#        initcheck,synccheck,bench,benchquick,benchnoreal,spmm,spgemm
+#        (default: build,test,memcheck,racecheck,benchquick)
 # Logs go to $OUT (the device tool's output folder) or ./gpu-out. Real matrices are read from
 # .carry/matrices (copied there from ../shared/matrices and carried; see scripts/carry-matrices.sh)
 # or $NZ_CARRY_MATRICES. scripts/snapshot.sh puts a clean copy of HEAD in .carry/snap for runs
@@ -55,6 +56,21 @@ if has benchquick; then
   $BUILD/nz bench --quick --no-real --csv "$OUT/bench-quick.csv" > "$OUT/bench-quick.txt" 2>&1
   note "bench --quick: rc=$?"
   tail -25 "$OUT/bench-quick.txt"
+fi
+if has benchnoreal; then
+  timeout 300 $BUILD/nz bench --no-real --runs 20 --csv "$OUT/bench-noreal.csv" > "$OUT/bench-noreal.txt" 2>&1
+  note "bench --no-real: rc=$?"
+  grep -E "planner|within|geometric" "$OUT/bench-noreal.txt" | tee -a "$summary"
+fi
+if has spmm; then
+  timeout 240 $BUILD/nz bench --spmm --precision double > "$OUT/spmm.txt" 2>&1
+  note "bench --spmm: rc=$?"
+  grep -E "^(rmat|rail)" "$OUT/spmm.txt" | grep -v cusparse | tee -a "$summary"
+fi
+if has spgemm; then
+  NZ_MATRIX_DIR=$MDIR timeout 400 $BUILD/nz bench --spgemm --precision double --runs 3 > "$OUT/spgemm.txt" 2>&1
+  note "bench --spgemm: rc=$?"
+  tail -12 "$OUT/spgemm.txt" | tee -a "$summary"
 fi
 if has bench; then
   NZ_MATRIX_DIR=$MDIR $BUILD/nz bench --markdown --csv "$OUT/bench.csv" --png "$OUT/bench.png" > "$OUT/bench.md" 2>&1

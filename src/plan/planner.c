@@ -24,9 +24,12 @@
  *              whole grid up: split long rows (adaptive, ipcsr, merge)
  *   tiny       fewer than tiny_nnz nonzeros: every kernel is launch-bound; vector needs no
  *              preprocessing
- *   few-rows   rows longer than 32 and rows x V below few_rows_fraction of the resident
- *              threads: most of the GPU would idle under one vector per row (adaptive gives a
- *              block to each long row)
+ *   few-rows   rows longer than 32 and rows x V below few_rows_fraction (1/2) of the resident
+ *              threads: one vector per row fills less than half the device, so at least half
+ *              of the resident threads would idle (adaptive gives a block to each long row).
+ *              Measured on an H100: rail 4096 x 1M (rows x V = 131072 lanes, 0.48 of the
+ *              device) ran 1.06x (single) / 1.10x (double) faster with adaptive than vector
+ *              (bench/results/h100-2026-11-23-s4-bench.txt)
  *   empty-rows more than empty_fraction of the rows are empty: V from the mean is too narrow for
  *              the rows that have entries; row blocks packed by nonzeros skip empty runs
  *   variable   row_std / row_mean above variable_cv: one V cannot fit all rows
@@ -44,7 +47,7 @@ const nzi_plan_thresholds_t nzi_plan_thresholds = {
     .imbalance_ratio = 8.0,
     .imbalance_min_steps = 32.0,
     .tiny_nnz = 16384.0,
-    .few_rows_fraction = 0.25,
+    .few_rows_fraction = 0.5, /* one vector per row fills less than half the device */
     .empty_fraction = 0.5,
     .variable_cv = 1.0,
     .cpu_serial_nnz = 4096.0,
@@ -175,7 +178,7 @@ static rule_t cuda_csr_rule(const nz_matrix_stats_t *s, char *why, size_t size) 
     }
     if (mean > 32.0 && rows * width < T.few_rows_fraction * T.device_threads) {
         say(why, size,
-            "%lld rows of mean %.0f: one vector per row would leave most of the GPU idle",
+            "%lld rows of mean %.0f: one vector per row fills less than half the device",
             (long long)s->rows, mean);
         return RULE("few-rows", rank_irregular);
     }

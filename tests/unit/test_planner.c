@@ -115,12 +115,20 @@ static void test_gpu_csr_rules(void) {
     NZT_CHECK(c.count > 0 && (c.algs[0] == NZ_ALG_VECTOR || c.algs[0] == NZ_ALG_ADAPTIVE),
               "rail: %s (%s)", c.count ? nz_alg_name(c.algs[0]) : "-", c.why);
 
+    /* the bench's rail-4096x1M: 4096 rows of mean 2480, 4096 x 32 lanes fill less than half
+     * the device; adaptive measured 1.06x (single) / 1.10x (double) faster than vector on an
+     * H100 (bench/results/h100-2026-11-23-s4-bench.txt) */
+    s = make_stats(4096, 1048576, 10156976, 1250, 3750, 720.0, 0);
+    c = gpu_csr(&s);
+    EXPECT_RULE(c, "few-rows", "rail 4096 x 1M");
+    EXPECT_ALG(c, NZ_ALG_ADAPTIVE, "rail 4096 x 1M");
+
     /* 500 rows of 2500 +- 50%: the longest row holds the whole product up */
     s = make_stats(500, 1000000, 1250000, 1250, 3750, 720.0, 0);
     c = gpu_csr(&s);
     EXPECT_ALG(c, NZ_ALG_ADAPTIVE, "rail 500 rows");
-    /* 1500 even rows of 2500: no row stands out, but one vector per row would leave most of
-     * the GPU idle */
+    /* 1500 even rows of 2500: no row stands out, but one vector per row fills less than half
+     * the device */
     s = make_stats(1500, 1000000, 1500 * 2500, 2400, 2600, 50.0, 0);
     c = gpu_csr(&s);
     EXPECT_RULE(c, "few-rows", "1500 rows of 2500");
@@ -179,6 +187,19 @@ static void test_imbalance_threshold(void) {
                   nzi_plan_vector_width(2.5) == 4 && nzi_plan_vector_width(17) == 32 &&
                   nzi_plan_vector_width(1e6) == 32,
               "vector widths");
+    /* few-rows switches where one 32-lane vector per row fills few_rows_fraction (half) of the
+     * device: rows of mean 40 (V = 32), short and even enough for no other rule to fire */
+    int64_t half_rows = (int64_t)ceil(T.few_rows_fraction * T.device_threads / 32.0);
+    NZT_CHECK(nzi_plan_vector_width(40.0) == 32, "vector width for mean 40");
+    s = make_stats(half_rows - 1, 100000, 40 * (half_rows - 1), 20, 60, 8.0, 0);
+    c = gpu_csr(&s);
+    EXPECT_RULE(c, "few-rows", "rows x V just below half the device");
+    s = make_stats(half_rows, 100000, 40 * half_rows, 20, 60, 8.0, 0);
+    c = gpu_csr(&s);
+    EXPECT_RULE(c, "uniform", "rows x V at half the device");
+    s = make_stats(half_rows + 1, 100000, 40 * (half_rows + 1), 20, 60, 8.0, 0);
+    c = gpu_csr(&s);
+    EXPECT_RULE(c, "uniform", "rows x V just above half the device");
     /* tiny and the CPU cut-over */
     s = make_stats(1000, 1000, (int64_t)T.tiny_nnz - 1, 5, 20, 2.0, 0);
     c = gpu_csr(&s);
