@@ -27,7 +27,9 @@
  *      over the bitmap.
  * Thread mapping: a row belongs to one group; inside it, SWEEP = min(group, 32) lanes read one
  * row of B together (coalesced) while group / SWEEP such sweepers take successive entries of
- * A's row.
+ * A's row. NZ_TUNE_SPGEMM_SWEEP (sweep_width) narrows SWEEP in the bins of groups up to 32, so
+ * that more sweepers share A's row when B's rows are shorter than the group; the width is then
+ * a kernel argument (one extra kernel per small bin and phase), the products are the same.
  * Out of core: A and B stay resident on the device; C's rows are produced in row panels sized
  * from the memory budget (nzi_spgemm_device_budget) into two device slots. While the GPU
  * computes panel p + 1 on the context's stream, the host drains panel p through two pinned
@@ -54,6 +56,8 @@
 #define DENSE_FACTOR 4  /* see dense_from_bin */
 #define DENSE_MIN_BIN 4
 #define RANK_SORT 1     /* see rank_sort_enabled: 1.3x faster on laplace3d 100^3 (H200) */
+#define SWEEP_DEFAULT 2 /* see sweep_width: 2 lanes per row of B, measured fastest (H100) */
+#define NARROW_BINS 4   /* bins 0..3 (groups of 4..32 lanes) have a narrow-sweep variant */
 
 /* Group size (threads per row) and block size of each shared bin: at most 24 KB of tables per
  * block up to bin 6 (several blocks per SM), then one row per block with up to 1024 threads. */
@@ -223,10 +227,16 @@ __global__ void __launch_bounds__(BIN_BLOCK)
 
 /* One table per row in shared memory (see the file comment). Block: Block / Group rows of the
  * bin's list; symbolic writes each row's count to c_off[row + 1], numeric writes the sorted row
- * into the panel's slot at c_off[row] - c_base. */
-template <int Group, int Table, int Block, typename Value, bool Numeric, bool Rank>
+ * into the panel's slot at c_off[row] - c_base. Lane `lane` of a group is sweep lane
+ * lane % SWEEP of sweeper lane / SWEEP, SWEEP = min(Group, 32); Narrow (groups up to 32 only):
+ * SWEEP = 2^sweep_log2 < Group instead, read at run time (sweep_log2 is ignored otherwise).
+ * Either way every product of the row is inserted once, by one lane; there are no shuffles and
+ * no barriers inside the sweep, so any power-of-two width dividing Group is safe. */
+template <int Group, int Table, int Block, typename Value, bool Numeric, bool Rank, bool Narrow>
 __global__ void __launch_bounds__(Block)
-    hash_shared_kernel(hash_args<Value> args, const int32_t *__restrict__ rows, int64_t count) {
+    hash_shared_kernel(hash_args<Value> args, const int32_t *__restrict__ rows, int64_t count,
+                       int sweep_log2) {
+    static_assert(!Narrow || Group <= 32, "narrow sweeps are for groups of at most 32 lanes");
     constexpr int R = Block / Group;
     constexpr int SWEEP = Group < 32 ? Group : 32;
     constexpr int SWEEPERS = Group / SWEEP;
@@ -249,13 +259,16 @@ __global__ void __launch_bounds__(Block)
     __syncthreads();
 
     if (row >= 0) {
-        const int sweeper = lane / SWEEP, sweep_lane = lane % SWEEP;
+        const int sweep = Narrow ? 1 << sweep_log2 : SWEEP;
+        const int sweepers = Narrow ? Group >> sweep_log2 : SWEEPERS;
+        const int sweeper = Narrow ? lane >> sweep_log2 : lane / SWEEP;
+        const int sweep_lane = Narrow ? lane & (sweep - 1) : lane % SWEEP;
         const int64_t a_end = args.a_off[row + 1];
-        for (int64_t k = args.a_off[row] + sweeper; k < a_end; k += SWEEPERS) {
+        for (int64_t k = args.a_off[row] + sweeper; k < a_end; k += sweepers) {
             const int32_t j = args.a_col[k];
             const Value a = Numeric ? args.a_val[k] : Value(0);
             const int64_t b_end = args.b_off[j + 1];
-            for (int64_t l = args.b_off[j] + sweep_lane; l < b_end; l += SWEEP)
+            for (int64_t l = args.b_off[j] + sweep_lane; l < b_end; l += sweep)
                 hash_insert<Table, Value, Numeric>(my_keys, my_vals, args.b_col[l],
                                                    Numeric ? a * args.b_val[l] : Value(0));
         }
@@ -468,25 +481,58 @@ static nz_status_t device_inclusive_scan(nz_context_t *ctx, cudaStream_t stream,
     return NZ_SUCCESS;
 }
 
-template <int Group, int Table, int Block, typename Value, bool Numeric, bool Rank = false>
+template <int Group, int Table, int Block, typename Value, bool Numeric, bool Rank = false,
+          bool Narrow = false>
 static nz_status_t launch_shared(nz_context_t *ctx, cudaStream_t stream, int bin,
-                                 const hash_args<Value> &args, const int32_t *rows, int64_t count) {
+                                 const hash_args<Value> &args, const int32_t *rows, int64_t count,
+                                 int sweep_log2 = 0) {
     constexpr int R = Block / Group;
     const size_t smem = shared_bytes(bin, Numeric, sizeof(Value));
-    void (*kernel)(hash_args<Value>, const int32_t *, int64_t) =
-        hash_shared_kernel<Group, Table, Block, Value, Numeric, Rank>;
+    void (*kernel)(hash_args<Value>, const int32_t *, int64_t, int) =
+        hash_shared_kernel<Group, Table, Block, Value, Numeric, Rank, Narrow>;
     if (smem > ((size_t)48 << 10))
         NZI_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                (int)smem));
     const int64_t blocks = (count + R - 1) / R;
-    kernel<<<(unsigned)blocks, Block, smem, stream>>>(args, rows, count);
+    kernel<<<(unsigned)blocks, Block, smem, stream>>>(args, rows, count, sweep_log2);
     NZI_CUDA_LAUNCH_CHECK(ctx);
     return NZ_SUCCESS;
 }
 
+/* The narrow-sweep kernels of bins 0 .. NARROW_BINS - 1: sweep lanes 2^sweep_log2 < group. */
+template <typename Value, bool Numeric>
+static nz_status_t launch_narrow(nz_context_t *ctx, cudaStream_t stream, int bin, bool rank,
+                                 int sweep_log2, const hash_args<Value> &args, const int32_t *rows,
+                                 int64_t count) {
+    if (Numeric && rank) {
+        switch (bin) {
+        case 0: return launch_shared<4, 32, 256, Value, true, true, true>(ctx, stream, bin, args, rows, count, sweep_log2);
+        case 1: return launch_shared<8, 64, 256, Value, true, true, true>(ctx, stream, bin, args, rows, count, sweep_log2);
+        case 2: return launch_shared<16, 128, 256, Value, true, true, true>(ctx, stream, bin, args, rows, count, sweep_log2);
+        default: break;
+        }
+    }
+    switch (bin) {
+    case 0: return launch_shared<4, 32, 256, Value, Numeric, false, true>(ctx, stream, bin, args, rows, count, sweep_log2);
+    case 1: return launch_shared<8, 64, 256, Value, Numeric, false, true>(ctx, stream, bin, args, rows, count, sweep_log2);
+    case 2: return launch_shared<16, 128, 256, Value, Numeric, false, true>(ctx, stream, bin, args, rows, count, sweep_log2);
+    case 3: return launch_shared<32, 256, 256, Value, Numeric, false, true>(ctx, stream, bin, args, rows, count, sweep_log2);
+    default: return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spgemm (hash): narrow bin %d", bin);
+    }
+}
+
+/* sweep: the NZ_TUNE_SPGEMM_SWEEP width (0: today's mapping everywhere). A bin of NARROW_BINS
+ * takes the narrow kernel only where min(sweep, group) is below the group; otherwise its
+ * mapping, and so its kernel, is today's. */
 template <typename Value, bool Numeric>
 static nz_status_t launch_bin(nz_context_t *ctx, cudaStream_t stream, int bin, bool rank,
-                              const hash_args<Value> &args, const int32_t *rows, int64_t count) {
+                              int sweep, const hash_args<Value> &args, const int32_t *rows,
+                              int64_t count) {
+    if (bin < NARROW_BINS && sweep != 0 && sweep < bin_group[bin]) {
+        int sweep_log2 = 0;
+        while ((2 << sweep_log2) <= sweep) sweep_log2++;
+        return launch_narrow<Value, Numeric>(ctx, stream, bin, rank, sweep_log2, args, rows, count);
+    }
     if (Numeric && rank) {
         switch (bin) {
         case 0: return launch_shared<4, 32, 256, Value, true, true>(ctx, stream, bin, args, rows, count);
@@ -555,6 +601,23 @@ static bool rank_sort_enabled(void) {
     return nzi_cuda_tune("NZ_TUNE_SPGEMM_RANK", choices, 2, RANK_SORT) != 0;
 }
 
+/* Sweep width of the small bins, NZ_TUNE_SPGEMM_SWEEP=0|1|2|4|8|16|32 (default SWEEP_DEFAULT):
+ * 0 keeps SWEEP = min(group, 32) everywhere; w >= 2 gives the bins of groups up to 32 a sweep
+ * of min(w, group) lanes and group / min(w, group) sweepers; 1 picks w as the power of two at
+ * or above B's mean row length nnz(B) / rows(B) rounded to an integer (a mean of 8.001 is 8),
+ * within [2, 32]. Why: rows of B of about 8 entries leave half of a 16-lane sweep idle in both
+ * phases (uniform random A*A, mean 8, whose C rows fall mostly in bins 1 .. 3). */
+static int sweep_width(const nz_matrix_t *B) {
+    static const int choices[] = {0, 1, 2, 4, 8, 16, 32};
+    int w = nzi_cuda_tune("NZ_TUNE_SPGEMM_SWEEP", choices, 7, SWEEP_DEFAULT);
+    if (w == 1) {
+        const int64_t mean = B->rows > 0 ? (B->nnz + B->rows / 2) / B->rows : 0;
+        w = 2;
+        while (w < 32 && w < mean) w <<= 1;
+    }
+    return w;
+}
+
 /* Everything one call holds, released in one place. */
 typedef struct hash_state {
     nz_context_t *ctx;
@@ -573,6 +636,7 @@ typedef struct hash_state {
     unsigned char *staging;            /* 2 x STAGE_HALF, pinned (or NULL: pageable copies) */
     cudaStream_t copy_stream;
     bool rank;                         /* sort small numeric rows by counting (bins 0 .. 2) */
+    int sweep;                         /* sweep_width: 0, or 2 .. 32 lanes in bins < NARROW_BINS */
     cudaEvent_t computed[2], numeric_start[2], numeric_stop[2], staged[2], sym_start, sym_stop;
 } hash_state_t;
 
@@ -741,7 +805,8 @@ static nz_status_t run_bins(hash_state_t *st, const hash_args<Value> &args, int6
         if (count == 0) continue;
         const int32_t *rows = st->lists + starts[pairs_before + b];
         if (b < HUGE_BIN) {
-            NZI_TRY((launch_bin<Value, Numeric>(ctx, stream, b, st->rank, args, rows, count)));
+            NZI_TRY((launch_bin<Value, Numeric>(ctx, stream, b, st->rank, st->sweep, args, rows,
+                                                count)));
         } else {
             const int64_t words = (cols + 31) / 32;
             const int64_t grid = count < dense_count ? count : dense_count;
@@ -777,6 +842,7 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     memset(&args, 0, sizeof args);
     st.ctx = ctx;
     st.rank = rank_sort_enabled();
+    st.sweep = sweep_width(B);
     info->panels = 1;
     if (m == 0 || n == 0 || A->nnz == 0 || B->nnz == 0) { /* no products: nothing for the GPU */
         NZI_CHECK(nzi_csr_alloc(ctx, &M, A->value_type, m, n, 0));

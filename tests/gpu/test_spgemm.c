@@ -230,6 +230,83 @@ static void test_generated(nz_context_t *ctx) {
     }
 }
 
+/* The hash algorithm with NZ_TUNE_SPGEMM_SWEEP at each of 1 (from B's mean row length), 4, 8
+ * and 32 lanes against one CPU reference: narrower sweeps than the group in bins 0..3 must give
+ * the same structure and values within the bound. */
+static void check_sweeps(nz_context_t *ctx, const char *what, const nz_matrix_t *A,
+                         const nz_matrix_t *B) {
+    static const char *widths[] = {"1", "4", "8", "32"};
+    reference_t ref;
+    char label[300];
+    memset(&ref, 0, sizeof ref);
+    reference_make(ctx, &ref, A, B);
+    for (int w = 0; w < 4; w++) {
+        NZT_CHECK(setenv("NZ_TUNE_SPGEMM_SWEEP", widths[w], 1) == 0, "setenv %s", widths[w]);
+        snprintf(label, sizeof label, "%s, NZ_TUNE_SPGEMM_SWEEP=%s", what, widths[w]);
+        nz_status_t s = run_one(ctx, label, NZ_SPGEMM_HASH, A, B, &ref, 0, NULL);
+        NZT_CHECK(s == NZ_SUCCESS, "%s [hash]: status %d: %s", label, (int)s,
+                  nz_context_last_error(ctx));
+        unsetenv("NZ_TUNE_SPGEMM_SWEEP");
+    }
+    reference_free(&ref);
+}
+
+/* Shapes whose rows of C fall in the bins of groups of 4..32 lanes, where the sweep width
+ * applies: uniform random of mean 8 squared (rows of C of ~64 products over B rows of 0..16,
+ * the benchmark's case), a random product with short rows of B (the automatic width is 4), the
+ * zoo (a long row of A over rows of B of one entry, empty rows, power-law rows, dense 64 x 64,
+ * ...; tall shapes as A^T*A, as in quick mode above) and R-MAT scales 10 and 12.
+ * NZ_TEST_QUICK=1: double only, random 5000 x 5000, R-MAT scale 10 only. */
+static void test_sweep(nz_context_t *ctx) {
+    char what[200];
+    for (int p = 0; p < (quick ? 1 : 2); p++) {
+        const nz_value_type_t vt = p == 0 ? NZ_F64 : NZ_F32;
+        const char *prec = p ? "f32" : "f64";
+        const int64_t n = quick ? 5000 : 20000;
+        nz_matrix_t *A = NULL, *B = NULL, *T = NULL;
+        if (nzt_shard_take()) {
+            NZT_OK(ctx, nz_gen_random(ctx, &A, n, n, 8, nzt_seed + 61, vt));
+            snprintf(what, sizeof what, "sweep: random %lld mean 8 squared %s", (long long)n, prec);
+            check_sweeps(ctx, what, A, A);
+            nz_matrix_destroy(&A);
+        }
+        if (nzt_shard_take()) {
+            NZT_OK(ctx, nz_gen_random(ctx, &A, n, 3000, 12, nzt_seed + 62, vt));
+            NZT_OK(ctx, nz_gen_random(ctx, &B, 3000, n, 3, nzt_seed + 63, vt));
+            snprintf(what, sizeof what, "sweep: random mean 12 times random mean 3 %s", prec);
+            check_sweeps(ctx, what, A, B);
+            nz_matrix_destroy(&A);
+            nz_matrix_destroy(&B);
+        }
+        for (int k = 0; k < nzt_zoo_count(); k++) {
+            if (!nzt_shard_take()) continue;
+            nz_matrix_info_t ia;
+            NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, k, vt, nzt_seed + (uint64_t)k));
+            NZT_OK(ctx, nz_matrix_transpose(ctx, &T, A));
+            NZT_OK(ctx, nz_matrix_info(A, &ia));
+            if (ia.rows == ia.cols) {
+                snprintf(what, sizeof what, "sweep: zoo %s A*A %s", nzt_zoo_name(k), prec);
+                check_sweeps(ctx, what, A, A);
+            } else if (ia.rows > 8 * ia.cols) {
+                snprintf(what, sizeof what, "sweep: zoo %s A^T*A %s", nzt_zoo_name(k), prec);
+                check_sweeps(ctx, what, T, A);
+            } else {
+                snprintf(what, sizeof what, "sweep: zoo %s A*A^T %s", nzt_zoo_name(k), prec);
+                check_sweeps(ctx, what, A, T);
+            }
+            nz_matrix_destroy(&A);
+            nz_matrix_destroy(&T);
+        }
+        for (int scale = 10; scale <= (quick ? 10 : 12); scale += 2) {
+            if (!nzt_shard_take()) continue;
+            NZT_OK(ctx, nz_gen_rmat(ctx, &A, scale, 16, 0, 0, 0, nzt_seed + 64 + (uint64_t)scale, vt));
+            snprintf(what, sizeof what, "sweep: rmat scale %d squared %s", scale, prec);
+            check_sweeps(ctx, what, A, A);
+            nz_matrix_destroy(&A);
+        }
+    }
+}
+
 /* Real matrices: A*A for the square ones, A*A^T for the first few rectangular ones. */
 static void test_real(nz_context_t *ctx) {
     const char *dir = nzt_matrix_dir();
@@ -398,6 +475,7 @@ int main(int argc, char **argv) {
     }
     test_zoo(ctx);
     test_generated(ctx);
+    test_sweep(ctx);
     test_real(ctx);
     test_out_of_core(ctx);
     test_allocation_failures(ctx);
