@@ -21,10 +21,8 @@
  * CSR, column-major X (csr_spmm_cols_kernel): V lanes per row over its nonzeros (V as in
  * CSR-vector, from the mean row length); each lane keeps a chunk of CC columns' sums in
  * registers (CC = 1, 4, 8 or 16 from k), so a nonzero's index and value are loaded once per
- * chunk and used CC times; X[j, c] are gathers, as for SpMV. The chunk is the grid's y index,
- * so the GPU sweeps A once per chunk: the X columns being gathered at any time are one chunk's
- * (16 columns of X, not all 64, have to stay in L2 when A's columns are scattered), at the cost
- * of reading A's indices and values once per chunk. Sums are combined over the V lanes by a fixed
+ * chunk and used CC times; X[j, c] are gathers, as for SpMV. Chunks loop inside the row, so the
+ * row's nonzeros are re-read from cache, not DRAM. Sums are combined over the V lanes by a fixed
  * shuffle tree; Y[i, c] is written by the row's first lane (consecutive rows of a warp write
  * consecutive addresses of each column).
  *
@@ -150,8 +148,7 @@ __global__ void __launch_bounds__(SPMM_BLOCK)
         /* a long row belongs to the piece kernel: walk it as empty, do not write it */
         const bool active = row < rows && (long_min == 0 || (int64_t)(end - begin) < long_min);
         if (!active) begin = end;
-        {
-            const int first_column = (int)blockIdx.y * CC;
+        for (int first_column = 0; first_column < k; first_column += CC) {
             const int count = k - first_column < CC ? k - first_column : CC;
             const Value *x = X + (int64_t)first_column * ldx;
             Accum sums[CC];
@@ -380,10 +377,7 @@ static void csr_cols_launch(const spmm_args<Value, Accum> &g) {
     constexpr int rows_per_block = SPMM_BLOCK / V;
     const int64_t needed = (g.M->rows + rows_per_block - 1) / rows_per_block;
     const unsigned blocks = (unsigned)nzi_cuda_grid_blocks(g.cs, SPMM_BLOCK, SPMM_WAVES, needed);
-    /* blockIdx.y = the chunk of columns (at most 64 / CC): blocks are dispatched x-fastest, so
-     * the GPU works through one chunk of X's columns before the next */
-    const dim3 grid(blocks, (unsigned)((g.k + CC - 1) / CC));
-    csr_spmm_cols_kernel<Value, Accum, Offset, V, CC><<<grid, SPMM_BLOCK, 0, g.cs->stream>>>(
+    csr_spmm_cols_kernel<Value, Accum, Offset, V, CC><<<blocks, SPMM_BLOCK, 0, g.cs->stream>>>(
         (int32_t)g.M->rows, g.k, nzi_dev_offsets<Offset>(g.M), g.M->device.col_indices,
         (const Value *)g.M->device.values, g.X, g.ldx, g.alpha, g.beta, g.beta_zero, g.Y, g.ldy,
         g.long_min);
