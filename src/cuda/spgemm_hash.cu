@@ -21,7 +21,9 @@
  *      table, and the first P slots (P the power of two at or above the block's longest row)
  *      are bitonic-sorted in shared memory (padding keys 0xffffffff as unsigned sort last), so
  *      the first nnz entries are the row in column order; in the three smallest bins each entry
- *      instead finds its place by counting the smaller keys of its row (no barriers); rows
+ *      instead finds its place by counting the smaller keys of its row (no barriers; with
+ *      NZ_TUNE_SPGEMM_RANK=2 also in bin 3, each lane holding its entries in registers and
+ *      reading the row's keys once, see rank_sort_owned); rows
  *      whose sort would cost more than a pass over a dense accumulator, and rows too long for
  *      shared memory, take the dense path and are emitted in column order by a block scan
  *      over the bitmap.
@@ -55,7 +57,7 @@
 #define PIPELINE_MIN_BYTES ((size_t)64 << 20) /* in-core outputs above this go in 4 panels */
 #define DENSE_FACTOR 4  /* see dense_from_bin */
 #define DENSE_MIN_BIN 4
-#define RANK_SORT 1     /* see rank_sort_enabled: 1.3x faster on laplace3d 100^3 (H200) */
+#define RANK_SORT 1     /* see rank_sort_mode: 1.3x faster on laplace3d 100^3 (H200) */
 #define SWEEP_DEFAULT 2 /* see sweep_width: 2 lanes per row of B, measured fastest (H100) */
 #define NARROW_BINS 4   /* bins 0..3 (groups of 4..32 lanes) have a narrow-sweep variant */
 
@@ -159,7 +161,9 @@ __global__ void __launch_bounds__(BIN_BLOCK)
  * phase's dense rows: a row of v entries needs a table of 1.5 v slots (load factor <= 2/3);
  * needs above shared_need_limit go to the dense path (too long for shared memory, or in a bin
  * at or above dense_from). */
-static __host__ __device__ __forceinline__ int64_t table_need(int64_t v) { return v + (v >> 1); }
+static constexpr __host__ __device__ __forceinline__ int64_t table_need(int64_t v) {
+    return v + (v >> 1);
+}
 static __host__ __device__ __forceinline__ int64_t shared_need_limit(int max_bin, int dense_from) {
     const int top = max_bin < dense_from - 1 ? max_bin : dense_from - 1;
     return top >= 0 ? ((int64_t)32 << top) : 0;
@@ -225,15 +229,83 @@ __global__ void __launch_bounds__(BIN_BLOCK)
     }
 }
 
+/* The longest row a shared bin of `table` slots holds: the largest v with table_need(v) <= table
+ * (21, 43, 85, 171 for tables of 32 .. 256). */
+static constexpr __host__ __device__ int bin_row_max(int table) {
+    int v = 0;
+    while (table_need(v + 1) <= table) v++;
+    return v;
+}
+
+/* Sort by counting with the entries in registers (NZ_TUNE_SPGEMM_RANK=2), K entries per lane:
+ * lane `lane` owns entries lane, lane + Group, ... (at most K of them) of the row's n compacted
+ * keys and values, reads the row's keys once, 4 at a time (keys4: the keys padded with INT32_MAX
+ * to a multiple of 4, which count as smaller than nothing), comparing each with all its entries,
+ * and writes entry e to out[rank e]. Keys of a row are distinct, so the ranks are a permutation
+ * of 0 .. n - 1. The pass starts at quad `start` and wraps once (two straight loops). */
+template <int K, int Group, typename Value>
+static __device__ __forceinline__ void rank_sort_owned(const int32_t *my_keys, const Value *my_vals,
+                                                       int n, int start, int lane, int64_t nnz,
+                                                       int32_t *out_col, Value *out_val) {
+    const int4 *keys4 = reinterpret_cast<const int4 *>(my_keys);
+    const int n4 = (n + 3) >> 2;
+    int32_t mine[K];
+    int rank[K];
+#pragma unroll
+    for (int e = 0; e < K; e++) {
+        const int i = lane + e * Group;
+        mine[e] = i < n ? my_keys[i] : -1;
+        rank[e] = 0;
+    }
+    for (int q = start; q < n4; q++) {
+        const int4 k = keys4[q];
+#pragma unroll
+        for (int e = 0; e < K; e++)
+            rank[e] += (k.x < mine[e]) + (k.y < mine[e]) + (k.z < mine[e]) + (k.w < mine[e]);
+    }
+    for (int q = 0; q < start; q++) {
+        const int4 k = keys4[q];
+#pragma unroll
+        for (int e = 0; e < K; e++)
+            rank[e] += (k.x < mine[e]) + (k.y < mine[e]) + (k.z < mine[e]) + (k.w < mine[e]);
+    }
+#pragma unroll
+    for (int e = 0; e < K; e++) {
+        const int i = lane + e * Group;
+        if (i < n && rank[e] < nnz) {
+            out_col[rank[e]] = mine[e];
+            out_val[rank[e]] = my_vals[i];
+        }
+    }
+}
+
+/* rank_sort_owned with K = k, for k in [K, Max] (k uniform over the warp: no divergence). */
+template <int K, int Max, int Group, typename Value>
+static __device__ __forceinline__ void rank_sort_dispatch(int k, const int32_t *my_keys,
+                                                          const Value *my_vals, int n, int start,
+                                                          int lane, int64_t nnz, int32_t *out_col,
+                                                          Value *out_val) {
+    if (k == K) {
+        rank_sort_owned<K, Group, Value>(my_keys, my_vals, n, start, lane, nnz, out_col, out_val);
+        return;
+    }
+    if constexpr (K < Max)
+        rank_sort_dispatch<K + 1, Max, Group, Value>(k, my_keys, my_vals, n, start, lane, nnz,
+                                                     out_col, out_val);
+}
+
 /* One table per row in shared memory (see the file comment). Block: Block / Group rows of the
  * bin's list; symbolic writes each row's count to c_off[row + 1], numeric writes the sorted row
  * into the panel's slot at c_off[row] - c_base. Lane `lane` of a group is sweep lane
  * lane % SWEEP of sweeper lane / SWEEP, SWEEP = min(Group, 32); Narrow (groups up to 32 only):
  * SWEEP = 2^sweep_log2 < Group instead, read at run time (sweep_log2 is ignored otherwise).
  * Either way every product of the row is inserted once, by one lane; there are no shuffles and
- * no barriers inside the sweep, so any power-of-two width dividing Group is safe. */
-template <int Group, int Table, int Block, typename Value, bool Numeric, bool Rank, bool Narrow>
-__global__ void __launch_bounds__(Block)
+ * no barriers inside the sweep, so any power-of-two width dividing Group is safe.
+ * Rank (numeric, groups up to 32): 0 bitonic sort, 1 and 2 sort by counting (rank_sort_mode);
+ * 2 asks for 6 blocks of 256 per SM, which caps it at 40 registers (44-46 unbounded, no spills
+ * either way; 8 blocks, 32 registers, would spill). */
+template <int Group, int Table, int Block, typename Value, bool Numeric, int Rank, bool Narrow>
+__global__ void __launch_bounds__(Block, Rank == 2 ? 6 : 0)
     hash_shared_kernel(hash_args<Value> args, const int32_t *__restrict__ rows, int64_t count,
                        int sweep_log2) {
     static_assert(!Narrow || Group <= 32, "narrow sweeps are for groups of at most 32 lanes");
@@ -302,11 +374,35 @@ __global__ void __launch_bounds__(Block)
             }
         __syncthreads();
         const int n = counts[g];
-        if (Rank) {
+        bool counted = false; /* Rank == 2: the row was sorted with its entries in registers */
+        if constexpr (Rank == 2) {
+            /* groups (of at most 32 lanes) lie inside a warp: pad the keys with INT32_MAX up to
+             * a multiple of 4 (n <= OWN * Group <= Table, a multiple of 4: the padding stays in
+             * the table; the slots past n are dead after the compaction), then sort with K =
+             * the warp's largest ceil(n / Group). A row longer than the bin guarantees (never,
+             * but K must bound the registers) takes the loop below. */
+            static_assert(Group <= 32 && Table % 4 == 0, "rank sort: groups inside a warp");
+            constexpr int OWN = (bin_row_max(Table) + Group - 1) / Group;
+            static_assert(OWN * Group <= Table, "rank sort: padding inside the table");
+            const bool fits = row >= 0 && n <= OWN * Group;
+            if (fits && lane < ((4 - (n & 3)) & 3)) my_keys[n + lane] = INT32_MAX;
+            int k = fits ? (n + Group - 1) / Group : 0;
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) k = max(k, __shfl_xor_sync(0xffffffffu, k, o));
+            __syncwarp();
+            if (fits && n > 0) {
+                const int64_t begin = args.c_off[row], nnz = args.c_off[row + 1] - begin;
+                rank_sort_dispatch<1, OWN, Group, Value>(
+                    k, my_keys, my_vals, n, g % ((n + 3) >> 2), lane, nnz,
+                    args.c_col + (begin - args.c_base), args.c_val + (begin - args.c_base));
+            }
+            counted = fits;
+        }
+        if (Rank != 0) {
             /* sort by counting (small rows): an entry's place is the number of smaller keys in
              * its row; groups of a warp start their sweep at different slots (no bank
              * conflicts: tables are multiples of 32 slots apart) */
-            if (row >= 0) {
+            if (row >= 0 && !counted) {
                 const int64_t begin = args.c_off[row], nnz = args.c_off[row + 1] - begin;
                 int32_t *out_col = args.c_col + (begin - args.c_base);
                 Value *out_val = args.c_val + (begin - args.c_base);
@@ -481,7 +577,7 @@ static nz_status_t device_inclusive_scan(nz_context_t *ctx, cudaStream_t stream,
     return NZ_SUCCESS;
 }
 
-template <int Group, int Table, int Block, typename Value, bool Numeric, bool Rank = false,
+template <int Group, int Table, int Block, typename Value, bool Numeric, int Rank = 0,
           bool Narrow = false>
 static nz_status_t launch_shared(nz_context_t *ctx, cudaStream_t stream, int bin,
                                  const hash_args<Value> &args, const int32_t *rows, int64_t count,
@@ -501,22 +597,31 @@ static nz_status_t launch_shared(nz_context_t *ctx, cudaStream_t stream, int bin
 
 /* The narrow-sweep kernels of bins 0 .. NARROW_BINS - 1: sweep lanes 2^sweep_log2 < group. */
 template <typename Value, bool Numeric>
-static nz_status_t launch_narrow(nz_context_t *ctx, cudaStream_t stream, int bin, bool rank,
+static nz_status_t launch_narrow(nz_context_t *ctx, cudaStream_t stream, int bin, int rank,
                                  int sweep_log2, const hash_args<Value> &args, const int32_t *rows,
                                  int64_t count) {
-    if (Numeric && rank) {
+    if (Numeric && rank == 1) {
         switch (bin) {
-        case 0: return launch_shared<4, 32, 256, Value, true, true, true>(ctx, stream, bin, args, rows, count, sweep_log2);
-        case 1: return launch_shared<8, 64, 256, Value, true, true, true>(ctx, stream, bin, args, rows, count, sweep_log2);
-        case 2: return launch_shared<16, 128, 256, Value, true, true, true>(ctx, stream, bin, args, rows, count, sweep_log2);
+        case 0: return launch_shared<4, 32, 256, Value, true, 1, true>(ctx, stream, bin, args, rows, count, sweep_log2);
+        case 1: return launch_shared<8, 64, 256, Value, true, 1, true>(ctx, stream, bin, args, rows, count, sweep_log2);
+        case 2: return launch_shared<16, 128, 256, Value, true, 1, true>(ctx, stream, bin, args, rows, count, sweep_log2);
+        default: break;
+        }
+    }
+    if (Numeric && rank == 2) {
+        switch (bin) {
+        case 0: return launch_shared<4, 32, 256, Value, true, 2, true>(ctx, stream, bin, args, rows, count, sweep_log2);
+        case 1: return launch_shared<8, 64, 256, Value, true, 2, true>(ctx, stream, bin, args, rows, count, sweep_log2);
+        case 2: return launch_shared<16, 128, 256, Value, true, 2, true>(ctx, stream, bin, args, rows, count, sweep_log2);
+        case 3: return launch_shared<32, 256, 256, Value, true, 2, true>(ctx, stream, bin, args, rows, count, sweep_log2);
         default: break;
         }
     }
     switch (bin) {
-    case 0: return launch_shared<4, 32, 256, Value, Numeric, false, true>(ctx, stream, bin, args, rows, count, sweep_log2);
-    case 1: return launch_shared<8, 64, 256, Value, Numeric, false, true>(ctx, stream, bin, args, rows, count, sweep_log2);
-    case 2: return launch_shared<16, 128, 256, Value, Numeric, false, true>(ctx, stream, bin, args, rows, count, sweep_log2);
-    case 3: return launch_shared<32, 256, 256, Value, Numeric, false, true>(ctx, stream, bin, args, rows, count, sweep_log2);
+    case 0: return launch_shared<4, 32, 256, Value, Numeric, 0, true>(ctx, stream, bin, args, rows, count, sweep_log2);
+    case 1: return launch_shared<8, 64, 256, Value, Numeric, 0, true>(ctx, stream, bin, args, rows, count, sweep_log2);
+    case 2: return launch_shared<16, 128, 256, Value, Numeric, 0, true>(ctx, stream, bin, args, rows, count, sweep_log2);
+    case 3: return launch_shared<32, 256, 256, Value, Numeric, 0, true>(ctx, stream, bin, args, rows, count, sweep_log2);
     default: return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spgemm (hash): narrow bin %d", bin);
     }
 }
@@ -525,7 +630,7 @@ static nz_status_t launch_narrow(nz_context_t *ctx, cudaStream_t stream, int bin
  * takes the narrow kernel only where min(sweep, group) is below the group; otherwise its
  * mapping, and so its kernel, is today's. */
 template <typename Value, bool Numeric>
-static nz_status_t launch_bin(nz_context_t *ctx, cudaStream_t stream, int bin, bool rank,
+static nz_status_t launch_bin(nz_context_t *ctx, cudaStream_t stream, int bin, int rank,
                               int sweep, const hash_args<Value> &args, const int32_t *rows,
                               int64_t count) {
     if (bin < NARROW_BINS && sweep != 0 && sweep < bin_group[bin]) {
@@ -533,11 +638,20 @@ static nz_status_t launch_bin(nz_context_t *ctx, cudaStream_t stream, int bin, b
         while ((2 << sweep_log2) <= sweep) sweep_log2++;
         return launch_narrow<Value, Numeric>(ctx, stream, bin, rank, sweep_log2, args, rows, count);
     }
-    if (Numeric && rank) {
+    if (Numeric && rank == 1) {
         switch (bin) {
-        case 0: return launch_shared<4, 32, 256, Value, true, true>(ctx, stream, bin, args, rows, count);
-        case 1: return launch_shared<8, 64, 256, Value, true, true>(ctx, stream, bin, args, rows, count);
-        case 2: return launch_shared<16, 128, 256, Value, true, true>(ctx, stream, bin, args, rows, count);
+        case 0: return launch_shared<4, 32, 256, Value, true, 1>(ctx, stream, bin, args, rows, count);
+        case 1: return launch_shared<8, 64, 256, Value, true, 1>(ctx, stream, bin, args, rows, count);
+        case 2: return launch_shared<16, 128, 256, Value, true, 1>(ctx, stream, bin, args, rows, count);
+        default: break;
+        }
+    }
+    if (Numeric && rank == 2) {
+        switch (bin) {
+        case 0: return launch_shared<4, 32, 256, Value, true, 2>(ctx, stream, bin, args, rows, count);
+        case 1: return launch_shared<8, 64, 256, Value, true, 2>(ctx, stream, bin, args, rows, count);
+        case 2: return launch_shared<16, 128, 256, Value, true, 2>(ctx, stream, bin, args, rows, count);
+        case 3: return launch_shared<32, 256, 256, Value, true, 2>(ctx, stream, bin, args, rows, count);
         default: break;
         }
     }
@@ -595,10 +709,13 @@ static int dense_from_bin(int64_t cols, int max_bin) {
     return SHARED_BINS;
 }
 
-/* Sort-by-counting for the small numeric bins (NZ_TUNE_SPGEMM_RANK=0|1, default RANK_SORT). */
-static bool rank_sort_enabled(void) {
-    static const int choices[] = {0, 1};
-    return nzi_cuda_tune("NZ_TUNE_SPGEMM_RANK", choices, 2, RANK_SORT) != 0;
+/* Sort of the small numeric bins, NZ_TUNE_SPGEMM_RANK=0|1|2 (default RANK_SORT): 0 the block's
+ * bitonic sort; 1 by counting in bins 0 .. 2, every entry rescanning its row's keys; 2 by
+ * counting in bins 0 .. 3 with each lane's entries in registers (rank_sort_owned), one pass over
+ * the keys per lane. */
+static int rank_sort_mode(void) {
+    static const int choices[] = {0, 1, 2};
+    return nzi_cuda_tune("NZ_TUNE_SPGEMM_RANK", choices, 3, RANK_SORT);
 }
 
 /* Sweep width of the small bins, NZ_TUNE_SPGEMM_SWEEP=0|1|2|4|8|16|32 (default SWEEP_DEFAULT):
@@ -635,7 +752,7 @@ typedef struct hash_state {
     int64_t *h_counts, *h_panel_starts;
     unsigned char *staging;            /* 2 x STAGE_HALF, pinned (or NULL: pageable copies) */
     cudaStream_t copy_stream;
-    bool rank;                         /* sort small numeric rows by counting (bins 0 .. 2) */
+    int rank;                          /* rank_sort_mode: small numeric rows sorted by counting */
     int sweep;                         /* sweep_width: 0, or 2 .. 32 lanes in bins < NARROW_BINS */
     cudaEvent_t computed[2], numeric_start[2], numeric_stop[2], staged[2], sym_start, sym_stop;
 } hash_state_t;
@@ -841,7 +958,7 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     memset(&st, 0, sizeof st);
     memset(&args, 0, sizeof args);
     st.ctx = ctx;
-    st.rank = rank_sort_enabled();
+    st.rank = rank_sort_mode();
     st.sweep = sweep_width(B);
     info->panels = 1;
     if (m == 0 || n == 0 || A->nnz == 0 || B->nnz == 0) { /* no products: nothing for the GPU */

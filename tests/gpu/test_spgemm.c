@@ -232,21 +232,30 @@ static void test_generated(nz_context_t *ctx) {
 
 /* The hash algorithm with NZ_TUNE_SPGEMM_SWEEP at each of 1 (from B's mean row length), 4, 8
  * and 32 lanes against one CPU reference: narrower sweeps than the group in bins 0..3 must give
- * the same structure and values within the bound. */
+ * the same structure and values within the bound. ranks: also NZ_TUNE_SPGEMM_RANK=2 (bins 0..3
+ * sorted by counting from registers) with the default sweep (narrow kernels) and with 32 (the
+ * groups' own kernels), and RANK=0 (bitonic sort everywhere). */
 static void check_sweeps(nz_context_t *ctx, const char *what, const nz_matrix_t *A,
-                         const nz_matrix_t *B) {
-    static const char *widths[] = {"1", "4", "8", "32"};
+                         const nz_matrix_t *B, bool ranks) {
+    static const char *const variants[][2] = {
+        {"1", NULL}, {"4", NULL}, {"8", NULL}, {"32", NULL}, {NULL, "2"}, {"32", "2"}, {NULL, "0"}};
     reference_t ref;
     char label[300];
     memset(&ref, 0, sizeof ref);
     reference_make(ctx, &ref, A, B);
-    for (int w = 0; w < 4; w++) {
-        NZT_CHECK(setenv("NZ_TUNE_SPGEMM_SWEEP", widths[w], 1) == 0, "setenv %s", widths[w]);
-        snprintf(label, sizeof label, "%s, NZ_TUNE_SPGEMM_SWEEP=%s", what, widths[w]);
+    for (int v = 0; v < (ranks ? 7 : 4); v++) {
+        const char *sweep = variants[v][0], *rank = variants[v][1];
+        if (sweep != NULL)
+            NZT_CHECK(setenv("NZ_TUNE_SPGEMM_SWEEP", sweep, 1) == 0, "setenv %s", sweep);
+        if (rank != NULL)
+            NZT_CHECK(setenv("NZ_TUNE_SPGEMM_RANK", rank, 1) == 0, "setenv %s", rank);
+        snprintf(label, sizeof label, "%s, NZ_TUNE_SPGEMM_SWEEP=%s RANK=%s", what,
+                 sweep != NULL ? sweep : "default", rank != NULL ? rank : "default");
         nz_status_t s = run_one(ctx, label, NZ_SPGEMM_HASH, A, B, &ref, 0, NULL);
         NZT_CHECK(s == NZ_SUCCESS, "%s [hash]: status %d: %s", label, (int)s,
                   nz_context_last_error(ctx));
         unsetenv("NZ_TUNE_SPGEMM_SWEEP");
+        unsetenv("NZ_TUNE_SPGEMM_RANK");
     }
     reference_free(&ref);
 }
@@ -255,8 +264,10 @@ static void check_sweeps(nz_context_t *ctx, const char *what, const nz_matrix_t 
  * applies: uniform random of mean 8 squared (rows of C of ~64 products over B rows of 0..16,
  * the benchmark's case), a random product with short rows of B (the automatic width is 4), the
  * zoo (a long row of A over rows of B of one entry, empty rows, power-law rows, dense 64 x 64,
- * ...; tall shapes as A^T*A, as in quick mode above) and R-MAT scales 10 and 12.
- * NZ_TEST_QUICK=1: double only, random 5000 x 5000, R-MAT scale 10 only. */
+ * ...; tall shapes as A^T*A, as in quick mode above) and R-MAT scales 10 and 12; each also with
+ * NZ_TUNE_SPGEMM_RANK=2 and 0 (check_sweeps).
+ * NZ_TEST_QUICK=1: double only, random 5000 x 5000, R-MAT scale 10 only; the RANK variants on
+ * the two random products only. */
 static void test_sweep(nz_context_t *ctx) {
     char what[200];
     for (int p = 0; p < (quick ? 1 : 2); p++) {
@@ -267,14 +278,14 @@ static void test_sweep(nz_context_t *ctx) {
         if (nzt_shard_take()) {
             NZT_OK(ctx, nz_gen_random(ctx, &A, n, n, 8, nzt_seed + 61, vt));
             snprintf(what, sizeof what, "sweep: random %lld mean 8 squared %s", (long long)n, prec);
-            check_sweeps(ctx, what, A, A);
+            check_sweeps(ctx, what, A, A, true);
             nz_matrix_destroy(&A);
         }
         if (nzt_shard_take()) {
             NZT_OK(ctx, nz_gen_random(ctx, &A, n, 3000, 12, nzt_seed + 62, vt));
             NZT_OK(ctx, nz_gen_random(ctx, &B, 3000, n, 3, nzt_seed + 63, vt));
             snprintf(what, sizeof what, "sweep: random mean 12 times random mean 3 %s", prec);
-            check_sweeps(ctx, what, A, B);
+            check_sweeps(ctx, what, A, B, true);
             nz_matrix_destroy(&A);
             nz_matrix_destroy(&B);
         }
@@ -286,13 +297,13 @@ static void test_sweep(nz_context_t *ctx) {
             NZT_OK(ctx, nz_matrix_info(A, &ia));
             if (ia.rows == ia.cols) {
                 snprintf(what, sizeof what, "sweep: zoo %s A*A %s", nzt_zoo_name(k), prec);
-                check_sweeps(ctx, what, A, A);
+                check_sweeps(ctx, what, A, A, !quick);
             } else if (ia.rows > 8 * ia.cols) {
                 snprintf(what, sizeof what, "sweep: zoo %s A^T*A %s", nzt_zoo_name(k), prec);
-                check_sweeps(ctx, what, T, A);
+                check_sweeps(ctx, what, T, A, !quick);
             } else {
                 snprintf(what, sizeof what, "sweep: zoo %s A*A^T %s", nzt_zoo_name(k), prec);
-                check_sweeps(ctx, what, A, T);
+                check_sweeps(ctx, what, A, T, !quick);
             }
             nz_matrix_destroy(&A);
             nz_matrix_destroy(&T);
@@ -301,7 +312,7 @@ static void test_sweep(nz_context_t *ctx) {
             if (!nzt_shard_take()) continue;
             NZT_OK(ctx, nz_gen_rmat(ctx, &A, scale, 16, 0, 0, 0, nzt_seed + 64 + (uint64_t)scale, vt));
             snprintf(what, sizeof what, "sweep: rmat scale %d squared %s", scale, prec);
-            check_sweeps(ctx, what, A, A);
+            check_sweeps(ctx, what, A, A, !quick);
             nz_matrix_destroy(&A);
         }
     }
