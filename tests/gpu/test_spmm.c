@@ -330,6 +330,39 @@ static void test_long_rows(void) {
             }
 }
 
+/* Fail each allocation of nz_spmm_plan_create(dA, op, k = 8, row-major) in turn (there must be
+ * at least min_allocs): every one must give an out-of-memory status with a message, no plan,
+ * and leave nothing allocated. */
+static void check_plan_alloc_failures(const char *label, const nz_matrix_t *dA, nz_operation_t op,
+                                      int64_t min_allocs) {
+    nz_spmm_plan_t *plan = NULL;
+    nz_alloc_stats_t s0, s1;
+    NZT_OK(ctx, nz_spmm_plan_create(ctx, &plan, dA, op, 8, NZ_ROW_MAJOR, NZ_ALG_AUTO, 0));
+    nz_spmm_plan_destroy(&plan);
+    NZT_OK(ctx, nz_context_alloc_stats(ctx, &s0));
+    NZT_OK(ctx, nz_spmm_plan_create(ctx, &plan, dA, op, 8, NZ_ROW_MAJOR, NZ_ALG_AUTO, 0));
+    NZT_OK(ctx, nz_context_alloc_stats(ctx, &s1));
+    nz_spmm_plan_destroy(&plan);
+    const int64_t count = s1.total_allocs - s0.total_allocs;
+    NZT_CHECK(count >= min_allocs, "%s SpMM plan: only %lld allocations", label, (long long)count);
+    for (int64_t k = 1; k <= count; k++) {
+        NZT_OK(ctx, nz_context_alloc_stats(ctx, &s0));
+        NZT_OK(ctx, nz_context_fail_alloc_after(ctx, k));
+        nz_status_t s = nz_spmm_plan_create(ctx, &plan, dA, op, 8, NZ_ROW_MAJOR, NZ_ALG_AUTO, 0);
+        NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
+        NZT_CHECK((s == NZ_ERR_OUT_OF_MEMORY || s == NZ_ERR_DEVICE_OUT_OF_MEMORY) && plan == NULL &&
+                      strlen(nz_context_last_error(ctx)) > 0,
+                  "%s: failing allocation %lld of %lld gave %d (%s)", label, (long long)k,
+                  (long long)count, (int)s, nz_context_last_error(ctx));
+        nz_spmm_plan_destroy(&plan);
+        NZT_OK(ctx, nz_context_alloc_stats(ctx, &s1));
+        NZT_CHECK(s1.live_blocks == s0.live_blocks && s1.live_bytes == s0.live_bytes,
+                  "%s: failing allocation %lld leaked %lld blocks, %lld bytes", label, (long long)k,
+                  (long long)(s1.live_blocks - s0.live_blocks),
+                  (long long)(s1.live_bytes - s0.live_bytes));
+    }
+}
+
 /* Refusals, alpha = 0 with NaN X, plan info, allocation failures of an op-T plan. */
 static void test_plans(void) {
     nz_matrix_t *A = NULL, *dA = NULL;
@@ -383,30 +416,7 @@ static void test_plans(void) {
     nz_spmm_plan_destroy(&plan);
 
     /* every allocation of an op-T plan (state, transpose, sort scratch) may fail */
-    NZT_OK(ctx, nz_spmm_plan_create(ctx, &plan, dA, NZ_OP_T, 8, NZ_ROW_MAJOR, NZ_ALG_AUTO, 0));
-    nz_spmm_plan_destroy(&plan);
-    NZT_OK(ctx, nz_context_alloc_stats(ctx, &s0));
-    NZT_OK(ctx, nz_spmm_plan_create(ctx, &plan, dA, NZ_OP_T, 8, NZ_ROW_MAJOR, NZ_ALG_AUTO, 0));
-    NZT_OK(ctx, nz_context_alloc_stats(ctx, &s1));
-    nz_spmm_plan_destroy(&plan);
-    int64_t count = s1.total_allocs - s0.total_allocs;
-    NZT_CHECK(count >= 6, "op T SpMM plan: only %lld allocations", (long long)count);
-    for (int64_t k = 1; k <= count; k++) {
-        NZT_OK(ctx, nz_context_alloc_stats(ctx, &s0));
-        NZT_OK(ctx, nz_context_fail_alloc_after(ctx, k));
-        s = nz_spmm_plan_create(ctx, &plan, dA, NZ_OP_T, 8, NZ_ROW_MAJOR, NZ_ALG_AUTO, 0);
-        NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
-        NZT_CHECK((s == NZ_ERR_OUT_OF_MEMORY || s == NZ_ERR_DEVICE_OUT_OF_MEMORY) && plan == NULL &&
-                      strlen(nz_context_last_error(ctx)) > 0,
-                  "failing allocation %lld of %lld gave %d (%s)", (long long)k, (long long)count,
-                  (int)s, nz_context_last_error(ctx));
-        nz_spmm_plan_destroy(&plan);
-        NZT_OK(ctx, nz_context_alloc_stats(ctx, &s1));
-        NZT_CHECK(s1.live_blocks == s0.live_blocks && s1.live_bytes == s0.live_bytes,
-                  "failing allocation %lld leaked %lld blocks, %lld bytes", (long long)k,
-                  (long long)(s1.live_blocks - s0.live_blocks),
-                  (long long)(s1.live_bytes - s0.live_bytes));
-    }
+    check_plan_alloc_failures("op T", dA, NZ_OP_T, 6);
     nz_matrix_destroy(&dA);
     nz_matrix_destroy(&A);
 
@@ -415,30 +425,11 @@ static void test_plans(void) {
     NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, 5, NZ_F64, nzt_seed));
     NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 0));
     setenv("NZ_TUNE_SPMM_LONG", "64", 1);
-    NZT_OK(ctx, nz_context_alloc_stats(ctx, &s0));
     NZT_OK(ctx, nz_spmm_plan_create(ctx, &plan, dA, NZ_OP_N, 8, NZ_ROW_MAJOR, NZ_ALG_AUTO, 0));
-    NZT_OK(ctx, nz_context_alloc_stats(ctx, &s1));
     NZT_OK(ctx, nz_spmm_plan_info(plan, &info));
     NZT_CHECK(info.workspace_bytes > 0, "long-row plan without workspace");
     nz_spmm_plan_destroy(&plan);
-    count = s1.total_allocs - s0.total_allocs;
-    NZT_CHECK(count >= 10, "long-row SpMM plan: only %lld allocations", (long long)count);
-    for (int64_t k = 1; k <= count; k++) {
-        NZT_OK(ctx, nz_context_alloc_stats(ctx, &s0));
-        NZT_OK(ctx, nz_context_fail_alloc_after(ctx, k));
-        s = nz_spmm_plan_create(ctx, &plan, dA, NZ_OP_N, 8, NZ_ROW_MAJOR, NZ_ALG_AUTO, 0);
-        NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
-        NZT_CHECK((s == NZ_ERR_OUT_OF_MEMORY || s == NZ_ERR_DEVICE_OUT_OF_MEMORY) && plan == NULL &&
-                      strlen(nz_context_last_error(ctx)) > 0,
-                  "long rows: failing allocation %lld of %lld gave %d (%s)", (long long)k,
-                  (long long)count, (int)s, nz_context_last_error(ctx));
-        nz_spmm_plan_destroy(&plan);
-        NZT_OK(ctx, nz_context_alloc_stats(ctx, &s1));
-        NZT_CHECK(s1.live_blocks == s0.live_blocks && s1.live_bytes == s0.live_bytes,
-                  "long rows: failing allocation %lld leaked %lld blocks, %lld bytes", (long long)k,
-                  (long long)(s1.live_blocks - s0.live_blocks),
-                  (long long)(s1.live_bytes - s0.live_bytes));
-    }
+    check_plan_alloc_failures("long rows", dA, NZ_OP_N, 10);
     unsetenv("NZ_TUNE_SPMM_LONG");
     NZT_OK(ctx, nz_device_free(ctx, dX));
     NZT_OK(ctx, nz_device_free(ctx, dY));
