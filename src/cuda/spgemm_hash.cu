@@ -595,34 +595,36 @@ static nz_status_t launch_shared(nz_context_t *ctx, cudaStream_t stream, int bin
     return NZ_SUCCESS;
 }
 
-/* The narrow-sweep kernels of bins 0 .. NARROW_BINS - 1: sweep lanes 2^sweep_log2 < group. */
-template <typename Value, bool Numeric>
-static nz_status_t launch_narrow(nz_context_t *ctx, cudaStream_t stream, int bin, int rank,
-                                 int sweep_log2, const hash_args<Value> &args, const int32_t *rows,
-                                 int64_t count) {
+/* The kernels of the small bins 0 .. NARROW_BINS - 1 (groups of 4 .. 32 lanes): numeric rows
+ * sorted by counting in bins 0 .. 2 (rank 1) or 0 .. 3 (rank 2), else by the bitonic sort;
+ * Narrow: sweeps of 2^sweep_log2 lanes, narrower than the group (see launch_bin). */
+template <typename Value, bool Numeric, bool Narrow>
+static nz_status_t launch_small(nz_context_t *ctx, cudaStream_t stream, int bin, int rank,
+                                int sweep_log2, const hash_args<Value> &args, const int32_t *rows,
+                                int64_t count) {
     if (Numeric && rank == 1) {
         switch (bin) {
-        case 0: return launch_shared<4, 32, 256, Value, true, 1, true>(ctx, stream, bin, args, rows, count, sweep_log2);
-        case 1: return launch_shared<8, 64, 256, Value, true, 1, true>(ctx, stream, bin, args, rows, count, sweep_log2);
-        case 2: return launch_shared<16, 128, 256, Value, true, 1, true>(ctx, stream, bin, args, rows, count, sweep_log2);
+        case 0: return launch_shared<4, 32, 256, Value, true, 1, Narrow>(ctx, stream, bin, args, rows, count, sweep_log2);
+        case 1: return launch_shared<8, 64, 256, Value, true, 1, Narrow>(ctx, stream, bin, args, rows, count, sweep_log2);
+        case 2: return launch_shared<16, 128, 256, Value, true, 1, Narrow>(ctx, stream, bin, args, rows, count, sweep_log2);
         default: break;
         }
     }
     if (Numeric && rank == 2) {
         switch (bin) {
-        case 0: return launch_shared<4, 32, 256, Value, true, 2, true>(ctx, stream, bin, args, rows, count, sweep_log2);
-        case 1: return launch_shared<8, 64, 256, Value, true, 2, true>(ctx, stream, bin, args, rows, count, sweep_log2);
-        case 2: return launch_shared<16, 128, 256, Value, true, 2, true>(ctx, stream, bin, args, rows, count, sweep_log2);
-        case 3: return launch_shared<32, 256, 256, Value, true, 2, true>(ctx, stream, bin, args, rows, count, sweep_log2);
+        case 0: return launch_shared<4, 32, 256, Value, true, 2, Narrow>(ctx, stream, bin, args, rows, count, sweep_log2);
+        case 1: return launch_shared<8, 64, 256, Value, true, 2, Narrow>(ctx, stream, bin, args, rows, count, sweep_log2);
+        case 2: return launch_shared<16, 128, 256, Value, true, 2, Narrow>(ctx, stream, bin, args, rows, count, sweep_log2);
+        case 3: return launch_shared<32, 256, 256, Value, true, 2, Narrow>(ctx, stream, bin, args, rows, count, sweep_log2);
         default: break;
         }
     }
     switch (bin) {
-    case 0: return launch_shared<4, 32, 256, Value, Numeric, 0, true>(ctx, stream, bin, args, rows, count, sweep_log2);
-    case 1: return launch_shared<8, 64, 256, Value, Numeric, 0, true>(ctx, stream, bin, args, rows, count, sweep_log2);
-    case 2: return launch_shared<16, 128, 256, Value, Numeric, 0, true>(ctx, stream, bin, args, rows, count, sweep_log2);
-    case 3: return launch_shared<32, 256, 256, Value, Numeric, 0, true>(ctx, stream, bin, args, rows, count, sweep_log2);
-    default: return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spgemm (hash): narrow bin %d", bin);
+    case 0: return launch_shared<4, 32, 256, Value, Numeric, 0, Narrow>(ctx, stream, bin, args, rows, count, sweep_log2);
+    case 1: return launch_shared<8, 64, 256, Value, Numeric, 0, Narrow>(ctx, stream, bin, args, rows, count, sweep_log2);
+    case 2: return launch_shared<16, 128, 256, Value, Numeric, 0, Narrow>(ctx, stream, bin, args, rows, count, sweep_log2);
+    case 3: return launch_shared<32, 256, 256, Value, Numeric, 0, Narrow>(ctx, stream, bin, args, rows, count, sweep_log2);
+    default: return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spgemm (hash): small bin %d", bin);
     }
 }
 
@@ -633,33 +635,16 @@ template <typename Value, bool Numeric>
 static nz_status_t launch_bin(nz_context_t *ctx, cudaStream_t stream, int bin, int rank,
                               int sweep, const hash_args<Value> &args, const int32_t *rows,
                               int64_t count) {
-    if (bin < NARROW_BINS && sweep != 0 && sweep < bin_group[bin]) {
-        int sweep_log2 = 0;
-        while ((2 << sweep_log2) <= sweep) sweep_log2++;
-        return launch_narrow<Value, Numeric>(ctx, stream, bin, rank, sweep_log2, args, rows, count);
-    }
-    if (Numeric && rank == 1) {
-        switch (bin) {
-        case 0: return launch_shared<4, 32, 256, Value, true, 1>(ctx, stream, bin, args, rows, count);
-        case 1: return launch_shared<8, 64, 256, Value, true, 1>(ctx, stream, bin, args, rows, count);
-        case 2: return launch_shared<16, 128, 256, Value, true, 1>(ctx, stream, bin, args, rows, count);
-        default: break;
+    if (bin < NARROW_BINS) {
+        if (sweep != 0 && sweep < bin_group[bin]) {
+            int sweep_log2 = 0;
+            while ((2 << sweep_log2) <= sweep) sweep_log2++;
+            return launch_small<Value, Numeric, true>(ctx, stream, bin, rank, sweep_log2, args,
+                                                      rows, count);
         }
-    }
-    if (Numeric && rank == 2) {
-        switch (bin) {
-        case 0: return launch_shared<4, 32, 256, Value, true, 2>(ctx, stream, bin, args, rows, count);
-        case 1: return launch_shared<8, 64, 256, Value, true, 2>(ctx, stream, bin, args, rows, count);
-        case 2: return launch_shared<16, 128, 256, Value, true, 2>(ctx, stream, bin, args, rows, count);
-        case 3: return launch_shared<32, 256, 256, Value, true, 2>(ctx, stream, bin, args, rows, count);
-        default: break;
-        }
+        return launch_small<Value, Numeric, false>(ctx, stream, bin, rank, 0, args, rows, count);
     }
     switch (bin) {
-    case 0: return launch_shared<4, 32, 256, Value, Numeric>(ctx, stream, bin, args, rows, count);
-    case 1: return launch_shared<8, 64, 256, Value, Numeric>(ctx, stream, bin, args, rows, count);
-    case 2: return launch_shared<16, 128, 256, Value, Numeric>(ctx, stream, bin, args, rows, count);
-    case 3: return launch_shared<32, 256, 256, Value, Numeric>(ctx, stream, bin, args, rows, count);
     case 4: return launch_shared<64, 512, 256, Value, Numeric>(ctx, stream, bin, args, rows, count);
     case 5: return launch_shared<128, 1024, 256, Value, Numeric>(ctx, stream, bin, args, rows, count);
     case 6: return launch_shared<256, 2048, 256, Value, Numeric>(ctx, stream, bin, args, rows, count);
