@@ -2,6 +2,7 @@
 #include "cuda_internal.h"
 #include "spgemm_internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /*
@@ -740,6 +741,12 @@ typedef struct hash_state {
     int rank;                          /* rank_sort_mode: small numeric rows sorted by counting */
     int sweep;                         /* sweep_width: 0, or 2 .. 32 lanes in bins < NARROW_BINS */
     cudaEvent_t computed[2], numeric_start[2], numeric_stop[2], staged[2], sym_start, sym_stop;
+    /* NZ_SPGEMM_PROFILE=1: every bin's launch timed alone (synchronising after each, so the
+     * drain no longer overlaps), summed per phase and bin, printed to stderr at the end */
+    int profile;
+    cudaEvent_t prof_start, prof_stop;
+    double prof_ms[2][NUM_BINS];
+    int64_t prof_rows[2][NUM_BINS];
 } hash_state_t;
 
 static void free_device(nz_context_t *ctx, void **p) {
@@ -775,7 +782,8 @@ static void hash_state_release(hash_state_t *st) {
     }
     cudaEvent_t *events[] = {&st->computed[0], &st->computed[1], &st->numeric_start[0],
                              &st->numeric_start[1], &st->numeric_stop[0], &st->numeric_stop[1],
-                             &st->staged[0], &st->staged[1], &st->sym_start, &st->sym_stop};
+                             &st->staged[0], &st->staged[1], &st->sym_start, &st->sym_stop,
+                             &st->prof_start, &st->prof_stop};
     for (size_t e = 0; e < sizeof events / sizeof events[0]; e++)
         if (*events[e] != NULL) cudaEventDestroy(*events[e]);
     if (st->copy_stream != NULL) cudaStreamDestroy(st->copy_stream);
@@ -906,6 +914,7 @@ static nz_status_t run_bins(hash_state_t *st, const hash_args<Value> &args, int6
         const int64_t count = counts[pairs_before + b];
         if (count == 0) continue;
         const int32_t *rows = st->lists + starts[pairs_before + b];
+        if (st->profile) NZI_CUDA_TRY(ctx, cudaEventRecord(st->prof_start, stream));
         if (b < HUGE_BIN) {
             NZI_TRY((launch_bin<Value, Numeric>(ctx, stream, b, st->rank, st->sweep, args, rows,
                                                 count)));
@@ -918,8 +927,43 @@ static nz_status_t run_bins(hash_state_t *st, const hash_args<Value> &args, int6
                 (int64_t)(round_up((size_t)cols * sizeof(Value)) / sizeof(Value)));
             NZI_CUDA_LAUNCH_CHECK(ctx);
         }
+        if (st->profile) {
+            float ms = 0.0f;
+            NZI_CUDA_TRY(ctx, cudaEventRecord(st->prof_stop, stream));
+            NZI_CUDA_TRY(ctx, cudaEventSynchronize(st->prof_stop));
+            NZI_CUDA_TRY(ctx, cudaEventElapsedTime(&ms, st->prof_start, st->prof_stop));
+            st->prof_ms[Numeric][b] += (double)ms;
+            st->prof_rows[Numeric][b] += count;
+        }
     }
     return NZ_SUCCESS;
+}
+
+/* NZ_SPGEMM_PROFILE: the time and rows of every bin, per phase (and, for the numeric phase,
+ * C's entries in the bin, from the host's row offsets by row_bin's rule). */
+static void print_profile(const hash_state_t *st, const int64_t *off, int64_t m, int max_bin,
+                          int dense_from) {
+    int64_t entries[NUM_BINS] = {0};
+    const int64_t limit = shared_need_limit(max_bin, dense_from);
+    for (int64_t i = 0; i < m; i++) {
+        const int64_t len = off[i + 1] - off[i];
+        if (len <= 0) continue;
+        const int64_t need = table_need(len);
+        int b = 0;
+        if (need > limit) b = HUGE_BIN;
+        else while (need > ((int64_t)32 << b)) b++;
+        entries[b] += len;
+    }
+    fprintf(stderr, "nz_spgemm profile (hash): dense_from bin %d, max shared bin %d\n", dense_from,
+            max_bin);
+    fprintf(stderr, "  bin  group  sym rows    sym ms  num rows   C entries    num ms\n");
+    for (int b = 0; b < NUM_BINS; b++) {
+        if (st->prof_rows[0][b] == 0 && st->prof_rows[1][b] == 0) continue;
+        fprintf(stderr, "  %3d %6d %9lld %9.3f %9lld %11lld %9.3f\n", b,
+                b < SHARED_BINS ? bin_group[b] : DENSE_BLOCK, (long long)st->prof_rows[0][b],
+                st->prof_ms[0][b], (long long)st->prof_rows[1][b], (long long)entries[b],
+                st->prof_ms[1][b]);
+    }
 }
 
 template <typename Value>
@@ -945,6 +989,10 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     st.ctx = ctx;
     st.rank = rank_sort_mode();
     st.sweep = sweep_width(B);
+    {
+        const char *p = getenv("NZ_SPGEMM_PROFILE");
+        st.profile = p != NULL && p[0] != '\0' && strcmp(p, "0") != 0;
+    }
     info->panels = 1;
     if (m == 0 || n == 0 || A->nnz == 0 || B->nnz == 0) { /* no products: nothing for the GPU */
         NZI_CHECK(nzi_csr_alloc(ctx, &M, A->value_type, m, n, 0));
@@ -976,6 +1024,10 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     }
     NZI_CUDA_CHECK(ctx, cudaEventCreate(&st.sym_start));
     NZI_CUDA_CHECK(ctx, cudaEventCreate(&st.sym_stop));
+    if (st.profile) {
+        NZI_CUDA_CHECK(ctx, cudaEventCreate(&st.prof_start));
+        NZI_CUDA_CHECK(ctx, cudaEventCreate(&st.prof_stop));
+    }
 
     /* ---- upload and symbolic phase ---- */
     NZI_CHECK(upload(ctx, &st.dA, A));
@@ -1158,6 +1210,7 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
             NZI_CUDA_CHECK(ctx, cudaStreamWaitEvent(st.copy_stream, st.computed[s], 0));
         }
     }
+    if (st.profile) print_profile(&st, M->host.csr.row_offsets, m, max_bin_num, dense_from);
     info->numeric_seconds = numeric_seconds;
     info->transfer_seconds = upload_seconds + drain_seconds;
     info->stage_seconds_sum = upload_seconds + info->symbolic_seconds + numeric_seconds + drain_seconds;
