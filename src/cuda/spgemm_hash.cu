@@ -462,62 +462,144 @@ __global__ void __launch_bounds__(Block, Rank == 2 ? 6 : 0)
     }
 }
 
-/* Rows too long for shared memory: block b owns dense slot b (a bitmap of `words` words and, in
- * the numeric phase, `cols` accumulators, all zero between rows) and takes rows b, b + grid, ...
- * of the list. Warps take entries of A's row, lanes sweep the row of B (atomicOr / atomicAdd).
- * Then each thread owns a contiguous run of bitmap words: a block scan of their popcounts gives
- * every thread its output position, so the row comes out in column order; the thread clears
- * what it read. */
-template <typename Value, bool Numeric>
+/* Rows too long for shared memory (or cheaper dense than sorted): block b owns dense slot b (in
+ * the numeric phase `cols` accumulators in global memory, zero between rows) and a bitmap of
+ * `words` words, in shared memory when SharedBits (zeroed at the start, cleared as read) or in
+ * global slot b; it takes rows b, b + grid, ... of the list.
+ * Accumulation: A's row is taken DENSE_BLOCK entries at a time; a block scan of their B-row
+ * lengths numbers the batch's products, and thread t takes products t, t + DENSE_BLOCK, ...
+ * (its entry of A by binary search over the batch's offsets), so a row of A with a few entries
+ * whose rows of B are long keeps every thread busy, and consecutive threads read consecutive
+ * entries of B. Output: warp w owns a contiguous run of bitmap words; the warps' popcounts,
+ * scanned, give each its first position; each warp walks its run 32 words at a time (a lane per
+ * word, a warp scan of the popcounts) writing C's columns in order. Then, after a barrier, the
+ * whole block gathers the values: entry i of the row reads its column back and takes (and
+ * zeroes) that accumulator, so the dependent global loads run side by side instead of one
+ * after another inside a thread. */
+template <typename Value, bool Numeric, bool SharedBits>
 __global__ void __launch_bounds__(DENSE_BLOCK)
     hash_dense_kernel(hash_args<Value> args, const int32_t *__restrict__ rows, int64_t count,
                       int64_t words, uint32_t *bitmaps, Value *dense, int64_t cols) {
+    extern __shared__ __align__(16) unsigned char dense_raw[];
     __shared__ long long tmp[32];
-    uint32_t *bits = bitmaps + (size_t)blockIdx.x * (size_t)words;
+    __shared__ long long first[DENSE_BLOCK]; /* the batch's product offsets (exclusive scan) */
+    __shared__ long long b_start[DENSE_BLOCK];
+    __shared__ Value a_value[Numeric ? DENSE_BLOCK : 1];
+    __shared__ long long warp_base[33];
+    uint32_t *bits = SharedBits ? (uint32_t *)dense_raw : bitmaps + (size_t)blockIdx.x * (size_t)words;
     Value *acc = Numeric ? dense + (size_t)blockIdx.x * (size_t)cols : NULL;
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    const int64_t per_thread = (words + DENSE_BLOCK - 1) / DENSE_BLOCK;
-    const int64_t w0 = (int64_t)threadIdx.x * per_thread;
-    const int64_t w1 = w0 + per_thread < words ? w0 + per_thread : words;
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const int64_t per_warp = ((words + 31) / 32 + 31) & ~(int64_t)31; /* words per warp, lanes aligned */
+    const int64_t w_begin = (int64_t)warp * per_warp;
+    const int64_t w_end = w_begin + per_warp < words ? w_begin + per_warp : words;
 
+    if (SharedBits) {
+        for (int64_t w = tid; w < words; w += DENSE_BLOCK) bits[w] = 0;
+        __syncthreads();
+    }
     for (int64_t index = blockIdx.x; index < count; index += gridDim.x) {
         const int32_t row = rows[index];
-        const int64_t a_end = args.a_off[row + 1];
-        for (int64_t k = args.a_off[row] + warp; k < a_end; k += DENSE_BLOCK / 32) {
-            const int32_t j = args.a_col[k];
-            const Value a = Numeric ? args.a_val[k] : Value(0);
-            const int64_t b_end = args.b_off[j + 1];
-            for (int64_t l = args.b_off[j] + lane; l < b_end; l += 32) {
+        const int64_t a_begin = args.a_off[row], a_end = args.a_off[row + 1];
+        for (int64_t kb = a_begin; kb < a_end; kb += DENSE_BLOCK) {
+            const int n = a_end - kb < DENSE_BLOCK ? (int)(a_end - kb) : DENSE_BLOCK;
+            long long len = 0, total = 0;
+            if (tid < n) {
+                const int32_t j = args.a_col[kb + tid];
+                const int64_t b0 = args.b_off[j];
+                len = args.b_off[j + 1] - b0;
+                b_start[tid] = b0;
+                if (Numeric) a_value[tid] = args.a_val[kb + tid];
+            }
+            const long long before = block_exclusive_scan(len, tmp, &total);
+            if (tid < n) first[tid] = before;
+            __syncthreads();
+            int e = 0; /* the entry of A of product p: the last with first[e] <= p (p grows) */
+            for (long long p = tid; p < total; p += DENSE_BLOCK) {
+                int hi = n - 1;
+                while (e < hi) {
+                    const int mid = (e + hi + 1) >> 1;
+                    if (first[mid] <= p) e = mid; else hi = mid - 1;
+                }
+                const int64_t l = b_start[e] + (p - first[e]);
                 const int32_t c = args.b_col[l];
                 atomicOr(&bits[c >> 5], 1u << (c & 31));
-                if (Numeric) atomicAdd(&acc[c], a * args.b_val[l]);
+                if (Numeric) atomicAdd(&acc[c], a_value[e] * args.b_val[l]);
             }
+            __syncthreads();
+        }
+        /* the warps' entry counts (the symbolic phase clears the bits as it counts) */
+        long long local = 0;
+        for (int64_t w = w_begin + lane; w < w_end; w += 32) {
+            local += __popc(bits[w]);
+            if (!Numeric) bits[w] = 0;
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) local += __shfl_xor_sync(0xffffffffu, local, o);
+        if (lane == 0) warp_base[warp] = local;
+        __syncthreads();
+        if (warp == 0) {
+            long long x = warp_base[lane], t = x;
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                const long long y = __shfl_up_sync(0xffffffffu, t, o);
+                if (lane >= o) t += y;
+            }
+            warp_base[lane] = t - x;
+            if (lane == 31) warp_base[32] = t;
         }
         __syncthreads();
-        long long local = 0, total = 0;
-        for (int64_t w = w0; w < w1; w++) local += __popc(bits[w]);
-        long long before = block_exclusive_scan(local, tmp, &total);
         if (!Numeric) {
-            for (int64_t w = w0; w < w1; w++) bits[w] = 0;
-            if (threadIdx.x == 0) args.c_off[row + 1] = total;
+            if (tid == 0) args.c_off[row + 1] = warp_base[32];
         } else {
-            int64_t pos = args.c_off[row] - args.c_base + before;
-            for (int64_t w = w0; w < w1; w++) {
-                uint32_t m = bits[w];
-                if (m == 0) continue;
-                bits[w] = 0;
-                while (m != 0) {
-                    const int32_t c = (int32_t)(w * 32 + (__ffs(m) - 1));
-                    m &= m - 1;
-                    args.c_col[pos] = c;
-                    args.c_val[pos] = acc[c];
-                    acc[c] = Value(0);
-                    pos++;
+            const int64_t begin = args.c_off[row] - args.c_base;
+            int64_t pos = begin + warp_base[warp];
+            for (int64_t w0 = w_begin; w0 < w_end; w0 += 32) {
+                const int64_t w = w0 + lane;
+                uint32_t m = 0;
+                if (w < w_end) {
+                    m = bits[w];
+                    if (m != 0) bits[w] = 0;
                 }
+                const int cnt = __popc(m);
+                int incl = cnt;
+#pragma unroll
+                for (int o = 1; o < 32; o <<= 1) {
+                    const int y = __shfl_up_sync(0xffffffffu, incl, o);
+                    if (lane >= o) incl += y;
+                }
+                int64_t q = pos + incl - cnt;
+                while (m != 0) {
+                    args.c_col[q++] = (int32_t)(w * 32 + (__ffs(m) - 1));
+                    m &= m - 1;
+                }
+                pos += __shfl_sync(0xffffffffu, incl, 31);
+            }
+            __syncthreads(); /* the row's columns, written by the warps, visible to the block */
+            const int64_t nnz = warp_base[32];
+            const int32_t *cc = args.c_col + begin;
+            Value *cv = args.c_val + begin;
+            for (int64_t i = tid; i < nnz; i += DENSE_BLOCK) {
+                const int32_t c = cc[i];
+                cv[i] = acc[c];
+                acc[c] = Value(0);
             }
         }
         __syncthreads();
     }
+}
+
+/* Static shared memory of hash_dense_kernel (the dynamic part is the SharedBits bitmap). */
+template <typename Value>
+static size_t dense_static_bytes(void) {
+    return 32 * 8 + 2 * DENSE_BLOCK * 8 + DENSE_BLOCK * sizeof(Value) + 33 * 8 + 64;
+}
+
+/* Whether the dense rows' bitmap (cols / 32 words) fits in shared memory next to the kernel's
+ * static arrays: then it lives there (one block per SM at 1M columns), else in global slots. */
+template <typename Value>
+static bool dense_bits_shared(const nzi_cuda_state_t *cs, int64_t cols) {
+    const size_t bytes = (size_t)((cols + 31) / 32) * 4 + dense_static_bytes<Value>();
+    return bytes <= cs->shared_per_block_optin && bytes <= cs->shared_per_sm;
 }
 
 /* Inclusive scan of x[0..len) in place, tile by tile: tile_sums[t] gets tile t's total. */
@@ -842,6 +924,14 @@ static nz_status_t drain_array(hash_state_t *st, void *host, const void *device,
 
 static size_t round_up(size_t x) { return (x + 255) & ~(size_t)255; }
 
+/* Device bytes of one dense slot: the accumulators (numeric phase) and, unless the bitmap lives
+ * in shared memory, the bitmap. */
+template <typename Value>
+static size_t dense_slot_bytes(const nzi_cuda_state_t *cs, int64_t cols, bool numeric) {
+    const size_t bitmap = dense_bits_shared<Value>(cs, cols) ? 0 : round_up((size_t)((cols + 31) / 32) * 4);
+    return bitmap + (numeric ? round_up((size_t)cols * sizeof(Value)) : 0);
+}
+
 /* Dense slots for the HUGE_BIN rows: as many as help (two per SM, never more than the rows),
  * within `avail` bytes; zeroed once. */
 template <typename Value>
@@ -849,20 +939,22 @@ static nz_status_t dense_slots(hash_state_t *st, int64_t huge_rows, int64_t cols
                                size_t avail, int64_t *slots) {
     nz_context_t *ctx = st->ctx;
     nzi_cuda_state_t *cs = nzi_cuda(ctx);
-    const int64_t words = (cols + 31) / 32;
-    const size_t bitmap_bytes = round_up((size_t)words * 4);
+    const bool global_bits = !dense_bits_shared<Value>(cs, cols);
+    const size_t bitmap_bytes = global_bits ? round_up((size_t)((cols + 31) / 32) * 4) : 0;
     const size_t value_bytes = numeric ? round_up((size_t)cols * sizeof(Value)) : 0;
     const size_t per_slot = bitmap_bytes + value_bytes;
     int64_t n = huge_rows < 2 * (int64_t)cs->sm_count ? huge_rows : 2 * (int64_t)cs->sm_count;
-    if ((int64_t)(avail / per_slot) < n) n = (int64_t)(avail / per_slot);
+    if (per_slot > 0 && (int64_t)(avail / per_slot) < n) n = (int64_t)(avail / per_slot);
     if (n < 1)
         return nzi_error(ctx, NZ_ERR_DEVICE_OUT_OF_MEMORY,
                          "nz_spgemm (hash): a dense accumulator for %lld columns needs %zu bytes, "
                          "more than the %zu bytes left in the device memory budget",
                          (long long)cols, per_slot, avail);
-    NZI_TRY(nz_cuda_malloc(ctx, (void **)&st->bitmaps, (size_t)n * bitmap_bytes,
-                           "nz_spgemm (hash): dense bitmaps"));
-    NZI_TRY(nz_cuda_memset(ctx, st->bitmaps, 0, (size_t)n * bitmap_bytes));
+    if (global_bits) {
+        NZI_TRY(nz_cuda_malloc(ctx, (void **)&st->bitmaps, (size_t)n * bitmap_bytes,
+                               "nz_spgemm (hash): dense bitmaps"));
+        NZI_TRY(nz_cuda_memset(ctx, st->bitmaps, 0, (size_t)n * bitmap_bytes));
+    }
     if (numeric) {
         NZI_TRY(nz_cuda_malloc(ctx, &st->dense, (size_t)n * value_bytes,
                                "nz_spgemm (hash): dense accumulators"));
@@ -872,11 +964,35 @@ static nz_status_t dense_slots(hash_state_t *st, int64_t huge_rows, int64_t cols
     return NZ_SUCCESS;
 }
 
-/* Count rows per (panel, bin) pair, read the counts back (one synchronisation), lay the lists
- * out pair after pair (h_counts[2 * pairs ..] = start of each pair) and fill them. */
+/* Device counters of a binning with `pairs` (panel, bin) pairs: counts (then the fill's cursors)
+ * in [0, pairs), their exclusive scan with the total in [pairs + 1, 2 pairs + 2), and in the
+ * symbolic phase the product total in [2 pairs + 2]. */
+static size_t counter_entries(int64_t pairs) { return (size_t)(2 * pairs + 3); }
+
+/* One block: the exclusive scan of the counts into the cursors (in place) and into the copy the
+ * host reads, with the total after it. */
+__global__ void __launch_bounds__(SCAN_BLOCK) bin_starts_kernel(unsigned long long *counters,
+                                                                int64_t pairs) {
+    __shared__ long long tmp[32];
+    unsigned long long *copy = counters + pairs + 1;
+    long long carry = 0, total = 0;
+    for (int64_t base = 0; base < pairs; base += SCAN_BLOCK) {
+        const int64_t q = base + threadIdx.x;
+        const long long v = q < pairs ? (long long)counters[q] : 0;
+        const long long before = block_exclusive_scan(v, tmp, &total);
+        if (q < pairs) counters[q] = copy[q] = (unsigned long long)(carry + before);
+        carry += total;
+    }
+    if (threadIdx.x == 0) copy[pairs] = (unsigned long long)carry;
+}
+
+/* Count rows per (panel, bin) pair, scan the counts on the device, fill the lists (laid out pair
+ * after pair), then read the starts back: one synchronisation. On the host h_counts[0, pairs)
+ * get the counts, h_counts[pairs, 2 pairs] the starts and the total; with `products`, also the
+ * product total that products_kernel left in the last counter. */
 template <bool Numeric>
 static nz_status_t bin_rows(hash_state_t *st, int64_t rows, int64_t cols, int max_bin,
-                            int dense_from, int64_t panels) {
+                            int dense_from, int64_t panels, unsigned long long *products) {
     nz_context_t *ctx = st->ctx;
     nzi_cuda_state_t *cs = nzi_cuda(ctx);
     const int64_t pairs = panels * NUM_BINS;
@@ -886,18 +1002,51 @@ static nz_status_t bin_rows(hash_state_t *st, int64_t rows, int64_t cols, int ma
     bin_kernel<Numeric, false><<<(unsigned)blocks, BIN_BLOCK, 0, cs->stream>>>(
         rows, cols, st->c_off, max_bin, dense_from, st->panel_starts, panels, st->counters, NULL);
     NZI_CUDA_LAUNCH_CHECK(ctx);
-    NZI_TRY(nz_cuda_memcpy(ctx, st->h_counts, st->counters, (size_t)pairs * sizeof(int64_t),
-                           NZI_D2H));
-    int64_t *starts = st->h_counts + pairs;
-    int64_t running = 0;
-    for (int64_t q = 0; q < pairs; q++) {
-        starts[q] = running;
-        running += st->h_counts[q];
-    }
-    NZI_TRY(nz_cuda_memcpy(ctx, st->counters, starts, (size_t)pairs * sizeof(int64_t), NZI_H2D));
+    bin_starts_kernel<<<1, SCAN_BLOCK, 0, cs->stream>>>(st->counters, pairs);
+    NZI_CUDA_LAUNCH_CHECK(ctx);
     bin_kernel<Numeric, true><<<(unsigned)blocks, BIN_BLOCK, 0, cs->stream>>>(
         rows, cols, st->c_off, max_bin, dense_from, st->panel_starts, panels, st->counters,
         st->lists);
+    NZI_CUDA_LAUNCH_CHECK(ctx);
+    int64_t *starts = st->h_counts + pairs;
+    NZI_TRY(nz_cuda_memcpy(ctx, starts, st->counters + pairs + 1,
+                           (size_t)(pairs + 1 + (products != NULL)) * sizeof(int64_t), NZI_D2H));
+    for (int64_t q = 0; q < pairs; q++) st->h_counts[q] = starts[q + 1] - starts[q];
+    if (products != NULL) *products = (unsigned long long)starts[pairs + 1];
+    return NZ_SUCCESS;
+}
+
+/* The dense rows of a panel: at most dense_count blocks (the slots), with a shared bitmap at most
+ * as many as are resident at once (rows are dealt round robin, so a second wave would start
+ * late and finish last). */
+template <typename Value, bool Numeric>
+static nz_status_t launch_dense(hash_state_t *st, const hash_args<Value> &args,
+                                const int32_t *rows, int64_t count, int64_t cols,
+                                int64_t dense_count) {
+    nz_context_t *ctx = st->ctx;
+    nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    cudaStream_t stream = cs->stream;
+    const int64_t value_stride = (int64_t)(round_up((size_t)cols * sizeof(Value)) / sizeof(Value));
+    int64_t grid = count < dense_count ? count : dense_count;
+    if (dense_bits_shared<Value>(cs, cols)) {
+        const int64_t words = (cols + 31) / 32;
+        const size_t smem = (size_t)words * 4;
+        void (*kernel)(hash_args<Value>, const int32_t *, int64_t, int64_t, uint32_t *, Value *,
+                       int64_t) = hash_dense_kernel<Value, Numeric, true>;
+        int resident = 0;
+        NZI_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                               (int)smem));
+        NZI_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel,
+                                                                        DENSE_BLOCK, smem));
+        if (resident < 1) resident = 1;
+        if (grid > (int64_t)resident * cs->sm_count) grid = (int64_t)resident * cs->sm_count;
+        kernel<<<(unsigned)grid, DENSE_BLOCK, smem, stream>>>(args, rows, count, words, NULL,
+                                                              (Value *)st->dense, value_stride);
+    } else {
+        const int64_t words = (int64_t)(round_up((size_t)((cols + 31) / 32) * 4) / 4);
+        hash_dense_kernel<Value, Numeric, false><<<(unsigned)grid, DENSE_BLOCK, 0, stream>>>(
+            args, rows, count, words, st->bitmaps, (Value *)st->dense, value_stride);
+    }
     NZI_CUDA_LAUNCH_CHECK(ctx);
     return NZ_SUCCESS;
 }
@@ -919,13 +1068,7 @@ static nz_status_t run_bins(hash_state_t *st, const hash_args<Value> &args, int6
             NZI_TRY((launch_bin<Value, Numeric>(ctx, stream, b, st->rank, st->sweep, args, rows,
                                                 count)));
         } else {
-            const int64_t words = (cols + 31) / 32;
-            const int64_t grid = count < dense_count ? count : dense_count;
-            hash_dense_kernel<Value, Numeric><<<(unsigned)grid, DENSE_BLOCK, 0, stream>>>(
-                args, rows, count, (int64_t)(round_up((size_t)words * 4) / 4),
-                st->bitmaps, (Value *)st->dense,
-                (int64_t)(round_up((size_t)cols * sizeof(Value)) / sizeof(Value)));
-            NZI_CUDA_LAUNCH_CHECK(ctx);
+            NZI_TRY((launch_dense<Value, Numeric>(st, args, rows, count, cols, dense_count)));
         }
         if (st->profile) {
             float ms = 0.0f;
@@ -1049,16 +1192,17 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.lists, (size_t)m * 4, "nz_spgemm (hash): row bins"));
     NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.scan_work,
                              (size_t)scan_work_entries(m) * 8, "nz_spgemm (hash): scan"));
-    st.counters_bytes = 2 * NUM_BINS * 8;
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.counters, st.counters_bytes + 8,
+    st.counters_bytes = counter_entries(NUM_BINS) * 8;
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.counters, st.counters_bytes,
                              "nz_spgemm (hash): bin counters"));
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&st.h_counts, 2 * NUM_BINS, sizeof(int64_t),
-                              "nz_spgemm (hash): bin counts"));
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&st.h_counts, counter_entries(NUM_BINS),
+                              sizeof(int64_t), "nz_spgemm (hash): bin counts"));
     args.c_off = st.c_off;
 
     NZI_CUDA_CHECK(ctx, cudaEventRecord(st.sym_start, cs->stream));
     {
-        unsigned long long *total = st.counters + 2 * NUM_BINS;
+        /* the product total goes to the last counter and comes back with the bin counts */
+        unsigned long long *total = st.counters + 2 * NUM_BINS + 2;
         unsigned long long products = 0;
         NZI_CHECK(nz_cuda_memset(ctx, st.c_off, 0, 8));
         NZI_CHECK(nz_cuda_memset(ctx, total, 0, 8));
@@ -1066,10 +1210,9 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
         products_kernel<<<(unsigned)blocks, BIN_BLOCK, 0, cs->stream>>>(
             m, args.a_off, args.a_col, args.b_off, st.c_off, total);
         NZI_CUDA_LAUNCH_CHECK(ctx);
-        NZI_CHECK(nz_cuda_memcpy(ctx, &products, total, 8, NZI_D2H));
+        NZI_CHECK(bin_rows<false>(&st, m, n, max_bin_sym, SHARED_BINS, 1, &products));
         info->products = (int64_t)products;
     }
-    NZI_CHECK(bin_rows<false>(&st, m, n, max_bin_sym, SHARED_BINS, 1));
     if (st.h_counts[HUGE_BIN] > 0)
         NZI_CHECK(dense_slots<Value>(&st, st.h_counts[HUGE_BIN], n, false, budget - used, &dense_count));
     NZI_CHECK((run_bins<Value, false>(&st, args, 0, n, dense_count)));
@@ -1100,8 +1243,7 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
         size_t avail = budget - used;
         if (huge > 0) {
             NZI_CHECK(dense_slots<Value>(&st, huge, n, true, avail / 2, &dense_count));
-            const int64_t words = (n + 31) / 32;
-            avail -= (size_t)dense_count * (round_up((size_t)words * 4) + round_up((size_t)n * vs));
+            avail -= (size_t)dense_count * dense_slot_bytes<Value>(cs, n, true);
         }
         const size_t c_bytes = (size_t)nnz * entry_bytes;
         if (c_bytes + 65536 <= avail) {
@@ -1154,15 +1296,19 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     free_device(ctx, (void **)&st.counters);
     nzi_free(ctx, st.h_counts);
     st.h_counts = NULL;
-    st.counters_bytes = (size_t)(2 * panels * NUM_BINS) * 8;
+    st.counters_bytes = counter_entries(panels * NUM_BINS) * 8;
     NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.counters, st.counters_bytes, "nz_spgemm (hash): bin counters"));
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&st.h_counts, (size_t)(2 * panels * NUM_BINS),
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&st.h_counts, counter_entries(panels * NUM_BINS),
                               sizeof(int64_t), "nz_spgemm (hash): bin counts"));
     for (int s = 0; s < slots; s++) {
         NZI_CHECK(nz_cuda_malloc(ctx, &st.slot_col[s], (size_t)cap * 4, "nz_spgemm (hash): C panel"));
         NZI_CHECK(nz_cuda_malloc(ctx, &st.slot_val[s], (size_t)cap * vs, "nz_spgemm (hash): C panel"));
     }
-    if (nzi_account_alloc(ctx, 2 * STAGE_HALF, false)) {
+    /* pinned staging only where it pays: a small C comes back in one pageable copy (pinning
+     * 32 MB costs milliseconds, more than such a copy) */
+    if ((size_t)nnz * entry_bytes <= STAGE_HALF) {
+        st.staging = NULL;
+    } else if (nzi_account_alloc(ctx, 2 * STAGE_HALF, false)) {
         if (cudaMallocHost((void **)&st.staging, 2 * STAGE_HALF) != cudaSuccess) {
             (void)cudaGetLastError();
             nzi_account_free(ctx, 2 * STAGE_HALF, false);
@@ -1176,7 +1322,13 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     }
 
     /* ---- numeric phase, panel by panel, draining panel p - 2 before reusing its slot ---- */
-    NZI_CHECK(bin_rows<true>(&st, m, n, max_bin_num, dense_from, panels));
+    /* the numeric binning counts as numeric time (timed with the symbolic phase's events) */
+    NZI_CUDA_CHECK(ctx, cudaEventRecord(st.sym_start, cs->stream));
+    NZI_CHECK(bin_rows<true>(&st, m, n, max_bin_num, dense_from, panels, NULL));
+    NZI_CUDA_CHECK(ctx, cudaEventRecord(st.sym_stop, cs->stream));
+    NZI_CUDA_CHECK(ctx, cudaEventSynchronize(st.sym_stop));
+    NZI_CUDA_CHECK(ctx, cudaEventElapsedTime(&ms, st.sym_start, st.sym_stop));
+    numeric_seconds += 1e-3 * (double)ms;
     {
         const int64_t *off = M->host.csr.row_offsets;
         int64_t next_drain = 0;

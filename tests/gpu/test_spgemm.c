@@ -210,6 +210,15 @@ static void test_generated(nz_context_t *ctx) {
         check_all(ctx, what, A, B);
         nz_matrix_destroy(&A);
         nz_matrix_destroy(&B);
+        /* B wider than a shared-memory bitmap (2^21 columns, 256 KB of bits): C's rows of ~16000
+         * entries take the dense path with its bitmap in global memory, in both phases */
+        NZT_OK(ctx, nz_gen_random(ctx, &A, 100, 100, 8, nzt_seed + 35, vt));
+        NZT_OK(ctx, nz_gen_random(ctx, &B, 100, (int64_t)1 << 21, 2000,
+                                  nzt_seed + 36, vt));
+        snprintf(what, sizeof what, "random 100x100 times random 100x2^21 %s", prec);
+        check_all(ctx, what, A, B);
+        nz_matrix_destroy(&A);
+        nz_matrix_destroy(&B);
     }
     /* a product with no nonzeros: A's columns all meet empty rows of B */
     {
