@@ -462,30 +462,125 @@ __global__ void __launch_bounds__(Block, Rank == 2 ? 6 : 0)
     }
 }
 
-/* Rows too long for shared memory (or cheaper dense than sorted): block b owns dense slot b (in
- * the numeric phase `cols` accumulators in global memory, zero between rows) and a bitmap of
- * `words` words, in shared memory when SharedBits (zeroed at the start, cleared as read) or in
- * global slot b; it takes rows b, b + grid, ... of the list.
- * Accumulation: A's row is taken DENSE_BLOCK entries at a time; a block scan of their B-row
- * lengths numbers the batch's products, and thread t takes products t, t + DENSE_BLOCK, ...
- * (its entry of A by binary search over the batch's offsets), so a row of A with a few entries
- * whose rows of B are long keeps every thread busy, and consecutive threads read consecutive
- * entries of B. Output: warp w owns a contiguous run of bitmap words; the warps' popcounts,
- * scanned, give each its first position; each warp walks its run 32 words at a time (a lane per
- * word, a warp scan of the popcounts) writing C's columns in order. Then, after a barrier, the
- * whole block gathers the values: entry i of the row reads its column back and takes (and
- * zeroes) that accumulator, so the dependent global loads run side by side instead of one
- * after another inside a thread. */
+/* ---- dense rows ----------------------------------------------------------------------------
+ * Rows too long for shared memory (or cheaper dense than sorted) get a block of DENSE_BLOCK
+ * threads each; block b takes rows b, b + grid, ... of the list. Every dense kernel walks a row's
+ * products with dense_sweep: A's row DENSE_BLOCK entries at a time, a block scan of their B-row
+ * lengths numbering the batch's products, thread t taking products t, t + DENSE_BLOCK, ... (its
+ * entry of A by binary search over the batch's offsets), so that a row of A with a few entries
+ * whose rows of B are long keeps every thread busy and consecutive threads read consecutive
+ * entries of B. The row's columns are a bitmap of cols / 32 words.
+ *  - hash_dense_ranked_kernel (numeric, when the bitmap and a prefix per pair of words fit in
+ *    shared memory: up to about 1.1M columns): sweep 1 sets the bits; the prefix counts give
+ *    every column its rank in the row, C's columns are written in order and C's values zeroed;
+ *    sweep 2 adds each product into C's value at its column's rank (global atomics on the row's
+ *    own output, which stays in L2). No dense value array, nothing random in DRAM.
+ *  - hash_dense_kernel (symbolic; numeric for wider B): the bitmap in shared memory when it
+ *    fits (SharedBits) or in global slot b; the numeric phase adds into a global accumulator of
+ *    `cols` values (slot b, zero between rows), writes the columns in order, then gathers the
+ *    values with the whole block, zeroing the accumulator behind it. */
+#define SWEEP_BITS 0     /* set the column bits */
+#define SWEEP_BITS_ACC 1 /* set the bits and add into the dense accumulator */
+#define SWEEP_RANKED 2   /* add into C's values at the column's rank */
+
+template <typename Value>
+struct dense_shared {
+    long long tmp[32];
+    long long first[DENSE_BLOCK]; /* the batch's product offsets (exclusive scan) */
+    long long b_start[DENSE_BLOCK];
+    Value a_value[DENSE_BLOCK];
+    long long warp_base[33];
+};
+
+template <typename Value, int Mode>
+static __device__ __forceinline__ void dense_sweep(const hash_args<Value> &args, int32_t row,
+                                                   uint32_t *bits, Value *acc,
+                                                   const int32_t *prefix, Value *out,
+                                                   dense_shared<Value> &sh) {
+    const int tid = threadIdx.x;
+    const int64_t a_begin = args.a_off[row], a_end = args.a_off[row + 1];
+    for (int64_t kb = a_begin; kb < a_end; kb += DENSE_BLOCK) {
+        const int n = a_end - kb < DENSE_BLOCK ? (int)(a_end - kb) : DENSE_BLOCK;
+        long long len = 0, total = 0;
+        if (tid < n) {
+            const int32_t j = args.a_col[kb + tid];
+            const int64_t b0 = args.b_off[j];
+            len = args.b_off[j + 1] - b0;
+            sh.b_start[tid] = b0;
+            if (Mode != SWEEP_BITS) sh.a_value[tid] = args.a_val[kb + tid];
+        }
+        const long long before = block_exclusive_scan(len, sh.tmp, &total);
+        if (tid < n) sh.first[tid] = before;
+        __syncthreads();
+        int e = 0; /* the entry of A of product p: the last with first[e] <= p (p grows) */
+        for (long long p = tid; p < total; p += DENSE_BLOCK) {
+            int hi = n - 1;
+            while (e < hi) {
+                const int mid = (e + hi + 1) >> 1;
+                if (sh.first[mid] <= p) e = mid; else hi = mid - 1;
+            }
+            const int64_t l = sh.b_start[e] + (p - sh.first[e]);
+            const int32_t c = args.b_col[l];
+            if (Mode != SWEEP_RANKED) atomicOr(&bits[c >> 5], 1u << (c & 31));
+            if (Mode == SWEEP_BITS_ACC) atomicAdd(&acc[c], sh.a_value[e] * args.b_val[l]);
+            if (Mode == SWEEP_RANKED) {
+                const int w = c >> 5;
+                int r = prefix[w >> 1] + __popc(bits[w] & ((1u << (c & 31)) - 1u));
+                if (w & 1) r += __popc(bits[w - 1]);
+                atomicAdd(&out[r], sh.a_value[e] * args.b_val[l]);
+            }
+        }
+        __syncthreads();
+    }
+}
+
+/* The warps' shares of a row: each warp's count of set bits over its `units` (words, or pairs
+ * of words when Pairs) in [u_begin, u_end); warp_base[w] gets the exclusive scan, warp_base[32]
+ * the row's total. Clear: zero the words as they are counted. */
+template <bool Pairs, bool Clear, typename Value>
+static __device__ __forceinline__ void dense_warp_counts(uint32_t *bits, int64_t u_begin,
+                                                         int64_t u_end, dense_shared<Value> &sh) {
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    long long local = 0;
+    for (int64_t u = u_begin + lane; u < u_end; u += 32) {
+        if (Pairs) {
+            const uint2 m = ((const uint2 *)bits)[u];
+            local += __popc(m.x) + __popc(m.y);
+        } else {
+            local += __popc(bits[u]);
+            if (Clear) bits[u] = 0;
+        }
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) local += __shfl_xor_sync(0xffffffffu, local, o);
+    if (lane == 0) sh.warp_base[warp] = local;
+    __syncthreads();
+    if (warp == 0) {
+        const long long x = sh.warp_base[lane];
+        long long t = x;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const long long y = __shfl_up_sync(0xffffffffu, t, o);
+            if (lane >= o) t += y;
+        }
+        sh.warp_base[lane] = t - x;
+        if (lane == 31) sh.warp_base[32] = t;
+    }
+    __syncthreads();
+}
+
+/* Static shared memory of the dense kernels (the dynamic part: the bitmap, and the prefixes). */
+template <typename Value>
+static constexpr size_t dense_static_bytes(void) {
+    return sizeof(dense_shared<Value>);
+}
+
 template <typename Value, bool Numeric, bool SharedBits>
-__global__ void __launch_bounds__(DENSE_BLOCK)
+__global__ void __launch_bounds__(DENSE_BLOCK, 1)
     hash_dense_kernel(hash_args<Value> args, const int32_t *__restrict__ rows, int64_t count,
                       int64_t words, uint32_t *bitmaps, Value *dense, int64_t cols) {
     extern __shared__ __align__(16) unsigned char dense_raw[];
-    __shared__ long long tmp[32];
-    __shared__ long long first[DENSE_BLOCK]; /* the batch's product offsets (exclusive scan) */
-    __shared__ long long b_start[DENSE_BLOCK];
-    __shared__ Value a_value[Numeric ? DENSE_BLOCK : 1];
-    __shared__ long long warp_base[33];
+    __shared__ dense_shared<Value> sh;
     uint32_t *bits = SharedBits ? (uint32_t *)dense_raw : bitmaps + (size_t)blockIdx.x * (size_t)words;
     Value *acc = Numeric ? dense + (size_t)blockIdx.x * (size_t)cols : NULL;
     const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
@@ -499,60 +594,14 @@ __global__ void __launch_bounds__(DENSE_BLOCK)
     }
     for (int64_t index = blockIdx.x; index < count; index += gridDim.x) {
         const int32_t row = rows[index];
-        const int64_t a_begin = args.a_off[row], a_end = args.a_off[row + 1];
-        for (int64_t kb = a_begin; kb < a_end; kb += DENSE_BLOCK) {
-            const int n = a_end - kb < DENSE_BLOCK ? (int)(a_end - kb) : DENSE_BLOCK;
-            long long len = 0, total = 0;
-            if (tid < n) {
-                const int32_t j = args.a_col[kb + tid];
-                const int64_t b0 = args.b_off[j];
-                len = args.b_off[j + 1] - b0;
-                b_start[tid] = b0;
-                if (Numeric) a_value[tid] = args.a_val[kb + tid];
-            }
-            const long long before = block_exclusive_scan(len, tmp, &total);
-            if (tid < n) first[tid] = before;
-            __syncthreads();
-            int e = 0; /* the entry of A of product p: the last with first[e] <= p (p grows) */
-            for (long long p = tid; p < total; p += DENSE_BLOCK) {
-                int hi = n - 1;
-                while (e < hi) {
-                    const int mid = (e + hi + 1) >> 1;
-                    if (first[mid] <= p) e = mid; else hi = mid - 1;
-                }
-                const int64_t l = b_start[e] + (p - first[e]);
-                const int32_t c = args.b_col[l];
-                atomicOr(&bits[c >> 5], 1u << (c & 31));
-                if (Numeric) atomicAdd(&acc[c], a_value[e] * args.b_val[l]);
-            }
-            __syncthreads();
-        }
-        /* the warps' entry counts (the symbolic phase clears the bits as it counts) */
-        long long local = 0;
-        for (int64_t w = w_begin + lane; w < w_end; w += 32) {
-            local += __popc(bits[w]);
-            if (!Numeric) bits[w] = 0;
-        }
-#pragma unroll
-        for (int o = 16; o > 0; o >>= 1) local += __shfl_xor_sync(0xffffffffu, local, o);
-        if (lane == 0) warp_base[warp] = local;
-        __syncthreads();
-        if (warp == 0) {
-            long long x = warp_base[lane], t = x;
-#pragma unroll
-            for (int o = 1; o < 32; o <<= 1) {
-                const long long y = __shfl_up_sync(0xffffffffu, t, o);
-                if (lane >= o) t += y;
-            }
-            warp_base[lane] = t - x;
-            if (lane == 31) warp_base[32] = t;
-        }
-        __syncthreads();
+        dense_sweep<Value, Numeric ? SWEEP_BITS_ACC : SWEEP_BITS>(args, row, bits, acc, NULL, NULL, sh);
+        /* the symbolic phase clears the bits as it counts */
+        dense_warp_counts<false, !Numeric>(bits, w_begin, w_end, sh);
         if (!Numeric) {
-            if (tid == 0) args.c_off[row + 1] = warp_base[32];
+            if (tid == 0) args.c_off[row + 1] = sh.warp_base[32];
         } else {
             const int64_t begin = args.c_off[row] - args.c_base;
-            int64_t pos = begin + warp_base[warp];
+            int64_t pos = begin + sh.warp_base[warp];
             for (int64_t w0 = w_begin; w0 < w_end; w0 += 32) {
                 const int64_t w = w0 + lane;
                 uint32_t m = 0;
@@ -575,7 +624,7 @@ __global__ void __launch_bounds__(DENSE_BLOCK)
                 pos += __shfl_sync(0xffffffffu, incl, 31);
             }
             __syncthreads(); /* the row's columns, written by the warps, visible to the block */
-            const int64_t nnz = warp_base[32];
+            const int64_t nnz = sh.warp_base[32];
             const int32_t *cc = args.c_col + begin;
             Value *cv = args.c_val + begin;
             for (int64_t i = tid; i < nnz; i += DENSE_BLOCK) {
@@ -588,18 +637,77 @@ __global__ void __launch_bounds__(DENSE_BLOCK)
     }
 }
 
-/* Static shared memory of hash_dense_kernel (the dynamic part is the SharedBits bitmap). */
+/* Numeric dense rows with the bitmap (2 * pairs words) and one int32 prefix per pair of words
+ * in shared memory: see the section's comment. */
 template <typename Value>
-static size_t dense_static_bytes(void) {
-    return 32 * 8 + 2 * DENSE_BLOCK * 8 + DENSE_BLOCK * sizeof(Value) + 33 * 8 + 64;
+__global__ void __launch_bounds__(DENSE_BLOCK, 1)
+    hash_dense_ranked_kernel(hash_args<Value> args, const int32_t *__restrict__ rows,
+                             int64_t count, int64_t pairs) {
+    extern __shared__ __align__(16) unsigned char dense_raw[];
+    __shared__ dense_shared<Value> sh;
+    uint32_t *bits = (uint32_t *)dense_raw;
+    int32_t *prefix = (int32_t *)(bits + 2 * pairs);
+    const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+    const int64_t per_warp = ((pairs + 31) / 32 + 31) & ~(int64_t)31;
+    const int64_t u_begin = (int64_t)warp * per_warp;
+    const int64_t u_end = u_begin + per_warp < pairs ? u_begin + per_warp : pairs;
+
+    for (int64_t w = tid; w < 2 * pairs; w += DENSE_BLOCK) bits[w] = 0;
+    __syncthreads();
+    for (int64_t index = blockIdx.x; index < count; index += gridDim.x) {
+        const int32_t row = rows[index];
+        dense_sweep<Value, SWEEP_BITS>(args, row, bits, NULL, NULL, NULL, sh);
+        dense_warp_counts<true, false>(bits, u_begin, u_end, sh);
+        const int64_t begin = args.c_off[row] - args.c_base;
+        int32_t *out_col = args.c_col + begin;
+        Value *out_val = args.c_val + begin;
+        int pos = (int)sh.warp_base[warp]; /* a row of C has fewer than 2^31 entries (cols) */
+        for (int64_t u0 = u_begin; u0 < u_end; u0 += 32) {
+            const int64_t u = u0 + lane;
+            uint2 m = make_uint2(0u, 0u);
+            if (u < u_end) m = ((const uint2 *)bits)[u];
+            const int cnt = __popc(m.x) + __popc(m.y);
+            int incl = cnt;
+#pragma unroll
+            for (int o = 1; o < 32; o <<= 1) {
+                const int y = __shfl_up_sync(0xffffffffu, incl, o);
+                if (lane >= o) incl += y;
+            }
+            int q = pos + incl - cnt;
+            if (u < u_end) prefix[u] = q;
+            for (uint32_t x = m.x; x != 0; x &= x - 1) out_col[q++] = (int32_t)(u * 64 + (__ffs(x) - 1));
+            for (uint32_t x = m.y; x != 0; x &= x - 1) out_col[q++] = (int32_t)(u * 64 + 32 + (__ffs(x) - 1));
+            pos += __shfl_sync(0xffffffffu, incl, 31);
+        }
+        const int64_t nnz = sh.warp_base[32];
+        for (int64_t i = tid; i < nnz; i += DENSE_BLOCK) out_val[i] = Value(0);
+        __syncthreads(); /* prefixes and zeroed values visible to the block */
+        dense_sweep<Value, SWEEP_RANKED>(args, row, bits, NULL, prefix, out_val, sh);
+        for (int64_t w = tid; w < 2 * pairs; w += DENSE_BLOCK) bits[w] = 0;
+        __syncthreads();
+    }
 }
 
-/* Whether the dense rows' bitmap (cols / 32 words) fits in shared memory next to the kernel's
- * static arrays: then it lives there (one block per SM at 1M columns), else in global slots. */
+/* How the dense rows of a phase run: DENSE_RANKED (numeric: bitmap and prefixes in shared
+ * memory), DENSE_SHARED_BITS (symbolic: bitmap in shared memory), else DENSE_GLOBAL (bitmap in
+ * global slots; numeric with a global accumulator). */
+#define DENSE_GLOBAL 0
+#define DENSE_SHARED_BITS 1
+#define DENSE_RANKED 2
+
+static int64_t dense_pairs(int64_t cols) { return ((cols + 31) / 32 + 1) / 2; }
+
+static size_t dense_dynamic_bytes(int mode, int64_t cols) {
+    if (mode == DENSE_RANKED) return (size_t)dense_pairs(cols) * 12; /* 2 words + a prefix */
+    if (mode == DENSE_SHARED_BITS) return (size_t)((cols + 31) / 32) * 4;
+    return 0;
+}
+
 template <typename Value>
-static bool dense_bits_shared(const nzi_cuda_state_t *cs, int64_t cols) {
-    const size_t bytes = (size_t)((cols + 31) / 32) * 4 + dense_static_bytes<Value>();
-    return bytes <= cs->shared_per_block_optin && bytes <= cs->shared_per_sm;
+static int dense_mode(const nzi_cuda_state_t *cs, int64_t cols, bool numeric) {
+    const int mode = numeric ? DENSE_RANKED : DENSE_SHARED_BITS;
+    const size_t bytes = dense_dynamic_bytes(mode, cols) + dense_static_bytes<Value>();
+    return bytes <= cs->shared_per_block_optin && bytes <= cs->shared_per_sm ? mode : DENSE_GLOBAL;
 }
 
 /* Inclusive scan of x[0..len) in place, tile by tile: tile_sums[t] gets tile t's total. */
@@ -924,26 +1032,28 @@ static nz_status_t drain_array(hash_state_t *st, void *host, const void *device,
 
 static size_t round_up(size_t x) { return (x + 255) & ~(size_t)255; }
 
-/* Device bytes of one dense slot: the accumulators (numeric phase) and, unless the bitmap lives
- * in shared memory, the bitmap. */
+/* Device bytes of one dense slot: the bitmap when it is in global memory, and for a numeric
+ * DENSE_GLOBAL the accumulators. */
 template <typename Value>
 static size_t dense_slot_bytes(const nzi_cuda_state_t *cs, int64_t cols, bool numeric) {
-    const size_t bitmap = dense_bits_shared<Value>(cs, cols) ? 0 : round_up((size_t)((cols + 31) / 32) * 4);
-    return bitmap + (numeric ? round_up((size_t)cols * sizeof(Value)) : 0);
+    if (dense_mode<Value>(cs, cols, numeric) != DENSE_GLOBAL) return 0;
+    return round_up((size_t)((cols + 31) / 32) * 4) +
+           (numeric ? round_up((size_t)cols * sizeof(Value)) : 0);
 }
 
-/* Dense slots for the HUGE_BIN rows: as many as help (two per SM, never more than the rows),
+/* Dense slots for the HUGE_BIN rows: as many as help (one per SM: a 1024-thread dense block
+ * with 40-60 registers is alone on its SM; never more than the rows),
  * within `avail` bytes; zeroed once. */
 template <typename Value>
 static nz_status_t dense_slots(hash_state_t *st, int64_t huge_rows, int64_t cols, bool numeric,
                                size_t avail, int64_t *slots) {
     nz_context_t *ctx = st->ctx;
     nzi_cuda_state_t *cs = nzi_cuda(ctx);
-    const bool global_bits = !dense_bits_shared<Value>(cs, cols);
+    const bool global_bits = dense_mode<Value>(cs, cols, numeric) == DENSE_GLOBAL;
     const size_t bitmap_bytes = global_bits ? round_up((size_t)((cols + 31) / 32) * 4) : 0;
-    const size_t value_bytes = numeric ? round_up((size_t)cols * sizeof(Value)) : 0;
+    const size_t value_bytes = global_bits && numeric ? round_up((size_t)cols * sizeof(Value)) : 0;
     const size_t per_slot = bitmap_bytes + value_bytes;
-    int64_t n = huge_rows < 2 * (int64_t)cs->sm_count ? huge_rows : 2 * (int64_t)cs->sm_count;
+    int64_t n = huge_rows < (int64_t)cs->sm_count ? huge_rows : (int64_t)cs->sm_count;
     if (per_slot > 0 && (int64_t)(avail / per_slot) < n) n = (int64_t)(avail / per_slot);
     if (n < 1)
         return nzi_error(ctx, NZ_ERR_DEVICE_OUT_OF_MEMORY,
@@ -955,7 +1065,7 @@ static nz_status_t dense_slots(hash_state_t *st, int64_t huge_rows, int64_t cols
                                "nz_spgemm (hash): dense bitmaps"));
         NZI_TRY(nz_cuda_memset(ctx, st->bitmaps, 0, (size_t)n * bitmap_bytes));
     }
-    if (numeric) {
+    if (value_bytes > 0) {
         NZI_TRY(nz_cuda_malloc(ctx, &st->dense, (size_t)n * value_bytes,
                                "nz_spgemm (hash): dense accumulators"));
         NZI_TRY(nz_cuda_memset(ctx, st->dense, 0, (size_t)n * value_bytes));
@@ -1016,9 +1126,9 @@ static nz_status_t bin_rows(hash_state_t *st, int64_t rows, int64_t cols, int ma
     return NZ_SUCCESS;
 }
 
-/* The dense rows of a panel: at most dense_count blocks (the slots), with a shared bitmap at most
- * as many as are resident at once (rows are dealt round robin, so a second wave would start
- * late and finish last). */
+/* The dense rows of a panel: at most dense_count blocks (the slots) and at most as many as are
+ * resident at once (rows are dealt round robin, so a second wave would start late and finish
+ * last). */
 template <typename Value, bool Numeric>
 static nz_status_t launch_dense(hash_state_t *st, const hash_args<Value> &args,
                                 const int32_t *rows, int64_t count, int64_t cols,
@@ -1028,24 +1138,30 @@ static nz_status_t launch_dense(hash_state_t *st, const hash_args<Value> &args,
     cudaStream_t stream = cs->stream;
     const int64_t value_stride = (int64_t)(round_up((size_t)cols * sizeof(Value)) / sizeof(Value));
     int64_t grid = count < dense_count ? count : dense_count;
-    if (dense_bits_shared<Value>(cs, cols)) {
-        const int64_t words = (cols + 31) / 32;
-        const size_t smem = (size_t)words * 4;
-        void (*kernel)(hash_args<Value>, const int32_t *, int64_t, int64_t, uint32_t *, Value *,
-                       int64_t) = hash_dense_kernel<Value, Numeric, true>;
-        int resident = 0;
-        NZI_CUDA_TRY(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    const int mode = dense_mode<Value>(cs, cols, Numeric);
+    const size_t smem = dense_dynamic_bytes(mode, cols);
+    void (*kernel)(hash_args<Value>, const int32_t *, int64_t, int64_t, uint32_t *, Value *,
+                   int64_t) = mode == DENSE_GLOBAL ? hash_dense_kernel<Value, Numeric, false>
+                                                   : hash_dense_kernel<Value, Numeric, true>;
+    void (*ranked)(hash_args<Value>, const int32_t *, int64_t, int64_t) =
+        hash_dense_ranked_kernel<Value>;
+    const void *fn = mode == DENSE_RANKED ? (const void *)ranked : (const void *)kernel;
+    int resident = 0;
+    if (smem > 0)
+        NZI_CUDA_TRY(ctx, cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                (int)smem));
-        NZI_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel,
-                                                                        DENSE_BLOCK, smem));
-        if (resident < 1) resident = 1;
-        if (grid > (int64_t)resident * cs->sm_count) grid = (int64_t)resident * cs->sm_count;
-        kernel<<<(unsigned)grid, DENSE_BLOCK, smem, stream>>>(args, rows, count, words, NULL,
-                                                              (Value *)st->dense, value_stride);
+    NZI_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, fn, DENSE_BLOCK, smem));
+    if (resident < 1) resident = 1;
+    if (grid > (int64_t)resident * cs->sm_count) grid = (int64_t)resident * cs->sm_count;
+    if (mode == DENSE_RANKED) {
+        ranked<<<(unsigned)grid, DENSE_BLOCK, smem, stream>>>(args, rows, count, dense_pairs(cols));
+    } else if (mode == DENSE_SHARED_BITS) {
+        kernel<<<(unsigned)grid, DENSE_BLOCK, smem, stream>>>(args, rows, count, (cols + 31) / 32,
+                                                              NULL, NULL, 0);
     } else {
         const int64_t words = (int64_t)(round_up((size_t)((cols + 31) / 32) * 4) / 4);
-        hash_dense_kernel<Value, Numeric, false><<<(unsigned)grid, DENSE_BLOCK, 0, stream>>>(
-            args, rows, count, words, st->bitmaps, (Value *)st->dense, value_stride);
+        kernel<<<(unsigned)grid, DENSE_BLOCK, 0, stream>>>(args, rows, count, words, st->bitmaps,
+                                                           (Value *)st->dense, value_stride);
     }
     NZI_CUDA_LAUNCH_CHECK(ctx);
     return NZ_SUCCESS;
