@@ -15,11 +15,10 @@ for f in r20 r18 r16 rand fe lap; do
   $B/nz spgemm $G/$f.nzb --alg hash
   NZ_SPGEMM_PROFILE=1 $B/nz spgemm $G/$f.nzb --alg hash
 done
-# the dense-path factor (dense_from_bin) on the power-law products
-for d in 0 2 8 16; do
-  for f in r20 r16; do
-    echo "== $f NZ_TUNE_SPGEMM_DENSE=$d"
-    NZ_TUNE_SPGEMM_DENSE=$d $B/nz spgemm $G/$f.nzb --alg hash
-    NZ_TUNE_SPGEMM_DENSE=$d $B/nz spgemm $G/$f.nzb --alg hash
+# the dense-path factor (dense_from_bin) on the power-law products, one run each
+for d in 0 1 2 4 8 16 32; do
+  for f in r20 r18 r16; do
+    printf "%s DENSE=%s: " $f $d
+    NZ_TUNE_SPGEMM_DENSE=$d $B/nz spgemm $G/$f.nzb --alg hash | grep -o "symbolic [0-9.]* numeric [0-9.]*"
   done
 done
