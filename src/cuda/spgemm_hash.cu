@@ -134,13 +134,15 @@ static __device__ __forceinline__ void hash_insert(int32_t *keys, Value *vals, i
 
 /* ---- kernels -------------------------------------------------------------------------------- */
 
-/* Products per row (thread per row, grid-stride) into c_off[row + 1]; their total into *total. */
+/* Products per row (thread per row, grid-stride) into c_off[row + 1] (and 0 into c_off[0]);
+ * their total into *total. */
 __global__ void __launch_bounds__(BIN_BLOCK)
     products_kernel(int64_t rows, const int64_t *__restrict__ a_off,
                     const int32_t *__restrict__ a_col, const int64_t *__restrict__ b_off,
                     int64_t *__restrict__ c_off, unsigned long long *total) {
     __shared__ unsigned long long block_total;
     if (threadIdx.x == 0) block_total = 0;
+    if (blockIdx.x == 0 && threadIdx.x == 0) c_off[0] = 0;
     __syncthreads();
     unsigned long long mine = 0;
     for (int64_t row = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; row < rows;
@@ -1108,7 +1110,8 @@ static nz_status_t bin_rows(hash_state_t *st, int64_t rows, int64_t cols, int ma
     const int64_t pairs = panels * NUM_BINS;
     st->pairs = pairs;
     const int64_t blocks = nzi_cuda_grid_blocks(cs, BIN_BLOCK, 4, (rows + BIN_BLOCK - 1) / BIN_BLOCK);
-    NZI_TRY(nz_cuda_memset(ctx, st->counters, 0, (size_t)pairs * sizeof(unsigned long long)));
+    if (products == NULL) /* else the caller zeroed every counter before products_kernel */
+        NZI_TRY(nz_cuda_memset(ctx, st->counters, 0, (size_t)pairs * sizeof(unsigned long long)));
     bin_kernel<Numeric, false><<<(unsigned)blocks, BIN_BLOCK, 0, cs->stream>>>(
         rows, cols, st->c_off, max_bin, dense_from, st->panel_starts, panels, st->counters, NULL);
     NZI_CUDA_LAUNCH_CHECK(ctx);
@@ -1225,6 +1228,26 @@ static void print_profile(const hash_state_t *st, const int64_t *off, int64_t m,
     }
 }
 
+/* Small products (NZ_TUNE_SPGEMM_ONEBIN=1, the default): the symbolic phase bins rows by their
+ * products with the numeric phase's bins and dense rule, and a single-panel numeric phase runs
+ * on those lists, skipping its own binning (a memset, three kernels and a synchronisation: a
+ * fifth of the time of a product of a few thousand rows). The tables are then sized by the
+ * products rather than the exact lengths, which only costs where rows compress a lot, so only
+ * below ONEBIN_MAX_PRODUCTS (counted on the host when nnz(A) <= ONEBIN_MAX_NNZ). */
+#define ONEBIN_MAX_NNZ ((int64_t)1 << 18)
+#define ONEBIN_MAX_PRODUCTS ((int64_t)1 << 22)
+static bool small_product(const nz_matrix_t *A, const nz_matrix_t *B) {
+    static const int choices[] = {0, 1};
+    if (nzi_cuda_tune("NZ_TUNE_SPGEMM_ONEBIN", choices, 2, 1) != 1 || A->nnz > ONEBIN_MAX_NNZ)
+        return false;
+    const int32_t *a_col = A->host.csr.col_indices;
+    const int64_t *b_off = B->host.csr.row_offsets;
+    int64_t products = 0;
+    for (int64_t k = 0; k < A->nnz && products <= ONEBIN_MAX_PRODUCTS; k++)
+        products += b_off[a_col[k] + 1] - b_off[a_col[k]];
+    return products <= ONEBIN_MAX_PRODUCTS;
+}
+
 template <typename Value>
 static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
                                const nz_matrix_t *B, const nz_spgemm_options_t *opt,
@@ -1237,7 +1260,8 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     hash_state_t st;
     hash_args<Value> args;
     size_t budget = 0, used = 0;
-    int64_t nnz = 0, panels = 1, dense_count = 0, slots = 1, cap = 0;
+    int64_t nnz = 0, panels = 1, dense_count = 0, slots = 1, cap = 0, symbolic_huge = 0;
+    bool one_binning = false;
     double upload_seconds = 0.0, drain_seconds = 0.0, numeric_seconds = 0.0;
     float ms = 0.0f;
     const int max_bin_sym = max_shared_bin(cs, false, vs), max_bin_num = max_shared_bin(cs, true, vs);
@@ -1315,20 +1339,24 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
                               sizeof(int64_t), "nz_spgemm (hash): bin counts"));
     args.c_off = st.c_off;
 
+    one_binning = small_product(A, B);
     NZI_CUDA_CHECK(ctx, cudaEventRecord(st.sym_start, cs->stream));
     {
         /* the product total goes to the last counter and comes back with the bin counts */
         unsigned long long *total = st.counters + 2 * NUM_BINS + 2;
         unsigned long long products = 0;
-        NZI_CHECK(nz_cuda_memset(ctx, st.c_off, 0, 8));
-        NZI_CHECK(nz_cuda_memset(ctx, total, 0, 8));
+        NZI_CHECK(nz_cuda_memset(ctx, st.counters, 0, st.counters_bytes)); /* c_off[0]: the kernel */
         const int64_t blocks = nzi_cuda_grid_blocks(cs, BIN_BLOCK, 4, (m + BIN_BLOCK - 1) / BIN_BLOCK);
         products_kernel<<<(unsigned)blocks, BIN_BLOCK, 0, cs->stream>>>(
             m, args.a_off, args.a_col, args.b_off, st.c_off, total);
         NZI_CUDA_LAUNCH_CHECK(ctx);
-        NZI_CHECK(bin_rows<false>(&st, m, n, max_bin_sym, SHARED_BINS, 1, &products));
+        if (one_binning)
+            NZI_CHECK(bin_rows<false>(&st, m, n, max_bin_num, dense_from, 1, &products));
+        else
+            NZI_CHECK(bin_rows<false>(&st, m, n, max_bin_sym, SHARED_BINS, 1, &products));
         info->products = (int64_t)products;
     }
+    symbolic_huge = st.h_counts[HUGE_BIN];
     if (st.h_counts[HUGE_BIN] > 0)
         NZI_CHECK(dense_slots<Value>(&st, st.h_counts[HUGE_BIN], n, false, budget - used, &dense_count));
     NZI_CHECK((run_bins<Value, false>(&st, args, 0, n, dense_count)));
@@ -1356,6 +1384,7 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
             if (len > 0 && table_need(len) > limit) huge++;
             if (len > longest) longest = len;
         }
+        if (one_binning && symbolic_huge > huge) huge = symbolic_huge; /* the lists kept */
         size_t avail = budget - used;
         if (huge > 0) {
             NZI_CHECK(dense_slots<Value>(&st, huge, n, true, avail / 2, &dense_count));
@@ -1406,16 +1435,19 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
         if (panels == 1) cap = nnz;
     }
     info->panels = panels;
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.panel_starts, (size_t)(panels + 1) * 8,
-                             "nz_spgemm (hash): panels"));
-    NZI_CHECK(nz_cuda_memcpy(ctx, st.panel_starts, st.h_panel_starts, (size_t)(panels + 1) * 8, NZI_H2D));
-    free_device(ctx, (void **)&st.counters);
-    nzi_free(ctx, st.h_counts);
-    st.h_counts = NULL;
-    st.counters_bytes = counter_entries(panels * NUM_BINS) * 8;
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.counters, st.counters_bytes, "nz_spgemm (hash): bin counters"));
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&st.h_counts, counter_entries(panels * NUM_BINS),
-                              sizeof(int64_t), "nz_spgemm (hash): bin counts"));
+    one_binning = one_binning && panels == 1;
+    if (!one_binning) { /* a new binning per (panel, bin) pair: its counters */
+        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.panel_starts, (size_t)(panels + 1) * 8,
+                                 "nz_spgemm (hash): panels"));
+        NZI_CHECK(nz_cuda_memcpy(ctx, st.panel_starts, st.h_panel_starts, (size_t)(panels + 1) * 8, NZI_H2D));
+        free_device(ctx, (void **)&st.counters);
+        nzi_free(ctx, st.h_counts);
+        st.h_counts = NULL;
+        st.counters_bytes = counter_entries(panels * NUM_BINS) * 8;
+        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.counters, st.counters_bytes, "nz_spgemm (hash): bin counters"));
+        NZI_CHECK(nzi_alloc_array(ctx, (void **)&st.h_counts, counter_entries(panels * NUM_BINS),
+                                  sizeof(int64_t), "nz_spgemm (hash): bin counts"));
+    }
     for (int s = 0; s < slots; s++) {
         NZI_CHECK(nz_cuda_malloc(ctx, &st.slot_col[s], (size_t)cap * 4, "nz_spgemm (hash): C panel"));
         NZI_CHECK(nz_cuda_malloc(ctx, &st.slot_val[s], (size_t)cap * vs, "nz_spgemm (hash): C panel"));
@@ -1439,12 +1471,14 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
 
     /* ---- numeric phase, panel by panel, draining panel p - 2 before reusing its slot ---- */
     /* the numeric binning counts as numeric time (timed with the symbolic phase's events) */
-    NZI_CUDA_CHECK(ctx, cudaEventRecord(st.sym_start, cs->stream));
-    NZI_CHECK(bin_rows<true>(&st, m, n, max_bin_num, dense_from, panels, NULL));
-    NZI_CUDA_CHECK(ctx, cudaEventRecord(st.sym_stop, cs->stream));
-    NZI_CUDA_CHECK(ctx, cudaEventSynchronize(st.sym_stop));
-    NZI_CUDA_CHECK(ctx, cudaEventElapsedTime(&ms, st.sym_start, st.sym_stop));
-    numeric_seconds += 1e-3 * (double)ms;
+    if (!one_binning) {
+        NZI_CUDA_CHECK(ctx, cudaEventRecord(st.sym_start, cs->stream));
+        NZI_CHECK(bin_rows<true>(&st, m, n, max_bin_num, dense_from, panels, NULL));
+        NZI_CUDA_CHECK(ctx, cudaEventRecord(st.sym_stop, cs->stream));
+        NZI_CUDA_CHECK(ctx, cudaEventSynchronize(st.sym_stop));
+        NZI_CUDA_CHECK(ctx, cudaEventElapsedTime(&ms, st.sym_start, st.sym_stop));
+        numeric_seconds += 1e-3 * (double)ms;
+    }
     {
         const int64_t *off = M->host.csr.row_offsets;
         int64_t next_drain = 0;
