@@ -134,31 +134,6 @@ static __device__ __forceinline__ void hash_insert(int32_t *keys, Value *vals, i
 
 /* ---- kernels -------------------------------------------------------------------------------- */
 
-/* Products per row (thread per row, grid-stride) into c_off[row + 1] (and 0 into c_off[0]);
- * their total into *total. */
-__global__ void __launch_bounds__(BIN_BLOCK)
-    products_kernel(int64_t rows, const int64_t *__restrict__ a_off,
-                    const int32_t *__restrict__ a_col, const int64_t *__restrict__ b_off,
-                    int64_t *__restrict__ c_off, unsigned long long *total) {
-    __shared__ unsigned long long block_total;
-    if (threadIdx.x == 0) block_total = 0;
-    if (blockIdx.x == 0 && threadIdx.x == 0) c_off[0] = 0;
-    __syncthreads();
-    unsigned long long mine = 0;
-    for (int64_t row = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; row < rows;
-         row += (int64_t)gridDim.x * blockDim.x) {
-        int64_t p = 0;
-        for (int64_t k = a_off[row]; k < a_off[row + 1]; k++) {
-            int32_t j = a_col[k];
-            p += b_off[j + 1] - b_off[j];
-        }
-        c_off[row + 1] = p;
-        mine += (unsigned long long)p;
-    }
-    if (mine != 0) atomicAdd(&block_total, mine);
-    __syncthreads();
-    if (threadIdx.x == 0 && block_total != 0) atomicAdd(total, block_total);
-}
 
 /* The binning rule, shared by row_bin on the device and the host's count of the numeric
  * phase's dense rows: a row of v entries needs a table of 1.5 v slots (load factor <= 2/3);
@@ -230,6 +205,43 @@ __global__ void __launch_bounds__(BIN_BLOCK)
             lists[first + rank] = (int32_t)row;
         }
     }
+}
+
+/* Products per row (thread per row, grid-stride) into c_off[row + 1] (and 0 into c_off[0]),
+ * their total into *total, and the symbolic binning's count of each row's bin (as bin_kernel's
+ * counting pass, which the symbolic phase then skips). */
+__global__ void __launch_bounds__(BIN_BLOCK)
+    products_kernel(int64_t rows, int64_t cols, const int64_t *__restrict__ a_off,
+                    const int32_t *__restrict__ a_col, const int64_t *__restrict__ b_off,
+                    int64_t *__restrict__ c_off, unsigned long long *total, int max_bin,
+                    int dense_from, unsigned long long *counters) {
+    __shared__ unsigned long long block_total;
+    if (threadIdx.x == 0) block_total = 0;
+    if (blockIdx.x == 0 && threadIdx.x == 0) c_off[0] = 0;
+    __syncthreads();
+    const int lane = threadIdx.x & 31;
+    unsigned long long mine = 0;
+    for (int64_t base = (int64_t)blockIdx.x * blockDim.x; base < rows;
+         base += (int64_t)gridDim.x * blockDim.x) {
+        const int64_t row = base + threadIdx.x;
+        long long key = -1;
+        if (row < rows) {
+            int64_t p = 0;
+            for (int64_t k = a_off[row]; k < a_off[row + 1]; k++) {
+                int32_t j = a_col[k];
+                p += b_off[j + 1] - b_off[j];
+            }
+            c_off[row + 1] = p;
+            mine += (unsigned long long)p;
+            key = row_bin<false>(c_off, row, cols, max_bin, dense_from);
+        }
+        const unsigned same = __match_any_sync(0xffffffffu, key);
+        const int leader = __ffs(same) - 1;
+        if (key >= 0 && lane == leader) atomicAdd(&counters[key], (unsigned long long)__popc(same));
+    }
+    if (mine != 0) atomicAdd(&block_total, mine);
+    __syncthreads();
+    if (threadIdx.x == 0 && block_total != 0) atomicAdd(total, block_total);
 }
 
 /* The longest row a shared bin of `table` slots holds: the largest v with table_need(v) <= table
@@ -1110,11 +1122,13 @@ static nz_status_t bin_rows(hash_state_t *st, int64_t rows, int64_t cols, int ma
     const int64_t pairs = panels * NUM_BINS;
     st->pairs = pairs;
     const int64_t blocks = nzi_cuda_grid_blocks(cs, BIN_BLOCK, 4, (rows + BIN_BLOCK - 1) / BIN_BLOCK);
-    if (products == NULL) /* else the caller zeroed every counter before products_kernel */
+    if (products == NULL) { /* else products_kernel counted the rows (counters zeroed before) */
         NZI_TRY(nz_cuda_memset(ctx, st->counters, 0, (size_t)pairs * sizeof(unsigned long long)));
-    bin_kernel<Numeric, false><<<(unsigned)blocks, BIN_BLOCK, 0, cs->stream>>>(
-        rows, cols, st->c_off, max_bin, dense_from, st->panel_starts, panels, st->counters, NULL);
-    NZI_CUDA_LAUNCH_CHECK(ctx);
+        bin_kernel<Numeric, false><<<(unsigned)blocks, BIN_BLOCK, 0, cs->stream>>>(
+            rows, cols, st->c_off, max_bin, dense_from, st->panel_starts, panels, st->counters,
+            NULL);
+        NZI_CUDA_LAUNCH_CHECK(ctx);
+    }
     bin_starts_kernel<<<1, SCAN_BLOCK, 0, cs->stream>>>(st->counters, pairs);
     NZI_CUDA_LAUNCH_CHECK(ctx);
     bin_kernel<Numeric, true><<<(unsigned)blocks, BIN_BLOCK, 0, cs->stream>>>(
@@ -1347,13 +1361,13 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
         unsigned long long products = 0;
         NZI_CHECK(nz_cuda_memset(ctx, st.counters, 0, st.counters_bytes)); /* c_off[0]: the kernel */
         const int64_t blocks = nzi_cuda_grid_blocks(cs, BIN_BLOCK, 4, (m + BIN_BLOCK - 1) / BIN_BLOCK);
+        const int sym_max_bin = one_binning ? max_bin_num : max_bin_sym;
+        const int sym_dense_from = one_binning ? dense_from : SHARED_BINS;
         products_kernel<<<(unsigned)blocks, BIN_BLOCK, 0, cs->stream>>>(
-            m, args.a_off, args.a_col, args.b_off, st.c_off, total);
+            m, n, args.a_off, args.a_col, args.b_off, st.c_off, total, sym_max_bin,
+            sym_dense_from, st.counters);
         NZI_CUDA_LAUNCH_CHECK(ctx);
-        if (one_binning)
-            NZI_CHECK(bin_rows<false>(&st, m, n, max_bin_num, dense_from, 1, &products));
-        else
-            NZI_CHECK(bin_rows<false>(&st, m, n, max_bin_sym, SHARED_BINS, 1, &products));
+        NZI_CHECK(bin_rows<false>(&st, m, n, sym_max_bin, sym_dense_from, 1, &products));
         info->products = (int64_t)products;
     }
     symbolic_huge = st.h_counts[HUGE_BIN];
