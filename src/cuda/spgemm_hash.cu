@@ -1242,6 +1242,15 @@ static void print_profile(const hash_state_t *st, const int64_t *off, int64_t m,
     }
 }
 
+/* NZ_TUNE_SPGEMM_SYMDENSE=0|1 (default 0): 1 applies the numeric phase's dense rule
+ * (dense_from_bin) to the symbolic phase's rows, by their products, so that long rows are
+ * counted on a shared bitmap instead of a hash table; 0 sends only the rows too long for shared
+ * memory there. */
+static bool symbolic_dense_rule(void) {
+    static const int choices[] = {0, 1};
+    return nzi_cuda_tune("NZ_TUNE_SPGEMM_SYMDENSE", choices, 2, 0) == 1;
+}
+
 /* Small products (NZ_TUNE_SPGEMM_ONEBIN=1, the default): the symbolic phase bins rows by their
  * products with the numeric phase's bins and dense rule, and a single-panel numeric phase runs
  * on those lists, skipping its own binning (a memset, three kernels and a synchronisation: a
@@ -1362,7 +1371,7 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
         NZI_CHECK(nz_cuda_memset(ctx, st.counters, 0, st.counters_bytes)); /* c_off[0]: the kernel */
         const int64_t blocks = nzi_cuda_grid_blocks(cs, BIN_BLOCK, 4, (m + BIN_BLOCK - 1) / BIN_BLOCK);
         const int sym_max_bin = one_binning ? max_bin_num : max_bin_sym;
-        const int sym_dense_from = one_binning ? dense_from : SHARED_BINS;
+        const int sym_dense_from = one_binning || symbolic_dense_rule() ? dense_from : SHARED_BINS;
         products_kernel<<<(unsigned)blocks, BIN_BLOCK, 0, cs->stream>>>(
             m, n, args.a_off, args.a_col, args.b_off, st.c_off, total, sym_max_bin,
             sym_dense_from, st.counters);
