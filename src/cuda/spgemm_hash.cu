@@ -1242,13 +1242,20 @@ static void print_profile(const hash_state_t *st, const int64_t *off, int64_t m,
     }
 }
 
-/* NZ_TUNE_SPGEMM_SYMDENSE=0|1 (default 0): 1 applies the numeric phase's dense rule
- * (dense_from_bin) to the symbolic phase's rows, by their products, so that long rows are
- * counted on a shared bitmap instead of a hash table; 0 sends only the rows too long for shared
- * memory there. */
-static bool symbolic_dense_rule(void) {
-    static const int choices[] = {0, 1};
-    return nzi_cuda_tune("NZ_TUNE_SPGEMM_SYMDENSE", choices, 2, 0) == 1;
+/* The symbolic phase's dense rule, NZ_TUNE_SPGEMM_SYMDENSE=0|1|2 (default 1): 0 sends only the
+ * rows too long for shared memory to the dense path; 2 applies the numeric phase's rule
+ * (dense_from_bin) to the rows' products; 1 the same but never below bin SYM_DENSE_MIN_BIN
+ * (products above 1365). Measured on an H100 (symbolic ms, 0 -> 2): R-MAT 20 (ef 4) 30.2 -> 18.6,
+ * R-MAT 18 33.8 -> 23.9, R-MAT 16 11.0 -> 8.3, but FE 64^3 6.2 -> 10.3, random 5.6 -> 7.2,
+ * Laplacian 5.3 -> 6.1: products overstate the length of rows that compress (FE: ~700 products,
+ * ~120 entries), whose hash tables stay small; the floor keeps such rows hashed. */
+#define SYM_DENSE_MIN_BIN 7
+static int symbolic_dense_from(int dense_from) {
+    static const int choices[] = {0, 1, 2};
+    const int rule = nzi_cuda_tune("NZ_TUNE_SPGEMM_SYMDENSE", choices, 3, 1);
+    if (rule == 0) return SHARED_BINS;
+    if (rule == 1 && dense_from < SYM_DENSE_MIN_BIN) return SYM_DENSE_MIN_BIN;
+    return dense_from;
 }
 
 /* Small products (NZ_TUNE_SPGEMM_ONEBIN=1, the default): the symbolic phase bins rows by their
@@ -1371,7 +1378,7 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
         NZI_CHECK(nz_cuda_memset(ctx, st.counters, 0, st.counters_bytes)); /* c_off[0]: the kernel */
         const int64_t blocks = nzi_cuda_grid_blocks(cs, BIN_BLOCK, 4, (m + BIN_BLOCK - 1) / BIN_BLOCK);
         const int sym_max_bin = one_binning ? max_bin_num : max_bin_sym;
-        const int sym_dense_from = one_binning || symbolic_dense_rule() ? dense_from : SHARED_BINS;
+        const int sym_dense_from = one_binning ? dense_from : symbolic_dense_from(dense_from);
         products_kernel<<<(unsigned)blocks, BIN_BLOCK, 0, cs->stream>>>(
             m, n, args.a_off, args.a_col, args.b_off, st.c_off, total, sym_max_bin,
             sym_dense_from, st.counters);

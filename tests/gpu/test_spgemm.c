@@ -244,34 +244,40 @@ static void test_generated(nz_context_t *ctx) {
  * the same structure and values within the bound (the default is 2 lanes with RANK=2, which the
  * other tests run). ranks: also NZ_TUNE_SPGEMM_RANK=1 (the earlier default: bins 0..2 sorted by
  * counting, every entry rescanning its row) with the default sweep (narrow kernels) and with 32
- * (the groups' own kernels), and RANK=0 (bitonic sort everywhere); and NZ_TUNE_SPGEMM_ONEBIN=0
- * (small products binned again for the numeric phase, as large ones are). */
+ * (the groups' own kernels), and RANK=0 (bitonic sort everywhere); NZ_TUNE_SPGEMM_ONEBIN=0
+ * (small products binned again for the numeric phase, as large ones are), also with
+ * NZ_TUNE_SPGEMM_SYMDENSE=2 and 0 (the symbolic phase's dense rule without its floor, and
+ * only rows too long for shared memory dense). */
 static void check_sweeps(nz_context_t *ctx, const char *what, const nz_matrix_t *A,
                          const nz_matrix_t *B, bool ranks) {
-    static const char *const variants[][3] = {
-        {"1", NULL, NULL}, {"4", NULL, NULL}, {"8", NULL, NULL}, {"32", NULL, NULL},
-        {NULL, NULL, "0"}, {NULL, "1", NULL}, {"32", "1", NULL}, {NULL, "0", NULL}};
+    /* up to two NAME=VALUE settings per variant; the first `ranks ? 10 : 5` are run */
+    static const char *const variants[][2] = {
+        {"NZ_TUNE_SPGEMM_SWEEP=1", NULL},  {"NZ_TUNE_SPGEMM_SWEEP=4", NULL},
+        {"NZ_TUNE_SPGEMM_SWEEP=8", NULL},  {"NZ_TUNE_SPGEMM_SWEEP=32", NULL},
+        {"NZ_TUNE_SPGEMM_ONEBIN=0", NULL}, {"NZ_TUNE_SPGEMM_RANK=1", NULL},
+        {"NZ_TUNE_SPGEMM_SWEEP=32", "NZ_TUNE_SPGEMM_RANK=1"}, {"NZ_TUNE_SPGEMM_RANK=0", NULL},
+        {"NZ_TUNE_SPGEMM_ONEBIN=0", "NZ_TUNE_SPGEMM_SYMDENSE=2"},
+        {"NZ_TUNE_SPGEMM_ONEBIN=0", "NZ_TUNE_SPGEMM_SYMDENSE=0"}};
     reference_t ref;
-    char label[300];
+    char label[300], name[64];
     memset(&ref, 0, sizeof ref);
     reference_make(ctx, &ref, A, B);
-    for (int v = 0; v < (ranks ? 8 : 5); v++) {
-        const char *sweep = variants[v][0], *rank = variants[v][1], *onebin = variants[v][2];
-        if (sweep != NULL)
-            NZT_CHECK(setenv("NZ_TUNE_SPGEMM_SWEEP", sweep, 1) == 0, "setenv %s", sweep);
-        if (rank != NULL)
-            NZT_CHECK(setenv("NZ_TUNE_SPGEMM_RANK", rank, 1) == 0, "setenv %s", rank);
-        if (onebin != NULL)
-            NZT_CHECK(setenv("NZ_TUNE_SPGEMM_ONEBIN", onebin, 1) == 0, "setenv %s", onebin);
-        snprintf(label, sizeof label, "%s, NZ_TUNE_SPGEMM_SWEEP=%s RANK=%s ONEBIN=%s", what,
-                 sweep != NULL ? sweep : "default", rank != NULL ? rank : "default",
-                 onebin != NULL ? onebin : "default");
+    for (int v = 0; v < (ranks ? 10 : 5); v++) {
+        for (int e = 0; e < 2 && variants[v][e] != NULL; e++) {
+            const char *eq = strchr(variants[v][e], '=');
+            snprintf(name, sizeof name, "%.*s", (int)(eq - variants[v][e]), variants[v][e]);
+            NZT_CHECK(setenv(name, eq + 1, 1) == 0, "setenv %s", variants[v][e]);
+        }
+        snprintf(label, sizeof label, "%s, %s%s%s", what, variants[v][0],
+                 variants[v][1] != NULL ? " " : "", variants[v][1] != NULL ? variants[v][1] : "");
         nz_status_t s = run_one(ctx, label, NZ_SPGEMM_HASH, A, B, &ref, 0, NULL);
         NZT_CHECK(s == NZ_SUCCESS, "%s [hash]: status %d: %s", label, (int)s,
                   nz_context_last_error(ctx));
-        unsetenv("NZ_TUNE_SPGEMM_SWEEP");
-        unsetenv("NZ_TUNE_SPGEMM_RANK");
-        unsetenv("NZ_TUNE_SPGEMM_ONEBIN");
+        for (int e = 0; e < 2 && variants[v][e] != NULL; e++) {
+            const char *eq = strchr(variants[v][e], '=');
+            snprintf(name, sizeof name, "%.*s", (int)(eq - variants[v][e]), variants[v][e]);
+            unsetenv(name);
+        }
     }
     reference_free(&ref);
 }
