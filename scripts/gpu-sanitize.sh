@@ -4,7 +4,8 @@
 # time limit. A slow tool/test pair can be split into N shards (NZ_TEST_SHARD=i/N: shard i runs
 # every N-th test case), so that the whole test completes under the tool.
 # Usage: scripts/gpu-sanitize.sh "tool:test[:N] tool:test[:N] ..."   (test = gpu_test_* name)
-# Env: JOBS (parallel runs, default 12), T_EACH (seconds per run, default 500), SKIP_BUILD=1.
+# Env: JOBS (parallel runs, default 12), T_EACH (seconds per run, default 500), SKIP_BUILD=1,
+#      SHARDS="i j ..." (run only these shard indices of every tool:test:N given).
 # Output under $OUT: summary.txt (one line per run, then per tool/test: complete or not) and
 # sanitize-logs.tar.gz (every log).
 set -u
@@ -26,7 +27,10 @@ for spec in $1; do
   t=${rest%%:*}
   n=1
   [ "$rest" != "$t" ] && n=${rest#*:}
-  for ((i = 0; i < n; i++)); do echo "$tool $t $i $n" >> "$jobs_file"; done
+  for ((i = 0; i < n; i++)); do
+    # SHARDS="i j ...": only those shard indices (to finish the ones an earlier run cut)
+    case " ${SHARDS:-$i} " in *" $i "*) echo "$tool $t $i $n" >> "$jobs_file";; esac
+  done
 done
 run_one() {
   tool=$1 t=$2 i=$3 n=$4
