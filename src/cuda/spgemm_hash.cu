@@ -14,8 +14,9 @@
  *   2. rows binned by that bound; symbolic phase per bin: a shared-memory hash table per row
  *      (open addressing, linear probing, keys inserted with atomicCAS) counts the distinct
  *      columns; small bins give a row to a group of 4..32 lanes (many rows per block), larger
- *      ones a group of up to 1024 threads; rows whose table would not fit in shared memory use a
- *      dense bitmap in global memory (one slot per resident block, reset as it is read);
+ *      ones a group of up to 1024 threads; rows whose table would not fit in shared memory (and,
+ *      by default, rows of more than 1365 products: symbolic_dense_from) are counted on a dense
+ *      bitmap, in shared memory when it fits (see the dense section below);
  *   3. an inclusive scan of the counts gives C's row offsets (exact sizes, no over-allocation);
  *   4. numeric phase with the same binning on the exact row lengths: values accumulate in the
  *      table with shared-memory atomicAdd, the filled slots are compacted to the front of the
@@ -25,9 +26,12 @@
  *      instead finds its place by counting the smaller keys of its row (no barriers; with
  *      NZ_TUNE_SPGEMM_RANK=2 also in bin 3, each lane holding its entries in registers and
  *      reading the row's keys once, see rank_sort_owned); rows
- *      whose sort would cost more than a pass over a dense accumulator, and rows too long for
- *      shared memory, take the dense path and are emitted in column order by a block scan
- *      over the bitmap.
+ *      whose sort would cost more than a pass over a dense bitmap, and rows too long for
+ *      shared memory, take the dense path: columns in a shared bitmap, each column's rank from a
+ *      prefix per pair of words, products added into C's values at their rank (no dense value
+ *      array; B wider than ~1.1M columns: global bitmap and accumulator);
+ *   small products (<= 4M products) bin once: the symbolic binning, by products with the
+ *   numeric rules, also serves a single-panel numeric phase (small_product).
  * Thread mapping: a row belongs to one group; inside it, SWEEP = min(group, 32) lanes read one
  * row of B together (coalesced) while group / SWEEP such sweepers take successive entries of
  * A's row. NZ_TUNE_SPGEMM_SWEEP (sweep_width) narrows SWEEP in the bins of groups up to 32, so
