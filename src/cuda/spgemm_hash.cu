@@ -587,6 +587,16 @@ static __device__ __forceinline__ void dense_warp_counts(uint32_t *bits, int64_t
     __syncthreads();
 }
 
+/* Inclusive sum over the warp (every lane calls it). */
+static __device__ __forceinline__ int warp_inclusive_sum(int x, int lane) {
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const int y = __shfl_up_sync(0xffffffffu, x, o);
+        if (lane >= o) x += y;
+    }
+    return x;
+}
+
 /* Static shared memory of the dense kernels (the dynamic part: the bitmap, and the prefixes). */
 template <typename Value>
 static constexpr size_t dense_static_bytes(void) {
@@ -628,12 +638,7 @@ __global__ void __launch_bounds__(DENSE_BLOCK, 1)
                     if (m != 0) bits[w] = 0;
                 }
                 const int cnt = __popc(m);
-                int incl = cnt;
-#pragma unroll
-                for (int o = 1; o < 32; o <<= 1) {
-                    const int y = __shfl_up_sync(0xffffffffu, incl, o);
-                    if (lane >= o) incl += y;
-                }
+                const int incl = warp_inclusive_sum(cnt, lane);
                 int64_t q = pos + incl - cnt;
                 while (m != 0) {
                     args.c_col[q++] = (int32_t)(w * 32 + (__ffs(m) - 1));
@@ -685,12 +690,7 @@ __global__ void __launch_bounds__(DENSE_BLOCK, 1)
             uint2 m = make_uint2(0u, 0u);
             if (u < u_end) m = ((const uint2 *)bits)[u];
             const int cnt = __popc(m.x) + __popc(m.y);
-            int incl = cnt;
-#pragma unroll
-            for (int o = 1; o < 32; o <<= 1) {
-                const int y = __shfl_up_sync(0xffffffffu, incl, o);
-                if (lane >= o) incl += y;
-            }
+            const int incl = warp_inclusive_sum(cnt, lane);
             int q = pos + incl - cnt;
             if (u < u_end) prefix[u] = q;
             for (uint32_t x = m.x; x != 0; x &= x - 1) out_col[q++] = (int32_t)(u * 64 + (__ffs(x) - 1));
