@@ -151,21 +151,26 @@ static __host__ __device__ __forceinline__ int64_t shared_need_limit(int max_bin
     return top >= 0 ? ((int64_t)32 << top) : 0;
 }
 
-/* Bin of a row: -1 (empty row, nothing to do), a shared bin, or HUGE_BIN (too long for shared
- * memory, or in a bin at or above dense_from, where the dense path is cheaper than the sort).
- * Symbolic: from the products in c_off[row + 1] capped at B's columns; numeric: from the exact
- * length. */
-template <bool Numeric>
-static __device__ __forceinline__ int row_bin(const int64_t *c_off, int64_t row, int64_t cols,
-                                              int max_bin, int dense_from) {
-    int64_t v = Numeric ? c_off[row + 1] - c_off[row] : c_off[row + 1];
+/* Bin of a row of (at most) v entries: -1 (empty row, nothing to do), a shared bin, or HUGE_BIN
+ * (too long for shared memory, or in a bin at or above dense_from, where the dense path is
+ * cheaper than the sort). The one rule, for the device's binning and the host's counts. */
+static __host__ __device__ __forceinline__ int bin_of_length(int64_t v, int max_bin,
+                                                             int dense_from) {
     if (v <= 0) return -1;
-    if (!Numeric && v > cols) v = cols;
     const int64_t need = table_need(v);
     if (need > shared_need_limit(max_bin, dense_from)) return HUGE_BIN;
     int b = 0;
     while (need > ((int64_t)32 << b)) b++;
     return b;
+}
+
+/* Bin of a row. Symbolic: from the products in c_off[row + 1] capped at B's columns; numeric:
+ * from the exact length. */
+template <bool Numeric>
+static __device__ __forceinline__ int row_bin(const int64_t *c_off, int64_t row, int64_t cols,
+                                              int max_bin, int dense_from) {
+    const int64_t v = Numeric ? c_off[row + 1] - c_off[row] : c_off[row + 1];
+    return bin_of_length(!Numeric && v > cols ? cols : v, max_bin, dense_from);
 }
 
 /* Panel of a row: binary search in panel_starts[0..panels]. */
@@ -607,6 +612,7 @@ template <typename Value, bool Numeric, bool SharedBits>
 __global__ void __launch_bounds__(DENSE_BLOCK, 1)
     hash_dense_kernel(hash_args<Value> args, const int32_t *__restrict__ rows, int64_t count,
                       int64_t words, uint32_t *bitmaps, Value *dense, int64_t cols) {
+    static_assert(!(Numeric && SharedBits), "numeric rows with a shared bitmap are ranked");
     extern __shared__ __align__(16) unsigned char dense_raw[];
     __shared__ dense_shared<Value> sh;
     uint32_t *bits = SharedBits ? (uint32_t *)dense_raw : bitmaps + (size_t)blockIdx.x * (size_t)words;
@@ -887,10 +893,11 @@ extern "C" nz_status_t nzi_spgemm_device_budget(nz_context_t *ctx, const nz_spge
 
 /* The first shared bin whose numeric rows go to the dense path instead: sorting a table of
  * P = 32 << b keys costs about P log2(P)^2 / 2 compare-exchanges with a barrier per step, the
- * dense path a scan of cols / 32 bitmap words (plus global instead of shared atomics, which the
- * factor DENSE_FACTOR weighs). Never below bin DENSE_MIN_BIN: short rows waste a 1024-thread
- * block. NZ_TUNE_SPGEMM_DENSE=0|1|2|4|8|16|32|64 sets the factor (0: only rows too long for
- * shared memory go dense). */
+ * dense path passes over cols / 32 bitmap words (plus a second sweep of the products and global
+ * atomics into C's row, which the factor DENSE_FACTOR weighs; 4 measured best or level on R-MAT
+ * 16-20 with the ranked dense path, docs/SPGEMM.md). Never below bin DENSE_MIN_BIN: short rows
+ * waste a 1024-thread block. NZ_TUNE_SPGEMM_DENSE=0|1|2|4|8|16|32|64 sets the factor (0: only
+ * rows too long for shared memory go dense). */
 static int dense_from_bin(int64_t cols, int max_bin) {
     static const int factors[] = {0, 1, 2, 4, 8, 16, 32, 64};
     const int factor = nzi_cuda_tune("NZ_TUNE_SPGEMM_DENSE", factors, 8, DENSE_FACTOR);
@@ -1050,21 +1057,13 @@ static nz_status_t drain_array(hash_state_t *st, void *host, const void *device,
 
 static size_t round_up(size_t x) { return (x + 255) & ~(size_t)255; }
 
-/* Device bytes of one dense slot: the bitmap when it is in global memory, and for a numeric
- * DENSE_GLOBAL the accumulators. */
-template <typename Value>
-static size_t dense_slot_bytes(const nzi_cuda_state_t *cs, int64_t cols, bool numeric) {
-    if (dense_mode<Value>(cs, cols, numeric) != DENSE_GLOBAL) return 0;
-    return round_up((size_t)((cols + 31) / 32) * 4) +
-           (numeric ? round_up((size_t)cols * sizeof(Value)) : 0);
-}
-
 /* Dense slots for the HUGE_BIN rows: as many as help (one per SM: a 1024-thread dense block
- * with 40-60 registers is alone on its SM; never more than the rows),
- * within `avail` bytes; zeroed once. */
+ * with 40-60 registers is alone on its SM; never more than the rows), within `avail` bytes;
+ * zeroed once. A slot holds the bitmap when it is in global memory, and for a numeric
+ * DENSE_GLOBAL the accumulators (*slot_bytes: its bytes; 0 when both are in shared memory). */
 template <typename Value>
 static nz_status_t dense_slots(hash_state_t *st, int64_t huge_rows, int64_t cols, bool numeric,
-                               size_t avail, int64_t *slots) {
+                               size_t avail, int64_t *slots, size_t *slot_bytes) {
     nz_context_t *ctx = st->ctx;
     nzi_cuda_state_t *cs = nzi_cuda(ctx);
     const bool global_bits = dense_mode<Value>(cs, cols, numeric) == DENSE_GLOBAL;
@@ -1089,6 +1088,7 @@ static nz_status_t dense_slots(hash_state_t *st, int64_t huge_rows, int64_t cols
         NZI_TRY(nz_cuda_memset(ctx, st->dense, 0, (size_t)n * value_bytes));
     }
     *slots = n;
+    if (slot_bytes != NULL) *slot_bytes = per_slot;
     return NZ_SUCCESS;
 }
 
@@ -1162,8 +1162,9 @@ static nz_status_t launch_dense(hash_state_t *st, const hash_args<Value> &args,
     const int mode = dense_mode<Value>(cs, cols, Numeric);
     const size_t smem = dense_dynamic_bytes(mode, cols);
     void (*kernel)(hash_args<Value>, const int32_t *, int64_t, int64_t, uint32_t *, Value *,
-                   int64_t) = mode == DENSE_GLOBAL ? hash_dense_kernel<Value, Numeric, false>
-                                                   : hash_dense_kernel<Value, Numeric, true>;
+                   int64_t) = hash_dense_kernel<Value, Numeric, false>;
+    if constexpr (!Numeric) /* numeric rows with a shared bitmap are ranked instead */
+        if (mode == DENSE_SHARED_BITS) kernel = hash_dense_kernel<Value, false, true>;
     void (*ranked)(hash_args<Value>, const int32_t *, int64_t, int64_t) =
         hash_dense_ranked_kernel<Value>;
     const void *fn = mode == DENSE_RANKED ? (const void *)ranked : (const void *)kernel;
@@ -1224,15 +1225,9 @@ static nz_status_t run_bins(hash_state_t *st, const hash_args<Value> &args, int6
 static void print_profile(const hash_state_t *st, const int64_t *off, int64_t m, int max_bin,
                           int dense_from) {
     int64_t entries[NUM_BINS] = {0};
-    const int64_t limit = shared_need_limit(max_bin, dense_from);
     for (int64_t i = 0; i < m; i++) {
-        const int64_t len = off[i + 1] - off[i];
-        if (len <= 0) continue;
-        const int64_t need = table_need(len);
-        int b = 0;
-        if (need > limit) b = HUGE_BIN;
-        else while (need > ((int64_t)32 << b)) b++;
-        entries[b] += len;
+        const int b = bin_of_length(off[i + 1] - off[i], max_bin, dense_from);
+        if (b >= 0) entries[b] += off[i + 1] - off[i];
     }
     fprintf(stderr, "nz_spgemm profile (hash): dense_from bin %d, max shared bin %d\n", dense_from,
             max_bin);
@@ -1392,7 +1387,8 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     }
     symbolic_huge = st.h_counts[HUGE_BIN];
     if (st.h_counts[HUGE_BIN] > 0)
-        NZI_CHECK(dense_slots<Value>(&st, st.h_counts[HUGE_BIN], n, false, budget - used, &dense_count));
+        NZI_CHECK(dense_slots<Value>(&st, st.h_counts[HUGE_BIN], n, false, budget - used, &dense_count,
+                                      NULL));
     NZI_CHECK((run_bins<Value, false>(&st, args, 0, n, dense_count)));
     free_device(ctx, (void **)&st.bitmaps);
     NZI_CHECK(device_inclusive_scan(ctx, cs->stream, st.c_off + 1, m, st.scan_work));
@@ -1410,19 +1406,19 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     }
     {
         const int64_t *off = M->host.csr.row_offsets;
-        /* the rows the numeric binning sends to the dense path (row_bin's rule) */
-        const int64_t limit = shared_need_limit(max_bin_num, dense_from);
+        /* the rows the numeric binning sends to the dense path */
         int64_t huge = 0, longest = 0;
         for (int64_t i = 0; i < m; i++) {
-            int64_t len = off[i + 1] - off[i];
-            if (len > 0 && table_need(len) > limit) huge++;
+            const int64_t len = off[i + 1] - off[i];
+            if (bin_of_length(len, max_bin_num, dense_from) == HUGE_BIN) huge++;
             if (len > longest) longest = len;
         }
         if (one_binning && symbolic_huge > huge) huge = symbolic_huge; /* the lists kept */
         size_t avail = budget - used;
         if (huge > 0) {
-            NZI_CHECK(dense_slots<Value>(&st, huge, n, true, avail / 2, &dense_count));
-            avail -= (size_t)dense_count * dense_slot_bytes<Value>(cs, n, true);
+            size_t slot_bytes = 0;
+            NZI_CHECK(dense_slots<Value>(&st, huge, n, true, avail / 2, &dense_count, &slot_bytes));
+            avail -= (size_t)dense_count * slot_bytes;
         }
         const size_t c_bytes = (size_t)nnz * entry_bytes;
         if (c_bytes + 65536 <= avail) {
