@@ -239,6 +239,15 @@ static void test_generated(nz_context_t *ctx) {
     }
 }
 
+/* setting "NAME=VALUE": set (setenv) or clear (unsetenv) NAME; false if setenv failed. */
+static bool set_tunable(const char *setting, bool set) {
+    char name[64];
+    const char *eq = strchr(setting, '=');
+    snprintf(name, sizeof name, "%.*s", (int)(eq - setting), setting);
+    if (!set) return unsetenv(name) == 0;
+    return setenv(name, eq + 1, 1) == 0;
+}
+
 /* The hash algorithm with NZ_TUNE_SPGEMM_SWEEP at each of 1 (from B's mean row length), 4, 8
  * and 32 lanes against one CPU reference: narrower sweeps than the group in bins 0..3 must give
  * the same structure and values within the bound (the default is 2 lanes with RANK=2, which the
@@ -259,25 +268,18 @@ static void check_sweeps(nz_context_t *ctx, const char *what, const nz_matrix_t 
         {"NZ_TUNE_SPGEMM_ONEBIN=0", "NZ_TUNE_SPGEMM_SYMDENSE=2"},
         {"NZ_TUNE_SPGEMM_ONEBIN=0", "NZ_TUNE_SPGEMM_SYMDENSE=0"}};
     reference_t ref;
-    char label[300], name[64];
+    char label[300];
     memset(&ref, 0, sizeof ref);
     reference_make(ctx, &ref, A, B);
     for (int v = 0; v < (ranks ? 10 : 5); v++) {
-        for (int e = 0; e < 2 && variants[v][e] != NULL; e++) {
-            const char *eq = strchr(variants[v][e], '=');
-            snprintf(name, sizeof name, "%.*s", (int)(eq - variants[v][e]), variants[v][e]);
-            NZT_CHECK(setenv(name, eq + 1, 1) == 0, "setenv %s", variants[v][e]);
-        }
+        for (int e = 0; e < 2 && variants[v][e] != NULL; e++)
+            NZT_CHECK(set_tunable(variants[v][e], true), "setenv %s", variants[v][e]);
         snprintf(label, sizeof label, "%s, %s%s%s", what, variants[v][0],
                  variants[v][1] != NULL ? " " : "", variants[v][1] != NULL ? variants[v][1] : "");
         nz_status_t s = run_one(ctx, label, NZ_SPGEMM_HASH, A, B, &ref, 0, NULL);
         NZT_CHECK(s == NZ_SUCCESS, "%s [hash]: status %d: %s", label, (int)s,
                   nz_context_last_error(ctx));
-        for (int e = 0; e < 2 && variants[v][e] != NULL; e++) {
-            const char *eq = strchr(variants[v][e], '=');
-            snprintf(name, sizeof name, "%.*s", (int)(eq - variants[v][e]), variants[v][e]);
-            unsetenv(name);
-        }
+        for (int e = 0; e < 2 && variants[v][e] != NULL; e++) set_tunable(variants[v][e], false);
     }
     reference_free(&ref);
 }
