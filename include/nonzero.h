@@ -243,6 +243,10 @@ nz_status_t nz_matrix_transpose(nz_context_t *ctx, nz_matrix_t **B, const nz_mat
  * (NZ_ERR_UNSUPPORTED otherwise); CSC is refused. */
 nz_status_t nz_matrix_to_device(nz_context_t *ctx, nz_matrix_t **dA, const nz_matrix_t *A,
                                 int offset_bits);
+/* Copy a device CSR matrix (e.g. the C of a device nz_spgemm) back to a new host CSR matrix
+ * (int64 row offsets). NZ_ERR_WRONG_LOCATION for a host matrix, NZ_ERR_UNSUPPORTED for other
+ * device formats. */
+nz_status_t nz_matrix_to_host(nz_context_t *ctx, nz_matrix_t **A, const nz_matrix_t *dA);
 
 typedef struct nz_matrix_info {
     int64_t rows, cols;
@@ -530,10 +534,14 @@ typedef struct nz_spgemm_info {
     int64_t peak_device_bytes;
 } nz_spgemm_info_t;
 
-/* C = A B with A, B host CSR matrices of the same value type (C: host CSR, sorted columns, no
- * explicit duplicates). GPU algorithms need a context bound to a device; products too large for
- * the memory budget are processed in row panels with C streamed back to host memory. info may
- * be NULL. */
+/* C = A B with A, B of the same value type (C: CSR, sorted columns, no explicit duplicates).
+ * Host A, B (any host format): C is a host matrix; GPU algorithms need a context bound to a
+ * device; products too large for the memory budget are processed in row panels with C streamed
+ * back to host memory. Device CSR A, B (int32 or int64 row offsets): the hash algorithm (alg
+ * AUTO or HASH) computes a device C (int64 row offsets) with no host transfer of A, B or C;
+ * it must fit in the device memory budget (NZ_ERR_DEVICE_OUT_OF_MEMORY otherwise: pass host
+ * matrices for products larger than the GPU). A host and a device operand: NZ_ERR_WRONG_LOCATION.
+ * info may be NULL. */
 nz_status_t nz_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
                       const nz_matrix_t *B, const nz_spgemm_options_t *options,
                       nz_spgemm_info_t *info);

@@ -49,6 +49,11 @@ nz_status_t nz_cuda_matrix_validate(nz_context_t *ctx, const nz_matrix_t *dA) {
     (void)dA;
     return absent(ctx);
 }
+nz_status_t nz_cuda_matrix_download(nz_context_t *ctx, nz_matrix_t **H, const nz_matrix_t *dA) {
+    (void)H;
+    (void)dA;
+    return absent(ctx);
+}
 void nz_cuda_matrix_release(nz_matrix_t *dA) { (void)dA; }
 bool nz_cuda_spmv_supports(nz_format_t format, nz_alg_t alg) {
     (void)format;

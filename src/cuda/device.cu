@@ -100,9 +100,22 @@ nz_status_t nz_cuda_context_bind(nz_context_t *ctx, int device, void *stream) {
     cs->public_capacity = 32;
     cs->public_ptrs = (void **)malloc((size_t)cs->public_capacity * sizeof(void *));
     cs->public_sizes = (size_t *)malloc((size_t)cs->public_capacity * sizeof(size_t));
-    if (cs->public_ptrs == NULL || cs->public_sizes == NULL) {
+    cs->public_pooled = (unsigned char *)malloc((size_t)cs->public_capacity);
+    if (cs->public_ptrs == NULL || cs->public_sizes == NULL || cs->public_pooled == NULL) {
         status = nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "%s: cannot allocate the allocation table", what);
         goto cleanup;
+    }
+    /* a pool of the context's own, so caching never changes the device's default pool */
+    NZI_CUDA_CHECK(ctx, cudaDeviceGetAttribute(&value, cudaDevAttrMemoryPoolsSupported, device));
+    if (value != 0) {
+        cudaMemPoolProps props;
+        uint64_t keep = NZI_POOL_KEEP;
+        memset(&props, 0, sizeof props);
+        props.allocType = cudaMemAllocationTypePinned;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = device;
+        NZI_CUDA_CHECK(ctx, cudaMemPoolCreate(&cs->pool, &props));
+        NZI_CUDA_CHECK(ctx, cudaMemPoolSetAttribute(cs->pool, cudaMemPoolAttrReleaseThreshold, &keep));
     }
 
     ctx->device = device;
@@ -115,12 +128,14 @@ nz_status_t nz_cuda_context_bind(nz_context_t *ctx, int device, void *stream) {
     return NZ_SUCCESS;
 
 cleanup:
+    if (cs->pool != NULL) cudaMemPoolDestroy(cs->pool);
     if (cs->event_start != NULL) cudaEventDestroy(cs->event_start);
     if (cs->event_stop != NULL) cudaEventDestroy(cs->event_stop);
     if (own_stream != NULL) cudaStreamDestroy(own_stream);
     (void)cudaGetLastError();
     free(cs->public_ptrs);
     free(cs->public_sizes);
+    free(cs->public_pooled);
     free(cs);
     return status;
 }
@@ -134,11 +149,17 @@ void nz_cuda_context_release(nz_context_t *ctx) {
     (void)cudaSetDevice(cs->device);
     (void)cudaStreamSynchronize(cs->stream);
     for (int i = 0; i < cs->public_count; i++) {
-        (void)cudaFree(cs->public_ptrs[i]);
+        if (cs->public_pooled[i])
+            (void)cudaFreeAsync(cs->public_ptrs[i], cs->stream);
+        else
+            (void)cudaFree(cs->public_ptrs[i]);
         nzi_account_free(ctx, cs->public_sizes[i], true);
     }
+    (void)cudaStreamSynchronize(cs->stream);
+    if (cs->pool != NULL) (void)cudaMemPoolDestroy(cs->pool);
     free(cs->public_ptrs);
     free(cs->public_sizes);
+    free(cs->public_pooled);
     cudaEventDestroy(cs->event_start);
     cudaEventDestroy(cs->event_stop);
     if (ctx->owns_stream) cudaStreamDestroy(cs->stream);
@@ -167,32 +188,40 @@ static nz_status_t table_reserve(nz_context_t *ctx, nzi_cuda_state_t *cs) {
     int capacity = 2 * cs->public_capacity;
     void **ptrs = NULL;
     size_t *sizes = NULL;
+    unsigned char *pooled = NULL;
     if (capacity <= 0 || (size_t)capacity > SIZE_MAX / sizeof(void *))
         return nzi_error(ctx, NZ_ERR_OVERFLOW, "device allocation table: too many blocks");
     ptrs = (void **)malloc((size_t)capacity * sizeof(void *));
     sizes = (size_t *)malloc((size_t)capacity * sizeof(size_t));
-    if (ptrs == NULL || sizes == NULL) {
+    pooled = (unsigned char *)malloc((size_t)capacity);
+    if (ptrs == NULL || sizes == NULL || pooled == NULL) {
         status = nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "device allocation table: out of memory");
         goto cleanup;
     }
     memcpy(ptrs, cs->public_ptrs, (size_t)cs->public_count * sizeof(void *));
     memcpy(sizes, cs->public_sizes, (size_t)cs->public_count * sizeof(size_t));
+    memcpy(pooled, cs->public_pooled, (size_t)cs->public_count);
     free(cs->public_ptrs);
     free(cs->public_sizes);
+    free(cs->public_pooled);
     cs->public_ptrs = ptrs;
     cs->public_sizes = sizes;
+    cs->public_pooled = pooled;
     cs->public_capacity = capacity;
     return NZ_SUCCESS;
 cleanup:
     free(ptrs);
     free(sizes);
+    free(pooled);
     return status;
 }
 
-/* Accounting (and failure injection) comes before cudaMalloc, so tests can fail any device
+/* Accounting (and failure injection) comes before the allocation, so tests can fail any device
  * allocation; a real failure is counted too, and its error cleared. Zero bytes allocate one, so
- * every block has a distinct address in the table. */
-nz_status_t nz_cuda_malloc(nz_context_t *ctx, void **ptr, size_t bytes, const char *what) {
+ * every block has a distinct address in the table. pooled: from the context's pool on its
+ * stream (cudaMallocFromPoolAsync), else cudaMalloc. */
+static nz_status_t device_alloc(nz_context_t *ctx, void **ptr, size_t bytes, const char *what,
+                                bool pooled) {
     nzi_cuda_state_t *cs = nzi_cuda(ctx);
     size_t size = bytes != 0 ? bytes : 1;
     void *p = NULL;
@@ -203,7 +232,9 @@ nz_status_t nz_cuda_malloc(nz_context_t *ctx, void **ptr, size_t bytes, const ch
         return nzi_error(ctx, NZ_ERR_DEVICE_OUT_OF_MEMORY,
                          "%s: cannot allocate %zu bytes of device memory (injected failure)", what,
                          size);
-    cudaError_t err = cudaMalloc(&p, size);
+    pooled = pooled && cs->pool != NULL;
+    cudaError_t err = pooled ? cudaMallocFromPoolAsync(&p, size, cs->pool, cs->stream)
+                             : cudaMalloc(&p, size);
     if (err != cudaSuccess) {
         nzi_account_free(ctx, size, true);
         ctx->failed_allocs++;
@@ -220,13 +251,24 @@ nz_status_t nz_cuda_malloc(nz_context_t *ctx, void **ptr, size_t bytes, const ch
     }
     cs->public_ptrs[cs->public_count] = p;
     cs->public_sizes[cs->public_count] = size;
+    cs->public_pooled[cs->public_count] = pooled ? 1 : 0;
     cs->public_count++;
     *ptr = p;
     return NZ_SUCCESS;
 }
 
+nz_status_t nz_cuda_malloc(nz_context_t *ctx, void **ptr, size_t bytes, const char *what) {
+    return device_alloc(ctx, ptr, bytes, what, false);
+}
+
+nz_status_t nzi_cuda_malloc_async(nz_context_t *ctx, void **ptr, size_t bytes, const char *what) {
+    return device_alloc(ctx, ptr, bytes, what, true);
+}
+
 /* The size comes from the table (bytes may be (size_t)-1); pointers not in the table (foreign,
- * or already freed) are ignored rather than freed twice. */
+ * or already freed) are ignored rather than freed twice. Pooled blocks are freed stream-ordered
+ * on the context's stream: after its earlier work (other streams' uses must be synchronised
+ * first). */
 void nz_cuda_free(nz_context_t *ctx, void *ptr, size_t bytes) {
     (void)bytes;
     if (ptr == NULL || ctx == NULL || ctx->cuda == NULL) return;
@@ -235,11 +277,14 @@ void nz_cuda_free(nz_context_t *ctx, void *ptr, size_t bytes) {
     while (i >= 0 && cs->public_ptrs[i] != ptr) i--;
     if (i < 0) return;
     size_t size = cs->public_sizes[i];
+    const bool pooled = cs->public_pooled[i] != 0;
     cs->public_count--;
     cs->public_ptrs[i] = cs->public_ptrs[cs->public_count];
     cs->public_sizes[i] = cs->public_sizes[cs->public_count];
+    cs->public_pooled[i] = cs->public_pooled[cs->public_count];
     (void)cudaSetDevice(cs->device);
-    if (cudaFree(ptr) != cudaSuccess) (void)cudaGetLastError();
+    if ((pooled ? cudaFreeAsync(ptr, cs->stream) : cudaFree(ptr)) != cudaSuccess)
+        (void)cudaGetLastError();
     nzi_account_free(ctx, size, true);
 }
 
@@ -284,6 +329,7 @@ typedef struct stager {
 } stager_t;
 
 #define NZI_STAGING_HALF ((size_t)8 << 20) /* 8 MiB halves: large DMAs, small pinned footprint */
+#define NZI_PINNED_MIN ((size_t)2 << 20)    /* smaller staging stays pageable */
 
 static nz_status_t stage_array(nz_context_t *ctx, stager_t *st, void *dst, const void *src,
                                int64_t count, size_t elem, bool narrow_offsets) {
@@ -355,7 +401,8 @@ nz_status_t nz_cuda_matrix_upload(nz_context_t *ctx, nz_matrix_t *dA, const nz_m
     st.half = largest < NZI_STAGING_HALF ? (largest + 15) & ~(size_t)15 : NZI_STAGING_HALF;
     NZI_CUDA_CHECK(ctx, cudaEventCreateWithFlags(&st.done[0], cudaEventDisableTiming));
     NZI_CUDA_CHECK(ctx, cudaEventCreateWithFlags(&st.done[1], cudaEventDisableTiming));
-    if (nzi_account_alloc(ctx, 2 * st.half, false)) {
+    /* small arrays go through a pageable buffer: pinning and unpinning cost more than their copy */
+    if (2 * st.half > NZI_PINNED_MIN && nzi_account_alloc(ctx, 2 * st.half, false)) {
         err = cudaMallocHost((void **)&st.buffer, 2 * st.half);
         if (err == cudaSuccess) {
             st.pinned = true;
@@ -464,6 +511,38 @@ nz_status_t nz_cuda_matrix_validate(nz_context_t *ctx, const nz_matrix_t *dA) {
 cleanup:
     nzi_free(ctx, offsets);
     nzi_free(ctx, columns);
+    return status;
+}
+
+/* Copy device CSR dA into a new host CSR matrix (int64 row offsets; int32 ones widened). */
+nz_status_t nz_cuda_matrix_download(nz_context_t *ctx, nz_matrix_t **H, const nz_matrix_t *dA) {
+    nz_status_t status = NZ_SUCCESS;
+    nz_matrix_t *M = NULL;
+    const int64_t rows = dA->rows, nnz = dA->nnz;
+    NZI_TRY(nzi_cuda_enter(ctx));
+    NZI_CHECK(nzi_csr_alloc(ctx, &M, dA->value_type, rows, dA->cols, nnz));
+    if (dA->device.offset_type == NZ_I64) {
+        NZI_CHECK(nz_cuda_memcpy(ctx, M->host.csr.row_offsets, dA->device.row_offsets,
+                                 (size_t)(rows + 1) * sizeof(int64_t), NZI_D2H));
+    } else {
+        /* the int32 offsets land in the upper half of the int64 array, then widen in place
+         * from the front (entry i is read at byte 4 (rows + 1 + i) before it is overwritten) */
+        int64_t *wide = M->host.csr.row_offsets;
+        int32_t *narrow = (int32_t *)wide + (rows + 1);
+        NZI_CHECK(nz_cuda_memcpy(ctx, narrow, dA->device.row_offsets,
+                                 (size_t)(rows + 1) * sizeof(int32_t), NZI_D2H));
+        for (int64_t i = 0; i <= rows; i++) wide[i] = (int64_t)narrow[i];
+    }
+    if (nnz > 0) {
+        NZI_CHECK(nz_cuda_memcpy(ctx, M->host.csr.col_indices, dA->device.col_indices,
+                                 (size_t)nnz * sizeof(int32_t), NZI_D2H));
+        NZI_CHECK(nz_cuda_memcpy(ctx, M->host.csr.values, dA->device.values,
+                                 (size_t)nnz * nzi_value_size(dA->value_type), NZI_D2H));
+    }
+    *H = M;
+    return NZ_SUCCESS;
+cleanup:
+    nzi_matrix_free(M);
     return status;
 }
 

@@ -37,6 +37,8 @@
  * A's row. NZ_TUNE_SPGEMM_SWEEP (sweep_width) narrows SWEEP in the bins of groups up to 32, so
  * that more sweepers share A's row when B's rows are shorter than the group; the width is then
  * a kernel argument (one extra kernel per small bin and phase), the products are the same.
+ * Device matrices in give a device C (in core only: C and the temporaries must fit the budget),
+ * with no transfers at all; host matrices in give a host C.
  * Out of core: A and B stay resident on the device; C's rows are produced in row panels sized
  * from the memory budget (nzi_spgemm_device_budget) into two device slots. While the GPU
  * computes panel p + 1 on the context's stream, the host drains panel p through two pinned
@@ -939,7 +941,8 @@ static int sweep_width(const nz_matrix_t *B) {
 /* Everything one call holds, released in one place. */
 typedef struct hash_state {
     nz_context_t *ctx;
-    nz_matrix_t *dA, *dB;              /* device copies (dB == dA when B is A) */
+    nz_matrix_t *dA, *dB;              /* device copies of host A, B (dB == dA when B is A) */
+    int64_t *a_wide, *b_wide;          /* device A, B with int32 row offsets: widened copies */
     int64_t *c_off;                    /* rows + 1 */
     int32_t *lists;                    /* rows: the binned row lists */
     int64_t *scan_work;
@@ -952,7 +955,8 @@ typedef struct hash_state {
     void *slot_col[2], *slot_val[2];
     int64_t *h_counts, *h_panel_starts;
     unsigned char *staging;            /* 2 x STAGE_HALF, pinned (or NULL: pageable copies) */
-    cudaStream_t copy_stream;
+    cudaStream_t copy_stream;          /* the drain's stream (the context's for one panel) */
+    bool own_copy_stream;
     int rank;                          /* rank_sort_mode: small numeric rows sorted by counting */
     int sweep;                         /* sweep_width: 0, or 2 .. 32 lanes in bins < NARROW_BINS */
     cudaEvent_t computed[2], numeric_start[2], numeric_stop[2], staged[2], sym_start, sym_stop;
@@ -974,10 +978,12 @@ static void hash_state_release(hash_state_t *st) {
     nzi_cuda_state_t *cs = nzi_cuda(ctx);
     /* copies may still be in flight after an error */
     if (cudaStreamSynchronize(cs->stream) != cudaSuccess) (void)cudaGetLastError();
-    if (st->copy_stream != NULL && cudaStreamSynchronize(st->copy_stream) != cudaSuccess)
+    if (st->own_copy_stream && cudaStreamSynchronize(st->copy_stream) != cudaSuccess)
         (void)cudaGetLastError();
     if (st->dB != st->dA) nzi_matrix_free(st->dB);
     nzi_matrix_free(st->dA);
+    free_device(ctx, (void **)&st->a_wide);
+    free_device(ctx, (void **)&st->b_wide);
     free_device(ctx, (void **)&st->c_off);
     free_device(ctx, (void **)&st->lists);
     free_device(ctx, (void **)&st->scan_work);
@@ -1001,7 +1007,7 @@ static void hash_state_release(hash_state_t *st) {
                              &st->prof_start, &st->prof_stop};
     for (size_t e = 0; e < sizeof events / sizeof events[0]; e++)
         if (*events[e] != NULL) cudaEventDestroy(*events[e]);
-    if (st->copy_stream != NULL) cudaStreamDestroy(st->copy_stream);
+    if (st->own_copy_stream) cudaStreamDestroy(st->copy_stream);
     (void)cudaGetLastError();
 }
 
@@ -1078,12 +1084,12 @@ static nz_status_t dense_slots(hash_state_t *st, int64_t huge_rows, int64_t cols
                          "more than the %zu bytes left in the device memory budget",
                          (long long)cols, per_slot, avail);
     if (global_bits) {
-        NZI_TRY(nz_cuda_malloc(ctx, (void **)&st->bitmaps, (size_t)n * bitmap_bytes,
+        NZI_TRY(nzi_cuda_malloc_async(ctx, (void **)&st->bitmaps, (size_t)n * bitmap_bytes,
                                "nz_spgemm (hash): dense bitmaps"));
         NZI_TRY(nz_cuda_memset(ctx, st->bitmaps, 0, (size_t)n * bitmap_bytes));
     }
     if (value_bytes > 0) {
-        NZI_TRY(nz_cuda_malloc(ctx, &st->dense, (size_t)n * value_bytes,
+        NZI_TRY(nzi_cuda_malloc_async(ctx, &st->dense, (size_t)n * value_bytes,
                                "nz_spgemm (hash): dense accumulators"));
         NZI_TRY(nz_cuda_memset(ctx, st->dense, 0, (size_t)n * value_bytes));
     }
@@ -1225,7 +1231,7 @@ static nz_status_t run_bins(hash_state_t *st, const hash_args<Value> &args, int6
 static void print_profile(const hash_state_t *st, const int64_t *off, int64_t m, int max_bin,
                           int dense_from) {
     int64_t entries[NUM_BINS] = {0};
-    for (int64_t i = 0; i < m; i++) {
+    for (int64_t i = 0; off != NULL && i < m; i++) {
         const int b = bin_of_length(off[i + 1] - off[i], max_bin, dense_from);
         if (b >= 0) entries[b] += off[i + 1] - off[i];
     }
@@ -1239,6 +1245,112 @@ static void print_profile(const hash_state_t *st, const int64_t *off, int64_t m,
                 st->prof_ms[0][b], (long long)st->prof_rows[1][b], (long long)entries[b],
                 st->prof_ms[1][b]);
     }
+}
+
+/* ---- device A, B in, device C out ---------------------------------------------------------- */
+
+__global__ void __launch_bounds__(BIN_BLOCK)
+    widen_kernel(int64_t count, const int32_t *__restrict__ in, int64_t *__restrict__ out) {
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < count;
+         i += (int64_t)gridDim.x * blockDim.x)
+        out[i] = in[i];
+}
+
+/* The row offsets of device matrix M as int64 (the kernels index with int64): M's own, or a
+ * widened copy of its int32 ones in *wide (temporary, the caller frees it). */
+static nz_status_t device_offsets(nz_context_t *ctx, const nz_matrix_t *M, const int64_t **off,
+                                  int64_t **wide) {
+    nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    if (M->device.offset_type == NZ_I64) {
+        *off = (const int64_t *)M->device.row_offsets;
+        return NZ_SUCCESS;
+    }
+    const int64_t count = M->rows + 1;
+    NZI_TRY(nzi_cuda_malloc_async(ctx, (void **)wide, (size_t)count * 8,
+                                  "nz_spgemm (hash): widened row offsets"));
+    const int64_t blocks = nzi_cuda_grid_blocks(cs, BIN_BLOCK, 4, (count + BIN_BLOCK - 1) / BIN_BLOCK);
+    widen_kernel<<<(unsigned)blocks, BIN_BLOCK, 0, cs->stream>>>(
+        count, (const int32_t *)M->device.row_offsets, *wide);
+    NZI_CUDA_LAUNCH_CHECK(ctx);
+    *off = *wide;
+    return NZ_SUCCESS;
+}
+
+/* A new device CSR matrix for C (int64 row offsets): c_off, when given, becomes its row offsets
+ * (on success only: on failure the caller still owns it), else they are allocated; columns and
+ * values for nnz entries. */
+static nz_status_t device_result(nz_context_t *ctx, nz_matrix_t **C, nz_value_type_t vt,
+                                 int64_t m, int64_t n, int64_t nnz, int64_t *c_off) {
+    nz_status_t status = NZ_SUCCESS;
+    nz_matrix_t *M = NULL;
+    NZI_CHECK(nzi_matrix_new(ctx, &M, NZ_FORMAT_CSR, vt, m, n, nnz));
+    M->location = NZ_DEVICE;
+    M->device.offset_type = NZ_I64;
+    M->device.borrowed = false;
+    if (c_off == NULL)
+        NZI_CHECK(nz_cuda_malloc(ctx, &M->device.row_offsets, (size_t)(m + 1) * 8,
+                                 "nz_spgemm (hash): C row offsets"));
+    if (nnz > 0) {
+        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&M->device.col_indices, (size_t)nnz * 4,
+                                 "nz_spgemm (hash): C column indices"));
+        NZI_CHECK(nz_cuda_malloc(ctx, &M->device.values, (size_t)nnz * nzi_value_size(vt),
+                                 "nz_spgemm (hash): C values"));
+    }
+    if (c_off != NULL) M->device.row_offsets = c_off;
+    *C = M;
+    return NZ_SUCCESS;
+cleanup:
+    nzi_matrix_free(M);
+    return status;
+}
+
+/* The numeric phase of a device C, after the symbolic one: C must fit in core (its columns and
+ * values, the dense slots, with what is resident); the numeric binning (unless the symbolic
+ * one serves, one_binning), then every bin straight into C's arrays. C takes st->c_off. */
+template <typename Value>
+static nz_status_t device_numeric(hash_state_t *st, nz_matrix_t **C, const nz_matrix_t *A,
+                                  int64_t n, int64_t nnz, size_t budget, size_t used,
+                                  bool one_binning, int max_bin, int dense_from,
+                                  hash_args<Value> args, double *numeric_seconds) {
+    nz_context_t *ctx = st->ctx;
+    nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    const int64_t m = A->rows;
+    const size_t c_bytes = (size_t)nnz * (sizeof(int32_t) + sizeof(Value));
+    size_t avail = budget - used;
+    int64_t dense_count = 0;
+    float ms = 0.0f;
+    if (c_bytes + 65536 > avail)
+        return nzi_error(ctx, NZ_ERR_DEVICE_OUT_OF_MEMORY,
+                         "nz_spgemm (hash): C has %lld entries (%zu bytes), more than the %zu bytes "
+                         "left in the device memory budget of %zu bytes; a device C must fit in "
+                         "device memory (pass host matrices to stream C to the host in row panels)",
+                         (long long)nnz, c_bytes, avail, budget);
+    avail -= c_bytes;
+    NZI_CUDA_TRY(ctx, cudaEventRecord(st->numeric_start[0], cs->stream));
+    if (!one_binning) NZI_TRY(bin_rows<true>(st, m, n, max_bin, dense_from, 1, NULL));
+    if (st->h_counts[HUGE_BIN] > 0)
+        NZI_TRY(dense_slots<Value>(st, st->h_counts[HUGE_BIN], n, true, avail, &dense_count, NULL));
+    NZI_TRY(device_result(ctx, C, A->value_type, m, n, nnz, st->c_off));
+    st->c_off = NULL; /* C's now */
+    args.c_base = 0;
+    args.c_col = (*C)->device.col_indices;
+    args.c_val = (Value *)(*C)->device.values;
+    nz_status_t status = run_bins<Value, true>(st, args, 0, n, dense_count);
+    if (status == NZ_SUCCESS) {
+        cudaError_t err = cudaEventRecord(st->numeric_stop[0], cs->stream);
+        if (err == cudaSuccess) err = cudaEventSynchronize(st->numeric_stop[0]);
+        if (err == cudaSuccess) err = cudaEventElapsedTime(&ms, st->numeric_start[0], st->numeric_stop[0]);
+        if (err != cudaSuccess) status = nzi_cuda_status(ctx, err, "nz_spgemm (hash): numeric phase", __FILE__, __LINE__);
+    }
+    if (status != NZ_SUCCESS) {
+        (void)cudaStreamSynchronize(cs->stream);
+        (void)cudaGetLastError();
+        nzi_matrix_free(*C);
+        *C = NULL;
+        return status;
+    }
+    *numeric_seconds = 1e-3 * (double)ms;
+    return NZ_SUCCESS;
 }
 
 /* The symbolic phase's dense rule, NZ_TUNE_SPGEMM_SYMDENSE=0|1|2 (default 1): 0 sends only the
@@ -1269,6 +1381,9 @@ static bool small_product(const nz_matrix_t *A, const nz_matrix_t *B) {
     static const int choices[] = {0, 1};
     if (nzi_cuda_tune("NZ_TUNE_SPGEMM_ONEBIN", choices, 2, 1) != 1 || A->nnz > ONEBIN_MAX_NNZ)
         return false;
+    if (A->location == NZ_DEVICE) /* no host arrays to count: B's mean row length instead */
+        return (double)A->nnz * ((double)B->nnz / (double)(B->rows > 0 ? B->rows : 1)) <=
+               (double)ONEBIN_MAX_PRODUCTS;
     const int32_t *a_col = A->host.csr.col_indices;
     const int64_t *b_off = B->host.csr.row_offsets;
     int64_t products = 0;
@@ -1286,6 +1401,7 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     const int64_t m = A->rows, n = B->cols;
     const size_t vs = sizeof(Value), entry_bytes = sizeof(int32_t) + vs;
     nz_matrix_t *M = NULL;
+    const bool on_device = A->location == NZ_DEVICE; /* device A, B in: device C out */
     hash_state_t st;
     hash_args<Value> args;
     size_t budget = 0, used = 0;
@@ -1307,16 +1423,25 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     }
     info->panels = 1;
     if (m == 0 || n == 0 || A->nnz == 0 || B->nnz == 0) { /* no products: nothing for the GPU */
-        NZI_CHECK(nzi_csr_alloc(ctx, &M, A->value_type, m, n, 0));
-        memset(M->host.csr.row_offsets, 0, (size_t)(m + 1) * sizeof(int64_t));
+        if (on_device) {
+            NZI_CHECK(device_result(ctx, &M, A->value_type, m, n, 0, NULL));
+            NZI_CHECK(nz_cuda_memset(ctx, M->device.row_offsets, 0, (size_t)(m + 1) * 8));
+            NZI_CUDA_CHECK(ctx, cudaStreamSynchronize(cs->stream));
+        } else {
+            NZI_CHECK(nzi_csr_alloc(ctx, &M, A->value_type, m, n, 0));
+            memset(M->host.csr.row_offsets, 0, (size_t)(m + 1) * sizeof(int64_t));
+        }
         *C = M;
         return NZ_SUCCESS;
     }
     NZI_CHECK(nzi_spgemm_device_budget(ctx, opt, &budget));
     {
-        /* resident: A, B, C's row offsets, the row lists, scan work, symbolic counters */
-        size_t a_bytes = (size_t)(m + 1) * 8 + (size_t)A->nnz * entry_bytes;
-        size_t b_bytes = B == A ? 0 : (size_t)(B->rows + 1) * 8 + (size_t)B->nnz * entry_bytes;
+        /* resident: A, B (host ones uploaded; device ones already count as used memory, except
+         * widened row offsets), C's row offsets, the row lists, scan work, symbolic counters */
+        size_t a_bytes = (size_t)(m + 1) * 8 + (on_device ? 0 : (size_t)A->nnz * entry_bytes);
+        size_t b_bytes = B == A ? 0 : (size_t)(B->rows + 1) * 8 + (on_device ? 0 : (size_t)B->nnz * entry_bytes);
+        if (on_device && A->device.offset_type == NZ_I64) a_bytes = 0;
+        if (on_device && B->device.offset_type == NZ_I64) b_bytes = 0;
         used = a_bytes + b_bytes + (size_t)(m + 1) * 8 + (size_t)m * 4 +
                (size_t)scan_work_entries(m) * 8 + 4096;
         if (used > budget) {
@@ -1327,7 +1452,7 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
             goto cleanup;
         }
     }
-    NZI_CUDA_CHECK(ctx, cudaStreamCreateWithFlags(&st.copy_stream, cudaStreamNonBlocking));
+    st.copy_stream = cs->stream; /* a stream of its own once there are panels to overlap */
     for (int s = 0; s < 2; s++) {
         NZI_CUDA_CHECK(ctx, cudaEventCreateWithFlags(&st.computed[s], cudaEventDisableTiming));
         NZI_CUDA_CHECK(ctx, cudaEventCreateWithFlags(&st.staged[s], cudaEventDisableTiming));
@@ -1341,28 +1466,42 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
         NZI_CUDA_CHECK(ctx, cudaEventCreate(&st.prof_stop));
     }
 
-    /* ---- upload and symbolic phase ---- */
-    NZI_CHECK(upload(ctx, &st.dA, A));
-    upload_seconds = st.dA->transfer_seconds;
-    if (B == A) {
-        st.dB = st.dA;
+    /* ---- upload (host A, B) and symbolic phase ---- */
+    if (on_device) {
+        NZI_CHECK(device_offsets(ctx, A, &args.a_off, &st.a_wide));
+        if (B == A) args.b_off = args.a_off;
+        else NZI_CHECK(device_offsets(ctx, B, &args.b_off, &st.b_wide));
+        args.a_col = A->device.col_indices;
+        args.a_val = (const Value *)A->device.values;
+        args.b_col = B->device.col_indices;
+        args.b_val = (const Value *)B->device.values;
     } else {
-        NZI_CHECK(upload(ctx, &st.dB, B));
-        upload_seconds += st.dB->transfer_seconds;
+        NZI_CHECK(upload(ctx, &st.dA, A));
+        upload_seconds = st.dA->transfer_seconds;
+        if (B == A) {
+            st.dB = st.dA;
+        } else {
+            NZI_CHECK(upload(ctx, &st.dB, B));
+            upload_seconds += st.dB->transfer_seconds;
+        }
+        args.a_off = (const int64_t *)st.dA->device.row_offsets;
+        args.a_col = st.dA->device.col_indices;
+        args.a_val = (const Value *)st.dA->device.values;
+        args.b_off = (const int64_t *)st.dB->device.row_offsets;
+        args.b_col = st.dB->device.col_indices;
+        args.b_val = (const Value *)st.dB->device.values;
     }
-    args.a_off = (const int64_t *)st.dA->device.row_offsets;
-    args.a_col = st.dA->device.col_indices;
-    args.a_val = (const Value *)st.dA->device.values;
-    args.b_off = (const int64_t *)st.dB->device.row_offsets;
-    args.b_col = st.dB->device.col_indices;
-    args.b_val = (const Value *)st.dB->device.values;
 
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.c_off, (size_t)(m + 1) * 8, "nz_spgemm (hash): C row offsets"));
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.lists, (size_t)m * 4, "nz_spgemm (hash): row bins"));
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.scan_work,
+    /* C's row offsets: a device C keeps them (plain allocation, they outlive the call) */
+    if (on_device)
+        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.c_off, (size_t)(m + 1) * 8, "nz_spgemm (hash): C row offsets"));
+    else
+        NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&st.c_off, (size_t)(m + 1) * 8, "nz_spgemm (hash): C row offsets"));
+    NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&st.lists, (size_t)m * 4, "nz_spgemm (hash): row bins"));
+    NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&st.scan_work,
                              (size_t)scan_work_entries(m) * 8, "nz_spgemm (hash): scan"));
     st.counters_bytes = counter_entries(NUM_BINS) * 8;
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.counters, st.counters_bytes,
+    NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&st.counters, st.counters_bytes,
                              "nz_spgemm (hash): bin counters"));
     NZI_CHECK(nzi_alloc_array(ctx, (void **)&st.h_counts, counter_entries(NUM_BINS),
                               sizeof(int64_t), "nz_spgemm (hash): bin counts"));
@@ -1396,6 +1535,18 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     NZI_CHECK(nz_cuda_memcpy(ctx, &nnz, st.c_off + m, 8, NZI_D2H));
     NZI_CUDA_CHECK(ctx, cudaEventElapsedTime(&ms, st.sym_start, st.sym_stop));
     info->symbolic_seconds = 1e-3 * (double)ms;
+
+    if (on_device) {
+        NZI_CHECK((device_numeric<Value>(&st, &M, A, n, nnz, budget, used, one_binning, max_bin_num,
+                                         dense_from, args, &numeric_seconds)));
+        if (st.profile) print_profile(&st, NULL, m, max_bin_num, dense_from);
+        info->numeric_seconds = numeric_seconds;
+        info->transfer_seconds = 0.0;
+        info->stage_seconds_sum = info->symbolic_seconds + numeric_seconds;
+        *C = M;
+        M = NULL;
+        goto cleanup;
+    }
 
     /* ---- output, panels ---- */
     NZI_CHECK(nzi_csr_alloc(ctx, &M, A->value_type, m, n, nnz));
@@ -1466,21 +1617,25 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     }
     info->panels = panels;
     one_binning = one_binning && panels == 1;
+    if (panels > 1) { /* the drain of panel p overlaps the computation of panel p + 1 */
+        NZI_CUDA_CHECK(ctx, cudaStreamCreateWithFlags(&st.copy_stream, cudaStreamNonBlocking));
+        st.own_copy_stream = true;
+    }
     if (!one_binning) { /* a new binning per (panel, bin) pair: its counters */
-        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.panel_starts, (size_t)(panels + 1) * 8,
+        NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&st.panel_starts, (size_t)(panels + 1) * 8,
                                  "nz_spgemm (hash): panels"));
         NZI_CHECK(nz_cuda_memcpy(ctx, st.panel_starts, st.h_panel_starts, (size_t)(panels + 1) * 8, NZI_H2D));
         free_device(ctx, (void **)&st.counters);
         nzi_free(ctx, st.h_counts);
         st.h_counts = NULL;
         st.counters_bytes = counter_entries(panels * NUM_BINS) * 8;
-        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.counters, st.counters_bytes, "nz_spgemm (hash): bin counters"));
+        NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&st.counters, st.counters_bytes, "nz_spgemm (hash): bin counters"));
         NZI_CHECK(nzi_alloc_array(ctx, (void **)&st.h_counts, counter_entries(panels * NUM_BINS),
                                   sizeof(int64_t), "nz_spgemm (hash): bin counts"));
     }
     for (int s = 0; s < slots; s++) {
-        NZI_CHECK(nz_cuda_malloc(ctx, &st.slot_col[s], (size_t)cap * 4, "nz_spgemm (hash): C panel"));
-        NZI_CHECK(nz_cuda_malloc(ctx, &st.slot_val[s], (size_t)cap * vs, "nz_spgemm (hash): C panel"));
+        NZI_CHECK(nzi_cuda_malloc_async(ctx, &st.slot_col[s], (size_t)cap * 4, "nz_spgemm (hash): C panel"));
+        NZI_CHECK(nzi_cuda_malloc_async(ctx, &st.slot_val[s], (size_t)cap * vs, "nz_spgemm (hash): C panel"));
     }
     /* pinned staging only where it pays: a small C comes back in one pageable copy (pinning
      * 32 MB costs milliseconds, more than such a copy) */

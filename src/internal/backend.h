@@ -85,6 +85,8 @@ nz_status_t nz_cuda_matrix_upload(nz_context_t *ctx, nz_matrix_t *dA, const nz_m
                                   int offset_bits);
 /* Validate wrapped device CSR arrays (copies them to the host). */
 nz_status_t nz_cuda_matrix_validate(nz_context_t *ctx, const nz_matrix_t *dA);
+/* Copy device CSR dA into a new host CSR matrix *H (int64 row offsets). */
+nz_status_t nz_cuda_matrix_download(nz_context_t *ctx, nz_matrix_t **H, const nz_matrix_t *dA);
 /* Free the device arrays a matrix owns (not borrowed ones). */
 void nz_cuda_matrix_release(nz_matrix_t *dA);
 

@@ -213,6 +213,19 @@ cleanup:
     return status;
 }
 
+nz_status_t nz_matrix_to_host(nz_context_t *ctx, nz_matrix_t **A, const nz_matrix_t *dA) {
+    NZI_TRY(need_device(ctx, "nz_matrix_to_host"));
+    if (A == NULL) return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_matrix_to_host: A is NULL");
+    NZI_TRY(nzi_check_matrix(ctx, dA, "dA"));
+    if (dA->location != NZ_DEVICE)
+        return nzi_error(ctx, NZ_ERR_WRONG_LOCATION, "nz_matrix_to_host: dA is a host matrix");
+    if (dA->format != NZ_FORMAT_CSR)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                         "nz_matrix_to_host: dA is a device %s matrix; only device csr matrices "
+                         "are copied back", nz_format_name(dA->format));
+    return nz_cuda_matrix_download(ctx, A, dA);
+}
+
 nz_status_t nz_matrix_wrap_csr_device(nz_context_t *ctx, nz_matrix_t **A, int64_t rows,
                                       int64_t cols, int64_t nnz, nz_index_type_t offset_type,
                                       const void *row_offsets, const int32_t *col_indices,

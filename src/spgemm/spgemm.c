@@ -39,8 +39,8 @@ static nzi_spgemm_fn alg_function(nz_spgemm_alg_t alg) {
     }
 }
 
-/* Check the operands once (handles, host location, value types, shapes), bring non-CSR host
- * formats to CSR, resolve AUTO, run the algorithm and time the whole call. The peak device bytes
+/* Check the operands once (handles, locations, value types, shapes), bring non-CSR host
+ * formats to CSR (device operands must be CSR and run the hash algorithm), resolve AUTO, run the algorithm and time the whole call. The peak device bytes
  * of the call are measured by lowering the context's high-water mark to the current use for the
  * duration of the call and restoring the larger of the two afterwards. */
 nz_status_t nz_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
@@ -60,10 +60,17 @@ nz_status_t nz_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
     if (C == NULL) return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_spgemm: output handle C is NULL");
     NZI_TRY(nzi_check_matrix(ctx, A, "A"));
     NZI_TRY(nzi_check_matrix(ctx, B, "B"));
-    if (A->location != NZ_HOST || B->location != NZ_HOST)
+    if (A->location != B->location)
         return nzi_error(ctx, NZ_ERR_WRONG_LOCATION,
-                         "nz_spgemm: %s is a device matrix; A and B must be host matrices",
-                         A->location != NZ_HOST ? "A" : "B");
+                         "nz_spgemm: A is a %s matrix and B a %s one; both must be host matrices "
+                         "(host C) or both device matrices (device C)",
+                         A->location == NZ_HOST ? "host" : "device",
+                         B->location == NZ_HOST ? "host" : "device");
+    if (A->location == NZ_DEVICE && (A->format != NZ_FORMAT_CSR || B->format != NZ_FORMAT_CSR))
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                         "nz_spgemm: %s is a device %s matrix; device operands must be csr",
+                         A->format != NZ_FORMAT_CSR ? "A" : "B",
+                         nz_format_name(A->format != NZ_FORMAT_CSR ? A->format : B->format));
     if (A->value_type != B->value_type)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
                          "nz_spgemm: A holds %s and B %s values; convert one of them "
@@ -87,7 +94,12 @@ nz_status_t nz_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
     if (opt.threads < 0)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spgemm: negative thread count %d",
                          opt.threads);
-    if (opt.alg == NZ_SPGEMM_AUTO) opt.alg = choose_alg(ctx);
+    if (opt.alg == NZ_SPGEMM_AUTO) opt.alg = A->location == NZ_DEVICE ? NZ_SPGEMM_HASH : choose_alg(ctx);
+    if (A->location == NZ_DEVICE && opt.alg != NZ_SPGEMM_HASH)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                         "nz_spgemm: algorithm %s takes host matrices; device matrices run the hash "
+                         "algorithm (alg hash or auto)",
+                         nz_spgemm_alg_name(opt.alg));
     if (opt.alg != NZ_SPGEMM_CPU && ctx->cuda == NULL)
         return nzi_error(ctx, NZ_ERR_NO_DEVICE,
                          "nz_spgemm: algorithm %s runs on the GPU and the context is not bound to "
@@ -99,8 +111,13 @@ nz_status_t nz_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
                          "nz_spgemm: algorithm %s is not available in this build (no CUDA backend)",
                          nz_spgemm_alg_name(opt.alg));
 
-    NZI_CHECK(nzi_as_csr(ctx, A, &a_csr, &a_owned));
-    NZI_CHECK(nzi_as_csr(ctx, B, &b_csr, &b_owned));
+    if (A->location == NZ_DEVICE) { /* device CSR, used as it is */
+        a_csr = A;
+        b_csr = B;
+    } else {
+        NZI_CHECK(nzi_as_csr(ctx, A, &a_csr, &a_owned));
+        NZI_CHECK(nzi_as_csr(ctx, B, &b_csr, &b_owned));
+    }
     memset(&local, 0, sizeof local);
     local.alg = opt.alg;
     saved_peak = ctx->peak_device_bytes;

@@ -23,6 +23,9 @@ extern "C" {
  *     transfer seconds, stage_seconds_sum); the dispatcher measures info->peak_device_bytes (the
  *     high-water mark of the context's device bytes during the call, less those held before);
  *   - GPU algorithms are called only when ctx is bound to a device (ctx->cuda != NULL).
+ * Exception: nzi_spgemm_hash also takes A and B as device CSR matrices (int32 or int64 row
+ * offsets; the dispatcher sends device operands nowhere else) and then returns a device C
+ * (int64 row offsets), in core only.
  * On success *C is a new host CSR matrix (rows m, cols n, sorted columns, no explicit
  * duplicates; numerically cancelled entries are kept as explicit zeros, like every structural
  * product). On failure *C is left untouched and everything the algorithm allocated is freed.

@@ -96,7 +96,60 @@ static void compare(const char *what, const nz_matrix_t *A, const nz_matrix_t *C
     compared_entries += ri.nnz;
 }
 
-/* Run one GPU algorithm; returns its status (the caller decides which refusals are allowed). */
+/* The hash algorithm on device copies of A and B (row offsets int32 / int64, alternating, and
+ * the other width for B; alg HASH or AUTO): the device C, copied back, must match the same
+ * reference. A device C that does not fit a limited budget may be refused, with
+ * NZ_ERR_DEVICE_OUT_OF_MEMORY and nothing returned. */
+static void run_device(nz_context_t *ctx, const char *what, const nz_matrix_t *A,
+                       const nz_matrix_t *B, const reference_t *ref, size_t limit) {
+    static int64_t device_runs;
+    nz_matrix_t *dA = NULL, *dB = NULL, *dC = NULL, *C = NULL;
+    nz_matrix_info_t ia, ib, ic;
+    nz_spgemm_options_t opt;
+    nz_spgemm_info_t info;
+    char label[340];
+    NZT_OK(ctx, nz_matrix_info(A, &ia));
+    NZT_OK(ctx, nz_matrix_info(B, &ib));
+    if (ia.format != NZ_FORMAT_CSR || ib.format != NZ_FORMAT_CSR) return;
+    const int bits = device_runs % 2 == 0 ? 32 : 64;
+    memset(&opt, 0, sizeof opt);
+    opt.alg = device_runs % 4 < 2 ? NZ_SPGEMM_HASH : NZ_SPGEMM_AUTO;
+    opt.gpu_memory_limit = limit;
+    device_runs++;
+    snprintf(label, sizeof label, "%s [hash, device, offsets %d%s]", what, bits,
+             limit != 0 ? ", limited" : "");
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, bits));
+    if (B == A) {
+        dB = dA;
+    } else {
+        NZT_OK(ctx, nz_matrix_to_device(ctx, &dB, B, 96 - bits));
+    }
+    nz_status_t s = nz_spgemm(ctx, &dC, dA, dB, &opt, &info);
+    if (s == NZ_SUCCESS) {
+        runs++;
+        NZT_OK(ctx, nz_matrix_info(dC, &ic));
+        NZT_CHECK(ic.location == NZ_DEVICE && ic.format == NZ_FORMAT_CSR &&
+                      ic.offset_type == NZ_I64 && info.alg == NZ_SPGEMM_HASH && info.panels == 1 &&
+                      info.products == ref->info.products && info.seconds > 0.0 &&
+                      info.transfer_seconds == 0.0,
+                  "%s: location %d offsets %d alg %s panels %lld products %lld (CPU %lld)", label,
+                  (int)ic.location, (int)ic.offset_type, nz_spgemm_alg_name(info.alg),
+                  (long long)info.panels, (long long)info.products,
+                  (long long)ref->info.products);
+        NZT_OK(ctx, nz_matrix_to_host(ctx, &C, dC));
+        compare(label, A, C, ref);
+    } else {
+        NZT_CHECK(limit != 0 && s == NZ_ERR_DEVICE_OUT_OF_MEMORY && dC == NULL,
+                  "%s: status %d: %s", label, (int)s, nz_context_last_error(ctx));
+    }
+    nz_matrix_destroy(&C);
+    nz_matrix_destroy(&dC);
+    if (dB != dA) nz_matrix_destroy(&dB);
+    nz_matrix_destroy(&dA);
+}
+
+/* Run one GPU algorithm; returns its status (the caller decides which refusals are allowed).
+ * The hash algorithm also runs on device copies (run_device). */
 static nz_status_t run_one(nz_context_t *ctx, const char *what, nz_spgemm_alg_t alg,
                            const nz_matrix_t *A, const nz_matrix_t *B, const reference_t *ref,
                            size_t limit, nz_spgemm_info_t *info_out) {
@@ -124,6 +177,7 @@ static nz_status_t run_one(nz_context_t *ctx, const char *what, nz_spgemm_alg_t 
         NZT_CHECK(C == NULL, "%s: C set on failure", label);
     }
     nz_matrix_destroy(&C);
+    if (alg == NZ_SPGEMM_HASH) run_device(ctx, what, A, B, ref, limit);
     return s;
 }
 
@@ -449,20 +503,26 @@ static void test_out_of_core(nz_context_t *ctx) {
 static void test_allocation_failures(nz_context_t *ctx) {
     nz_matrix_t *A = NULL;
     NZT_OK(ctx, nz_gen_rmat(ctx, &A, 9, 8, 0, 0, 0, nzt_seed + 51, NZ_F64));
-    for (int g = 0; g < NUM_GPU_ALGS; g++) {
-        for (int limited = 0; limited < 2; limited++) {
+    /* g == NUM_GPU_ALGS: hash on device operands (device C; in core only, so no budget) */
+    for (int g = 0; g <= NUM_GPU_ALGS; g++) {
+        const bool device = g == NUM_GPU_ALGS;
+        const char *name = device ? "hash (device)" : nz_spgemm_alg_name(gpu_algs[g]);
+        for (int limited = 0; limited < (device ? 1 : 2); limited++) {
             if (!nzt_shard_take()) continue; /* one algorithm x budget per shard slot */
             nz_spgemm_options_t opt;
+            nz_matrix_t *dA = NULL;
             memset(&opt, 0, sizeof opt);
-            opt.alg = gpu_algs[g];
+            opt.alg = device ? NZ_SPGEMM_HASH : gpu_algs[g];
             opt.gpu_memory_limit = limited ? (size_t)400000 : 0;
+            if (device) NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 32));
             nz_alloc_stats_t before, after;
             NZT_OK(ctx, nz_context_alloc_stats(ctx, &before));
             int k, done = 0;
             for (k = 1; k < 400 && !done; k++) {
                 nz_matrix_t *C = NULL;
                 NZT_OK(ctx, nz_context_fail_alloc_after(ctx, k));
-                nz_status_t s = nz_spgemm(ctx, &C, A, A, &opt, NULL);
+                nz_status_t s = device ? nz_spgemm(ctx, &C, dA, dA, &opt, NULL)
+                                       : nz_spgemm(ctx, &C, A, A, &opt, NULL);
                 NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
                 if (s == NZ_SUCCESS) {
                     done = 1;
@@ -472,18 +532,19 @@ static void test_allocation_failures(nz_context_t *ctx) {
                 } else {
                     NZT_CHECK((s == NZ_ERR_OUT_OF_MEMORY || s == NZ_ERR_DEVICE_OUT_OF_MEMORY) &&
                                   C == NULL,
-                              "%s k %d: status %d: %s", nz_spgemm_alg_name(gpu_algs[g]), k, (int)s,
+                              "%s k %d: status %d: %s", name, k, (int)s,
                               nz_context_last_error(ctx));
                 }
                 NZT_OK(ctx, nz_context_alloc_stats(ctx, &after));
                 NZT_CHECK(after.live_blocks == before.live_blocks &&
                               after.live_bytes == before.live_bytes,
-                          "%s k %d: %lld blocks / %lld bytes leaked", nz_spgemm_alg_name(gpu_algs[g]),
+                          "%s k %d: %lld blocks / %lld bytes leaked", name,
                           k, (long long)(after.live_blocks - before.live_blocks),
                           (long long)(after.live_bytes - before.live_bytes));
             }
-            NZT_CHECK(done != 0, "%s%s: never succeeded in %d tries", nz_spgemm_alg_name(gpu_algs[g]),
+            NZT_CHECK(done != 0, "%s%s: never succeeded in %d tries", name,
                       limited ? " (limited)" : "", k - 1);
+            nz_matrix_destroy(&dA);
         }
     }
     nz_matrix_destroy(&A);
@@ -506,6 +567,31 @@ int main(int argc, char **argv) {
                   "auto chose %s, peak %lld", nz_spgemm_alg_name(info.alg),
                   (long long)info.peak_device_bytes);
         nz_matrix_destroy(&C);
+        nz_matrix_destroy(&A);
+    }
+    /* device operands: both or neither, hash only */
+    {
+        nz_matrix_t *A = NULL, *dA = NULL, *C = NULL;
+        nz_spgemm_options_t opt;
+        memset(&opt, 0, sizeof opt);
+        NZT_OK(ctx, nz_gen_laplace2d(ctx, &A, 20, 20, NZ_F64));
+        NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 0));
+        NZT_CHECK(nz_spgemm(ctx, &C, A, dA, NULL, NULL) == NZ_ERR_WRONG_LOCATION && C == NULL,
+                  "host A, device B: %s", nz_context_last_error(ctx));
+        NZT_CHECK(nz_spgemm(ctx, &C, dA, A, NULL, NULL) == NZ_ERR_WRONG_LOCATION && C == NULL,
+                  "device A, host B: %s", nz_context_last_error(ctx));
+        for (int g = 1; g < NUM_GPU_ALGS; g++) {
+            opt.alg = gpu_algs[g];
+            NZT_CHECK(nz_spgemm(ctx, &C, dA, dA, &opt, NULL) == NZ_ERR_UNSUPPORTED && C == NULL,
+                      "device operands, %s: %s", nz_spgemm_alg_name(gpu_algs[g]),
+                      nz_context_last_error(ctx));
+        }
+        opt.alg = NZ_SPGEMM_CPU;
+        NZT_CHECK(nz_spgemm(ctx, &C, dA, dA, &opt, NULL) == NZ_ERR_UNSUPPORTED && C == NULL,
+                  "device operands, cpu: %s", nz_context_last_error(ctx));
+        NZT_CHECK(nz_matrix_to_host(ctx, &C, A) == NZ_ERR_WRONG_LOCATION && C == NULL,
+                  "nz_matrix_to_host of a host matrix");
+        nz_matrix_destroy(&dA);
         nz_matrix_destroy(&A);
     }
     test_zoo(ctx);

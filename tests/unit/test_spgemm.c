@@ -274,6 +274,9 @@ static void test_errors(void) {
         NZT_CHECK(nz_spgemm(ctx, &C, A, T, &opt, NULL) == NZ_ERR_NO_DEVICE && C == NULL,
                   "%s without a device", nz_spgemm_alg_name(gpu_algs[g]));
     }
+    /* copying a device C back needs a device */
+    NZT_CHECK(nz_matrix_to_host(ctx, &C, A) == NZ_ERR_NO_DEVICE && C == NULL,
+              "nz_matrix_to_host without a device");
     /* AUTO without a device is the CPU */
     nz_spgemm_info_t info;
     memset(&opt, 0, sizeof opt);
