@@ -964,9 +964,28 @@ typedef struct hash_state {
      * drain no longer overlaps), summed per phase and bin, printed to stderr at the end */
     int profile;
     cudaEvent_t prof_start, prof_stop;
+    /* NZ_SPGEMM_PROFILE=2: host wall-clock marks through the call instead (no extra
+     * synchronisation), printed to stderr at the end */
+    int timeline, marks;
+    const char *mark_name[16];
+    double mark_time[16];
     double prof_ms[2][NUM_BINS];
     int64_t prof_rows[2][NUM_BINS];
 } hash_state_t;
+
+static void mark(hash_state_t *st, const char *name) {
+    if (!st->timeline || st->marks == 16) return;
+    st->mark_name[st->marks] = name;
+    st->mark_time[st->marks++] = nzi_wtime();
+}
+
+static void print_timeline(const hash_state_t *st) {
+    if (!st->timeline || st->marks == 0) return;
+    fprintf(stderr, "nz_spgemm timeline (hash), us since the previous mark:");
+    for (int i = 1; i < st->marks; i++)
+        fprintf(stderr, " %s %.1f", st->mark_name[i], 1e6 * (st->mark_time[i] - st->mark_time[i - 1]));
+    fprintf(stderr, " | total %.1f\n", 1e6 * (st->mark_time[st->marks - 1] - st->mark_time[0]));
+}
 
 static void free_device(nz_context_t *ctx, void **p) {
     nz_cuda_free(ctx, *p, (size_t)-1);
@@ -1330,8 +1349,10 @@ static nz_status_t device_numeric(hash_state_t *st, nz_matrix_t **C, const nz_ma
     if (!one_binning) NZI_TRY(bin_rows<true>(st, m, n, max_bin, dense_from, 1, NULL));
     if (st->h_counts[HUGE_BIN] > 0)
         NZI_TRY(dense_slots<Value>(st, st->h_counts[HUGE_BIN], n, true, avail, &dense_count, NULL));
+    mark(st, "numeric-binned");
     NZI_TRY(device_result(ctx, C, A->value_type, m, n, nnz, st->c_off));
     st->c_off = NULL; /* C's now */
+    mark(st, "C-allocated");
     args.c_base = 0;
     args.c_col = (*C)->device.col_indices;
     args.c_val = (Value *)(*C)->device.values;
@@ -1419,7 +1440,9 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     st.sweep = sweep_width(B);
     {
         const char *p = getenv("NZ_SPGEMM_PROFILE");
-        st.profile = p != NULL && p[0] != '\0' && strcmp(p, "0") != 0;
+        st.timeline = p != NULL && strcmp(p, "2") == 0;
+        st.profile = p != NULL && p[0] != '\0' && strcmp(p, "0") != 0 && !st.timeline;
+        mark(&st, "start");
     }
     info->panels = 1;
     if (m == 0 || n == 0 || A->nnz == 0 || B->nnz == 0) { /* no products: nothing for the GPU */
@@ -1435,6 +1458,7 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
         return NZ_SUCCESS;
     }
     NZI_CHECK(nzi_spgemm_device_budget(ctx, opt, &budget));
+    mark(&st, "budget");
     {
         /* resident: A, B (host ones uploaded; device ones already count as used memory, except
          * widened row offsets), C's row offsets, the row lists, scan work, symbolic counters */
@@ -1466,6 +1490,7 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
         NZI_CUDA_CHECK(ctx, cudaEventCreate(&st.prof_stop));
     }
 
+    mark(&st, "events");
     /* ---- upload (host A, B) and symbolic phase ---- */
     if (on_device) {
         NZI_CHECK(device_offsets(ctx, A, &args.a_off, &st.a_wide));
@@ -1492,6 +1517,7 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
         args.b_val = (const Value *)st.dB->device.values;
     }
 
+    mark(&st, "operands");
     /* C's row offsets: a device C keeps them (plain allocation, they outlive the call) */
     if (on_device)
         NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.c_off, (size_t)(m + 1) * 8, "nz_spgemm (hash): C row offsets"));
@@ -1508,6 +1534,7 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     args.c_off = st.c_off;
 
     one_binning = small_product(A, B);
+    mark(&st, "scratch");
     NZI_CUDA_CHECK(ctx, cudaEventRecord(st.sym_start, cs->stream));
     {
         /* the product total goes to the last counter and comes back with the bin counts */
@@ -1523,6 +1550,7 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
         NZI_CUDA_LAUNCH_CHECK(ctx);
         NZI_CHECK(bin_rows<false>(&st, m, n, sym_max_bin, sym_dense_from, 1, &products));
         info->products = (int64_t)products;
+        mark(&st, "binned");
     }
     symbolic_huge = st.h_counts[HUGE_BIN];
     if (st.h_counts[HUGE_BIN] > 0)
@@ -1535,10 +1563,12 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     NZI_CHECK(nz_cuda_memcpy(ctx, &nnz, st.c_off + m, 8, NZI_D2H));
     NZI_CUDA_CHECK(ctx, cudaEventElapsedTime(&ms, st.sym_start, st.sym_stop));
     info->symbolic_seconds = 1e-3 * (double)ms;
+    mark(&st, "symbolic");
 
     if (on_device) {
         NZI_CHECK((device_numeric<Value>(&st, &M, A, n, nnz, budget, used, one_binning, max_bin_num,
                                          dense_from, args, &numeric_seconds)));
+        mark(&st, "numeric");
         if (st.profile) print_profile(&st, NULL, m, max_bin_num, dense_from);
         info->numeric_seconds = numeric_seconds;
         info->transfer_seconds = 0.0;
@@ -1637,6 +1667,7 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
         NZI_CHECK(nzi_cuda_malloc_async(ctx, &st.slot_col[s], (size_t)cap * 4, "nz_spgemm (hash): C panel"));
         NZI_CHECK(nzi_cuda_malloc_async(ctx, &st.slot_val[s], (size_t)cap * vs, "nz_spgemm (hash): C panel"));
     }
+    mark(&st, "output+slots");
     /* pinned staging only where it pays: a small C comes back in one pageable copy (pinning
      * 32 MB costs milliseconds, more than such a copy) */
     if ((size_t)nnz * entry_bytes <= STAGE_HALF) {
@@ -1697,6 +1728,7 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
             NZI_CUDA_CHECK(ctx, cudaStreamWaitEvent(st.copy_stream, st.computed[s], 0));
         }
     }
+    mark(&st, "numeric+drain");
     if (st.profile) print_profile(&st, M->host.csr.row_offsets, m, max_bin_num, dense_from);
     info->numeric_seconds = numeric_seconds;
     info->transfer_seconds = upload_seconds + drain_seconds;
@@ -1706,6 +1738,8 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
 
 cleanup:
     hash_state_release(&st);
+    mark(&st, "release");
+    print_timeline(&st);
     nzi_matrix_free(M);
     return status;
 }
