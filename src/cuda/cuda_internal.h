@@ -8,6 +8,8 @@
 #include <cuda_runtime.h>
 #include <stdlib.h>
 
+#define NZI_SIDE_STREAMS 3
+
 /* Per-context device state, created by nz_cuda_context_bind. Limits are read from the device,
  * never hard-coded. */
 typedef struct nzi_cuda_state {
@@ -33,9 +35,25 @@ typedef struct nzi_cuda_state {
      * when the device has no memory pools: those allocations fall back to cudaMalloc). Up to
      * NZI_POOL_KEEP bytes stay cached between calls; the rest goes back at each synchronisation. */
     cudaMemPool_t pool;
+    /* Side streams for independent launches that may overlap (nzi_cuda_fork / nzi_cuda_join),
+     * created on first use; side_done[i] marks the end of side stream i's share. */
+    cudaStream_t side[NZI_SIDE_STREAMS];
+    cudaEvent_t side_done[NZI_SIDE_STREAMS], fork;
+    bool side_ready;
 } nzi_cuda_state_t;
 
 #define NZI_POOL_KEEP ((uint64_t)256 << 20)
+
+/* Fork: the side streams wait for the work queued so far on the context's stream (creating them
+ * on first use). Join: the context's stream waits for everything queued on the side streams
+ * since. Between the two, launches of independent work may go to nzi_cuda_stream_for(cs, k): k
+ * = 0 is the context's stream, k > 0 a side stream (round robin). Memory allocated on the
+ * context's stream before the fork may be used on the side streams and freed after the join. */
+nz_status_t nzi_cuda_fork(nz_context_t *ctx);
+nz_status_t nzi_cuda_join(nz_context_t *ctx);
+static inline cudaStream_t nzi_cuda_stream_for(const nzi_cuda_state_t *cs, int k) {
+    return k == 0 ? cs->stream : cs->side[(k - 1) % NZI_SIDE_STREAMS];
+}
 
 /* Temporary device memory for work on the context's stream: stream-ordered (cudaMallocAsync from
  * the context's pool; usable by that stream's later work, and by the host or other streams only

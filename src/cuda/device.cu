@@ -157,6 +157,13 @@ void nz_cuda_context_release(nz_context_t *ctx) {
     }
     (void)cudaStreamSynchronize(cs->stream);
     if (cs->pool != NULL) (void)cudaMemPoolDestroy(cs->pool);
+    if (cs->side_ready) {
+        for (int i = 0; i < NZI_SIDE_STREAMS; i++) {
+            (void)cudaStreamDestroy(cs->side[i]);
+            (void)cudaEventDestroy(cs->side_done[i]);
+        }
+        (void)cudaEventDestroy(cs->fork);
+    }
     free(cs->public_ptrs);
     free(cs->public_sizes);
     free(cs->public_pooled);
@@ -170,6 +177,46 @@ void nz_cuda_context_release(nz_context_t *ctx) {
     ctx->stream = NULL;
     ctx->owns_stream = 0;
     snprintf(ctx->device_name, sizeof ctx->device_name, "cpu");
+}
+
+nz_status_t nzi_cuda_fork(nz_context_t *ctx) {
+    nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    if (!cs->side_ready) {
+        int made = 0;
+        cudaError_t err = cudaEventCreateWithFlags(&cs->fork, cudaEventDisableTiming);
+        for (; err == cudaSuccess && made < NZI_SIDE_STREAMS; made++) {
+            err = cudaStreamCreateWithFlags(&cs->side[made], cudaStreamNonBlocking);
+            if (err != cudaSuccess) break;
+            err = cudaEventCreateWithFlags(&cs->side_done[made], cudaEventDisableTiming);
+            if (err != cudaSuccess) {
+                (void)cudaStreamDestroy(cs->side[made]);
+                break;
+            }
+        }
+        if (err != cudaSuccess) {
+            for (int i = 0; i < made; i++) {
+                (void)cudaStreamDestroy(cs->side[i]);
+                (void)cudaEventDestroy(cs->side_done[i]);
+            }
+            if (cs->fork != NULL) (void)cudaEventDestroy(cs->fork);
+            cs->fork = NULL;
+            return nzi_cuda_status(ctx, err, "creating the side streams", __FILE__, __LINE__);
+        }
+        cs->side_ready = true;
+    }
+    NZI_CUDA_TRY(ctx, cudaEventRecord(cs->fork, cs->stream));
+    for (int i = 0; i < NZI_SIDE_STREAMS; i++)
+        NZI_CUDA_TRY(ctx, cudaStreamWaitEvent(cs->side[i], cs->fork, 0));
+    return NZ_SUCCESS;
+}
+
+nz_status_t nzi_cuda_join(nz_context_t *ctx) {
+    nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    for (int i = 0; i < NZI_SIDE_STREAMS; i++) {
+        NZI_CUDA_TRY(ctx, cudaEventRecord(cs->side_done[i], cs->side[i]));
+        NZI_CUDA_TRY(ctx, cudaStreamWaitEvent(cs->stream, cs->side_done[i], 0));
+    }
+    return NZ_SUCCESS;
 }
 
 nz_status_t nz_cuda_synchronize(nz_context_t *ctx) {

@@ -1176,12 +1176,11 @@ static nz_status_t bin_rows(hash_state_t *st, int64_t rows, int64_t cols, int ma
  * resident at once (rows are dealt round robin, so a second wave would start late and finish
  * last). */
 template <typename Value, bool Numeric>
-static nz_status_t launch_dense(hash_state_t *st, const hash_args<Value> &args,
+static nz_status_t launch_dense(hash_state_t *st, cudaStream_t stream, const hash_args<Value> &args,
                                 const int32_t *rows, int64_t count, int64_t cols,
                                 int64_t dense_count) {
     nz_context_t *ctx = st->ctx;
     nzi_cuda_state_t *cs = nzi_cuda(ctx);
-    cudaStream_t stream = cs->stream;
     const int64_t value_stride = (int64_t)(round_up((size_t)cols * sizeof(Value)) / sizeof(Value));
     int64_t grid = count < dense_count ? count : dense_count;
     const int mode = dense_mode<Value>(cs, cols, Numeric);
@@ -1214,26 +1213,34 @@ static nz_status_t launch_dense(hash_state_t *st, const hash_args<Value> &args,
     return NZ_SUCCESS;
 }
 
-/* Launch every non-empty bin of one panel (symbolic: the only panel). */
+/* Launch every non-empty bin of one panel (symbolic: the only panel). The bins touch disjoint
+ * rows (and only the dense bin the dense slots), so with more than one they run side by side:
+ * the k-th non-empty bin on nzi_cuda_stream_for(k), between a fork and a join (a product of a
+ * few thousand rows has five or six bins of a few blocks each: serialised, their launch
+ * latencies were most of its time). NZ_SPGEMM_PROFILE=1 keeps them serial, timed one by one. */
 template <typename Value, bool Numeric>
 static nz_status_t run_bins(hash_state_t *st, const hash_args<Value> &args, int64_t panel,
                             int64_t cols, int64_t dense_count) {
     nz_context_t *ctx = st->ctx;
-    cudaStream_t stream = nzi_cuda(ctx)->stream;
+    nzi_cuda_state_t *cs = nzi_cuda(ctx);
     const int64_t pairs_before = panel * NUM_BINS;
     const int64_t *counts = st->h_counts, *starts = st->h_counts + st->pairs;
-    for (int b = 0; b < NUM_BINS; b++) {
+    int nonempty = 0, k = 0;
+    for (int b = 0; b < NUM_BINS; b++) nonempty += counts[pairs_before + b] != 0;
+    const bool side = nonempty > 1 && !st->profile;
+    if (side) NZI_TRY(nzi_cuda_fork(ctx));
+    nz_status_t status = NZ_SUCCESS;
+    for (int b = 0; b < NUM_BINS && status == NZ_SUCCESS; b++) {
         const int64_t count = counts[pairs_before + b];
         if (count == 0) continue;
         const int32_t *rows = st->lists + starts[pairs_before + b];
+        cudaStream_t stream = side ? nzi_cuda_stream_for(cs, k++) : cs->stream;
         if (st->profile) NZI_CUDA_TRY(ctx, cudaEventRecord(st->prof_start, stream));
-        if (b < HUGE_BIN) {
-            NZI_TRY((launch_bin<Value, Numeric>(ctx, stream, b, st->rank, st->sweep, args, rows,
-                                                count)));
-        } else {
-            NZI_TRY((launch_dense<Value, Numeric>(st, args, rows, count, cols, dense_count)));
-        }
-        if (st->profile) {
+        if (b < HUGE_BIN)
+            status = launch_bin<Value, Numeric>(ctx, stream, b, st->rank, st->sweep, args, rows, count);
+        else
+            status = launch_dense<Value, Numeric>(st, stream, args, rows, count, cols, dense_count);
+        if (status == NZ_SUCCESS && st->profile) {
             float ms = 0.0f;
             NZI_CUDA_TRY(ctx, cudaEventRecord(st->prof_stop, stream));
             NZI_CUDA_TRY(ctx, cudaEventSynchronize(st->prof_stop));
@@ -1242,7 +1249,12 @@ static nz_status_t run_bins(hash_state_t *st, const hash_args<Value> &args, int6
             st->prof_rows[Numeric][b] += count;
         }
     }
-    return NZ_SUCCESS;
+    /* join even after a failed launch: nothing may be left running on a side stream */
+    if (side) {
+        nz_status_t joined = nzi_cuda_join(ctx);
+        if (status == NZ_SUCCESS) status = joined;
+    }
+    return status;
 }
 
 /* NZ_SPGEMM_PROFILE: the time and rows of every bin, per phase (and, for the numeric phase,
@@ -1297,7 +1309,8 @@ static nz_status_t device_offsets(nz_context_t *ctx, const nz_matrix_t *M, const
 
 /* A new device CSR matrix for C (int64 row offsets): c_off, when given, becomes its row offsets
  * (on success only: on failure the caller still owns it), else they are allocated; columns and
- * values for nnz entries. */
+ * values for nnz entries. Its arrays come from the context's pool (repeated products reuse the
+ * memory; nz_matrix_destroy returns them in order on the context's stream). */
 static nz_status_t device_result(nz_context_t *ctx, nz_matrix_t **C, nz_value_type_t vt,
                                  int64_t m, int64_t n, int64_t nnz, int64_t *c_off) {
     nz_status_t status = NZ_SUCCESS;
@@ -1307,13 +1320,13 @@ static nz_status_t device_result(nz_context_t *ctx, nz_matrix_t **C, nz_value_ty
     M->device.offset_type = NZ_I64;
     M->device.borrowed = false;
     if (c_off == NULL)
-        NZI_CHECK(nz_cuda_malloc(ctx, &M->device.row_offsets, (size_t)(m + 1) * 8,
-                                 "nz_spgemm (hash): C row offsets"));
+        NZI_CHECK(nzi_cuda_malloc_async(ctx, &M->device.row_offsets, (size_t)(m + 1) * 8,
+                                        "nz_spgemm (hash): C row offsets"));
     if (nnz > 0) {
-        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&M->device.col_indices, (size_t)nnz * 4,
-                                 "nz_spgemm (hash): C column indices"));
-        NZI_CHECK(nz_cuda_malloc(ctx, &M->device.values, (size_t)nnz * nzi_value_size(vt),
-                                 "nz_spgemm (hash): C values"));
+        NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&M->device.col_indices, (size_t)nnz * 4,
+                                        "nz_spgemm (hash): C column indices"));
+        NZI_CHECK(nzi_cuda_malloc_async(ctx, &M->device.values, (size_t)nnz * nzi_value_size(vt),
+                                        "nz_spgemm (hash): C values"));
     }
     if (c_off != NULL) M->device.row_offsets = c_off;
     *C = M;
@@ -1518,11 +1531,8 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     }
 
     mark(&st, "operands");
-    /* C's row offsets: a device C keeps them (plain allocation, they outlive the call) */
-    if (on_device)
-        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st.c_off, (size_t)(m + 1) * 8, "nz_spgemm (hash): C row offsets"));
-    else
-        NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&st.c_off, (size_t)(m + 1) * 8, "nz_spgemm (hash): C row offsets"));
+    /* C's row offsets (a device C keeps them) */
+    NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&st.c_off, (size_t)(m + 1) * 8, "nz_spgemm (hash): C row offsets"));
     NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&st.lists, (size_t)m * 4, "nz_spgemm (hash): row bins"));
     NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&st.scan_work,
                              (size_t)scan_work_entries(m) * 8, "nz_spgemm (hash): scan"));
