@@ -279,7 +279,7 @@ static nz_status_t device_alloc(nz_context_t *ctx, void **ptr, size_t bytes, con
         return nzi_error(ctx, NZ_ERR_DEVICE_OUT_OF_MEMORY,
                          "%s: cannot allocate %zu bytes of device memory (injected failure)", what,
                          size);
-    pooled = pooled && cs->pool != NULL;
+    pooled = pooled && cs->pool != NULL && size <= NZI_POOL_MAX_BLOCK;
     cudaError_t err = pooled ? cudaMallocFromPoolAsync(&p, size, cs->pool, cs->stream)
                              : cudaMalloc(&p, size);
     if (err != cudaSuccess) {

@@ -958,6 +958,7 @@ typedef struct hash_state {
     cudaStream_t copy_stream;          /* the drain's stream (the context's for one panel) */
     bool own_copy_stream;
     int rank;                          /* rank_sort_mode: small numeric rows sorted by counting */
+    bool side_by_side;                 /* run_bins may overlap the bins (small products) */
     int sweep;                         /* sweep_width: 0, or 2 .. 32 lanes in bins < NARROW_BINS */
     cudaEvent_t computed[2], numeric_start[2], numeric_stop[2], staged[2], sym_start, sym_stop;
     /* NZ_SPGEMM_PROFILE=1: every bin's launch timed alone (synchronising after each, so the
@@ -1214,10 +1215,12 @@ static nz_status_t launch_dense(hash_state_t *st, cudaStream_t stream, const has
 }
 
 /* Launch every non-empty bin of one panel (symbolic: the only panel). The bins touch disjoint
- * rows (and only the dense bin the dense slots), so with more than one they run side by side:
- * the k-th non-empty bin on nzi_cuda_stream_for(k), between a fork and a join (a product of a
- * few thousand rows has five or six bins of a few blocks each: serialised, their launch
- * latencies were most of its time). NZ_SPGEMM_PROFILE=1 keeps them serial, timed one by one. */
+ * rows (and only the dense bin the dense slots), so in small products (st->side_by_side) they
+ * run side by side: the k-th non-empty bin on nzi_cuda_stream_for(k), between a fork and a join.
+ * A product of a few thousand rows has five or six bins of a few blocks each, and serialised
+ * their launch latencies were most of its time (H100, 125 real matrices: 1.15x faster); in
+ * large ones the dense bin then shares the SMs and finishes later (R-MAT 18: symbolic 20 ->
+ * 28 ms), so they stay serial. NZ_SPGEMM_PROFILE=1 keeps them serial, timed one by one. */
 template <typename Value, bool Numeric>
 static nz_status_t run_bins(hash_state_t *st, const hash_args<Value> &args, int64_t panel,
                             int64_t cols, int64_t dense_count) {
@@ -1227,7 +1230,7 @@ static nz_status_t run_bins(hash_state_t *st, const hash_args<Value> &args, int6
     const int64_t *counts = st->h_counts, *starts = st->h_counts + st->pairs;
     int nonempty = 0, k = 0;
     for (int b = 0; b < NUM_BINS; b++) nonempty += counts[pairs_before + b] != 0;
-    const bool side = nonempty > 1 && !st->profile;
+    const bool side = nonempty > 1 && st->side_by_side && !st->profile;
     if (side) NZI_TRY(nzi_cuda_fork(ctx));
     nz_status_t status = NZ_SUCCESS;
     for (int b = 0; b < NUM_BINS && status == NZ_SUCCESS; b++) {
@@ -1560,6 +1563,7 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
         NZI_CUDA_LAUNCH_CHECK(ctx);
         NZI_CHECK(bin_rows<false>(&st, m, n, sym_max_bin, sym_dense_from, 1, &products));
         info->products = (int64_t)products;
+        st.side_by_side = products <= (unsigned long long)ONEBIN_MAX_PRODUCTS;
         mark(&st, "binned");
     }
     symbolic_huge = st.h_counts[HUGE_BIN];
