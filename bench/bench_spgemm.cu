@@ -412,7 +412,7 @@ int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
         spgemm_case_t *c = &cases[ci];
         nz_matrix_t *A = NULL, *C = NULL;
         int64_t products = 0, c_bound = 0, *per_row = NULL;
-        double times[64], device_times[64], sym_times[64];
+        double times[64], kernel_times[64], sym_times[64];
         nz_spgemm_info_t info;
         char verify_note[200] = "", notes[600] = "";
         int verified = 0;
@@ -467,10 +467,10 @@ int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
                 break;
             }
             times[r] = info.seconds;
-            device_times[r] = info.symbolic_seconds + info.numeric_seconds;
+            kernel_times[r] = info.symbolic_seconds + info.numeric_seconds;
             sym_times[r] = info.symbolic_seconds;
         }
-        double ours = ok ? median(times, nruns) : 0.0, ours_kernels = ok ? median(device_times, nruns) : 0.0;
+        double ours = ok ? median(times, nruns) : 0.0, ours_kernels = ok ? median(kernel_times, nruns) : 0.0;
         /* hash: the device-resident call below (or the host one if C does not fit the device);
          * esc / hyspmm: their phase times, as documented in the header */
         double ours_device = ours_alg == NZ_SPGEMM_HASH ? ours : ours_kernels;

@@ -29,7 +29,7 @@ typedef struct nzi_cuda_state {
      * ignored instead of freed, and nz_cuda_context_release can free what users leaked. */
     void **public_ptrs;
     size_t *public_sizes;
-    unsigned char *public_pooled;   /* 1: from `pool` (nzi_cuda_malloc_async), freed stream-ordered */
+    unsigned char *public_pooled;   /* 1: from `pool` (nzi_cuda_malloc_async), freed in order */
     int public_count, public_capacity;
     /* The context's own stream-ordered memory pool for a call's temporary device memory (NULL
      * when the device has no memory pools: those allocations fall back to cudaMalloc). Up to
@@ -58,10 +58,10 @@ static inline cudaStream_t nzi_cuda_stream_for(const nzi_cuda_state_t *cs, int k
     return k == 0 ? cs->stream : cs->side[(k - 1) % NZI_SIDE_STREAMS];
 }
 
-/* Temporary device memory for work on the context's stream: stream-ordered (cudaMallocAsync from
- * the context's pool, for blocks up to NZI_POOL_MAX_BLOCK; usable by that stream's later work, and by the host or other streams only
- * after a synchronisation with it), counted and failure-injected like nz_cuda_malloc, recorded in
- * the same table, so nz_cuda_free frees it (stream-ordered, on the context's stream). */
+/* Temporary device memory for work on the context's stream: stream-ordered (from the context's
+ * pool up to NZI_POOL_MAX_BLOCK; usable by that stream's later work, by the host or other streams
+ * only after a synchronisation with it), counted and failure-injected like nz_cuda_malloc and
+ * recorded in the same table, so nz_cuda_free frees it (in order, on the context's stream). */
 nz_status_t nzi_cuda_malloc_async(nz_context_t *ctx, void **ptr, size_t bytes, const char *what);
 
 static inline nzi_cuda_state_t *nzi_cuda(const nz_context_t *ctx) {

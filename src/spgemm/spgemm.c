@@ -22,7 +22,8 @@ nz_status_t nz_spgemm_alg_from_name(nz_spgemm_alg_t *alg, const char *name) {
 }
 
 /* The one place that decides CPU or GPU: the hash algorithm when the context has a device (it
- * handles every shape and, through row panels, every size), else the CPU. */
+ * handles every shape and, through row panels, every size; device operands exist only then),
+ * else the CPU. */
 static nz_spgemm_alg_t choose_alg(const nz_context_t *ctx) {
     return ctx->cuda != NULL ? NZ_SPGEMM_HASH : NZ_SPGEMM_CPU;
 }
@@ -39,10 +40,11 @@ static nzi_spgemm_fn alg_function(nz_spgemm_alg_t alg) {
     }
 }
 
-/* Check the operands once (handles, locations, value types, shapes), bring non-CSR host
- * formats to CSR (device operands must be CSR and run the hash algorithm), resolve AUTO, run the algorithm and time the whole call. The peak device bytes
- * of the call are measured by lowering the context's high-water mark to the current use for the
- * duration of the call and restoring the larger of the two afterwards. */
+/* Check the operands once (handles, locations, value types, shapes), bring non-CSR host formats
+ * to CSR (device operands must be CSR and run the hash algorithm), resolve AUTO, run the
+ * algorithm and time the whole call. The peak device bytes of the call are measured by lowering
+ * the context's high-water mark to the current use for the duration of the call and restoring
+ * the larger of the two afterwards. */
 nz_status_t nz_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
                       const nz_matrix_t *B, const nz_spgemm_options_t *options,
                       nz_spgemm_info_t *info) {
@@ -94,11 +96,11 @@ nz_status_t nz_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
     if (opt.threads < 0)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spgemm: negative thread count %d",
                          opt.threads);
-    if (opt.alg == NZ_SPGEMM_AUTO) opt.alg = A->location == NZ_DEVICE ? NZ_SPGEMM_HASH : choose_alg(ctx);
+    if (opt.alg == NZ_SPGEMM_AUTO) opt.alg = choose_alg(ctx);
     if (A->location == NZ_DEVICE && opt.alg != NZ_SPGEMM_HASH)
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
-                         "nz_spgemm: algorithm %s takes host matrices; device matrices run the hash "
-                         "algorithm (alg hash or auto)",
+                         "nz_spgemm: algorithm %s takes host matrices; device matrices run the "
+                         "hash algorithm (alg hash or auto)",
                          nz_spgemm_alg_name(opt.alg));
     if (opt.alg != NZ_SPGEMM_CPU && ctx->cuda == NULL)
         return nzi_error(ctx, NZ_ERR_NO_DEVICE,
