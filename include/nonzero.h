@@ -30,9 +30,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "nonzero_version.h" /* NZ_VERSION_MAJOR / _MINOR / _PATCH, NZ_VERSION_STRING */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The version of the library actually loaded ("0.2.0"); compare with NZ_VERSION_STRING, the
+ * version of the headers compiled against. Never fails. */
+const char *nz_version(void);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Status codes                                                                                */

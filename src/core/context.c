@@ -11,6 +11,8 @@
 #include <omp.h>
 #endif
 
+const char *nz_version(void) { return NZ_VERSION_STRING; }
+
 const char *nz_status_string(nz_status_t status) {
     switch (status) {
     case NZ_SUCCESS: return "success";

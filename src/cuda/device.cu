@@ -7,6 +7,35 @@
 
 /* ---- errors and device selection ---------------------------------------------------------- */
 
+#ifndef NZ_CUDA_ARCHITECTURES
+#define NZ_CUDA_ARCHITECTURES ""
+#endif
+
+/* An empty kernel whose attributes tell whether this build's code loads on the device. */
+__global__ void nzi_probe_kernel(void) {}
+
+/* Refuse a device this build has no code for, naming its compute capability and the build flag
+ * to add, before any real kernel could fail with "no kernel image". The list check catches the
+ * plain case; the probe (which makes the driver load or JIT the code) every other one. */
+static nz_status_t check_code_for_device(nz_context_t *ctx, int device, const char *name,
+                                         int major, int minor) {
+    int code = nzi_cuda_arch_code(NZ_CUDA_ARCHITECTURES, major, minor);
+    cudaFuncAttributes attributes;
+    cudaError_t err = code == 0 ? cudaErrorNoKernelImageForDevice
+                                : cudaFuncGetAttributes(&attributes, nzi_probe_kernel);
+    if (err == cudaSuccess) return NZ_SUCCESS;
+    (void)cudaGetLastError();
+    if (err == cudaErrorNoKernelImageForDevice || err == cudaErrorInvalidDeviceFunction ||
+        err == cudaErrorUnsupportedPtxVersion || err == cudaErrorInvalidPtx)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                         "nz_context_set_device: device %d (%s) has compute capability %d.%d, "
+                         "for which this build of Nonzero has no code (built for CUDA "
+                         "architectures \"%s\"); rebuild with -DCMAKE_CUDA_ARCHITECTURES=%d%d "
+                         "(or =native)", device, name, major, minor, NZ_CUDA_ARCHITECTURES, major,
+                         minor);
+    return nzi_cuda_status(ctx, err, "cudaFuncGetAttributes(probe kernel)", __FILE__, __LINE__);
+}
+
 /* Map a CUDA error to a status with a message naming the failing call and the source line.
  * cudaGetLastError() clears the error when it is not sticky, so the next call starts clean. */
 nz_status_t nzi_cuda_status(nz_context_t *ctx, cudaError_t err, const char *what, const char *file,
@@ -89,6 +118,8 @@ nz_status_t nz_cuda_context_bind(nz_context_t *ctx, int device, void *stream) {
                            device, cs->warp_size);
         goto cleanup;
     }
+    status = check_code_for_device(ctx, device, prop.name, major, minor);
+    if (status != NZ_SUCCESS) goto cleanup;
     if (stream == NULL) {
         NZI_CUDA_CHECK(ctx, cudaStreamCreateWithFlags(&own_stream, cudaStreamNonBlocking));
         cs->stream = own_stream;

@@ -63,6 +63,13 @@ nz_status_t nzi_check_context(const nz_context_t *ctx);
         if (status < 0) goto cleanup;                                                           \
     } while (0)
 
+/* ---- CUDA architectures ------------------------------------------------------------------- */
+
+/* 2: arch_list (CMAKE_CUDA_ARCHITECTURES syntax) has machine code for compute capability
+ * major.minor, 1: only PTX the driver can JIT, 0: nothing that runs there, -1: unreadable list
+ * ("native", "all"). Pure host logic (cuda_arch.c), unit-tested without a GPU. */
+int nzi_cuda_arch_code(const char *arch_list, int major, int minor);
+
 /* ---- allocation (all host memory of library objects goes through these) ---------------- */
 
 void *nzi_malloc(nz_context_t *ctx, size_t bytes);

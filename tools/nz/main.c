@@ -6,7 +6,6 @@
 #include <string.h>
 
 /* Kept in step with project(Nonzero VERSION ...) in CMakeLists.txt. */
-#define NZ_TOOL_VERSION "0.1.0"
 
 static const struct {
     const char *name;
@@ -46,7 +45,7 @@ int main(int argc, char **argv) {
         return NZ_EXIT_OK;
     }
     if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
-        printf("nz %s (Nonzero; CUDA devices visible: %d)\n", NZ_TOOL_VERSION, nz_device_count());
+        printf("nz %s (Nonzero; CUDA devices visible: %d)\n", nz_version(), nz_device_count());
         return NZ_EXIT_OK;
     }
     for (int i = 0; i < NUM_COMMANDS; i++)
