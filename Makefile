@@ -1,9 +1,10 @@
 # Thin wrapper over CMake: `make bench` and `make test` are all a user needs.
 BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+PREFIX ?= /usr/local
 CMAKE_FLAGS ?=
 
-.PHONY: all configure build test bench asan fuzz clean
+.PHONY: all configure build test bench install asan fuzz clean
 
 all: build
 
@@ -22,6 +23,10 @@ test: build
 # The default benchmark: on the GPU if one is present, else on the CPU.
 bench: build
 	$(BUILD)/nz bench
+
+# Install the library, header, nz, the CMake package and nonzero.pc under PREFIX.
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 # CPU tests under AddressSanitizer + UndefinedBehaviorSanitizer (no CUDA in this build).
 asan:

@@ -3,20 +3,24 @@
 # Usage: scripts/gpu-check.sh [STEPS]   STEPS: comma list of build,test,cpu,memcheck,racecheck,
 #        initcheck,synccheck,bench,benchquick,benchnoreal,spmm,spgemm
 #        (default: build,test,memcheck,racecheck,benchquick)
+# GPU_ARCH=80 builds into build-gpu80 with -DCMAKE_CUDA_ARCHITECTURES=80 (sm_80 code + compute_80
+# PTX, which the driver JIT-compiles on newer GPUs): proof that no kernel needs a newer GPU.
 # Logs go to $OUT (the device tool's output folder) or ./gpu-out. Real matrices are read from
 # .carry/matrices (copied there from ../shared/matrices and carried; see scripts/carry-matrices.sh)
 # or $NZ_CARRY_MATRICES. scripts/snapshot.sh puts a clean copy of HEAD in .carry/snap for runs
 # while the working tree is mid-edit.
 set -u
+GPU_ARCH=${GPU_ARCH:-}
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-out}
 mkdir -p "$OUT"
 STEPS=${1:-build,test,memcheck,racecheck,benchquick}
 JOBS=$(nproc)
-BUILD=build-gpu
+BUILD=build-gpu${GPU_ARCH:-}
+ARCHFLAG=${GPU_ARCH:+-DCMAKE_CUDA_ARCHITECTURES=$GPU_ARCH}
 MDIR=${NZ_CARRY_MATRICES:-$PWD/.carry/matrices}
 [ -d "$MDIR" ] || MDIR=""
-summary="$OUT/summary.txt"
+summary="$OUT/summary${GPU_ARCH:+-$GPU_ARCH}.txt"
 : > "$summary"
 note() { echo "$*" | tee -a "$summary"; }
 has() { case ",$STEPS," in *,"$1",*) return 0;; esac; return 1; }
@@ -25,16 +29,16 @@ GPUTEST=$BUILD/tests/gpu_test_spmv_csr
 note "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
 if has build; then
   t0=$(date +%s)
-  cmake -S . -B $BUILD -DCMAKE_BUILD_TYPE=Release ${MDIR:+-DNZ_TEST_MATRIX_DIR=$MDIR} > "$OUT/build.log" 2>&1 &&
-  cmake --build $BUILD -j "$JOBS" >> "$OUT/build.log" 2>&1
+  cmake -S . -B $BUILD -DCMAKE_BUILD_TYPE=Release $ARCHFLAG ${MDIR:+-DNZ_TEST_MATRIX_DIR=$MDIR} > "$OUT/build$GPU_ARCH.log" 2>&1 &&
+  cmake --build $BUILD -j "$JOBS" >> "$OUT/build$GPU_ARCH.log" 2>&1
   rc=$?
   note "build: rc=$rc ($(( $(date +%s) - t0 )) s)"
-  if [ $rc -ne 0 ]; then grep -E "error|Error" "$OUT/build.log" | head -40; exit 1; fi
+  if [ $rc -ne 0 ]; then grep -E "error|Error" "$OUT/build$GPU_ARCH.log" | head -40; exit 1; fi
 fi
 if has test; then
-  (cd $BUILD && ctest -L gpu --output-on-failure --timeout 900) > "$OUT/ctest-gpu.log" 2>&1
-  note "ctest -L gpu: rc=$? :: $(grep -E 'tests passed|tests failed' "$OUT/ctest-gpu.log" | tail -1)"
-  grep -E "Failed|\*\*\*|check failed" "$OUT/ctest-gpu.log" | head -20 | tee -a "$summary"
+  (cd $BUILD && ctest -L gpu --output-on-failure --timeout 900 -j ${CTEST_JOBS:-1}) > "$OUT/ctest-gpu$GPU_ARCH.log" 2>&1
+  note "ctest -L gpu ($BUILD${ARCHFLAG:+, $ARCHFLAG}): rc=$? :: $(grep -E 'tests passed|tests failed' "$OUT/ctest-gpu$GPU_ARCH.log" | tail -1)"
+  grep -E "Failed|\*\*\*|check failed" "$OUT/ctest-gpu$GPU_ARCH.log" | head -20 | tee -a "$summary"
 fi
 if has cpu; then
   (cd $BUILD && ctest -LE gpu -j "$JOBS" --output-on-failure) > "$OUT/ctest-cpu.log" 2>&1
