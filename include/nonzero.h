@@ -26,8 +26,7 @@
  *   writes only y, so threads may execute plans of one context at the same time into distinct y
  *   (an error would race on the last-error message); nz_matrix_info and nz_matrix_csr_arrays
  *   (which write the context only on an error), nz_status_string, nz_*_name and nz_device_count
- *   may be called from any thread. Functions
- *   that take a const matrix never modify it.
+ *   may be called from any thread. Functions that take a const matrix never modify it.
  */
 
 #include <stddef.h>
@@ -359,9 +358,9 @@ nz_status_t nz_gen_laplace2d(nz_context_t *ctx, nz_matrix_t **A, int64_t nx, int
 /* 3-D 7-point Laplacian on an nx x ny x nz grid. */
 nz_status_t nz_gen_laplace3d(nz_context_t *ctx, nz_matrix_t **A, int64_t nx, int64_t ny,
                              int64_t nz, nz_value_type_t value_type);
-/* Trilinear (Q1) finite-element Poisson stiffness matrix (outputs A, b, u_exact first), -Δu = f on the unit cube with an
- * n x n x n grid of hexahedral elements; Dirichlet nodes eliminated, (n-1)^3 unknowns, rows of
- * 8, 12, 18 and 27 nonzeros. If b / u_exact are non-NULL they receive (nz_malloc'ed) the load
+/* Trilinear (Q1) finite-element Poisson stiffness matrix (outputs A, b, u_exact first), -Δu = f
+ * on the unit cube with an n x n x n grid of hexahedral elements; Dirichlet nodes eliminated,
+ * (n-1)^3 unknowns, rows of 8, 12, 18 and 27 nonzeros. If b / u_exact are non-NULL they receive (nz_malloc'ed) the load
  * vector for the manufactured solution u = sin(pi x) sin(pi y) sin(pi z) and its nodal values.
  * Scaling: A is the Galerkin matrix, h = 1/n times the 27-point stencil (centre 8/3, face
  * neighbours 0 (stored), edge neighbours -1/6, corner neighbours -1/12); b_i ~ h^3 f(x_i), so
@@ -450,9 +449,9 @@ nz_status_t nz_spmv(nz_context_t *ctx, const nz_matrix_t *A, nz_alg_t alg, doubl
 nz_status_t nz_spmv_list(nz_format_t *format, nz_alg_t *alg, nz_backend_t backend, int index);
 
 /* The planner's choice without making a plan (docs/PLANNER.md), into *chosen_format, *alg and
- * why: from statistics of A (nz_matrix_stats), the algorithm NZ_ALG_AUTO picks for op(A) = A in `format` on `backend`, or,
- * with format = NZ_FORMAT_COUNT, also the format to convert to (the one whose SpMV reads the fewest
- * bytes, from stats->bytes[], if it saves at least 10% over CSR; else CSR). flags:
+ * why: from statistics of A (nz_matrix_stats), the algorithm NZ_ALG_AUTO picks for op(A) = A in
+ * `format` on `backend`, or, with format = NZ_FORMAT_COUNT, also the format to convert to (the
+ * one whose SpMV reads the fewest bytes, from stats->bytes[], if it saves at least 10% over CSR; else CSR). flags:
  * NZ_PLAN_DETERMINISTIC restricts the choice to bitwise reproducible algorithms; NZ_PLAN_TUNE is
  * ignored (tuning needs the matrix: the plan's choice may then differ). The algorithm depends only
  * on rows, cols, nnz and the row-length statistics, which a device plan computes itself, so a
