@@ -87,6 +87,7 @@ typedef struct nzb_result {
 typedef struct nzb_case {
     const char *name;
     int generated;
+    nz_context_t *ctx;       /* A's context */
     const nz_matrix_t *A;    /* host CSR */
     nz_value_type_t value_type;
     const void *x;           /* cols values of value_type */

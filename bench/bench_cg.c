@@ -112,7 +112,7 @@ static int fe_case(nz_context_t *ctx, const nzb_cg_options_t *o, int64_t N, int 
     snprintf(problem, sizeof problem, "fe3d %lld", (long long)N);
 
     double t0 = nzi_wtime();
-    if ((st = nz_gen_fe3d(ctx, &A, N, vt, &b, &u)) != NZ_SUCCESS) goto fail;
+    if ((st = nz_gen_fe3d(ctx, &A, &b, &u, N, vt)) != NZ_SUCCESS) goto fail;
     r.host_assembly_ms = 1e3 * (nzi_wtime() - t0);
     const nz_matrix_t *M = A;
     if (format != NZ_FORMAT_CSR) {
@@ -132,7 +132,7 @@ static int fe_case(nz_context_t *ctx, const nzb_cg_options_t *o, int64_t N, int 
     nz_cg_result_t res;
     memset(&res, 0, sizeof res);
     if (gpu) {
-        if ((st = nz_matrix_to_device(ctx, &dA, M, 0)) != NZ_SUCCESS) {
+        if ((st = nz_matrix_to_device(ctx, &dA, M, NZ_INDEX_AUTO)) != NZ_SUCCESS) {
             if (st == NZ_ERR_UNSUPPORTED) goto refused;
             goto fail;
         }
@@ -140,29 +140,29 @@ static int fe_case(nz_context_t *ctx, const nzb_cg_options_t *o, int64_t N, int 
             (st = nz_device_malloc(ctx, &dx, (size_t)n * vs)) != NZ_SUCCESS)
             goto fail;
         t0 = nzi_wtime();
-        if ((st = nz_memcpy_to_device(ctx, db, b, (size_t)n * vs)) != NZ_SUCCESS) goto fail;
+        if ((st = nz_device_copy_from_host(ctx, db, b, (size_t)n * vs)) != NZ_SUCCESS) goto fail;
         nz_matrix_info_t di;
-        nz_matrix_info(dA, &di);
+        nz_matrix_info(ctx, &di, dA);
         r.transfer_ms = 1e3 * (di.transfer_seconds + nzi_wtime() - t0);
         if (format == NZ_FORMAT_CSR) {
             void *gb = NULL, *gu = NULL;
             t0 = nzi_wtime();
-            if ((st = nz_gen_fe3d_device(ctx, &gA, N, vt, &gb, &gu)) != NZ_SUCCESS) goto fail;
+            if ((st = nz_gen_fe3d_device(ctx, &gA, &gb, &gu, N, vt)) != NZ_SUCCESS) goto fail;
             r.device_assembly_ms = 1e3 * (nzi_wtime() - t0);
             nz_device_free(ctx, gb);
             nz_device_free(ctx, gu);
             nz_matrix_destroy(&gA);
         }
-        if ((st = nz_memcpy_to_device(ctx, dx, x, (size_t)n * vs)) != NZ_SUCCESS) goto fail;
+        if ((st = nz_device_copy_from_host(ctx, dx, x, (size_t)n * vs)) != NZ_SUCCESS) goto fail;
         st = nz_cg_solve(ctx, dA, db, dx, &opt, &res);
-        if (st >= 0 && nz_memcpy_to_host(ctx, x, dx, (size_t)n * vs) != NZ_SUCCESS) st = NZ_ERR_DEVICE;
+        if (st >= 0 && nz_device_copy_to_host(ctx, x, dx, (size_t)n * vs) != NZ_SUCCESS) st = NZ_ERR_DEVICE;
     } else {
         st = nz_cg_solve(ctx, M, b, x, &opt, &res);
     }
     if (st == NZ_ERR_UNSUPPORTED) goto refused;
     if (st < 0) goto fail;
     nz_matrix_info_t mi;
-    nz_matrix_info(gpu ? dA : M, &mi);
+    nz_matrix_info(ctx, &mi, gpu ? dA : M);
     r.nnz = mi.nnz;
     r.alg = res.alg;
     r.graph = res.used_graph;
@@ -228,13 +228,13 @@ static int laplace_case(nz_context_t *ctx, const nzb_cg_options_t *o, double cop
     char problem[64];
     snprintf(problem, sizeof problem, "laplace3d %lld^3", (long long)m);
     if ((st = nz_gen_laplace3d(ctx, &A, m, m, m, NZ_F64)) != NZ_SUCCESS ||
-        (st = nz_matrix_to_device(ctx, &dA, A, 0)) != NZ_SUCCESS ||
+        (st = nz_matrix_to_device(ctx, &dA, A, NZ_INDEX_AUTO)) != NZ_SUCCESS ||
         (st = nz_malloc(ctx, (void **)&ones, bytes)) != NZ_SUCCESS ||
         (st = nz_device_malloc(ctx, &db, bytes)) != NZ_SUCCESS ||
         (st = nz_device_malloc(ctx, &dx, bytes)) != NZ_SUCCESS)
         goto fail;
     for (int64_t i = 0; i < r.n; i++) ones[i] = 1.0;
-    if ((st = nz_memcpy_to_device(ctx, db, ones, bytes)) != NZ_SUCCESS ||
+    if ((st = nz_device_copy_from_host(ctx, db, ones, bytes)) != NZ_SUCCESS ||
         (st = nz_device_memset(ctx, dx, 0, bytes)) != NZ_SUCCESS)
         goto fail;
     nz_cg_options_t opt;
@@ -246,7 +246,7 @@ static int laplace_case(nz_context_t *ctx, const nzb_cg_options_t *o, double cop
     st = nz_cg_solve(ctx, dA, db, dx, &opt, &res);
     if (st < 0) goto fail;
     nz_matrix_info_t mi;
-    nz_matrix_info(dA, &mi);
+    nz_matrix_info(ctx, &mi, dA);
     r.nnz = mi.nnz;
     r.alg = res.alg;
     r.graph = res.used_graph;

@@ -12,8 +12,8 @@ void nzb_case_advice(nz_context_t *ctx, nzb_case_t *c, nz_backend_t backend) {
     nz_format_t format;
     nz_alg_t alg;
     c->advice[0] = '\0';
-    if (nz_matrix_stats(ctx, c->A, &stats) == NZ_SUCCESS &&
-        nz_spmv_plan_choose(&stats, backend, NZ_FORMAT_COUNT, 0, &format, &alg, NULL, 0) ==
+    if (nz_matrix_stats(ctx, &stats, c->A) == NZ_SUCCESS &&
+        nz_spmv_plan_choose(&format, &alg, NULL, 0, &stats, backend, NZ_FORMAT_COUNT, 0) ==
             NZ_SUCCESS)
         snprintf(c->advice, sizeof c->advice, "%s/%s", nz_format_name(format), nz_alg_name(alg));
 }
@@ -24,7 +24,7 @@ void nzb_result_init(nzb_result_t *r, const nzb_case_t *c, const char *kernel) {
     snprintf(r->kernel, sizeof r->kernel, "%s", kernel);
     r->generated = c->generated;
     nz_matrix_info_t info;
-    if (nz_matrix_info(c->A, &info) == NZ_SUCCESS) {
+    if (nz_matrix_info(c->ctx, &info, c->A) == NZ_SUCCESS) {
         r->rows = info.rows;
         r->cols = info.cols;
         r->nnz = info.nnz;

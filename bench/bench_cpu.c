@@ -203,12 +203,12 @@ int nzb_cpu_case(nz_context_t *ctx, nzb_report_t *rep, const nzb_options_t *opti
     char convert_message[NZB_NOTE_SIZE] = "";
     size_t vs = c->value_type == NZ_F32 ? 4 : 8;
     nz_matrix_info_t info;
-    if (nz_matrix_info(c->A, &info) != NZ_SUCCESS) return 1;
+    if (nz_matrix_info(ctx, &info, c->A) != NZ_SUCCESS) return 1;
     void *y = malloc((size_t)(info.rows > 0 ? info.rows : 1) * vs);
     if (y == NULL) return 1;
     nz_format_t format;
     nz_alg_t alg;
-    for (int index = 0; nz_spmv_list(NZ_BACKEND_CPU, index, &format, &alg) == NZ_SUCCESS; index++) {
+    for (int index = 0; nz_spmv_list(&format, &alg, NZ_BACKEND_CPU, index) == NZ_SUCCESS; index++) {
         if (!nzb_selected(options, format, alg)) continue;
         char kernel[NZB_NAME_SIZE];
         snprintf(kernel, sizeof kernel, "%s/%s", nz_format_name(format), nz_alg_name(alg));
@@ -242,7 +242,7 @@ int nzb_cpu_case(nz_context_t *ctx, nzb_report_t *rep, const nzb_options_t *opti
             M = converted;
         }
         nz_matrix_info_t minfo;
-        if (nz_matrix_info(M, &minfo) == NZ_SUCCESS)
+        if (nz_matrix_info(ctx, &minfo, M) == NZ_SUCCESS)
             r.bytes_stored = minfo.bytes + (size_t)info.cols * vs + (size_t)info.rows * vs;
 
         nz_spmv_plan_t *plan = NULL;

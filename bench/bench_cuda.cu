@@ -454,11 +454,12 @@ int nzb_gpu_case(nzb_gpu_t *g, nzb_report_t *rep, const nzb_options_t *options,
 
     nzb_result_init(&base, c, "csr/upload");
     base.bandwidth_gbs = copy_gbs;
-    s = nz_matrix_to_device(g->ctx, &dA, c->A, options->offset_bits);
-    if (s == NZ_SUCCESS) s = nz_matrix_info(dA, &info);
+    s = nz_matrix_to_device(g->ctx, &dA, c->A,
+                            options->offset_bits == 64 ? NZ_I64 : NZ_I32);
+    if (s == NZ_SUCCESS) s = nz_matrix_info(g->ctx, &info, dA);
     if (s == NZ_SUCCESS) s = nz_device_malloc(g->ctx, &dx, (size_t)info.cols * vs);
     if (s == NZ_SUCCESS) s = nz_device_malloc(g->ctx, &dy, (size_t)info.rows * vs);
-    if (s == NZ_SUCCESS) s = nz_memcpy_to_device(g->ctx, dx, c->x, (size_t)info.cols * vs);
+    if (s == NZ_SUCCESS) s = nz_device_copy_from_host(g->ctx, dx, c->x, (size_t)info.cols * vs);
     if (s == NZ_SUCCESS && (host_y = malloc((size_t)info.rows * vs)) == NULL)
         s = NZ_ERR_OUT_OF_MEMORY;
     if (s != NZ_SUCCESS) {
@@ -484,7 +485,7 @@ int nzb_gpu_case(nzb_gpu_t *g, nzb_report_t *rep, const nzb_options_t *options,
         }
         nz_format_t format;
         nz_alg_t alg;
-        for (int index = 0; nz_spmv_list(NZ_BACKEND_CUDA, index, &format, &alg) == NZ_SUCCESS;
+        for (int index = 0; nz_spmv_list(&format, &alg, NZ_BACKEND_CUDA, index) == NZ_SUCCESS;
              index++) {
             if (format != NZ_FORMAT_CSR || !nzb_selected(options, format, alg)) continue;
             run_ours(g, rep, c, dA, alg, dx, dy, host_y, runs, best_cusparse, &base, NULL);
@@ -498,7 +499,7 @@ int nzb_gpu_case(nzb_gpu_t *g, nzb_report_t *rep, const nzb_options_t *options,
         for (int f = 0; f < NZ_FORMAT_COUNT; f++) {
             if (f == NZ_FORMAT_CSR) continue;
             int wanted = 0;
-            for (int index = 0; nz_spmv_list(NZ_BACKEND_CUDA, index, &format, &alg) == NZ_SUCCESS;
+            for (int index = 0; nz_spmv_list(&format, &alg, NZ_BACKEND_CUDA, index) == NZ_SUCCESS;
                  index++)
                 if ((int)format == f && nzb_selected(options, format, alg)) wanted = 1;
             if (!wanted) continue;
@@ -506,8 +507,8 @@ int nzb_gpu_case(nzb_gpu_t *g, nzb_report_t *rep, const nzb_options_t *options,
             nz_matrix_info_t finfo;
             nzb_result_t fbase = base;
             s = nz_matrix_convert(g->ctx, &hF, c->A, (nz_format_t)f, NULL);
-            if (s == NZ_SUCCESS) s = nz_matrix_to_device(g->ctx, &dF, hF, 0);
-            if (s == NZ_SUCCESS) s = nz_matrix_info(dF, &finfo);
+            if (s == NZ_SUCCESS) s = nz_matrix_to_device(g->ctx, &dF, hF, NZ_INDEX_AUTO);
+            if (s == NZ_SUCCESS) s = nz_matrix_info(g->ctx, &finfo, dF);
             if (s != NZ_SUCCESS) {
                 nzb_result_t r = base;
                 snprintf(r.kernel, sizeof r.kernel, "%s/-", nz_format_name((nz_format_t)f));
@@ -523,7 +524,7 @@ int nzb_gpu_case(nzb_gpu_t *g, nzb_report_t *rep, const nzb_options_t *options,
                 fbase.transfer_seconds = finfo.transfer_seconds;
                 fbase.bytes_stored = finfo.bytes + (size_t)finfo.cols * vs + (size_t)finfo.rows * vs;
                 for (int index = 0;
-                     nz_spmv_list(NZ_BACKEND_CUDA, index, &format, &alg) == NZ_SUCCESS; index++)
+                     nz_spmv_list(&format, &alg, NZ_BACKEND_CUDA, index) == NZ_SUCCESS; index++)
                     if ((int)format == f && nzb_selected(options, format, alg))
                         run_ours(g, rep, c, dF, alg, dx, dy, host_y, runs, best_cusparse, &fbase,
                                  NULL);

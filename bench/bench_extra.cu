@@ -538,7 +538,7 @@ static void bench_spmm(bench_t *b, bcase_t *c, const int64_t *ks, int num_ks) {
                     r.check = "error";
                     snprintf(r.note, sizeof r.note, "%s", nz_context_last_error(b->ctx));
                 } else {
-                    nz_spmv_plan_info_t info;
+                    nz_spmm_plan_info_t info;
                     nz_spmm_plan_info(plan, &info);
                     snprintf(r.kernel, sizeof r.kernel, "%s/%s (width %d)",
                              nz_format_name(info.format), nz_alg_name(info.alg), info.vector_width);
@@ -575,12 +575,12 @@ static int case_open(bench_t *b, bcase_t *c, const char *name, nz_matrix_t *A, c
     memset(c, 0, sizeof *c);
     c->name = name;
     c->A = A;
-    nz_matrix_info(A, &info);
+    nz_matrix_info(b->ctx, &info, A);
     c->rows = info.rows;
     c->cols = info.cols;
     c->nnz = info.nnz;
-    if (nz_matrix_csr_arrays(A, &c->offsets, &c->columns, &c->values) != NZ_SUCCESS ||
-        nz_matrix_to_device(b->ctx, &c->dA, A, 0) != NZ_SUCCESS) {
+    if (nz_matrix_csr_arrays(b->ctx, &c->offsets, &c->columns, &c->values, A) != NZ_SUCCESS ||
+        nz_matrix_to_device(b->ctx, &c->dA, A, NZ_INDEX_AUTO) != NZ_SUCCESS) {
         snprintf(msg, n, "%s", nz_context_last_error(b->ctx));
         return 1;
     }
@@ -589,7 +589,7 @@ static int case_open(bench_t *b, bcase_t *c, const char *name, nz_matrix_t *A, c
     nz_format_options_t options;
     memset(&options, 0, sizeof options);
     if (nz_matrix_convert(b->ctx, &S, A, NZ_FORMAT_SELL, &options) == NZ_SUCCESS &&
-        nz_matrix_to_device(b->ctx, &c->dsell, S, 0) != NZ_SUCCESS)
+        nz_matrix_to_device(b->ctx, &c->dsell, S, NZ_INDEX_AUTO) != NZ_SUCCESS)
         c->dsell = NULL;
     nz_matrix_destroy(&S);
 
@@ -636,7 +636,7 @@ static void case_close(bcase_t *c) {
 static nz_status_t make_builtin(nz_context_t *ctx, int which, nz_value_type_t vt, nz_matrix_t **A,
                                 const char **name) {
     switch (which) {
-    case 0: *name = "fe3d-64"; return nz_gen_fe3d(ctx, A, 64, vt, NULL, NULL);
+    case 0: *name = "fe3d-64"; return nz_gen_fe3d(ctx, A, NULL, NULL, 64, vt);
     case 1: *name = "laplace3d-64"; return nz_gen_laplace3d(ctx, A, 64, 64, 64, vt);
     case 2: *name = "rmat-18"; return nz_gen_rmat(ctx, A, 18, 16, 0, 0, 0, 20261121u, vt);
     default: *name = "rail-1K-300K"; return nz_gen_rail(ctx, A, 1000, 300000, 1000, 20261121u, vt);

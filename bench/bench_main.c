@@ -64,7 +64,7 @@ static nz_status_t load_entry(nz_context_t *ctx, nz_matrix_t **A, const suite_en
     const int64_t *p = e->p;
     switch (e->kind) {
     case GEN_LAPLACE3D: return nz_gen_laplace3d(ctx, A, p[0], p[0], p[0], NZ_F64);
-    case GEN_FE3D: return nz_gen_fe3d(ctx, A, p[0], NZ_F64, NULL, NULL);
+    case GEN_FE3D: return nz_gen_fe3d(ctx, A, NULL, NULL, p[0], NZ_F64);
     case GEN_RANDOM: return nz_gen_random(ctx, A, p[0], p[0], (double)p[1], NZB_SEED, NZ_F64);
     case GEN_RMAT:
         return nz_gen_rmat(ctx, A, (int)p[0], (int)p[1], 0, 0, 0, NZB_SEED, NZ_F64);
@@ -172,13 +172,14 @@ static void free_case_arrays(case_arrays_t *a) {
 
 /* x, and y_ref = A x accumulated in double from A's (possibly single) values and x's rounded
  * values, with the per-row magnitude sum |a_ij x_j| that scales the verification tolerance. */
-static int prepare_case(nzb_case_t *c, case_arrays_t *a, const nz_matrix_t *A, int threads) {
+static int prepare_case(nz_context_t *ctx, nzb_case_t *c, case_arrays_t *a, const nz_matrix_t *A,
+                        int threads) {
     const int64_t *row_offsets;
     const int32_t *col_indices;
     const void *values;
     nz_matrix_info_t info;
-    if (nz_matrix_info(A, &info) != NZ_SUCCESS ||
-        nz_matrix_csr_arrays(A, &row_offsets, &col_indices, &values) != NZ_SUCCESS)
+    if (nz_matrix_info(ctx, &info, A) != NZ_SUCCESS ||
+        nz_matrix_csr_arrays(ctx, &row_offsets, &col_indices, &values, A) != NZ_SUCCESS)
         return -1;
     nz_value_type_t vt = info.value_type;
     size_t vs = vt == NZ_F32 ? 4 : 8;
@@ -219,6 +220,7 @@ static int prepare_case(nzb_case_t *c, case_arrays_t *a, const nz_matrix_t *A, i
         bound[i] = mag;
         row_length[i] = row_offsets[i + 1] - row_offsets[i];
     }
+    c->ctx = ctx;
     c->A = A;
     c->value_type = vt;
     c->x = a->x;
@@ -460,7 +462,7 @@ int nzb_run(const nzb_options_t *options) {
             continue;
         }
         nz_matrix_info_t info;
-        nz_matrix_info(A64, &info);
+        nz_matrix_info(ctx, &info, A64);
         if (info.nnz == 0 || info.rows == 0 || info.cols == 0) {
             nzb_report_note(rep, "%s: skipped (%lld x %lld, no nonzeros)", e->name,
                             (long long)info.rows, (long long)info.cols);
@@ -489,7 +491,7 @@ int nzb_run(const nzb_options_t *options) {
             memset(&arrays, 0, sizeof arrays);
             c.name = e->name;
             c.generated = e->kind != FROM_FILE;
-            if (prepare_case(&c, &arrays, A, opt.threads) != 0) {
+            if (prepare_case(ctx, &c, &arrays, A, opt.threads) != 0) {
                 nzb_report_note(rep, "%s: out of host memory for the reference", e->name);
                 failures++;
             } else {

@@ -56,7 +56,7 @@ static nz_status_t make_matrix(nz_context_t *ctx, nz_matrix_t **A, const spgemm_
                                nz_value_type_t vt, int edge_factor) {
     switch (c->kind) {
     case 0: return nz_gen_laplace3d(ctx, A, c->size, c->size, c->size, vt);
-    case 1: return nz_gen_fe3d(ctx, A, c->size, vt, NULL, NULL);
+    case 1: return nz_gen_fe3d(ctx, A, NULL, NULL, c->size, vt);
     case 2: return nz_gen_random(ctx, A, c->size, c->size, 8.0, 7, vt);
     case 3: return nz_gen_rmat(ctx, A, (int)c->size, edge_factor, 0, 0, 0, 1, vt);
     default: return nz_matrix_read(ctx, A, c->path, vt);
@@ -64,14 +64,14 @@ static nz_status_t make_matrix(nz_context_t *ctx, nz_matrix_t **A, const spgemm_
 }
 
 /* Products per row and their total, and sum_i min(products_i, cols): an upper bound on nnz(C). */
-static void count_products(const nz_matrix_t *A, int64_t *products, int64_t *c_bound,
-                           int64_t **per_row) {
+static void count_products(nz_context_t *ctx, const nz_matrix_t *A, int64_t *products,
+                           int64_t *c_bound, int64_t **per_row) {
     const int64_t *o;
     const int32_t *c;
     const void *v;
     nz_matrix_info_t info;
-    nz_matrix_info(A, &info);
-    nz_matrix_csr_arrays(A, &o, &c, &v);
+    nz_matrix_info(ctx, &info, A);
+    nz_matrix_csr_arrays(ctx, &o, &c, &v, A);
     int64_t *rows = (int64_t *)malloc((size_t)(info.rows > 0 ? info.rows : 1) * sizeof(int64_t));
     *products = 0;
     *c_bound = 0;
@@ -92,8 +92,8 @@ static nz_status_t select_rows(nz_context_t *ctx, nz_matrix_t **S, const nz_matr
     const int32_t *c;
     const void *v;
     nz_matrix_info_t info;
-    nz_matrix_info(A, &info);
-    nz_matrix_csr_arrays(A, &o, &c, &v);
+    nz_matrix_info(ctx, &info, A);
+    nz_matrix_csr_arrays(ctx, &o, &c, &v, A);
     int64_t nnz = 0;
     for (int64_t r = 0; r < count; r++) nnz += o[list[r] + 1] - o[list[r]];
     int64_t *so = (int64_t *)malloc((size_t)(count + 1) * sizeof(int64_t));
@@ -131,7 +131,7 @@ static int64_t verify_rows(nz_context_t *ctx, const nz_matrix_t *A, const nz_mat
     memset(&cpu, 0, sizeof cpu);
     cpu.alg = NZ_SPGEMM_CPU;
     nz_matrix_info_t ai;
-    nz_matrix_info(A, &ai);
+    nz_matrix_info(ctx, &ai, A);
     int64_t *all = (int64_t *)malloc((size_t)(ai.rows > 0 ? ai.rows : 1) * sizeof(int64_t));
     for (int64_t i = 0; i < ai.rows; i++) all[i] = i;
     if (select_rows(ctx, &S, A, list, count, 0) == NZ_SUCCESS &&
@@ -144,11 +144,11 @@ static int64_t verify_rows(nz_context_t *ctx, const nz_matrix_t *A, const nz_mat
         const int32_t *ac, *cc, *rc, *bc;
         const void *av, *cv, *rv, *bv;
         nz_matrix_info_t ci;
-        nz_matrix_info(C, &ci);
-        nz_matrix_csr_arrays(A, &ao, &ac, &av);
-        nz_matrix_csr_arrays(C, &co, &cc, &cv);
-        nz_matrix_csr_arrays(R, &ro, &rc, &rv);
-        nz_matrix_csr_arrays(bound, &bo, &bc, &bv);
+        nz_matrix_info(ctx, &ci, C);
+        nz_matrix_csr_arrays(ctx, &ao, &ac, &av, A);
+        nz_matrix_csr_arrays(ctx, &co, &cc, &cv, C);
+        nz_matrix_csr_arrays(ctx, &ro, &rc, &rv, R);
+        nz_matrix_csr_arrays(ctx, &bo, &bc, &bv, bound);
         const double eps = ci.value_type == NZ_F32 ? 1.1920929e-7 : 2.220446049250313e-16;
         bad = 0;
         for (int64_t r = 0; r < count; r++) {
@@ -422,12 +422,12 @@ int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
             continue;
         }
         nz_matrix_info_t ai;
-        nz_matrix_info(A, &ai);
+        nz_matrix_info(ctx, &ai, A);
         if (ai.rows != ai.cols) {
             nz_matrix_destroy(&A);
             continue;
         }
-        count_products(A, &products, &c_bound, &per_row);
+        count_products(ctx, A, &products, &c_bound, &per_row);
         /* an R-MAT product whose C cannot fit in host memory: fewer edges per vertex, said so */
         for (int ef = edge_factor / 2; c->kind == 3 && ef >= 2 &&
                                        (double)c_bound * (double)(4 + vs) * 2.5 > 0.6 * host_bytes;
@@ -436,8 +436,8 @@ int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
             per_row = NULL;
             nz_matrix_destroy(&A);
             if (make_matrix(ctx, &A, c, vt, ef) != NZ_SUCCESS) break;
-            nz_matrix_info(A, &ai);
-            count_products(A, &products, &c_bound, &per_row);
+            nz_matrix_info(ctx, &ai, A);
+            count_products(ctx, A, &products, &c_bound, &per_row);
             snprintf(c->name, sizeof c->name, "rmat scale %lld ef %d", (long long)c->size, ef);
         }
         if (A == NULL) {
@@ -515,7 +515,8 @@ int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
                 nz_matrix_t *dA = NULL, *dC = NULL, *hC = NULL;
                 nz_spgemm_info_t dinfo;
                 double dts[64];
-                nz_status_t ds = nz_matrix_to_device(ctx, &dA, A, ai.nnz <= INT32_MAX ? 32 : 64);
+                nz_status_t ds =
+                    nz_matrix_to_device(ctx, &dA, A, ai.nnz <= INT32_MAX ? NZ_I32 : NZ_I64);
                 for (int r = 0; r < nruns && ds == NZ_SUCCESS; r++) {
                     nz_matrix_destroy(&dC);
                     ds = nz_spgemm(ctx, &dC, dA, dA, &opt, &dinfo);
@@ -547,7 +548,7 @@ int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
         }
         nz_matrix_info_t cinfo;
         memset(&cinfo, 0, sizeof cinfo);
-        if (C != NULL) nz_matrix_info(C, &cinfo);
+        if (C != NULL) nz_matrix_info(ctx, &cinfo, C);
 
         /* cuSPARSE on device copies with 32-bit offsets (uploaded once; the copy is timed) */
         cusparse_result_t cres[NUM_CUSPARSE];
@@ -558,7 +559,7 @@ int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
         const int64_t *ho;
         const int32_t *hc;
         const void *hv;
-        nz_matrix_csr_arrays(A, &ho, &hc, &hv);
+        nz_matrix_csr_arrays(ctx, &ho, &hc, &hv, A);
         size_t a_bytes = (size_t)(ai.rows + 1) * 4 + (size_t)ai.nnz * (4 + vs);
         if (ai.nnz <= INT32_MAX) {
             int32_t *off32 = (int32_t *)malloc((size_t)(ai.rows + 1) * 4);

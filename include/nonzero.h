@@ -7,8 +7,10 @@
  * -----------
  * - Every function returns an nz_status_t (0 = success, > 0 = finished with a caveat, < 0 = error),
  *   except the few that return a string or a size and say so.
- * - Outputs come first, as a pointer to a handle. nz_*_destroy(&h) accepts NULL (and *h == NULL)
- *   and sets the handle to NULL.
+ * - Argument order: the first argument is the context (or the plan that carries it); then
+ *   outputs; then inputs. Compute calls (execute, solve, spmv) keep BLAS order (x before y).
+ *   Outputs that are handles come as a pointer to the handle. nz_*_destroy(&h) accepts NULL (and
+ *   *h == NULL) and sets the handle to NULL.
  * - Caller arrays passed as `const` are never written. Functions named *_create_* COPY caller
  *   arrays; functions named *_wrap_* BORROW them (the caller keeps them alive and unchanged for the
  *   life of the handle). What the library allocates, the library frees.
@@ -22,9 +24,9 @@
  *   CUDA stream are not synchronised). Separate contexts may be used from separate threads at
  *   once: the library keeps no global mutable state. Exceptions: nz_spmv_execute on a CPU plan
  *   writes only y, so threads may execute plans of one context at the same time into distinct y
- *   (an error would race on the last-error message); nz_matrix_info, nz_matrix_csr_arrays,
- *   nz_status_string, nz_*_name and nz_device_count may be called from any thread. Functions
- *   that take a const matrix never modify it.
+ *   (an error would race on the last-error message); nz_matrix_info and nz_matrix_csr_arrays
+ *   (which write the context only on an error), nz_status_string, nz_*_name and nz_device_count
+ *   may be called from any thread. Functions that take a const matrix never modify it.
  */
 
 #include <stddef.h>
@@ -89,7 +91,9 @@ const char *nz_status_string(nz_status_t status);
 /* ------------------------------------------------------------------------------------------ */
 
 typedef enum nz_value_type { NZ_F32 = 1, NZ_F64 = 2 } nz_value_type_t;
-typedef enum nz_index_type { NZ_I32 = 4, NZ_I64 = 8 } nz_index_type_t;
+/* Index widths. NZ_INDEX_AUTO (only where a function says so): 32-bit when the values fit,
+ * else 64-bit. */
+typedef enum nz_index_type { NZ_INDEX_AUTO = 0, NZ_I32 = 4, NZ_I64 = 8 } nz_index_type_t;
 
 typedef enum nz_format {
     NZ_FORMAT_CSR = 0,
@@ -172,14 +176,19 @@ nz_status_t nz_context_fail_alloc_after(nz_context_t *ctx, int64_t fail_after);
 
 /* Memory the caller may use for vectors. nz_malloc / nz_free: host memory from the context's
  * allocator (also frees arrays the library returns, e.g. from nz_mm_read_dense). nz_device_*:
- * device memory on the context's device. */
+ * device memory on the context's device (NZ_ERR_NO_DEVICE on an unbound context):
+ * nz_device_malloc / nz_device_free allocate and free, nz_device_memset sets bytes,
+ * nz_device_copy_from_host copies host -> device and nz_device_copy_to_host device -> host
+ * (destination first, as in memcpy; both return when the copy is complete). */
 nz_status_t nz_malloc(nz_context_t *ctx, void **ptr, size_t bytes);
 nz_status_t nz_free(nz_context_t *ctx, void *ptr);
 nz_status_t nz_device_malloc(nz_context_t *ctx, void **ptr, size_t bytes);
 nz_status_t nz_device_free(nz_context_t *ctx, void *ptr);
-nz_status_t nz_memcpy_to_device(nz_context_t *ctx, void *dst, const void *src, size_t bytes);
-nz_status_t nz_memcpy_to_host(nz_context_t *ctx, void *dst, const void *src, size_t bytes);
 nz_status_t nz_device_memset(nz_context_t *ctx, void *dst, int byte, size_t bytes);
+nz_status_t nz_device_copy_from_host(nz_context_t *ctx, void *device_dst, const void *host_src,
+                                     size_t bytes);
+nz_status_t nz_device_copy_to_host(nz_context_t *ctx, void *host_dst, const void *device_src,
+                                   size_t bytes);
 /* Wait for all work queued on the context's stream. */
 nz_status_t nz_context_synchronize(nz_context_t *ctx);
 
@@ -203,6 +212,22 @@ nz_status_t nz_matrix_create_coo(nz_context_t *ctx, nz_matrix_t **A, int64_t row
                                  int64_t nnz, const int32_t *row_indices,
                                  const int32_t *col_indices, nz_value_type_t value_type,
                                  const void *values);
+
+/* Wrap caller-owned host CSR arrays without copying them (O(rows) extra memory at most).
+ * BORROWED: col_indices and values (row_offsets[rows] entries each), and row_offsets when
+ * offset_type is NZ_I64, are never written and never freed; the caller keeps them alive and
+ * unchanged while *A lives. NZ_I32 row offsets are widened into an owned int64 copy of rows + 1
+ * entries (the library's host CSR keeps int64 offsets). The structure is validated in O(nnz):
+ * offsets start at 0 and never decrease, column indices lie in [0, cols) (NZ_ERR_INVALID_MATRIX),
+ * and columns must be strictly increasing within each row: unsorted columns or duplicates are
+ * refused with NZ_ERR_NOT_SORTED (borrowed arrays cannot be sorted; nz_matrix_create_csr copies
+ * and canonicalises). The message names the first bad row. values must be non-NULL when there
+ * are nonzeros. *A behaves as any host CSR matrix: conversions, transposes and products make new
+ * matrices that own their arrays. */
+nz_status_t nz_matrix_wrap_csr(nz_context_t *ctx, nz_matrix_t **A, int64_t rows, int64_t cols,
+                               nz_index_type_t offset_type, const void *row_offsets,
+                               const int32_t *col_indices, nz_value_type_t value_type,
+                               const void *values);
 
 /* Wrap CSR arrays already on the context's device (BORROWED, never written, never freed).
  * Row offsets int32 or int64; column indices sorted within rows. Validation (a device-to-host
@@ -241,14 +266,15 @@ nz_status_t nz_matrix_convert(nz_context_t *ctx, nz_matrix_t **B, const nz_matri
 /* Transpose (host, any format in; CSR out). */
 nz_status_t nz_matrix_transpose(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A);
 
-/* Copy a host matrix to the context's device (pinned staging). offset_bits: 0 = 32-bit row
- * offsets when they fit, else 64; or 32 / 64 to force. The transfer time is recorded in
+/* Copy a host matrix to the context's device (pinned staging). offset_type: NZ_INDEX_AUTO =
+ * 32-bit row offsets when they fit, else 64; NZ_I32 / NZ_I64 force the width (NZ_ERR_OVERFLOW
+ * when nnz does not fit NZ_I32). The transfer time is recorded in
  * nz_matrix_info_t.transfer_seconds. CSR, COO, ELL, SELL, HYB, BSR and DIA: formats other than
- * CSR are copied as they are (convert on the host first; offset_bits applies to CSR only). The
+ * CSR are copied as they are (convert on the host first; offset_type applies to CSR only). The
  * GPU kernels need SELL chunk heights that are multiples of 32 and BSR blocks of 2..8
  * (NZ_ERR_UNSUPPORTED otherwise); CSC is refused. */
 nz_status_t nz_matrix_to_device(nz_context_t *ctx, nz_matrix_t **dA, const nz_matrix_t *A,
-                                int offset_bits);
+                                nz_index_type_t offset_type);
 /* Copy a device CSR matrix (e.g. the C of a device nz_spgemm) back to a new host CSR matrix
  * (int64 row offsets). NZ_ERR_WRONG_LOCATION for a host matrix, NZ_ERR_UNSUPPORTED for other
  * device formats. */
@@ -269,14 +295,20 @@ typedef struct nz_matrix_info {
     int64_t ell_width;         /* ELL width, or the ELL part's width in HYB */
     int64_t num_diagonals;     /* DIA */
 } nz_matrix_info_t;
-nz_status_t nz_matrix_info(const nz_matrix_t *A, nz_matrix_info_t *info);
+/* Shape, format and storage of A (host or device). ctx must be a valid context (A's own, errors
+ * are recorded on it). */
+nz_status_t nz_matrix_info(nz_context_t *ctx, nz_matrix_info_t *info, const nz_matrix_t *A);
 
-/* Read-only views of a host CSR matrix's arrays (valid while A lives). values is float* or
- * double* per the value type. */
-nz_status_t nz_matrix_csr_arrays(const nz_matrix_t *A, const int64_t **row_offsets,
-                                 const int32_t **col_indices, const void **values);
+/* Read-only views of a host CSR matrix's arrays (valid while A lives; for a wrapped matrix, the
+ * caller's own arrays, except widened int32 offsets). values is float* or double* per the value
+ * type. Any of the three outputs may be NULL. ctx must be a valid context (A's own, errors are
+ * recorded on it). */
+nz_status_t nz_matrix_csr_arrays(nz_context_t *ctx, const int64_t **row_offsets,
+                                 const int32_t **col_indices, const void **values,
+                                 const nz_matrix_t *A);
 
-/* Row-length statistics and structure (host matrices; any format). */
+/* Row-length statistics and structure (host matrices; any format). ctx must be a valid context
+ * (A's own, errors are recorded on it). */
 typedef struct nz_matrix_stats {
     int64_t rows, cols, nnz;
     int64_t row_min, row_max;  /* nonzeros per row */
@@ -287,7 +319,7 @@ typedef struct nz_matrix_stats {
     int symmetric;             /* 1: A == A^T (pattern and values), 0: not, -1: not square */
     size_t bytes[NZ_FORMAT_COUNT]; /* bytes per format with default options (0 = refused) */
 } nz_matrix_stats_t;
-nz_status_t nz_matrix_stats(nz_context_t *ctx, const nz_matrix_t *A, nz_matrix_stats_t *stats);
+nz_status_t nz_matrix_stats(nz_context_t *ctx, nz_matrix_stats_t *stats, const nz_matrix_t *A);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Matrix Market and binary I/O                                                                */
@@ -301,19 +333,21 @@ nz_status_t nz_mm_read(nz_context_t *ctx, nz_matrix_t **A, const char *path,
 /* The same from a memory buffer (name is used in messages). */
 nz_status_t nz_mm_read_buffer(nz_context_t *ctx, nz_matrix_t **A, const char *data, size_t size,
                               const char *name, nz_value_type_t value_type);
-/* Write a host matrix (any format) as coordinate real general, round-trip precision. A path
- * ending in .gz is compressed. */
-nz_status_t nz_mm_write(nz_context_t *ctx, const nz_matrix_t *A, const char *path);
+/* Write a host matrix (any format) to path as coordinate real general, round-trip precision. A
+ * path ending in .gz is compressed. */
+nz_status_t nz_mm_write(nz_context_t *ctx, const char *path, const nz_matrix_t *A);
 
-/* Dense matrices / vectors in Matrix Market array format (column-major). nz_mm_read_dense
- * allocates *data (free with nz_free). A coordinate file is accepted and densified. */
-nz_status_t nz_mm_read_dense(nz_context_t *ctx, const char *path, nz_value_type_t value_type,
-                             int64_t *rows, int64_t *cols, void **data);
+/* Dense matrices / vectors in Matrix Market array format (column-major). nz_mm_read_dense reads
+ * path into *data (allocated, free with nz_free), *rows and *cols; a coordinate file is accepted
+ * and densified. nz_mm_write_dense writes the rows x cols array data to path. */
+nz_status_t nz_mm_read_dense(nz_context_t *ctx, void **data, int64_t *rows, int64_t *cols,
+                             const char *path, nz_value_type_t value_type);
 nz_status_t nz_mm_write_dense(nz_context_t *ctx, const char *path, nz_value_type_t value_type,
                               int64_t rows, int64_t cols, const void *data);
 
-/* Compact binary format (.nzb): a header, then the CSR arrays; reloads at memory speed. */
-nz_status_t nz_binary_write(nz_context_t *ctx, const nz_matrix_t *A, const char *path);
+/* Compact binary format (.nzb): a header, then the CSR arrays; reloads at memory speed.
+ * nz_binary_write writes host matrix A (any format) to path. */
+nz_status_t nz_binary_write(nz_context_t *ctx, const char *path, const nz_matrix_t *A);
 nz_status_t nz_binary_read(nz_context_t *ctx, nz_matrix_t **A, const char *path);
 /* Read .mtx, .mtx.gz or .nzb by extension (value_type applies to Matrix Market files; .nzb
  * files are converted if they hold the other type). */
@@ -330,21 +364,21 @@ nz_status_t nz_gen_laplace2d(nz_context_t *ctx, nz_matrix_t **A, int64_t nx, int
 /* 3-D 7-point Laplacian on an nx x ny x nz grid. */
 nz_status_t nz_gen_laplace3d(nz_context_t *ctx, nz_matrix_t **A, int64_t nx, int64_t ny,
                              int64_t nz, nz_value_type_t value_type);
-/* Trilinear (Q1) finite-element Poisson stiffness matrix, -Δu = f on the unit cube with an
- * n x n x n grid of hexahedral elements; Dirichlet nodes eliminated, (n-1)^3 unknowns, rows of
- * 8, 12, 18 and 27 nonzeros. If b / u_exact are non-NULL they receive (nz_malloc'ed) the load
+/* Trilinear (Q1) finite-element Poisson stiffness matrix (outputs A, b, u_exact first), -Δu = f
+ * on the unit cube with an n x n x n grid of hexahedral elements; Dirichlet nodes eliminated,
+ * (n-1)^3 unknowns, rows of 8, 12, 18 and 27 nonzeros. If b / u_exact are non-NULL they receive (nz_malloc'ed) the load
  * vector for the manufactured solution u = sin(pi x) sin(pi y) sin(pi z) and its nodal values.
  * Scaling: A is the Galerkin matrix, h = 1/n times the 27-point stencil (centre 8/3, face
  * neighbours 0 (stored), edge neighbours -1/6, corner neighbours -1/12); b_i ~ h^3 f(x_i), so
  * A u_exact - b = O(h^5) entrywise. n >= 2. */
-nz_status_t nz_gen_fe3d(nz_context_t *ctx, nz_matrix_t **A, int64_t n, nz_value_type_t value_type,
-                        void **b, void **u_exact);
+nz_status_t nz_gen_fe3d(nz_context_t *ctx, nz_matrix_t **A, void **b, void **u_exact, int64_t n,
+                        nz_value_type_t value_type);
 /* The same Q1 problem assembled directly on the context's GPU (one thread per row; no host
  * arrays, no transfer): *dA is a device CSR matrix (int32 row offsets when they fit, else int64)
  * identical to nz_matrix_to_device(nz_gen_fe3d(...)); d_b / d_u_exact, if non-NULL, receive device
  * arrays (free with nz_device_free) equal to the host b / u_exact. */
-nz_status_t nz_gen_fe3d_device(nz_context_t *ctx, nz_matrix_t **dA, int64_t n,
-                               nz_value_type_t value_type, void **d_b, void **d_u_exact);
+nz_status_t nz_gen_fe3d_device(nz_context_t *ctx, nz_matrix_t **dA, void **d_b, void **d_u_exact,
+                               int64_t n, nz_value_type_t value_type);
 /* Kronecker / R-MAT power-law graph: 2^scale vertices, edge_factor x 2^scale edges drawn with
  * probabilities (a, b, c, 1-a-b-c) (Graph500: 0.57, 0.19, 0.19); duplicates merged, values in
  * (0, 1]. a = b = c = 0 selects the Graph500 parameters. Directed (row = source), self loops
@@ -416,13 +450,14 @@ nz_status_t nz_spmv_plan_info(const nz_spmv_plan_t *plan, nz_spmv_plan_info_t *i
 nz_status_t nz_spmv(nz_context_t *ctx, const nz_matrix_t *A, nz_alg_t alg, double alpha,
                     const void *x, double beta, void *y);
 
-/* The (format, algorithm) pairs the backend accepts, index 0, 1, ... until NZ_ERR_INVALID_ARGUMENT. */
-nz_status_t nz_spmv_list(nz_backend_t backend, int index, nz_format_t *format, nz_alg_t *alg);
+/* The index-th (format, algorithm) pair the backend accepts, into *format and *alg; index 0, 1,
+ * ... until NZ_ERR_INVALID_ARGUMENT. */
+nz_status_t nz_spmv_list(nz_format_t *format, nz_alg_t *alg, nz_backend_t backend, int index);
 
-/* The planner's choice without making a plan (docs/PLANNER.md): from statistics of A
- * (nz_matrix_stats), the algorithm NZ_ALG_AUTO picks for op(A) = A in `format` on `backend`, or,
- * with format = NZ_FORMAT_COUNT, also the format to convert to (the one whose SpMV reads the fewest
- * bytes, from stats->bytes[], if it saves at least 10% over CSR; else CSR). flags:
+/* The planner's choice without making a plan (docs/PLANNER.md), into *chosen_format, *alg and
+ * why: from statistics of A (nz_matrix_stats), the algorithm NZ_ALG_AUTO picks for op(A) = A in
+ * `format` on `backend`, or, with format = NZ_FORMAT_COUNT, also the format to convert to (the
+ * one whose SpMV reads the fewest bytes, from stats->bytes[], if it saves at least 10% over CSR; else CSR). flags:
  * NZ_PLAN_DETERMINISTIC restricts the choice to bitwise reproducible algorithms; NZ_PLAN_TUNE is
  * ignored (tuning needs the matrix: the plan's choice may then differ). The algorithm depends only
  * on rows, cols, nnz and the row-length statistics, which a device plan computes itself, so a
@@ -430,9 +465,9 @@ nz_status_t nz_spmv_list(nz_backend_t backend, int index, nz_format_t *format, n
  * naming the choice and the statistics behind it, truncated to why_size bytes.
  * NZ_ERR_UNSUPPORTED (with the reason in why) when the backend of this build has no (reproducible)
  * algorithm for the format. */
-nz_status_t nz_spmv_plan_choose(const nz_matrix_stats_t *stats, nz_backend_t backend,
-                                nz_format_t format, unsigned flags, nz_format_t *chosen_format,
-                                nz_alg_t *alg, char *why, size_t why_size);
+nz_status_t nz_spmv_plan_choose(nz_format_t *chosen_format, nz_alg_t *alg, char *why,
+                                size_t why_size, const nz_matrix_stats_t *stats,
+                                nz_backend_t backend, nz_format_t format, unsigned flags);
 
 /* ------------------------------------------------------------------------------------------ */
 /* Solvers                                                                                     */
@@ -491,6 +526,19 @@ typedef enum nz_dense_layout { NZ_COL_MAJOR = 0, NZ_ROW_MAJOR = 1 } nz_dense_lay
 
 typedef struct nz_spmm_plan nz_spmm_plan_t;
 
+typedef struct nz_spmm_plan_info {
+    nz_format_t format;        /* A's format */
+    nz_alg_t alg;              /* the algorithm actually chosen */
+    nz_backend_t backend;
+    nz_operation_t op;
+    int64_t k;                 /* right-hand sides */
+    nz_dense_layout_t layout;  /* layout of X and Y */
+    int reproducible;          /* 1 if results are bitwise identical run to run */
+    int vector_width;          /* lanes per row where it applies (GPU vector) */
+    double plan_seconds;       /* preprocessing time */
+    size_t workspace_bytes;    /* bytes the plan holds beyond the matrix */
+} nz_spmm_plan_info_t;
+
 /* Plan Y = alpha op(A) X + beta Y for X with k columns (1..64) in the given layout; X is
  * (op(A) cols) x k and Y (op(A) rows) x k with leading dimensions ldx, ldy (elements). A host
  * matrix runs on the CPU, a device matrix on the GPU (CSR and SELL). */
@@ -505,8 +553,8 @@ nz_status_t nz_spmm_plan_destroy(nz_spmm_plan_t **plan);
  * lanes over the right-hand sides for row-major X, over the row's nonzeros with a chunk of
  * columns in registers for column-major X; op T through a device transpose) and scalar for sell
  * (a thread per slot, op N only). NZ_ALG_AUTO picks these. NZ_PLAN_MIXED as for SpMV. All are
- * bitwise reproducible. ld = minimal plus 0 or more; beta == 0 never reads Y. Info as for SpMV. */
-nz_status_t nz_spmm_plan_info(const nz_spmm_plan_t *plan, nz_spmv_plan_info_t *info);
+ * bitwise reproducible. ld = minimal plus 0 or more; beta == 0 never reads Y. */
+nz_status_t nz_spmm_plan_info(const nz_spmm_plan_t *plan, nz_spmm_plan_info_t *info);
 
 /* ------------------------------------------------------------------------------------------ */
 /* SpGEMM: C = A B                                                                             */

@@ -70,7 +70,7 @@ int main(int argc, char **argv) {
     CHECK(nz_mm_read(ctx, &A, path, NZ_F64));
     double read_s = now() - t, read_s_cpu = cpu_now() - c;
     nz_matrix_info_t info;
-    nz_matrix_info(A, &info);
+    nz_matrix_info(ctx, &info, A);
     double mnz = (double)info.nnz / 1e6;
     printf("matrix: %lld x %lld, %lld nonzeros, %.1f MB of text\n", (long long)info.rows,
            (long long)info.cols, (long long)info.nnz, text_mb);
@@ -78,7 +78,7 @@ int main(int argc, char **argv) {
 
     c = cpu_now();
     t = now();
-    CHECK(nz_mm_write(ctx, A, out));
+    CHECK(nz_mm_write(ctx, out, A));
     double write_s = now() - t, write_s_cpu = cpu_now() - c;
     report("write .mtx", write_s, write_s_cpu, file_mb(out), mnz);
     remove(out);
@@ -86,7 +86,7 @@ int main(int argc, char **argv) {
     if (!skip_gz) {
         c = cpu_now();
         t = now();
-        CHECK(nz_mm_write(ctx, A, gz));
+        CHECK(nz_mm_write(ctx, gz, A));
         double gzw_s = now() - t, gzw_s_cpu = cpu_now() - c;
         report("write .mtx.gz", gzw_s, gzw_s_cpu, text_mb, mnz);
         printf("  (%.1f MB compressed; MB/s are of text)\n", file_mb(gz));
@@ -102,7 +102,7 @@ int main(int argc, char **argv) {
 
     c = cpu_now();
     t = now();
-    CHECK(nz_binary_write(ctx, A, nzb));
+    CHECK(nz_binary_write(ctx, nzb, A));
     double bw_s = now() - t, bw_s_cpu = cpu_now() - c;
     double nzb_mb = file_mb(nzb);
     report("write .nzb", bw_s, bw_s_cpu, nzb_mb, mnz);

@@ -89,9 +89,11 @@ void nzi_matrix_free(nz_matrix_t *A) {
         switch (A->format) {
         case NZ_FORMAT_CSR:
         case NZ_FORMAT_CSC:
-            nzi_free(ctx, A->host.csr.row_offsets);
-            nzi_free(ctx, A->host.csr.col_indices);
-            nzi_free(ctx, A->host.csr.values);
+            if (!A->host_offsets_borrowed) nzi_free(ctx, A->host.csr.row_offsets);
+            if (!A->host_borrowed) {
+                nzi_free(ctx, A->host.csr.col_indices);
+                nzi_free(ctx, A->host.csr.values);
+            }
             break;
         case NZ_FORMAT_COO:
             nzi_free(ctx, A->host.coo.row_indices);
@@ -286,6 +288,75 @@ nz_status_t nz_matrix_create_csr(nz_context_t *ctx, nz_matrix_t **A, int64_t row
     return NZ_SUCCESS;
 }
 
+/* Validates the structure in one pass over the arrays, O(rows + nnz), without writing them:
+ * offsets from 0 and non-decreasing, column indices in [0, cols) and strictly increasing within
+ * each row (sorted, no duplicates: borrowed arrays cannot be canonicalised). Then a matrix object
+ * points at the caller's arrays; only int32 offsets are copied (widened to the int64 offsets
+ * every host kernel reads). */
+nz_status_t nz_matrix_wrap_csr(nz_context_t *ctx, nz_matrix_t **A, int64_t rows, int64_t cols,
+                               nz_index_type_t offset_type, const void *row_offsets,
+                               const int32_t *col_indices, nz_value_type_t value_type,
+                               const void *values) {
+    const char *what = "nz_matrix_wrap_csr";
+    nz_status_t status = NZ_SUCCESS;
+    nz_matrix_t *M = NULL;
+    NZI_TRY(check_common(ctx, A, rows, cols, value_type, what));
+    if (offset_type != NZ_I32 && offset_type != NZ_I64)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: invalid offset type %d", what,
+                         (int)offset_type);
+    if (row_offsets == NULL)
+        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "%s: row_offsets is NULL", what);
+#define OFFSET(i)                                                                              \
+    (offset_type == NZ_I32 ? (int64_t)((const int32_t *)row_offsets)[i]                       \
+                           : ((const int64_t *)row_offsets)[i])
+    if (OFFSET(0) != 0)
+        return nzi_error(ctx, NZ_ERR_INVALID_MATRIX, "%s: row_offsets[0] is %lld, not 0", what,
+                         (long long)OFFSET(0));
+    for (int64_t i = 0; i < rows; i++)
+        if (OFFSET(i + 1) < OFFSET(i))
+            return nzi_error(ctx, NZ_ERR_INVALID_MATRIX,
+                             "%s: row %lld: row_offsets decrease (%lld then %lld)", what,
+                             (long long)i, (long long)OFFSET(i), (long long)OFFSET(i + 1));
+    int64_t nnz = OFFSET(rows);
+    if (nnz > 0 && col_indices == NULL)
+        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "%s: col_indices is NULL", what);
+    if (nnz > 0 && values == NULL)
+        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT,
+                         "%s: values is NULL (a wrapped matrix needs its values)", what);
+    for (int64_t i = 0; i < rows; i++) {
+        for (int64_t k = OFFSET(i); k < OFFSET(i + 1); k++) {
+            if (col_indices[k] < 0 || col_indices[k] >= cols)
+                return nzi_error(ctx, NZ_ERR_INVALID_MATRIX,
+                                 "%s: row %lld: column index %d out of range [0, %lld)", what,
+                                 (long long)i, col_indices[k], (long long)cols);
+            if (k > OFFSET(i) && col_indices[k] <= col_indices[k - 1])
+                return nzi_error(ctx, NZ_ERR_NOT_SORTED,
+                                 "%s: row %lld: column %d after column %d (columns must be "
+                                 "strictly increasing in a wrapped matrix; nz_matrix_create_csr "
+                                 "sorts and sums duplicates)", what, (long long)i,
+                                 col_indices[k], col_indices[k - 1]);
+        }
+    }
+    NZI_CHECK(nzi_matrix_new(ctx, &M, NZ_FORMAT_CSR, value_type, rows, cols, nnz));
+    M->host_borrowed = true;
+    M->host.csr.col_indices = (int32_t *)col_indices;
+    M->host.csr.values = (void *)values;
+    if (offset_type == NZ_I64) {
+        M->host_offsets_borrowed = true;
+        M->host.csr.row_offsets = (int64_t *)row_offsets;
+    } else {
+        NZI_CHECK(nzi_alloc_array(ctx, (void **)&M->host.csr.row_offsets, (size_t)rows + 1,
+                                  sizeof(int64_t), "CSR row offsets"));
+        for (int64_t i = 0; i <= rows; i++) M->host.csr.row_offsets[i] = OFFSET(i);
+    }
+#undef OFFSET
+    *A = M;
+    return NZ_SUCCESS;
+cleanup:
+    nzi_matrix_free(M);
+    return status;
+}
+
 nz_status_t nz_matrix_create_coo(nz_context_t *ctx, nz_matrix_t **A, int64_t rows, int64_t cols,
                                  int64_t nnz, const int32_t *row_indices,
                                  const int32_t *col_indices, nz_value_type_t value_type,
@@ -327,9 +398,10 @@ nz_status_t nz_matrix_create_coo(nz_context_t *ctx, nz_matrix_t **A, int64_t row
     return NZ_SUCCESS;
 }
 
-nz_status_t nz_matrix_info(const nz_matrix_t *A, nz_matrix_info_t *info) {
-    if (A == NULL || info == NULL) return NZ_ERR_NULL_ARGUMENT;
-    if (A->magic != NZI_MATRIX_MAGIC) return NZ_ERR_INVALID_HANDLE;
+nz_status_t nz_matrix_info(nz_context_t *ctx, nz_matrix_info_t *info, const nz_matrix_t *A) {
+    NZI_TRY(nzi_check_context(ctx));
+    NZI_TRY(nzi_check_matrix(ctx, A, "A"));
+    if (info == NULL) return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_matrix_info: info is NULL");
     memset(info, 0, sizeof *info);
     info->rows = A->rows;
     info->cols = A->cols;
@@ -395,14 +467,15 @@ nz_status_t nz_matrix_info(const nz_matrix_t *A, nz_matrix_info_t *info) {
     return NZ_SUCCESS;
 }
 
-nz_status_t nz_matrix_csr_arrays(const nz_matrix_t *A, const int64_t **row_offsets,
-                                 const int32_t **col_indices, const void **values) {
-    if (A == NULL) return NZ_ERR_NULL_ARGUMENT;
-    if (A->magic != NZI_MATRIX_MAGIC) return NZ_ERR_INVALID_HANDLE;
+nz_status_t nz_matrix_csr_arrays(nz_context_t *ctx, const int64_t **row_offsets,
+                                 const int32_t **col_indices, const void **values,
+                                 const nz_matrix_t *A) {
+    NZI_TRY(nzi_check_context(ctx));
+    NZI_TRY(nzi_check_matrix(ctx, A, "A"));
     if (A->location != NZ_HOST)
-        return nzi_error(A->ctx, NZ_ERR_WRONG_LOCATION, "nz_matrix_csr_arrays: matrix is on the device");
+        return nzi_error(ctx, NZ_ERR_WRONG_LOCATION, "nz_matrix_csr_arrays: matrix is on the device");
     if (A->format != NZ_FORMAT_CSR)
-        return nzi_error(A->ctx, NZ_ERR_UNSUPPORTED, "nz_matrix_csr_arrays: matrix is %s, not csr",
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "nz_matrix_csr_arrays: matrix is %s, not csr",
                          nz_format_name(A->format));
     if (row_offsets) *row_offsets = A->host.csr.row_offsets;
     if (col_indices) *col_indices = A->host.csr.col_indices;

@@ -32,7 +32,7 @@ static nz_status_t is_symmetric(nz_context_t *ctx, const nz_matrix_t *csr, int *
  * and the pattern without converting, or 0 when that conversion would be refused (a padded
  * format over the default max_padding_ratio) or the matrix is empty. Values
  * compare bitwise for symmetry (a stored -0.0 differs from 0.0). */
-nz_status_t nz_matrix_stats(nz_context_t *ctx, const nz_matrix_t *A, nz_matrix_stats_t *stats) {
+nz_status_t nz_matrix_stats(nz_context_t *ctx, nz_matrix_stats_t *stats, const nz_matrix_t *A) {
     nz_status_t status;
     nz_matrix_t *owned = NULL;
     const nz_matrix_t *csr = NULL;

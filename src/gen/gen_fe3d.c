@@ -118,8 +118,8 @@ cleanup:
     return status;
 }
 
-nz_status_t nz_gen_fe3d(nz_context_t *ctx, nz_matrix_t **A, int64_t n, nz_value_type_t value_type,
-                        void **b, void **u_exact) {
+nz_status_t nz_gen_fe3d(nz_context_t *ctx, nz_matrix_t **A, void **b, void **u_exact, int64_t n,
+                        nz_value_type_t value_type) {
     const char *what = "nz_gen_fe3d";
     nz_status_t status = NZ_SUCCESS;
     nz_matrix_t *M = NULL;

@@ -193,6 +193,11 @@ struct nz_matrix {
     void *device_extra;         /* backend-owned extras (e.g. a cached transpose) */
     int64_t device_stored;      /* device SELL: chunk_offsets[num_chunks], which lives on the
                                    device (nz_matrix_info reads this instead) */
+    /* nz_matrix_wrap_csr: host.csr.col_indices and values are the caller's (never written, never
+     * freed); so is host.csr.row_offsets when host_offsets_borrowed (int64 offsets wrapped as
+     * they are; int32 offsets are widened into an owned copy). */
+    bool host_borrowed;
+    bool host_offsets_borrowed;
 };
 
 /* Validate a matrix handle (and optionally its location). */

@@ -163,7 +163,7 @@ static nz_status_t read_all(nz_context_t *ctx, int fd, const char *path, void *d
     return NZ_SUCCESS;
 }
 
-nz_status_t nz_binary_write(nz_context_t *ctx, const nz_matrix_t *A, const char *path) {
+nz_status_t nz_binary_write(nz_context_t *ctx, const char *path, const nz_matrix_t *A) {
     NZI_TRY(nzi_check_context(ctx));
     nzi_clear_error(ctx);
     NZI_TRY(nzi_check_matrix(ctx, A, "A"));

@@ -1152,8 +1152,8 @@ cleanup:
     return status;
 }
 
-nz_status_t nz_mm_read_dense(nz_context_t *ctx, const char *path, nz_value_type_t value_type,
-                             int64_t *rows, int64_t *cols, void **data) {
+nz_status_t nz_mm_read_dense(nz_context_t *ctx, void **data, int64_t *rows, int64_t *cols,
+                             const char *path, nz_value_type_t value_type) {
     NZI_TRY(check_read_args(ctx, data, path, value_type, "nz_mm_read_dense"));
     if (rows == NULL || cols == NULL)
         return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_mm_read_dense: rows or cols is NULL");

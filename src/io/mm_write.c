@@ -180,7 +180,7 @@ cleanup:
     return status;
 }
 
-nz_status_t nz_mm_write(nz_context_t *ctx, const nz_matrix_t *A, const char *path) {
+nz_status_t nz_mm_write(nz_context_t *ctx, const char *path, const nz_matrix_t *A) {
     NZI_TRY(nzi_check_context(ctx));
     nzi_clear_error(ctx);
     NZI_TRY(nzi_check_matrix(ctx, A, "A"));

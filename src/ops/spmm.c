@@ -119,13 +119,16 @@ nz_status_t nz_spmm_plan_destroy(nz_spmm_plan_t **plan) {
     return NZ_SUCCESS;
 }
 
-nz_status_t nz_spmm_plan_info(const nz_spmm_plan_t *plan, nz_spmv_plan_info_t *info) {
+nz_status_t nz_spmm_plan_info(const nz_spmm_plan_t *plan, nz_spmm_plan_info_t *info) {
     if (plan == NULL || info == NULL) return NZ_ERR_NULL_ARGUMENT;
     if (plan->magic != NZI_SPMM_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
     memset(info, 0, sizeof *info);
     info->format = plan->A->format;
     info->alg = plan->alg;
     info->backend = plan->backend;
+    info->op = plan->op;
+    info->k = plan->k;
+    info->layout = plan->layout;
     info->reproducible = plan->reproducible;
     info->vector_width = plan->vector_width;
     info->plan_seconds = plan->plan_seconds;

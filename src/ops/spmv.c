@@ -36,7 +36,7 @@ nz_status_t nz_alg_from_name(nz_alg_t *alg, const char *name) {
     return NZ_ERR_INVALID_ARGUMENT;
 }
 
-nz_status_t nz_spmv_list(nz_backend_t backend, int index, nz_format_t *format, nz_alg_t *alg) {
+nz_status_t nz_spmv_list(nz_format_t *format, nz_alg_t *alg, nz_backend_t backend, int index) {
     if (format == NULL || alg == NULL) return NZ_ERR_NULL_ARGUMENT;
     if (backend != NZ_BACKEND_CPU && backend != NZ_BACKEND_CUDA) return NZ_ERR_INVALID_ARGUMENT;
     int seen = 0;
@@ -183,7 +183,7 @@ static nz_status_t need_device(nz_context_t *ctx, const char *what) {
 }
 
 nz_status_t nz_matrix_to_device(nz_context_t *ctx, nz_matrix_t **dA, const nz_matrix_t *A,
-                                int offset_bits) {
+                                nz_index_type_t offset_type) {
     nz_status_t status;
     nz_matrix_t *M = NULL;
     NZI_TRY(need_device(ctx, "nz_matrix_to_device"));
@@ -196,9 +196,12 @@ nz_status_t nz_matrix_to_device(nz_context_t *ctx, nz_matrix_t **dA, const nz_ma
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
                          "nz_matrix_to_device: %s matrices are not supported on the device; "
                          "convert to csr", nz_format_name(A->format));
-    if (offset_bits != 0 && offset_bits != 32 && offset_bits != 64)
+    if (offset_type != NZ_INDEX_AUTO && offset_type != NZ_I32 && offset_type != NZ_I64)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
-                         "nz_matrix_to_device: offset_bits must be 0, 32 or 64, not %d", offset_bits);
+                         "nz_matrix_to_device: offset_type must be NZ_INDEX_AUTO, NZ_I32 or NZ_I64, "
+                         "not %d", (int)offset_type);
+    /* the backend takes the width in bits, 0 for automatic */
+    int offset_bits = offset_type == NZ_INDEX_AUTO ? 0 : offset_type == NZ_I32 ? 32 : 64;
     if (offset_bits == 32 && A->format == NZ_FORMAT_CSR && A->nnz > INT32_MAX)
         return nzi_error(ctx, NZ_ERR_OVERFLOW,
                          "nz_matrix_to_device: %lld nonzeros do not fit 32-bit row offsets",
@@ -273,18 +276,20 @@ nz_status_t nz_device_free(nz_context_t *ctx, void *ptr) {
     return NZ_SUCCESS;
 }
 
-nz_status_t nz_memcpy_to_device(nz_context_t *ctx, void *dst, const void *src, size_t bytes) {
-    NZI_TRY(need_device(ctx, "nz_memcpy_to_device"));
-    if (bytes > 0 && (dst == NULL || src == NULL))
-        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_memcpy_to_device: NULL pointer");
-    return nz_cuda_memcpy(ctx, dst, src, bytes, NZI_H2D);
+nz_status_t nz_device_copy_from_host(nz_context_t *ctx, void *device_dst, const void *host_src,
+                                     size_t bytes) {
+    NZI_TRY(need_device(ctx, "nz_device_copy_from_host"));
+    if (bytes > 0 && (device_dst == NULL || host_src == NULL))
+        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_device_copy_from_host: NULL pointer");
+    return nz_cuda_memcpy(ctx, device_dst, host_src, bytes, NZI_H2D);
 }
 
-nz_status_t nz_memcpy_to_host(nz_context_t *ctx, void *dst, const void *src, size_t bytes) {
-    NZI_TRY(need_device(ctx, "nz_memcpy_to_host"));
-    if (bytes > 0 && (dst == NULL || src == NULL))
-        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_memcpy_to_host: NULL pointer");
-    return nz_cuda_memcpy(ctx, dst, src, bytes, NZI_D2H);
+nz_status_t nz_device_copy_to_host(nz_context_t *ctx, void *host_dst, const void *device_src,
+                                   size_t bytes) {
+    NZI_TRY(need_device(ctx, "nz_device_copy_to_host"));
+    if (bytes > 0 && (host_dst == NULL || device_src == NULL))
+        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_device_copy_to_host: NULL pointer");
+    return nz_cuda_memcpy(ctx, host_dst, device_src, bytes, NZI_D2H);
 }
 
 nz_status_t nz_device_memset(nz_context_t *ctx, void *dst, int byte, size_t bytes) {

@@ -341,9 +341,9 @@ nz_status_t nzi_plan_choose(const nz_matrix_stats_t *stats, const nzi_plan_reque
     return NZ_SUCCESS;
 }
 
-nz_status_t nz_spmv_plan_choose(const nz_matrix_stats_t *stats, nz_backend_t backend,
-                                nz_format_t format, unsigned flags, nz_format_t *chosen_format,
-                                nz_alg_t *alg, char *why, size_t why_size) {
+nz_status_t nz_spmv_plan_choose(nz_format_t *chosen_format, nz_alg_t *alg, char *why,
+                                size_t why_size, const nz_matrix_stats_t *stats,
+                                nz_backend_t backend, nz_format_t format, unsigned flags) {
     nzi_plan_choice_t choice;
     if (why != NULL && why_size > 0) why[0] = '\0';
     if (stats == NULL || chosen_format == NULL || alg == NULL) return NZ_ERR_NULL_ARGUMENT;

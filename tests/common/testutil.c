@@ -205,12 +205,13 @@ nz_status_t nzt_zoo_matrix(nz_context_t *ctx, nz_matrix_t **A, int k, nz_value_t
 void nzt_reference_spmv(const nz_matrix_t *A, nz_operation_t op, double alpha, const double *x,
                         double beta, const double *y0, double *y_ref, double *bound,
                         int64_t *row_length) {
+    nz_context_t *ctx = A->ctx; /* the test helper may look inside: A's own context */
     nz_matrix_info_t info;
-    nz_matrix_info(A, &info);
+    nz_matrix_info(ctx, &info, A);
     const int64_t *ro;
     const int32_t *ci;
     const void *vals;
-    if (nz_matrix_csr_arrays(A, &ro, &ci, &vals) != NZ_SUCCESS) {
+    if (nz_matrix_csr_arrays(ctx, &ro, &ci, &vals, A) != NZ_SUCCESS) {
         fprintf(stderr, "nzt_reference_spmv: needs a host CSR matrix\n");
         exit(1);
     }

@@ -216,21 +216,21 @@ static nz_status_t c_transpose(fault_case_t *c) {
 }
 static nz_status_t c_stats(fault_case_t *c) {
     nz_matrix_stats_t st;
-    return nz_matrix_stats(c->ctx, F[c->format], &st);
+    return nz_matrix_stats(c->ctx, &st, F[c->format]);
 }
 static nz_status_t c_mm_read(fault_case_t *c) { return nz_mm_read(c->ctx, &c->M, c->path, c->vt); }
 static nz_status_t c_mm_read_buffer(fault_case_t *c) {
     return nz_mm_read_buffer(c->ctx, &c->M, mm_text, mm_text_size, "buffer", c->vt);
 }
 static nz_status_t c_mm_read_dense(fault_case_t *c) {
-    return nz_mm_read_dense(c->ctx, c->path, c->vt, &c->rows, &c->cols, &c->p1);
+    return nz_mm_read_dense(c->ctx, &c->p1, &c->rows, &c->cols, c->path, c->vt);
 }
-static nz_status_t c_mm_write(fault_case_t *c) { return nz_mm_write(c->ctx, F[c->format], c->path); }
+static nz_status_t c_mm_write(fault_case_t *c) { return nz_mm_write(c->ctx, c->path, F[c->format]); }
 static nz_status_t c_mm_write_dense(fault_case_t *c) {
     return nz_mm_write_dense(c->ctx, c->path, NZ_F64, 9, 4, dense);
 }
 static nz_status_t c_binary_write(fault_case_t *c) {
-    return nz_binary_write(c->ctx, F[c->format], c->path);
+    return nz_binary_write(c->ctx, c->path, F[c->format]);
 }
 static nz_status_t c_binary_read(fault_case_t *c) { return nz_binary_read(c->ctx, &c->M, c->path); }
 static nz_status_t c_matrix_read(fault_case_t *c) {
@@ -242,8 +242,8 @@ static nz_status_t c_gen(fault_case_t *c) {
     switch (c->format) {
     case 0: return nz_gen_laplace2d(ctx, &c->M, 9, 7, c->vt);
     case 1: return nz_gen_laplace3d(ctx, &c->M, 4, 3, 5, c->vt);
-    case 2: return nz_gen_fe3d(ctx, &c->M, 4, c->vt, NULL, NULL);
-    case 3: return nz_gen_fe3d(ctx, &c->M, 4, c->vt, &c->p1, &c->p2);
+    case 2: return nz_gen_fe3d(ctx, &c->M, NULL, NULL, 4, c->vt);
+    case 3: return nz_gen_fe3d(ctx, &c->M, &c->p1, &c->p2, 4, c->vt);
     case 4: return nz_gen_rmat(ctx, &c->M, 6, 4, 0, 0, 0, 11, c->vt);
     case 5: return nz_gen_rmat(ctx, &c->M, 5, 3, 0.45, 0.15, 0.15, 12, c->vt);
     case 6: return nz_gen_random(ctx, &c->M, 50, 37, 3.5, 13, c->vt);
@@ -323,10 +323,10 @@ static void make_fixtures(nz_context_t *ctx) {
     snprintf(path_out_gz, sizeof path_out_gz, "%s/out.mtx.gz", dir);
     snprintf(path_out_nzb, sizeof path_out_nzb, "%s/out.nzb", dir);
     snprintf(path_sym, sizeof path_sym, "%s/bcsstk01.mtx", nzt_data_dir());
-    NZT_OK(ctx, nz_mm_write(ctx, A, path_mtx));
-    NZT_OK(ctx, nz_mm_write(ctx, A, path_gz));
-    NZT_OK(ctx, nz_binary_write(ctx, A, path_nzb));
-    NZT_OK(ctx, nz_binary_write(ctx, A32, path_nzb32));
+    NZT_OK(ctx, nz_mm_write(ctx, path_mtx, A));
+    NZT_OK(ctx, nz_mm_write(ctx, path_gz, A));
+    NZT_OK(ctx, nz_binary_write(ctx, path_nzb, A));
+    NZT_OK(ctx, nz_binary_write(ctx, path_nzb32, A32));
     dense = (double *)nzt_malloc(36 * sizeof(double));
     for (int i = 0; i < 36; i++) dense[i] = 0.25 * i - 3.0;
     NZT_OK(ctx, nz_mm_write_dense(ctx, path_dense, NZ_F64, 9, 4, dense));
@@ -471,7 +471,7 @@ int main(int argc, char **argv) {
     for (int idx = 0;; idx++) {
         nz_format_t f;
         nz_alg_t alg;
-        if (nz_spmv_list(NZ_BACKEND_CPU, idx, &f, &alg) != NZ_SUCCESS) break;
+        if (nz_spmv_list(&f, &alg, NZ_BACKEND_CPU, idx) != NZ_SUCCESS) break;
         for (int op = 0; op < 2; op++) {
             nz_spmv_plan_t *probe = NULL;
             if (nz_spmv_plan_create(ctx, &probe, F[f], (nz_operation_t)op, alg, 0) != NZ_SUCCESS)

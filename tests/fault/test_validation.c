@@ -133,7 +133,7 @@ static void test_csr_rules(void) {
     const int64_t *ro;
     const int32_t *cc;
     const void *vv;
-    NZT_OK(ctx, nz_matrix_csr_arrays(A, &ro, &cc, &vv));
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &ro, &cc, &vv, A));
     NZT_CHECK(ro[1] == 2 && cc[0] == 0 && cc[1] == 2 && ((const double *)vv)[1] == 2.0,
               "unsorted duplicate row not canonicalised");
     nz_matrix_destroy(&A);
@@ -181,9 +181,9 @@ static void test_generators(void) {
            NZ_ERR_UNSUPPORTED, NZ_ERR_OVERFLOW, NULL, A, 1);
     EXPECT("laplace2d negative", nz_gen_laplace2d(ctx, &A, -3, 4, NZ_F64),
            NZ_ERR_INVALID_ARGUMENT, NZ_ERR_INVALID_ARGUMENT, NULL, A, 1);
-    EXPECT("fe3d n = 2^11", nz_gen_fe3d(ctx, &A, 1 << 11, NZ_F64, NULL, NULL),
+    EXPECT("fe3d n = 2^11", nz_gen_fe3d(ctx, &A, NULL, NULL, 1 << 11, NZ_F64),
            NZ_ERR_UNSUPPORTED, NZ_ERR_UNSUPPORTED, NULL, A, 1);
-    EXPECT("fe3d n = INT64_MAX", nz_gen_fe3d(ctx, &A, big, NZ_F64, NULL, NULL),
+    EXPECT("fe3d n = INT64_MAX", nz_gen_fe3d(ctx, &A, NULL, NULL, big, NZ_F64),
            NZ_ERR_UNSUPPORTED, NZ_ERR_OVERFLOW, NULL, A, 1);
     EXPECT("rmat scale 31", nz_gen_rmat(ctx, &A, 31, 16, 0, 0, 0, 1, NZ_F64),
            NZ_ERR_INVALID_ARGUMENT, NZ_ERR_UNSUPPORTED, NULL, A, 1);
@@ -209,7 +209,7 @@ static void test_generators(void) {
     /* a long row longer than the matrix is clamped to full rows */
     NZT_OK(ctx, nz_gen_mixed(ctx, &A, 100, 3, 2, big, 1, NZ_F64));
     nz_matrix_info_t info;
-    NZT_OK(ctx, nz_matrix_info(A, &info));
+    NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
     NZT_CHECK(info.nnz <= 100 * 100, "mixed: %lld entries in a 100 x 100 matrix", (long long)info.nnz);
     nz_matrix_destroy(&A);
     EXPECT("mixed short length INT64_MAX", nz_gen_mixed(ctx, &A, 100, big, 2, 10, 1, NZ_F64),
@@ -262,7 +262,7 @@ static void test_dense_and_io(const char *dir) {
         int64_t r = -7, c = -7;
         void *d = NULL;
         int64_t l0 = live_blocks();
-        s = nz_mm_read_dense(ctx, path, NZ_F64, &r, &c, &d);
+        s = nz_mm_read_dense(ctx, &d, &r, &c, path, NZ_F64);
         NZT_CHECK(s < 0 && d == NULL && live_blocks() == l0, "%s (dense): status %d", what, (int)s);
         n_cases++;
     }

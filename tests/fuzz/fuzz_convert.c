@@ -22,9 +22,10 @@ typedef struct {
     nz_value_type_t vt;
 } view_t;
 
-static void view_of(const nz_matrix_t *A, view_t *w) {
+static void view_of(nz_context_t *ctx, const nz_matrix_t *A, view_t *w) {
     nz_matrix_info_t info;
-    if (nz_matrix_info(A, &info) != NZ_SUCCESS || nz_matrix_csr_arrays(A, &w->ro, &w->ci, &w->v) != NZ_SUCCESS)
+    if (nz_matrix_info(ctx, &info, A) != NZ_SUCCESS || nz_matrix_csr_arrays(ctx, &w->ro, &w->ci,
+                                                                            &w->v, A) != NZ_SUCCESS)
         abort();
     w->rows = info.rows;
     w->cols = info.cols;
@@ -37,10 +38,11 @@ static double val(const view_t *w, int64_t k) {
 }
 
 /* Same matrix; with drop_zeros, entries of A that are exactly zero may be missing from B. */
-static void same_matrix(const nz_matrix_t *A, const nz_matrix_t *B, int drop_zeros) {
+static void same_matrix(nz_context_t *ctx, const nz_matrix_t *A, const nz_matrix_t *B,
+                        int drop_zeros) {
     view_t a, b;
-    view_of(A, &a);
-    view_of(B, &b);
+    view_of(ctx, A, &a);
+    view_of(ctx, B, &b);
     if (a.rows != b.rows || a.cols != b.cols) abort();
     for (int64_t i = 0; i < a.rows; i++) {
         int64_t kb = b.ro[i];
@@ -90,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                              vt == NZ_F32 ? (const void *)vf : (const void *)vd) != NZ_SUCCESS)
         abort();
     view_t a;
-    view_of(A, &a);
+    view_of(ctx, A, &a);
     double *x = malloc((size_t)(rows + cols + 1) * 8), *ref = malloc((size_t)(rows + cols + 1) * 8);
     void *xv = malloc((size_t)(rows + cols + 1) * 8), *yv = malloc((size_t)(rows + cols + 1) * 8);
     for (int64_t j = 0; j < rows + cols + 1; j++) x[j] = (double)(j % 5) - 2.0;
@@ -108,17 +110,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             continue;
         }
         if (nz_matrix_convert(ctx, &C, B, NZ_FORMAT_CSR, NULL) != NZ_SUCCESS) abort();
-        same_matrix(A, C, f == NZ_FORMAT_BSR || f == NZ_FORMAT_DIA);
+        same_matrix(ctx, A, C, f == NZ_FORMAT_BSR || f == NZ_FORMAT_DIA);
         nz_matrix_destroy(&C);
         if (nz_matrix_transpose(ctx, &C, B) != NZ_SUCCESS) abort();
         nz_matrix_destroy(&C);
         nz_matrix_stats_t st;
-        if (nz_matrix_stats(ctx, B, &st) != NZ_SUCCESS) abort();
+        if (nz_matrix_stats(ctx, &st, B) != NZ_SUCCESS) abort();
         /* every CPU algorithm for this format, both operations */
         for (int idx = 0;; idx++) {
             nz_format_t lf;
             nz_alg_t alg;
-            if (nz_spmv_list(NZ_BACKEND_CPU, idx, &lf, &alg) != NZ_SUCCESS) break;
+            if (nz_spmv_list(&lf, &alg, NZ_BACKEND_CPU, idx) != NZ_SUCCESS) break;
             if ((int)lf != f) continue;
             for (int op = 0; op < 2; op++) {
                 int64_t out_len = op ? cols : rows;
@@ -153,7 +155,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     nz_matrix_t *T = NULL, *TT = NULL;
     if (nz_matrix_transpose(ctx, &T, A) != NZ_SUCCESS || nz_matrix_transpose(ctx, &TT, T) != NZ_SUCCESS)
         abort();
-    same_matrix(A, TT, 0);
+    same_matrix(ctx, A, TT, 0);
     nz_matrix_destroy(&T);
     nz_matrix_destroy(&TT);
     nz_matrix_t *V = NULL;

@@ -76,8 +76,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         nz_matrix_info_t info;
         const int64_t *ro;
         const int32_t *ci;
-        if (nz_matrix_info(A, &info) != NZ_SUCCESS ||
-            nz_matrix_csr_arrays(A, &ro, &ci, NULL) != NZ_SUCCESS || ro[0] != 0 ||
+        if (nz_matrix_info(ctx, &info, A) != NZ_SUCCESS ||
+            nz_matrix_csr_arrays(ctx, &ro, &ci, NULL, A) != NZ_SUCCESS || ro[0] != 0 ||
             ro[info.rows] != info.nnz)
             abort();
         for (int64_t i = 0; i < info.rows; i++)

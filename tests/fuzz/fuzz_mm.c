@@ -14,7 +14,7 @@ static void check_matrix(nz_context_t *ctx, nz_matrix_t *A) {
     const int64_t *ro;
     const int32_t *ci;
     const void *v;
-    if (nz_matrix_info(A, &info) != NZ_SUCCESS || nz_matrix_csr_arrays(A, &ro, &ci, &v) != NZ_SUCCESS)
+    if (nz_matrix_info(ctx, &info, A) != NZ_SUCCESS || nz_matrix_csr_arrays(ctx, &ro, &ci, &v, A) != NZ_SUCCESS)
         abort();
     if (ro[0] != 0 || ro[info.rows] != info.nnz) abort();
     for (int64_t i = 0; i < info.rows; i++)
@@ -45,7 +45,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             if (write(fd, data, size) == (ssize_t)size) {
                 int64_t rows = 0, cols = 0;
                 void *dense = NULL;
-                if (nz_mm_read_dense(ctx, path, NZ_F64, &rows, &cols, &dense) == NZ_SUCCESS)
+                if (nz_mm_read_dense(ctx, &dense, &rows, &cols, path, NZ_F64) == NZ_SUCCESS)
                     nz_free(ctx, dense);
             }
             close(fd);

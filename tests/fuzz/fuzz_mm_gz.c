@@ -26,16 +26,16 @@ static size_t gzip_member(const uint8_t *in, size_t n, int level, uint8_t *out, 
     return len;
 }
 
-static int same(const nz_matrix_t *A, const nz_matrix_t *B) {
+static int same(nz_context_t *ctx, const nz_matrix_t *A, const nz_matrix_t *B) {
     nz_matrix_info_t ia, ib;
     const int64_t *ra, *rb;
     const int32_t *ca, *cb;
     const void *va, *vb;
-    nz_matrix_info(A, &ia);
-    nz_matrix_info(B, &ib);
+    nz_matrix_info(ctx, &ia, A);
+    nz_matrix_info(ctx, &ib, B);
     if (ia.rows != ib.rows || ia.cols != ib.cols || ia.nnz != ib.nnz) return 0;
-    nz_matrix_csr_arrays(A, &ra, &ca, &va);
-    nz_matrix_csr_arrays(B, &rb, &cb, &vb);
+    nz_matrix_csr_arrays(ctx, &ra, &ca, &va, A);
+    nz_matrix_csr_arrays(ctx, &rb, &cb, &vb, B);
     return memcmp(ra, rb, (size_t)(ia.rows + 1) * 8) == 0 &&
            memcmp(ca, cb, (size_t)ia.nnz * 4) == 0 && memcmp(va, vb, (size_t)ia.nnz * 8) == 0;
 }
@@ -87,7 +87,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         /* a text starting with the gzip magic would be sniffed as gzip itself */
         int magic = n >= 2 && text[0] == 0x1f && text[1] == 0x8b;
         if (!magic && (sp != sg || sp != sf)) abort();
-        if (!magic && sp == NZ_SUCCESS && (!same(P, G) || !same(P, F))) abort();
+        if (!magic && sp == NZ_SUCCESS && (!same(ctx, P, G) || !same(ctx, P, F))) abort();
         nz_matrix_destroy(&P);
         nz_matrix_destroy(&G);
         nz_matrix_destroy(&F);

@@ -20,17 +20,17 @@ static nz_status_t gpu_solve(nz_context_t *ctx, const nz_matrix_t *A, const void
                              const void *x0, void *x, const nz_cg_options_t *opt,
                              nz_cg_result_t *res) {
     nz_matrix_info_t info;
-    nz_matrix_info(A, &info);
+    nz_matrix_info(ctx, &info, A);
     size_t bytes = (size_t)info.rows * (info.value_type == NZ_F32 ? 4 : 8);
     nz_matrix_t *dA = NULL;
     void *db = NULL, *dx = NULL;
-    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 0));
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, NZ_INDEX_AUTO));
     NZT_OK(ctx, nz_device_malloc(ctx, &db, bytes));
     NZT_OK(ctx, nz_device_malloc(ctx, &dx, bytes));
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, db, b, bytes));
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, dx, x0, bytes));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, db, b, bytes));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, dx, x0, bytes));
     nz_status_t st = nz_cg_solve(ctx, dA, db, dx, opt, res);
-    NZT_OK(ctx, nz_memcpy_to_host(ctx, x, dx, bytes));
+    NZT_OK(ctx, nz_device_copy_to_host(ctx, x, dx, bytes));
     nz_device_free(ctx, db);
     nz_device_free(ctx, dx);
     nz_matrix_destroy(&dA);
@@ -42,7 +42,7 @@ static nz_status_t gpu_solve(nz_context_t *ctx, const nz_matrix_t *A, const void
 static void test_against_cpu(nz_context_t *ctx, const char *name, nz_matrix_t *A, const void *b,
                              nz_value_type_t vt) {
     nz_matrix_info_t info;
-    NZT_OK(ctx, nz_matrix_info(A, &info));
+    NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
     const int64_t n = info.rows;
     const size_t bytes = (size_t)n * nzi_value_size(vt);
     double *start = (double *)nzt_malloc((size_t)n * sizeof(double));
@@ -113,7 +113,7 @@ static void test_problems(nz_context_t *ctx) {
         nz_matrix_t *A = NULL;
         void *b = NULL;
         if (nzt_shard_take()) {
-            NZT_OK(ctx, nz_gen_fe3d(ctx, &A, fe_n, vt, &b, NULL));
+            NZT_OK(ctx, nz_gen_fe3d(ctx, &A, &b, NULL, fe_n, vt));
             test_against_cpu(ctx, vt == NZ_F32 ? "fe3d f32" : "fe3d f64", A, b, vt);
             nz_matrix_destroy(&A);
             nz_free(ctx, b);
@@ -135,7 +135,7 @@ static void test_problems(nz_context_t *ctx) {
 static void test_algorithms(nz_context_t *ctx) {
     nz_matrix_t *A = NULL;
     void *b = NULL;
-    NZT_OK(ctx, nz_gen_fe3d(ctx, &A, 16, NZ_F64, &b, NULL));
+    NZT_OK(ctx, nz_gen_fe3d(ctx, &A, &b, NULL, 16, NZ_F64));
     const int64_t n = 15 * 15 * 15;
     double *x0 = (double *)nzt_malloc(n * sizeof(double)), *x = (double *)nzt_malloc(n * sizeof(double));
     nzt_random_vector(x0, x0, NZ_F64, n, nzt_seed + 2);
@@ -146,7 +146,7 @@ static void test_algorithms(nz_context_t *ctx) {
     NZT_OK(ctx, nz_cg_solve(ctx, A, b, x, &opt, &rc));
     nz_format_t f;
     nz_alg_t alg;
-    for (int k = 0; nz_spmv_list(NZ_BACKEND_CUDA, k, &f, &alg) == NZ_SUCCESS; k++) {
+    for (int k = 0; nz_spmv_list(&f, &alg, NZ_BACKEND_CUDA, k) == NZ_SUCCESS; k++) {
         if (f != NZ_FORMAT_CSR) continue;
         opt.alg = alg;
         nz_status_t st = gpu_solve(ctx, A, b, x0, x, &opt, &rg);
@@ -174,14 +174,14 @@ static void download_csr(nz_context_t *ctx, const nz_matrix_t *dA, int64_t **ro,
     *v = nzt_malloc((size_t)nnz * vs);
     if (dA->device.offset_type == NZ_I32) {
         int32_t *o32 = (int32_t *)nzt_malloc((size_t)(n + 1) * sizeof(int32_t));
-        NZT_OK(ctx, nz_memcpy_to_host(ctx, o32, dA->device.row_offsets, (size_t)(n + 1) * 4));
+        NZT_OK(ctx, nz_device_copy_to_host(ctx, o32, dA->device.row_offsets, (size_t)(n + 1) * 4));
         for (int64_t i = 0; i <= n; i++) (*ro)[i] = o32[i];
         free(o32);
     } else {
-        NZT_OK(ctx, nz_memcpy_to_host(ctx, *ro, dA->device.row_offsets, (size_t)(n + 1) * 8));
+        NZT_OK(ctx, nz_device_copy_to_host(ctx, *ro, dA->device.row_offsets, (size_t)(n + 1) * 8));
     }
-    NZT_OK(ctx, nz_memcpy_to_host(ctx, *ci, dA->device.col_indices, (size_t)nnz * 4));
-    NZT_OK(ctx, nz_memcpy_to_host(ctx, *v, dA->device.values, (size_t)nnz * vs));
+    NZT_OK(ctx, nz_device_copy_to_host(ctx, *ci, dA->device.col_indices, (size_t)nnz * 4));
+    NZT_OK(ctx, nz_device_copy_to_host(ctx, *v, dA->device.values, (size_t)nnz * vs));
 }
 
 static void test_device_assembly(nz_context_t *ctx) {
@@ -193,11 +193,11 @@ static void test_device_assembly(nz_context_t *ctx) {
             const int64_t N = sizes[k], n = (N - 1) * (N - 1) * (N - 1);
             nz_matrix_t *A = NULL, *dA = NULL;
             void *b = NULL, *u = NULL, *db = NULL, *du = NULL;
-            NZT_OK(ctx, nz_gen_fe3d(ctx, &A, N, vt, &b, &u));
-            NZT_OK(ctx, nz_gen_fe3d_device(ctx, &dA, N, vt, &db, &du));
+            NZT_OK(ctx, nz_gen_fe3d(ctx, &A, &b, &u, N, vt));
+            NZT_OK(ctx, nz_gen_fe3d_device(ctx, &dA, &db, &du, N, vt));
             nz_matrix_info_t hi, di;
-            NZT_OK(ctx, nz_matrix_info(A, &hi));
-            NZT_OK(ctx, nz_matrix_info(dA, &di));
+            NZT_OK(ctx, nz_matrix_info(ctx, &hi, A));
+            NZT_OK(ctx, nz_matrix_info(ctx, &di, dA));
             NZT_CHECK(di.rows == hi.rows && di.nnz == hi.nnz && di.location == NZ_DEVICE &&
                           di.format == NZ_FORMAT_CSR,
                       "N=%lld: device %lld rows %lld nnz, host %lld rows %lld nnz", (long long)N,
@@ -210,7 +210,7 @@ static void test_device_assembly(nz_context_t *ctx) {
                 int64_t *ro;
                 int32_t *ci;
                 void *v;
-                NZT_OK(ctx, nz_matrix_csr_arrays(A, &hro, &hci, &hv));
+                NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &hro, &hci, &hv, A));
                 download_csr(ctx, dA, &ro, &ci, &v);
                 NZT_CHECK(memcmp(ro, hro, (size_t)(n + 1) * 8) == 0, "N=%lld: row offsets differ",
                           (long long)N);
@@ -219,8 +219,8 @@ static void test_device_assembly(nz_context_t *ctx) {
                 NZT_CHECK(memcmp(v, hv, (size_t)hi.nnz * vs) == 0, "N=%lld: values differ",
                           (long long)N);
                 void *gb = nzt_malloc((size_t)n * vs), *gu = nzt_malloc((size_t)n * vs);
-                NZT_OK(ctx, nz_memcpy_to_host(ctx, gb, db, (size_t)n * vs));
-                NZT_OK(ctx, nz_memcpy_to_host(ctx, gu, du, (size_t)n * vs));
+                NZT_OK(ctx, nz_device_copy_to_host(ctx, gb, db, (size_t)n * vs));
+                NZT_OK(ctx, nz_device_copy_to_host(ctx, gu, du, (size_t)n * vs));
                 NZT_CHECK(memcmp(gb, b, (size_t)n * vs) == 0, "N=%lld: b differs (rel %.3e)",
                           (long long)N, rel_diff(gb, b, vt, n));
                 NZT_CHECK(memcmp(gu, u, (size_t)n * vs) == 0, "N=%lld: u differs (rel %.3e)",
@@ -241,10 +241,10 @@ static void test_device_assembly(nz_context_t *ctx) {
     }
     /* Without the vectors, and argument errors. */
     nz_matrix_t *dA = NULL;
-    NZT_OK(ctx, nz_gen_fe3d_device(ctx, &dA, 4, NZ_F64, NULL, NULL));
+    NZT_OK(ctx, nz_gen_fe3d_device(ctx, &dA, NULL, NULL, 4, NZ_F64));
     nz_matrix_destroy(&dA);
-    NZT_CHECK(nz_gen_fe3d_device(ctx, &dA, 1, NZ_F64, NULL, NULL) == NZ_ERR_INVALID_ARGUMENT, "n=1");
-    NZT_CHECK(nz_gen_fe3d_device(ctx, NULL, 4, NZ_F64, NULL, NULL) == NZ_ERR_NULL_ARGUMENT, "NULL");
+    NZT_CHECK(nz_gen_fe3d_device(ctx, &dA, NULL, NULL, 1, NZ_F64) == NZ_ERR_INVALID_ARGUMENT, "n=1");
+    NZT_CHECK(nz_gen_fe3d_device(ctx, NULL, NULL, NULL, 4, NZ_F64) == NZ_ERR_NULL_ARGUMENT, "NULL");
 }
 
 static nz_matrix_t *diag_matrix(nz_context_t *ctx, const double *d, int64_t n) {
@@ -311,10 +311,10 @@ static void test_statuses(nz_context_t *ctx) {
     /* allocation failures: nothing leaks, host or device */
     nz_matrix_t *dA = NULL;
     void *db = NULL, *dx = NULL;
-    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 0));
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, NZ_INDEX_AUTO));
     NZT_OK(ctx, nz_device_malloc(ctx, &db, 900 * 8));
     NZT_OK(ctx, nz_device_malloc(ctx, &dx, 900 * 8));
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, db, b, 900 * 8));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, db, b, 900 * 8));
     memset(&opt, 0, sizeof opt);
     opt.precond = NZ_PRECOND_JACOBI;
     opt.record_history = 1;

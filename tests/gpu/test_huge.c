@@ -16,7 +16,7 @@
  * are multiples of 1/8 and 1/4, so every product is a multiple of 1/32 and every row sum (< 2^7)
  * is exact in float whatever the summation order: the GPU, the CPU and the closed form must agree
  * bitwise. The host arrays are filled by one thread per core; the matrix goes through
- * nz_matrix_create_csr (validated, copied), nz_matrix_to_device (offset_bits 0: must choose 64)
+ * nz_matrix_create_csr (validated, copied), nz_matrix_to_device (NZ_INDEX_AUTO: must choose 64)
  * and every CUDA CSR algorithm; results are compared with the CPU SpMV on every row and with the
  * closed form on sampled rows. Peak host RSS, peak device bytes and times are printed.
  *
@@ -67,8 +67,9 @@ static void test_too_many_rows(void) {
     NZT_OK(ctx, nz_device_free(ctx, d));
     expect_unsupported("nz_gen_laplace2d 2^16 x 2^15", nz_gen_laplace2d(ctx, &A, 1 << 16, 1 << 15, NZ_F32), A);
     expect_unsupported("nz_gen_laplace3d 2^11 x 2^10 x 2^10", nz_gen_laplace3d(ctx, &A, 1 << 11, 1 << 10, 1 << 10, NZ_F32), A);
-    expect_unsupported("nz_gen_fe3d n = 1292", nz_gen_fe3d(ctx, &A, 1292, NZ_F32, NULL, NULL), A);
-    expect_unsupported("nz_gen_fe3d_device n = 1292", nz_gen_fe3d_device(ctx, &A, 1292, NZ_F32, NULL, NULL), A);
+    expect_unsupported("nz_gen_fe3d n = 1292", nz_gen_fe3d(ctx, &A, NULL, NULL, 1292, NZ_F32), A);
+    expect_unsupported("nz_gen_fe3d_device n = 1292", nz_gen_fe3d_device(ctx, &A, NULL, NULL, 1292,
+                                                                         NZ_F32), A);
     expect_unsupported("nz_gen_random 2^31 rows", nz_gen_random(ctx, &A, rows, 10, 1.0, 1, NZ_F32), A);
     expect_unsupported("nz_gen_banded 2^31", nz_gen_banded(ctx, &A, rows, 1, 1, NZ_F32), A);
     expect_unsupported("nz_gen_mixed 2^31", nz_gen_mixed(ctx, &A, rows, 2, 0, 1, 1, NZ_F32), A);
@@ -140,7 +141,7 @@ static void test_huge_spmv(void) {
     free(ci);
     free(v);
     nz_matrix_info_t info;
-    NZT_OK(ctx, nz_matrix_info(A, &info));
+    NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
     NZT_CHECK(info.nnz == nnz, "host matrix has %lld nonzeros", (long long)info.nnz);
 
     float *x = (float *)nzt_malloc((size_t)rows * sizeof(float));
@@ -165,16 +166,16 @@ static void test_huge_spmv(void) {
               (long long)bad, (long long)sampled);
 
     t0 = now();
-    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 0));
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, NZ_INDEX_AUTO));
     double t_upload = now() - t0;
     nz_matrix_info_t dinfo;
-    NZT_OK(ctx, nz_matrix_info(dA, &dinfo));
+    NZT_OK(ctx, nz_matrix_info(ctx, &dinfo, dA));
     NZT_CHECK(dinfo.offset_type == NZ_I64, "device offsets are %d-byte for %lld nonzeros",
               (int)dinfo.offset_type, (long long)dinfo.nnz);
     void *dx = NULL, *dy = NULL;
     NZT_OK(ctx, nz_device_malloc(ctx, &dx, (size_t)rows * sizeof(float)));
     NZT_OK(ctx, nz_device_malloc(ctx, &dy, (size_t)rows * sizeof(float)));
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, dx, x, (size_t)rows * sizeof(float)));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, dx, x, (size_t)rows * sizeof(float)));
     printf("  fill %.1f s (%d threads), create_csr %.1f s, CPU SpMV %.2f s, upload %.1f s "
            "(%.1f GB/s)\n", t_fill, threads, t_create, t_cpu, t_upload,
            (double)info.bytes / t_upload * 1e-9);
@@ -182,7 +183,7 @@ static void test_huge_spmv(void) {
     nz_format_t f;
     nz_alg_t alg;
     int ran = 0;
-    for (int i = 0; nz_spmv_list(NZ_BACKEND_CUDA, i, &f, &alg) == NZ_SUCCESS; i++) {
+    for (int i = 0; nz_spmv_list(&f, &alg, NZ_BACKEND_CUDA, i) == NZ_SUCCESS; i++) {
         if (f != NZ_FORMAT_CSR) continue;
         nz_spmv_plan_t *P = NULL;
         t0 = now();
@@ -201,7 +202,7 @@ static void test_huge_spmv(void) {
         NZT_OK(ctx, nz_spmv_execute(P, 1.0, dx, 0.0, dy));
         NZT_OK(ctx, nz_context_synchronize(ctx));
         double t_gpu = now() - t0;
-        NZT_OK(ctx, nz_memcpy_to_host(ctx, y_gpu, dy, (size_t)rows * sizeof(float)));
+        NZT_OK(ctx, nz_device_copy_to_host(ctx, y_gpu, dy, (size_t)rows * sizeof(float)));
         int64_t diff = 0, first = -1;
         for (int64_t r = 0; r < rows; r++)
             if (y_gpu[r] != y_cpu[r]) {

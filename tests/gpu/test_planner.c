@@ -32,7 +32,7 @@ static int quick;
 static int64_t check_plan(nz_spmv_plan_t *plan, const nz_matrix_t *H, nz_operation_t op,
                           const char *label) {
     nz_matrix_info_t mi;
-    NZT_OK(ctx, nz_matrix_info(H, &mi));
+    NZT_OK(ctx, nz_matrix_info(ctx, &mi, H));
     nz_value_type_t vt = mi.value_type;
     size_t vs = vt == NZ_F32 ? 4 : 8;
     int64_t xlen = op == NZ_OP_N ? mi.cols : mi.rows, ylen = op == NZ_OP_N ? mi.rows : mi.cols;
@@ -50,19 +50,19 @@ static int64_t check_plan(nz_spmv_plan_t *plan, const nz_matrix_t *H, nz_operati
     nzt_random_vector(y0d, y0h, vt, ylen, nzt_seed + 22);
     NZT_OK(ctx, nz_device_malloc(ctx, &dx, nzt_at_least_one(xlen) * vs));
     NZT_OK(ctx, nz_device_malloc(ctx, &dy, nzt_at_least_one(ylen) * vs));
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, dx, xh, (size_t)xlen * vs));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, dx, xh, (size_t)xlen * vs));
     static const double cases[2][2] = {{1.0, 0.0}, {-2.5, 0.5}};
     for (int c = 0; c < 2; c++) {
         double alpha = cases[c][0], beta = cases[c][1];
         if (beta == 0.0)
             NZT_OK(ctx, nz_device_memset(ctx, dy, 0xFF, (size_t)ylen * vs));
         else
-            NZT_OK(ctx, nz_memcpy_to_device(ctx, dy, y0h, (size_t)ylen * vs));
+            NZT_OK(ctx, nz_device_copy_from_host(ctx, dy, y0h, (size_t)ylen * vs));
         nzt_reference_spmv(H, op, alpha, xd, beta, y0d, ref, bound, len);
         nz_status_t s = nz_spmv_execute(plan, alpha, dx, beta, dy);
         NZT_CHECK(s == NZ_SUCCESS, "%s: execute returned %d: %s", label, (int)s,
                   nz_context_last_error(ctx));
-        NZT_OK(ctx, nz_memcpy_to_host(ctx, yh, dy, (size_t)ylen * vs));
+        NZT_OK(ctx, nz_device_copy_to_host(ctx, yh, dy, (size_t)ylen * vs));
         int64_t b = nzt_compare(label, vt, yh, ref, bound, len, ylen, TOL_FACTOR);
         NZT_CHECK(b == 0, "%s (alpha %g, beta %g): %lld of %lld rows wrong", label, alpha, beta,
                   (long long)b, (long long)ylen);
@@ -84,12 +84,12 @@ static int64_t check_plan(nz_spmv_plan_t *plan, const nz_matrix_t *H, nz_operati
 /* Statistics of op(H) on the host: nz_matrix_stats of H or of its transpose. */
 static void host_stats(const nz_matrix_t *H, nz_operation_t op, nz_matrix_stats_t *s) {
     if (op == NZ_OP_N) {
-        NZT_OK(ctx, nz_matrix_stats(ctx, H, s));
+        NZT_OK(ctx, nz_matrix_stats(ctx, s, H));
         return;
     }
     nz_matrix_t *Ht = NULL;
     NZT_OK(ctx, nz_matrix_transpose(ctx, &Ht, H));
-    NZT_OK(ctx, nz_matrix_stats(ctx, Ht, s));
+    NZT_OK(ctx, nz_matrix_stats(ctx, s, Ht));
     nz_matrix_destroy(&Ht);
 }
 
@@ -100,10 +100,10 @@ static void host_stats(const nz_matrix_t *H, nz_operation_t op, nz_matrix_stats_
 static void check_auto(const nz_matrix_t *H, const char *name) {
     char label[256];
     nz_matrix_info_t mi;
-    NZT_OK(ctx, nz_matrix_info(H, &mi));
+    NZT_OK(ctx, nz_matrix_info(ctx, &mi, H));
     for (int bits = 32; bits <= 64; bits += 32) {
         nz_matrix_t *dA = NULL;
-        nz_status_t s = nz_matrix_to_device(ctx, &dA, H, bits);
+        nz_status_t s = nz_matrix_to_device(ctx, &dA, H, bits == 32 ? NZ_I32 : NZ_I64);
         if (s == NZ_ERR_OVERFLOW) continue;
         NZT_OK(ctx, s);
         for (int op = 0; op < 2; op++) {
@@ -138,8 +138,8 @@ static void check_auto(const nz_matrix_t *H, const char *name) {
                 nz_format_t f;
                 nz_alg_t expected;
                 char why[NZI_PLAN_WHY_SIZE];
-                NZT_OK(ctx, nz_spmv_plan_choose(&hs, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, 0, &f,
-                                                &expected, why, sizeof why));
+                NZT_OK(ctx, nz_spmv_plan_choose(&f, &expected, why, sizeof why, &hs,
+                                                NZ_BACKEND_CUDA, NZ_FORMAT_CSR, 0));
                 /* equal unless the backend refused the first choice for this matrix */
                 NZT_CHECK(info.alg == expected || mi.rows == 0 || mi.nnz == 0,
                           "%s: device AUTO chose %s, host statistics give %s (%s)", label,
@@ -199,7 +199,7 @@ static void test_reproducible_table(void) {
     nz_format_t format;
     nz_alg_t alg;
     int checked = 0;
-    for (int i = 0; nz_spmv_list(NZ_BACKEND_CUDA, i, &format, &alg) == NZ_SUCCESS; i++)
+    for (int i = 0; nz_spmv_list(&format, &alg, NZ_BACKEND_CUDA, i) == NZ_SUCCESS; i++)
         for (int op = 0; op < 2; op++) {
             char label[128];
             snprintf(label, sizeof label, "%s/%s op %c", nz_format_name(format), nz_alg_name(alg),
@@ -220,7 +220,7 @@ static void test_reproducible_table(void) {
                 if (s != NZ_SUCCESS) continue;
                 src = F;
             }
-            nz_status_t s = nz_matrix_to_device(ctx, &dA, src, 0);
+            nz_status_t s = nz_matrix_to_device(ctx, &dA, src, NZ_INDEX_AUTO);
             if (s == NZ_ERR_UNSUPPORTED) {
                 printf("note: %s matrices cannot be uploaded: %s\n", nz_format_name(format),
                        nz_context_last_error(ctx));
@@ -270,7 +270,7 @@ static void test_reproducible_table(void) {
 static void check_deterministic(const nz_matrix_t *dA, const nz_matrix_t *H, nz_operation_t op,
                                 const char *name) {
     nz_matrix_info_t mi;
-    NZT_OK(ctx, nz_matrix_info(H, &mi));
+    NZT_OK(ctx, nz_matrix_info(ctx, &mi, H));
     size_t vs = mi.value_type == NZ_F32 ? 4 : 8;
     int64_t xlen = op == NZ_OP_N ? mi.cols : mi.rows, ylen = op == NZ_OP_N ? mi.rows : mi.cols;
     nz_spmv_plan_t *plan = NULL;
@@ -293,11 +293,11 @@ static void check_deterministic(const nz_matrix_t *dA, const nz_matrix_t *H, nz_
     nzt_random_vector(xd, xh, mi.value_type, xlen, nzt_seed + 31);
     NZT_OK(ctx, nz_device_malloc(ctx, &dx, nzt_at_least_one(xlen) * vs));
     NZT_OK(ctx, nz_device_malloc(ctx, &dy, nzt_at_least_one(ylen) * vs));
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, dx, xh, (size_t)xlen * vs));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, dx, xh, (size_t)xlen * vs));
     for (int r = 0; r < 3; r++) {
         NZT_OK(ctx, nz_device_memset(ctx, dy, 0xFF, (size_t)ylen * vs));
         NZT_OK(ctx, nz_spmv_execute(plan, 1.0, dx, 0.0, dy));
-        NZT_OK(ctx, nz_memcpy_to_host(ctx, r == 0 ? y1 : y2, dy, (size_t)ylen * vs));
+        NZT_OK(ctx, nz_device_copy_to_host(ctx, r == 0 ? y1 : y2, dy, (size_t)ylen * vs));
         if (r > 0)
             NZT_CHECK(memcmp(y1, y2, (size_t)ylen * vs) == 0, "%s (%s): run %d differs bitwise",
                       name, nz_alg_name(info.alg), r);
@@ -321,14 +321,14 @@ static void test_deterministic(void) {
     NZT_OK(ctx, nz_gen_random(ctx, &mats[3], 30000, 20000, 9.0, nzt_seed, NZ_F32));
     for (int m = 0; m < 4; m++) {
         nz_matrix_t *dA = NULL;
-        NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, mats[m], 0));
+        NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, mats[m], NZ_INDEX_AUTO));
         check_deterministic(dA, mats[m], NZ_OP_N, names[m]);
         check_deterministic(dA, mats[m], NZ_OP_T, names[m]);
         nz_matrix_destroy(&dA);
         /* COO on the device: the segmented kernel, never the atomic one */
         nz_matrix_t *C = NULL;
         NZT_OK(ctx, nz_matrix_convert(ctx, &C, mats[m], NZ_FORMAT_COO, NULL));
-        nz_status_t s = nz_matrix_to_device(ctx, &dA, C, 0);
+        nz_status_t s = nz_matrix_to_device(ctx, &dA, C, NZ_INDEX_AUTO);
         if (s == NZ_SUCCESS) {
             char label[64];
             snprintf(label, sizeof label, "%s coo", names[m]);
@@ -348,8 +348,8 @@ static void check_tune(const nz_matrix_t *H, const char *name) {
     nz_spmv_plan_t *plan = NULL;
     nz_spmv_plan_info_t info;
     nz_matrix_info_t mi;
-    NZT_OK(ctx, nz_matrix_info(H, &mi));
-    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, H, 0));
+    NZT_OK(ctx, nz_matrix_info(ctx, &mi, H));
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, H, NZ_INDEX_AUTO));
     NZT_OK(ctx, nz_spmv_plan_create(ctx, &plan, dA, NZ_OP_N, NZ_ALG_AUTO, NZ_PLAN_TUNE));
     NZT_OK(ctx, nz_spmv_plan_info(plan, &info));
     check_plan(plan, H, NZ_OP_N, name);
@@ -431,7 +431,7 @@ static void test_tune(void) {
         nz_spmv_plan_t *plan = NULL;
         char label[128];
         NZT_OK(ctx, nzt_zoo_matrix(ctx, &H, k, NZ_F32, nzt_seed));
-        NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, H, 0));
+        NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, H, NZ_INDEX_AUTO));
         for (int op = 0; op < 2; op++) {
             snprintf(label, sizeof label, "%s tune op %c", nzt_zoo_name(k), op ? 'T' : 'N');
             nz_status_t s = nz_spmv_plan_create(ctx, &plan, dA, (nz_operation_t)op, NZ_ALG_AUTO,
@@ -452,7 +452,7 @@ static void test_tune(void) {
 static void test_allocation_failures(void) {
     nz_matrix_t *H = NULL, *dA = NULL;
     NZT_OK(ctx, nz_gen_mixed(ctx, &H, 5000, 4, 2, 3000, nzt_seed, NZ_F64));
-    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, H, 0));
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, H, NZ_INDEX_AUTO));
     for (int op = 0; op < 2; op++) {
         int k;
         for (k = 1; k < 200; k++) {

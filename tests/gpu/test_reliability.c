@@ -36,12 +36,12 @@ static void check_usable(const char *after) {
     NZT_OK(ctx, nz_gen_laplace2d(ctx, &A, 4, 4, NZ_F64));
     for (int i = 0; i < 16; i++) x[i] = i + 1;
     NZT_OK(ctx, nz_spmv(ctx, A, NZ_ALG_SERIAL, 1.0, x, 0.0, y));
-    nz_status_t s = nz_matrix_to_device(ctx, &dA, A, 0);
+    nz_status_t s = nz_matrix_to_device(ctx, &dA, A, NZ_INDEX_AUTO);
     if (s == NZ_SUCCESS) s = nz_device_malloc(ctx, &dx, sizeof x);
     if (s == NZ_SUCCESS) s = nz_device_malloc(ctx, &dy, sizeof y);
-    if (s == NZ_SUCCESS) s = nz_memcpy_to_device(ctx, dx, x, sizeof x);
+    if (s == NZ_SUCCESS) s = nz_device_copy_from_host(ctx, dx, x, sizeof x);
     if (s == NZ_SUCCESS) s = nz_spmv(ctx, dA, NZ_ALG_AUTO, 1.0, dx, 0.0, dy);
-    if (s == NZ_SUCCESS) s = nz_memcpy_to_host(ctx, yd, dy, sizeof yd);
+    if (s == NZ_SUCCESS) s = nz_device_copy_to_host(ctx, yd, dy, sizeof yd);
     NZT_CHECK(s == NZ_SUCCESS, "after %s: the context no longer works: %d %s", after, (int)s,
               nz_context_last_error(ctx));
     if (s == NZ_SUCCESS) NZT_CHECK(memcmp(y, yd, sizeof y) == 0, "after %s: wrong SpMV", after);
@@ -81,23 +81,23 @@ static void test_full_device(void) {
     nz_matrix_t *A = NULL, *dA = NULL, *dB = NULL;
     NZT_OK(ctx, nz_gen_laplace3d(ctx, &A, 64, 64, 48, NZ_F64)); /* ~200k rows, ~24 MB on the device */
     nz_matrix_info_t info;
-    NZT_OK(ctx, nz_matrix_info(A, &info));
+    NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
     size_t vbytes = (size_t)info.rows * sizeof(double);
     double *x = (double *)nzt_malloc(vbytes), *y = (double *)nzt_malloc(vbytes),
            *y_ref = (double *)nzt_malloc(vbytes);
     for (int64_t i = 0; i < info.rows; i++) x[i] = 1.0 / (double)(1 + i % 17);
     NZT_OK(ctx, nz_spmv(ctx, A, NZ_ALG_PARALLEL, 1.0, x, 0.0, y_ref));
     void *dx = NULL, *dy = NULL;
-    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 0));
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, NZ_INDEX_AUTO));
     NZT_OK(ctx, nz_device_malloc(ctx, &dx, vbytes));
     NZT_OK(ctx, nz_device_malloc(ctx, &dy, vbytes));
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, dx, x, vbytes));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, dx, x, vbytes));
 
     /* Warm up every kernel first: with lazy module loading, a kernel's first launch needs device
      * memory of its own, which is not what this test is about. */
     nz_format_t f;
     nz_alg_t alg;
-    for (int i = 0; nz_spmv_list(NZ_BACKEND_CUDA, i, &f, &alg) == NZ_SUCCESS; i++)
+    for (int i = 0; nz_spmv_list(&f, &alg, NZ_BACKEND_CUDA, i) == NZ_SUCCESS; i++)
         if (f == NZ_FORMAT_CSR) NZT_OK(ctx, nz_spmv(ctx, dA, alg, 1.0, dx, 0.0, dy));
     nz_cg_options_t opt;
     memset(&opt, 0, sizeof opt);
@@ -123,14 +123,14 @@ static void test_full_device(void) {
 
     /* the upload must fail cleanly */
     int64_t live = live_blocks();
-    s = nz_matrix_to_device(ctx, &dB, A, 0);
+    s = nz_matrix_to_device(ctx, &dB, A, NZ_INDEX_AUTO);
     NZT_CHECK(s == NZ_ERR_DEVICE_OUT_OF_MEMORY, "upload to a full device: %d %s", (int)s,
               nz_context_last_error(ctx));
     NZT_CHECK(dB == NULL, "upload to a full device: output set");
     NZT_CHECK(live_blocks() == live, "upload to a full device: %lld blocks leak",
               (long long)(live_blocks() - live));
     /* plans and CG: success or a clean device out-of-memory */
-    for (int i = 0; nz_spmv_list(NZ_BACKEND_CUDA, i, &f, &alg) == NZ_SUCCESS; i++) {
+    for (int i = 0; nz_spmv_list(&f, &alg, NZ_BACKEND_CUDA, i) == NZ_SUCCESS; i++) {
         if (f != NZ_FORMAT_CSR) continue;
         nz_spmv_plan_t *P = NULL;
         live = live_blocks();
@@ -160,12 +160,12 @@ static void test_full_device(void) {
     NZT_CHECK(live_blocks() == live0, "filler not returned");
 
     /* with the memory back, everything works and agrees with the CPU */
-    NZT_OK(ctx, nz_matrix_to_device(ctx, &dB, A, 0));
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &dB, A, NZ_INDEX_AUTO));
     double bound = 0;
-    for (int i = 0; nz_spmv_list(NZ_BACKEND_CUDA, i, &f, &alg) == NZ_SUCCESS; i++) {
+    for (int i = 0; nz_spmv_list(&f, &alg, NZ_BACKEND_CUDA, i) == NZ_SUCCESS; i++) {
         if (f != NZ_FORMAT_CSR) continue;
         NZT_OK(ctx, nz_spmv(ctx, dB, alg, 1.0, dx, 0.0, dy));
-        NZT_OK(ctx, nz_memcpy_to_host(ctx, y, dy, vbytes));
+        NZT_OK(ctx, nz_device_copy_to_host(ctx, y, dy, vbytes));
         int64_t bad = 0;
         for (int64_t r = 0; r < info.rows; r++) {
             double d = y[r] - y_ref[r];
@@ -255,7 +255,7 @@ static void drive(const char *name, dev_fn fn, dev_case_t *c) {
 }
 
 static nz_status_t d_upload(dev_case_t *c) {
-    return nz_matrix_to_device(ctx, &c->M, c->src, c->offset_bits);
+    return nz_matrix_to_device(ctx, &c->M, c->src, c->offset_bits == 32 ? NZ_I32 : NZ_I64);
 }
 static nz_status_t d_wrap(dev_case_t *c) {
     return nz_matrix_wrap_csr_device(ctx, &c->M, c->rows, c->cols, c->nnz, NZ_I64, c->d_rows,
@@ -278,8 +278,8 @@ static nz_status_t d_cg(dev_case_t *c) {
     return nz_cg_solve(ctx, c->dsrc, c->dx, c->dy, &opt, NULL);
 }
 static nz_status_t d_fe3d(dev_case_t *c) {
-    return nz_gen_fe3d_device(ctx, &c->M, 6, c->variant ? NZ_F32 : NZ_F64,
-                              c->variant ? &c->p1 : NULL, c->variant ? &c->p2 : NULL);
+    return nz_gen_fe3d_device(ctx, &c->M, c->variant ? &c->p1 : NULL, c->variant ? &c->p2 : NULL, 6,
+                              c->variant ? NZ_F32 : NZ_F64);
 }
 
 static void test_injection(void) {
@@ -295,7 +295,7 @@ static void test_injection(void) {
     for (int f = 0; f < NZ_FORMAT_COUNT; f++) {
         nz_matrix_t *B = NULL, *probe = NULL;
         NZT_OK(ctx, nz_matrix_convert(ctx, &B, A, (nz_format_t)f, &opt));
-        if (nz_matrix_to_device(ctx, &probe, B, 0) != NZ_SUCCESS) {
+        if (nz_matrix_to_device(ctx, &probe, B, NZ_INDEX_AUTO) != NZ_SUCCESS) {
             printf("  upload of %s: %s (not covered)\n", nz_format_name(f), nz_context_last_error(ctx));
             nz_matrix_destroy(&B);
             continue;
@@ -309,14 +309,14 @@ static void test_injection(void) {
             drive(name, d_upload, &c);
         }
         /* plans and one-shot SpMV for every CUDA pair of this format, on the uploaded matrix */
-        NZT_OK(ctx, nz_matrix_to_device(ctx, &c.dsrc, B, 0));
+        NZT_OK(ctx, nz_matrix_to_device(ctx, &c.dsrc, B, NZ_INDEX_AUTO));
         NZT_OK(ctx, nz_device_malloc(ctx, &c.dx, 300 * sizeof(double)));
         NZT_OK(ctx, nz_device_malloc(ctx, &c.dy, 300 * sizeof(double)));
         NZT_OK(ctx, nz_device_memset(ctx, c.dx, 0, 300 * sizeof(double)));
         NZT_OK(ctx, nz_device_memset(ctx, c.dy, 0, 300 * sizeof(double)));
         nz_format_t lf;
         nz_alg_t alg;
-        for (int i = 0; nz_spmv_list(NZ_BACKEND_CUDA, i, &lf, &alg) == NZ_SUCCESS; i++) {
+        for (int i = 0; nz_spmv_list(&lf, &alg, NZ_BACKEND_CUDA, i) == NZ_SUCCESS; i++) {
             if ((int)lf != f) continue;
             c.alg = alg;
             for (int op = 0; op < 2; op++) {
@@ -348,9 +348,9 @@ static void test_injection(void) {
     NZT_OK(ctx, nz_device_malloc(ctx, &c.d_rows, sizeof ro));
     NZT_OK(ctx, nz_device_malloc(ctx, &c.d_cols, sizeof ci));
     NZT_OK(ctx, nz_device_malloc(ctx, &c.d_vals, sizeof v));
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, c.d_rows, ro, sizeof ro));
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, c.d_cols, ci, sizeof ci));
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, c.d_vals, v, sizeof v));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, c.d_rows, ro, sizeof ro));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, c.d_cols, ci, sizeof ci));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, c.d_vals, v, sizeof v));
     c.rows = 3;
     c.cols = 3;
     c.nnz = 5;
@@ -363,12 +363,12 @@ static void test_injection(void) {
     nz_matrix_t *S = NULL;
     NZT_OK(ctx, nz_gen_laplace2d(ctx, &S, 12, 10, NZ_F64));
     c.rows = 120;
-    NZT_OK(ctx, nz_matrix_to_device(ctx, &c.dsrc, S, 0));
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &c.dsrc, S, NZ_INDEX_AUTO));
     NZT_OK(ctx, nz_device_malloc(ctx, &c.dx, 120 * sizeof(double)));
     NZT_OK(ctx, nz_device_malloc(ctx, &c.dy, 120 * sizeof(double)));
     double b[120];
     for (int i = 0; i < 120; i++) b[i] = 1.0 + i % 3;
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, c.dx, b, sizeof b));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, c.dx, b, sizeof b));
     for (c.variant = 0; c.variant < 4; c.variant++) {
         snprintf(name, sizeof name, "nz_cg_solve device%s%s", c.variant & 1 ? " jacobi" : "",
                  c.variant & 2 ? " graph" : "");

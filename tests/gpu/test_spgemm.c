@@ -17,8 +17,8 @@ static nz_matrix_t *absolute_copy(nz_context_t *ctx, const nz_matrix_t *M) {
     const int32_t *c;
     const void *v;
     nz_matrix_info_t info;
-    NZT_OK(ctx, nz_matrix_info(M, &info));
-    NZT_OK(ctx, nz_matrix_csr_arrays(M, &o, &c, &v));
+    NZT_OK(ctx, nz_matrix_info(ctx, &info, M));
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &o, &c, &v, M));
     double *a = nzt_malloc((size_t)(info.nnz > 0 ? info.nnz : 1) * sizeof(double));
     for (int64_t k = 0; k < info.nnz; k++)
         a[k] = fabs(info.value_type == NZ_F32 ? (double)((const float *)v)[k] : ((const double *)v)[k]);
@@ -53,19 +53,19 @@ static void reference_free(reference_t *ref) {
 
 /* Identical structure; |c - r| <= 4 eps (k_i + 2) (|A||B|)_ij with k_i the length of A's row i
  * (both sides round at most k_i additions); NaN where the CPU has NaN. */
-static void compare(const char *what, const nz_matrix_t *A, const nz_matrix_t *C,
+static void compare(nz_context_t *ctx, const char *what, const nz_matrix_t *A, const nz_matrix_t *C,
                     const reference_t *ref) {
     const int64_t *ao, *co, *ro;
     const int32_t *ac, *cc, *rc, *bc;
     const void *av, *cv, *rv, *bv;
     const int64_t *bo;
     nz_matrix_info_t ci, ri;
-    NZT_OK(NULL, nz_matrix_info(C, &ci));
-    NZT_OK(NULL, nz_matrix_info(ref->R, &ri));
-    NZT_OK(NULL, nz_matrix_csr_arrays(A, &ao, &ac, &av));
-    NZT_OK(NULL, nz_matrix_csr_arrays(C, &co, &cc, &cv));
-    NZT_OK(NULL, nz_matrix_csr_arrays(ref->R, &ro, &rc, &rv));
-    NZT_OK(NULL, nz_matrix_csr_arrays(ref->bound, &bo, &bc, &bv));
+    NZT_OK(NULL, nz_matrix_info(ctx, &ci, C));
+    NZT_OK(NULL, nz_matrix_info(ctx, &ri, ref->R));
+    NZT_OK(NULL, nz_matrix_csr_arrays(ctx, &ao, &ac, &av, A));
+    NZT_OK(NULL, nz_matrix_csr_arrays(ctx, &co, &cc, &cv, C));
+    NZT_OK(NULL, nz_matrix_csr_arrays(ctx, &ro, &rc, &rv, ref->R));
+    NZT_OK(NULL, nz_matrix_csr_arrays(ctx, &bo, &bc, &bv, ref->bound));
     if (ci.rows != ri.rows || ci.cols != ri.cols || ci.nnz != ri.nnz ||
         ci.value_type != ri.value_type || ci.format != NZ_FORMAT_CSR || ci.location != NZ_HOST) {
         NZT_CHECK(0, "%s: C %lld x %lld nnz %lld, CPU %lld x %lld nnz %lld", what,
@@ -108,8 +108,8 @@ static void run_device(nz_context_t *ctx, const char *what, const nz_matrix_t *A
     nz_spgemm_options_t opt;
     nz_spgemm_info_t info;
     char label[340];
-    NZT_OK(ctx, nz_matrix_info(A, &ia));
-    NZT_OK(ctx, nz_matrix_info(B, &ib));
+    NZT_OK(ctx, nz_matrix_info(ctx, &ia, A));
+    NZT_OK(ctx, nz_matrix_info(ctx, &ib, B));
     if (ia.format != NZ_FORMAT_CSR || ib.format != NZ_FORMAT_CSR) return;
     const int bits = device_runs % 2 == 0 ? 32 : 64;
     memset(&opt, 0, sizeof opt);
@@ -118,16 +118,16 @@ static void run_device(nz_context_t *ctx, const char *what, const nz_matrix_t *A
     device_runs++;
     snprintf(label, sizeof label, "%s [hash, device, offsets %d%s]", what, bits,
              limit != 0 ? ", limited" : "");
-    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, bits));
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, bits == 32 ? NZ_I32 : NZ_I64));
     if (B == A) {
         dB = dA;
     } else {
-        NZT_OK(ctx, nz_matrix_to_device(ctx, &dB, B, 96 - bits));
+        NZT_OK(ctx, nz_matrix_to_device(ctx, &dB, B, bits == 32 ? NZ_I64 : NZ_I32));
     }
     nz_status_t s = nz_spgemm(ctx, &dC, dA, dB, &opt, &info);
     if (s == NZ_SUCCESS) {
         runs++;
-        NZT_OK(ctx, nz_matrix_info(dC, &ic));
+        NZT_OK(ctx, nz_matrix_info(ctx, &ic, dC));
         NZT_CHECK(ic.location == NZ_DEVICE && ic.format == NZ_FORMAT_CSR &&
                       ic.offset_type == NZ_I64 && info.alg == NZ_SPGEMM_HASH && info.panels == 1 &&
                       info.products == ref->info.products && info.seconds > 0.0 &&
@@ -137,7 +137,7 @@ static void run_device(nz_context_t *ctx, const char *what, const nz_matrix_t *A
                   (long long)info.panels, (long long)info.products,
                   (long long)ref->info.products);
         NZT_OK(ctx, nz_matrix_to_host(ctx, &C, dC));
-        compare(label, A, C, ref);
+        compare(ctx, label, A, C, ref);
     } else {
         NZT_CHECK(limit != 0 && s == NZ_ERR_DEVICE_OUT_OF_MEMORY && dC == NULL,
                   "%s: status %d: %s", label, (int)s, nz_context_last_error(ctx));
@@ -165,7 +165,7 @@ static nz_status_t run_one(nz_context_t *ctx, const char *what, nz_spgemm_alg_t 
     nz_status_t s = nz_spgemm(ctx, &C, A, B, &opt, &info);
     if (s == NZ_SUCCESS) {
         runs++;
-        compare(label, A, C, ref);
+        compare(ctx, label, A, C, ref);
         NZT_CHECK(info.alg == alg && info.products == ref->info.products && info.panels >= 1,
                   "%s: info alg %s products %lld (CPU %lld) panels %lld", label,
                   nz_spgemm_alg_name(info.alg), (long long)info.products,
@@ -205,7 +205,7 @@ static void test_zoo(nz_context_t *ctx) {
             NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, k, vt, nzt_seed + (uint64_t)k));
             NZT_OK(ctx, nz_matrix_transpose(ctx, &T, A));
             nz_matrix_info_t ia;
-            NZT_OK(ctx, nz_matrix_info(A, &ia));
+            NZT_OK(ctx, nz_matrix_info(ctx, &ia, A));
             if (quick && ia.rows > 8 * ia.cols) {
                 /* quick mode (compute-sanitizer): A*A^T of the tall matrix is nearly dense
                  * (4e8 entries); A^T*A takes the same long rows (of A^T) into a small C */
@@ -237,7 +237,7 @@ static void test_generated(nz_context_t *ctx) {
         snprintf(what, sizeof what, "laplace3d 12x11x10 squared %s", prec);
         check_all(ctx, what, A, A);
         nz_matrix_destroy(&A);
-        NZT_OK(ctx, nz_gen_fe3d(ctx, &A, 12, vt, NULL, NULL));
+        NZT_OK(ctx, nz_gen_fe3d(ctx, &A, NULL, NULL, 12, vt));
         snprintf(what, sizeof what, "fe3d 12 squared %s", prec);
         check_all(ctx, what, A, A);
         nz_matrix_destroy(&A);
@@ -372,7 +372,7 @@ static void test_sweep(nz_context_t *ctx) {
             nz_matrix_info_t ia;
             NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, k, vt, nzt_seed + (uint64_t)k));
             NZT_OK(ctx, nz_matrix_transpose(ctx, &T, A));
-            NZT_OK(ctx, nz_matrix_info(A, &ia));
+            NZT_OK(ctx, nz_matrix_info(ctx, &ia, A));
             if (ia.rows == ia.cols) {
                 snprintf(what, sizeof what, "sweep: zoo %s A*A %s", nzt_zoo_name(k), prec);
                 check_sweeps(ctx, what, A, A, !quick);
@@ -413,7 +413,7 @@ static void test_real(nz_context_t *ctx) {
         nz_matrix_t *A = NULL, *T = NULL;
         if (nz_matrix_read(ctx, &A, path, NZ_F64) != NZ_SUCCESS) continue;
         nz_matrix_info_t ia;
-        NZT_OK(ctx, nz_matrix_info(A, &ia));
+        NZT_OK(ctx, nz_matrix_info(ctx, &ia, A));
         const int take = nzt_shard_take(); /* every shard walks the same files */
         if (!take || (quick && i % 4 != 0)) { /* quick: every fourth file */
             if (ia.rows != ia.cols && rectangular < 4) rectangular++;
@@ -455,8 +455,8 @@ static void test_out_of_core(nz_context_t *ctx) {
         memset(&ref, 0, sizeof ref);
         reference_make(ctx, &ref, A, A);
         nz_matrix_info_t ia, ci;
-        NZT_OK(ctx, nz_matrix_info(A, &ia));
-        NZT_OK(ctx, nz_matrix_info(ref.R, &ci));
+        NZT_OK(ctx, nz_matrix_info(ctx, &ia, A));
+        NZT_OK(ctx, nz_matrix_info(ctx, &ci, ref.R));
         size_t resident = (size_t)ia.nnz * entry + (size_t)(ia.rows + 1) * 16 +
                           (size_t)ia.rows * 4 + ((size_t)1 << 20);
         size_t limit = resident + (size_t)ci.nnz * entry / 10;
@@ -514,7 +514,7 @@ static void test_allocation_failures(nz_context_t *ctx) {
             memset(&opt, 0, sizeof opt);
             opt.alg = device ? NZ_SPGEMM_HASH : gpu_algs[g];
             opt.gpu_memory_limit = limited ? (size_t)400000 : 0;
-            if (device) NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 32));
+            if (device) NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, NZ_I32));
             nz_alloc_stats_t before, after;
             NZT_OK(ctx, nz_context_alloc_stats(ctx, &before));
             int k, done = 0;
@@ -575,7 +575,7 @@ int main(int argc, char **argv) {
         nz_spgemm_options_t opt;
         memset(&opt, 0, sizeof opt);
         NZT_OK(ctx, nz_gen_laplace2d(ctx, &A, 20, 20, NZ_F64));
-        NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 0));
+        NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, NZ_INDEX_AUTO));
         NZT_CHECK(nz_spgemm(ctx, &C, A, dA, NULL, NULL) == NZ_ERR_WRONG_LOCATION && C == NULL,
                   "host A, device B: %s", nz_context_last_error(ctx));
         NZT_CHECK(nz_spgemm(ctx, &C, dA, A, NULL, NULL) == NZ_ERR_WRONG_LOCATION && C == NULL,

@@ -21,17 +21,17 @@ static const nz_spgemm_alg_t gpu_algs[] = {NZ_SPGEMM_ESC, NZ_SPGEMM_HYSPMM};
  * of the exact (double) sums, the magnitude bound sum |a b| and the term count. Returns the
  * number of bad entries; also checks that every structurally produced column is in C and that C
  * has no column nothing produced. */
-static int64_t check_values(const char *what, const nz_matrix_t *A, const nz_matrix_t *B,
+static int64_t check_values(nz_context_t *ctx, const char *what, const nz_matrix_t *A, const nz_matrix_t *B,
                             const nz_matrix_t *C, nz_value_type_t vt) {
     const int64_t *ao, *bo, *co;
     const int32_t *ac, *bc, *cc;
     const void *avp, *bvp, *cvp;
     nz_matrix_info_t ai, bi;
-    nz_matrix_info(A, &ai);
-    nz_matrix_info(B, &bi);
-    nz_matrix_csr_arrays(A, &ao, &ac, &avp);
-    nz_matrix_csr_arrays(B, &bo, &bc, &bvp);
-    nz_matrix_csr_arrays(C, &co, &cc, &cvp);
+    nz_matrix_info(ctx, &ai, A);
+    nz_matrix_info(ctx, &bi, B);
+    nz_matrix_csr_arrays(ctx, &ao, &ac, &avp, A);
+    nz_matrix_csr_arrays(ctx, &bo, &bc, &bvp, B);
+    nz_matrix_csr_arrays(ctx, &co, &cc, &cvp, C);
     const int64_t n = bi.cols;
     double *sum = nzt_malloc((size_t)(n + 1) * sizeof(double));
     double *bound = nzt_malloc((size_t)(n + 1) * sizeof(double));
@@ -87,21 +87,21 @@ static int64_t check_values(const char *what, const nz_matrix_t *A, const nz_mat
 }
 
 /* The structure of C equals the reference's exactly, and C is canonical (sorted, no duplicates). */
-static int64_t check_structure(const char *what, const nz_matrix_t *C, const nz_matrix_t *R) {
+static int64_t check_structure(nz_context_t *ctx, const char *what, const nz_matrix_t *C, const nz_matrix_t *R) {
     nz_matrix_info_t ci, ri;
     const int64_t *co, *ro;
     const int32_t *cc, *rc;
     const void *cv, *rv;
-    nz_matrix_info(C, &ci);
-    nz_matrix_info(R, &ri);
+    nz_matrix_info(ctx, &ci, C);
+    nz_matrix_info(ctx, &ri, R);
     if (ci.rows != ri.rows || ci.cols != ri.cols || ci.nnz != ri.nnz) {
         fprintf(stderr, "%s: C is %lld x %lld with %lld entries, the reference %lld x %lld with %lld\n",
                 what, (long long)ci.rows, (long long)ci.cols, (long long)ci.nnz, (long long)ri.rows,
                 (long long)ri.cols, (long long)ri.nnz);
         return 1;
     }
-    nz_matrix_csr_arrays(C, &co, &cc, &cv);
-    nz_matrix_csr_arrays(R, &ro, &rc, &rv);
+    nz_matrix_csr_arrays(ctx, &co, &cc, &cv, C);
+    nz_matrix_csr_arrays(ctx, &ro, &rc, &rv, R);
     int64_t bad = 0;
     for (int64_t i = 0; i <= ci.rows; i++)
         if (co[i] != ro[i] && bad++ < 3)
@@ -119,14 +119,14 @@ static int64_t check_structure(const char *what, const nz_matrix_t *C, const nz_
     return bad;
 }
 
-static int64_t expected_products(const nz_matrix_t *A, const nz_matrix_t *B) {
+static int64_t expected_products(nz_context_t *ctx, const nz_matrix_t *A, const nz_matrix_t *B) {
     const int64_t *ao, *bo;
     const int32_t *ac, *bc;
     const void *v;
     nz_matrix_info_t ai;
-    nz_matrix_info(A, &ai);
-    nz_matrix_csr_arrays(A, &ao, &ac, &v);
-    nz_matrix_csr_arrays(B, &bo, &bc, &v);
+    nz_matrix_info(ctx, &ai, A);
+    nz_matrix_csr_arrays(ctx, &ao, &ac, &v, A);
+    nz_matrix_csr_arrays(ctx, &bo, &bc, &v, B);
     int64_t total = 0;
     for (int64_t q = 0; q < ao[ai.rows]; q++) total += bo[ac[q] + 1] - bo[ac[q]];
     return total;
@@ -141,11 +141,11 @@ static int64_t compare(nz_context_t *ctx, const char *name, const nz_matrix_t *A
     nz_matrix_info_t ai;
     int64_t hyspmm_panels = 0;
     char what[256];
-    nz_matrix_info(A, &ai);
+    nz_matrix_info(ctx, &ai, A);
     memset(&opt, 0, sizeof opt);
     opt.alg = NZ_SPGEMM_CPU;
     NZT_OK(ctx, nz_spgemm(ctx, &R, A, B, &opt, NULL));
-    const int64_t products = expected_products(A, B);
+    const int64_t products = expected_products(ctx, A, B);
     for (int a = 0; a < GPU_ALG_COUNT; a++) {
         nz_matrix_t *C = NULL;
         snprintf(what, sizeof what, "%s %s %s limit %zu", name, nz_spgemm_alg_name(gpu_algs[a]),
@@ -163,10 +163,10 @@ static int64_t compare(nz_context_t *ctx, const char *name, const nz_matrix_t *A
         NZT_CHECK(info.panels >= 1, "%s: %lld panels", what, (long long)info.panels);
         NZT_CHECK(info.stage_seconds_sum > 0.0 && info.seconds > 0.0, "%s: times %g %g", what,
                   info.seconds, info.stage_seconds_sum);
-        int64_t bad = check_structure(what, C, R);
+        int64_t bad = check_structure(ctx, what, C, R);
         NZT_CHECK(bad == 0, "%s: structure differs from the CPU reference", what);
         if (bad == 0) {
-            bad = check_values(what, A, B, C, ai.value_type);
+            bad = check_values(ctx, what, A, B, C, ai.value_type);
             NZT_CHECK(bad == 0, "%s: %lld bad values", what, (long long)bad);
         }
         if (gpu_algs[a] == NZ_SPGEMM_HYSPMM) hyspmm_panels = info.panels;
@@ -264,7 +264,7 @@ static void real_cases(nz_context_t *ctx) {
         nz_matrix_info_t ai;
         snprintf(path, sizeof path, "%s/%s", dir, names[m]);
         if (nz_mm_read(ctx, &A, path, m % 2 ? NZ_F32 : NZ_F64) != NZ_SUCCESS) continue;
-        nz_matrix_info(A, &ai);
+        nz_matrix_info(ctx, &ai, A);
         if (ai.nnz < 2000 || ai.nnz > (quick ? 60000 : 300000)) {
             nz_matrix_destroy(&A);
             continue;

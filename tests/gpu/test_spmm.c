@@ -30,7 +30,7 @@ static void check_case(const char *name, const nz_matrix_t *csr, const nz_matrix
                        nz_operation_t op, int64_t k, nz_dense_layout_t layout, int64_t pad,
                        double alpha, double beta, unsigned flags) {
     nz_matrix_info_t info;
-    NZT_OK(ctx, nz_matrix_info(csr, &info));
+    NZT_OK(ctx, nz_matrix_info(ctx, &info, csr));
     const nz_value_type_t vt = info.value_type;
     const size_t vs = nzi_value_size(vt);
     const int64_t xrows = op == NZ_OP_N ? info.cols : info.rows;
@@ -60,14 +60,14 @@ static void check_case(const char *name, const nz_matrix_t *csr, const nz_matrix
     nzt_fill_dense_operands(vt, layout, k, X, xrows, ldx, nx, xd, Y, yrows, ldy, ny, y0, beta);
     NZT_OK(ctx, nz_device_malloc(ctx, &dX, (size_t)nx * vs));
     NZT_OK(ctx, nz_device_malloc(ctx, &dY, (size_t)ny * vs));
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, dX, X, (size_t)nx * vs));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, dX, X, (size_t)nx * vs));
     for (int run = 0; run < 2; run++) {
-        NZT_OK(ctx, nz_memcpy_to_device(ctx, dY, Y, (size_t)ny * vs));
+        NZT_OK(ctx, nz_device_copy_from_host(ctx, dY, Y, (size_t)ny * vs));
         s = nz_spmm_execute(plan, alpha, dX, ldx, beta, dY, ldy);
         NZT_CHECK(s == NZ_SUCCESS, "%s: execute returned %d: %s", label, (int)s,
                   nz_context_last_error(ctx));
         if (s != NZ_SUCCESS) goto done;
-        s = nz_memcpy_to_host(ctx, run == 0 ? Y1 : Y2, dY, (size_t)ny * vs);
+        s = nz_device_copy_to_host(ctx, run == 0 ? Y1 : Y2, dY, (size_t)ny * vs);
         NZT_CHECK(s == NZ_SUCCESS, "%s: copying Y back: %s (a kernel fault?)", label,
                   nz_context_last_error(ctx));
         if (s != NZ_SUCCESS) goto done;
@@ -107,7 +107,7 @@ static void check_case(const char *name, const nz_matrix_t *csr, const nz_matrix
         NZT_CHECK(touched == 0, "%s: %lld elements in the ld gaps of Y were written", label,
                   (long long)touched);
         void *Xback = nzt_malloc((size_t)nx * vs);
-        NZT_OK(ctx, nz_memcpy_to_host(ctx, Xback, dX, (size_t)nx * vs));
+        NZT_OK(ctx, nz_device_copy_to_host(ctx, Xback, dX, (size_t)nx * vs));
         NZT_CHECK(memcmp(Xback, X, (size_t)nx * vs) == 0, "%s: X was modified", label);
         free(Xback);
     }
@@ -141,7 +141,7 @@ static nz_matrix_t *sell_device(const nz_matrix_t *A, int chunk, int sigma) {
     if (s == NZ_ERR_TOO_MUCH_PADDING) return NULL;
     NZT_CHECK(s == NZ_SUCCESS, "convert to sell: %s", nz_context_last_error(ctx));
     if (s != NZ_SUCCESS) return NULL;
-    s = nz_matrix_to_device(ctx, &dS, S, 0);
+    s = nz_matrix_to_device(ctx, &dS, S, NZ_INDEX_AUTO);
     nz_matrix_destroy(&S);
     if (s == NZ_ERR_UNSUPPORTED && sell_on_device < 0) {
         printf("  note: device SELL matrices are not available in this build (%s); SELL SpMM "
@@ -158,8 +158,8 @@ static nz_matrix_t *sell_device(const nz_matrix_t *A, int chunk, int sigma) {
 /* All ks x layouts x ops x cases on CSR (32-bit offsets; 64-bit for some k) and SELL. */
 static void check_matrix(const char *name, const nz_matrix_t *A, const int64_t *ks, int nk) {
     nz_matrix_t *d32 = NULL, *d64 = NULL;
-    NZT_OK(ctx, nz_matrix_to_device(ctx, &d32, A, 32));
-    NZT_OK(ctx, nz_matrix_to_device(ctx, &d64, A, 64));
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &d32, A, NZ_I32));
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &d64, A, NZ_I64));
     nz_matrix_t *sell = sell_device(A, 32, 1), *sell_sorted = sell_device(A, 64, 256);
     char label[300];
     for (int ki = 0; ki < nk; ki++) {
@@ -224,7 +224,7 @@ static void test_generated_and_real(void) {
     for (size_t g = 0; g < sizeof gens / sizeof gens[0]; g++) {
         if (!nzt_shard_take()) continue;
         nz_matrix_t *A = NULL;
-        if (gens[g].kind == 0) NZT_OK(ctx, nz_gen_fe3d(ctx, &A, 12, NZ_F64, NULL, NULL));
+        if (gens[g].kind == 0) NZT_OK(ctx, nz_gen_fe3d(ctx, &A, NULL, NULL, 12, NZ_F64));
         if (gens[g].kind == 1) NZT_OK(ctx, nz_gen_rmat(ctx, &A, 12, 8, 0, 0, 0, nzt_seed, NZ_F32));
         if (gens[g].kind == 2) NZT_OK(ctx, nz_gen_rail(ctx, &A, 40, 60000, 2000, nzt_seed, NZ_F64));
         int before = nzt_failures;
@@ -267,7 +267,7 @@ static void test_mixed(void) {
     for (size_t z = 0; z < sizeof zs / sizeof zs[0]; z++) {
         nz_matrix_t *A = NULL, *dA = NULL;
         NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, zs[z], NZ_F32, nzt_seed));
-        NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 0));
+        NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, NZ_INDEX_AUTO));
         nz_matrix_t *sell = sell_device(A, 32, 1);
         int before = nzt_failures;
         for (int l = 0; l < 2; l++) {
@@ -315,7 +315,7 @@ static void test_long_rows(void) {
                 check_matrix(name, A, quick ? quick_ks : ks, quick ? 3 : 5);
                 if (vt == NZ_F32) {
                     nz_matrix_t *dA = NULL;
-                    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 0));
+                    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, NZ_INDEX_AUTO));
                     check_case("long rows mixed csr", A, dA, NZ_OP_N, 40, NZ_ROW_MAJOR, 0, 0.75,
                                -0.25, NZ_PLAN_MIXED);
                     check_case("long rows mixed csr", A, dA, NZ_OP_T, 5, NZ_COL_MAJOR, 1, 1.0, 0.0,
@@ -367,7 +367,7 @@ static void check_plan_alloc_failures(const char *label, const nz_matrix_t *dA, 
 static void test_plans(void) {
     nz_matrix_t *A = NULL, *dA = NULL;
     NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, 4, NZ_F64, nzt_seed)); /* 2000 x 1500, empty rows */
-    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 0));
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, NZ_INDEX_AUTO));
     nz_spmm_plan_t *plan = NULL;
     nz_status_t s = nz_spmm_plan_create(ctx, &plan, dA, NZ_OP_N, 4, NZ_ROW_MAJOR, NZ_ALG_MERGE, 0);
     NZT_CHECK(s == NZ_ERR_UNSUPPORTED && plan == NULL, "merge SpMM on the GPU returned %d", (int)s);
@@ -384,7 +384,7 @@ static void test_plans(void) {
     /* plan info, and alpha = 0: X not read (NaN), Y = beta Y */
     NZT_OK(ctx, nz_spmm_plan_create(ctx, &plan, dA, NZ_OP_T, 8, NZ_COL_MAJOR, NZ_ALG_AUTO,
                                     NZ_PLAN_DETERMINISTIC));
-    nz_spmv_plan_info_t info;
+    nz_spmm_plan_info_t info;
     NZT_OK(ctx, nz_spmm_plan_info(plan, &info));
     NZT_CHECK(info.alg == NZ_ALG_VECTOR && info.backend == NZ_BACKEND_CUDA &&
                   info.reproducible == 1 && info.workspace_bytes > 0 && info.vector_width >= 1,
@@ -397,9 +397,9 @@ static void test_plans(void) {
     NZT_OK(ctx, nz_device_memset(ctx, dX, 0xFF, 2000 * 8 * 8));
     double *Y0 = nzt_malloc(1500 * 8 * 8), *Y = nzt_malloc(1500 * 8 * 8);
     for (int i = 0; i < 1500 * 8; i++) Y0[i] = i * 0.5 - 3.0;
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, dY, Y0, 1500 * 8 * 8));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, dY, Y0, 1500 * 8 * 8));
     NZT_OK(ctx, nz_spmm_execute(plan, 0.0, dX, 2000, -2.0, dY, 1500));
-    NZT_OK(ctx, nz_memcpy_to_host(ctx, Y, dY, 1500 * 8 * 8));
+    NZT_OK(ctx, nz_device_copy_to_host(ctx, Y, dY, 1500 * 8 * 8));
     int bad = 0;
     for (int i = 0; i < 1500 * 8; i++) bad += Y[i] != -2.0 * Y0[i];
     NZT_CHECK(bad == 0, "alpha = 0: %d entries of Y are not -2 Y0", bad);
@@ -423,7 +423,7 @@ static void test_plans(void) {
     /* every allocation of a plan with long rows cut into pieces (statistics, host lists, the
      * device lists and partial sums) may fail; zoo 5 has one enormous row */
     NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, 5, NZ_F64, nzt_seed));
-    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 0));
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, NZ_INDEX_AUTO));
     setenv("NZ_TUNE_SPMM_LONG", "64", 1);
     NZT_OK(ctx, nz_spmm_plan_create(ctx, &plan, dA, NZ_OP_N, 8, NZ_ROW_MAJOR, NZ_ALG_AUTO, 0));
     NZT_OK(ctx, nz_spmm_plan_info(plan, &info));

@@ -39,7 +39,7 @@ typedef struct job {
 
 static void job_begin(job_t *j, const char *name, const nz_matrix_t *A) {
     nz_matrix_info_t info;
-    NZT_OK(ctx, nz_matrix_info(A, &info));
+    NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
     memset(j, 0, sizeof *j);
     j->name = name;
     j->A = A;
@@ -66,13 +66,13 @@ static void job_begin(job_t *j, const char *name, const nz_matrix_t *A) {
     nzt_reference_spmv(A, NZ_OP_N, -2.5, j->xd, 0.5, j->y0d, j->ref_b, j->bound_b, j->len);
     NZT_OK(ctx, nz_device_malloc(ctx, &j->dx, nc * j->vs));
     NZT_OK(ctx, nz_device_malloc(ctx, &j->dy, nr * j->vs));
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, j->dx, j->xh, (size_t)j->cols * j->vs));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, j->dx, j->xh, (size_t)j->cols * j->vs));
 }
 
 static void job_end(job_t *j) {
     /* the kernels must not have written x */
     void *xback = nzt_malloc(nzt_at_least_one(j->cols) * j->vs);
-    NZT_OK(ctx, nz_memcpy_to_host(ctx, xback, j->dx, (size_t)j->cols * j->vs));
+    NZT_OK(ctx, nz_device_copy_to_host(ctx, xback, j->dx, (size_t)j->cols * j->vs));
     NZT_CHECK(memcmp(xback, j->xh, (size_t)j->cols * j->vs) == 0, "%s %s: x was modified", j->name,
               nzt_vt_name(j->vt));
     free(xback);
@@ -99,12 +99,12 @@ static int64_t run_case(const job_t *j, nz_spmv_plan_t *plan, const char *label,
     if (beta == 0.0)
         NZT_OK(ctx, nz_device_memset(ctx, j->dy, 0xFF, ybytes));
     else
-        NZT_OK(ctx, nz_memcpy_to_device(ctx, j->dy, j->y0h, ybytes));
+        NZT_OK(ctx, nz_device_copy_from_host(ctx, j->dy, j->y0h, ybytes));
     nz_status_t s = nz_spmv_execute(plan, alpha, j->dx, beta, j->dy);
     NZT_CHECK(s == NZ_SUCCESS, "%s: execute returned %d (%s): %s", label, (int)s,
               nz_status_string(s), nz_context_last_error(ctx));
     if (s != NZ_SUCCESS) return j->rows > 0 ? j->rows : 1;
-    s = nz_memcpy_to_host(ctx, out, j->dy, ybytes);
+    s = nz_device_copy_to_host(ctx, out, j->dy, ybytes);
     NZT_CHECK(s == NZ_SUCCESS, "%s: copying y back returned %d: %s (a kernel fault?)", label,
               (int)s, nz_context_last_error(ctx));
     if (s != NZ_SUCCESS) return j->rows > 0 ? j->rows : 1;
@@ -185,9 +185,9 @@ static void check_matrix(const char *name, const nz_matrix_t *A) {
     job_begin(&j, name, A);
     for (int bits = 32; bits <= 64; bits += 32) {
         nz_matrix_t *dA = NULL;
-        NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, bits));
+        NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, bits == 32 ? NZ_I32 : NZ_I64));
         nz_matrix_info_t info;
-        NZT_OK(ctx, nz_matrix_info(dA, &info));
+        NZT_OK(ctx, nz_matrix_info(ctx, &info, dA));
         NZT_CHECK(info.location == NZ_DEVICE && info.rows == j.rows && info.cols == j.cols &&
                       info.nnz == j.nnz && info.value_type == j.vt &&
                       info.offset_type == (bits == 32 ? NZ_I32 : NZ_I64),
@@ -280,7 +280,7 @@ static nz_status_t make_gen(nz_matrix_t **A, nz_value_type_t vt, const void *arg
     case 4: return nz_gen_mixed(ctx, A, g->p[0], g->p[1], g->p[2], g->p[3], nzt_seed, vt);
     case 5: return nz_gen_rmat(ctx, A, (int)g->p[0], (int)g->p[1], 0, 0, 0, nzt_seed, vt);
     case 6: return nz_gen_banded(ctx, A, g->p[0], g->p[1], g->p[2], vt);
-    default: return nz_gen_fe3d(ctx, A, g->p[0], vt, NULL, NULL);
+    default: return nz_gen_fe3d(ctx, A, NULL, NULL, g->p[0], vt);
     }
 }
 
@@ -407,7 +407,7 @@ static void test_alpha_zero(void) {
     nz_matrix_t *A = NULL, *dA = NULL;
     int k = 8; /* uniform 3000 x 3000 */
     NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, k, NZ_F64, nzt_seed));
-    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 0));
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, NZ_INDEX_AUTO));
     job_t j;
     job_begin(&j, "alpha=0", A);
     NZT_OK(ctx, nz_device_memset(ctx, j.dx, 0xFF, (size_t)j.cols * 8));
@@ -416,14 +416,14 @@ static void test_alpha_zero(void) {
     for (int a = 0; a < num_algs; a++) {
         nz_spmv_plan_t *plan = NULL;
         NZT_OK(ctx, nz_spmv_plan_create(ctx, &plan, dA, NZ_OP_N, algs[a], 0));
-        NZT_OK(ctx, nz_memcpy_to_device(ctx, j.dy, j.y0h, (size_t)j.rows * 8));
+        NZT_OK(ctx, nz_device_copy_from_host(ctx, j.dy, j.y0h, (size_t)j.rows * 8));
         NZT_OK(ctx, nz_spmv_execute(plan, 0.0, j.dx, 2.0, j.dy));
-        NZT_OK(ctx, nz_memcpy_to_host(ctx, j.yh, j.dy, (size_t)j.rows * 8));
+        NZT_OK(ctx, nz_device_copy_to_host(ctx, j.yh, j.dy, (size_t)j.rows * 8));
         NZT_CHECK(memcmp(j.yh, expect, (size_t)j.rows * 8) == 0,
                   "alg=%s: alpha=0, beta=2 with NaN x is not exactly 2 y", nz_alg_name(algs[a]));
         nz_spmv_plan_destroy(&plan);
     }
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, j.dx, j.xh, (size_t)j.cols * 8));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, j.dx, j.xh, (size_t)j.cols * 8));
     free(expect);
     job_end(&j);
     nz_matrix_destroy(&dA);
@@ -434,7 +434,7 @@ static void test_alpha_zero(void) {
 static void test_plan_options(void) {
     nz_matrix_t *A = NULL, *dA = NULL;
     NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, 4, NZ_F64, nzt_seed)); /* 2000 x 1500, empty rows */
-    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 0));
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, NZ_INDEX_AUTO));
     nz_spmv_plan_t *plan = NULL;
 
     /* a CUDA algorithm on a host matrix */
@@ -475,7 +475,7 @@ static void test_plan_options(void) {
     nzt_reference_spmv(A, NZ_OP_T, 1.0, xt, 0.0, y0, ref, bound, len);
     NZT_OK(ctx, nz_device_malloc(ctx, &dxt, (size_t)j.rows * 8));
     NZT_OK(ctx, nz_device_malloc(ctx, &dyt, (size_t)j.cols * 8));
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, dxt, xt, (size_t)j.rows * 8));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, dxt, xt, (size_t)j.rows * 8));
     for (int a = 0; a < num_algs; a++) {
         s = nz_spmv_plan_create(ctx, &plan, dA, NZ_OP_T, algs[a], 0);
         NZT_CHECK(s == NZ_SUCCESS || s == NZ_ERR_UNSUPPORTED, "alg=%s transpose plan: %d",
@@ -484,7 +484,7 @@ static void test_plan_options(void) {
         double *yt = nzt_malloc((size_t)j.cols * 8);
         NZT_OK(ctx, nz_device_memset(ctx, dyt, 0xFF, (size_t)j.cols * 8));
         NZT_OK(ctx, nz_spmv_execute(plan, 1.0, dxt, 0.0, dyt));
-        NZT_OK(ctx, nz_memcpy_to_host(ctx, yt, dyt, (size_t)j.cols * 8));
+        NZT_OK(ctx, nz_device_copy_to_host(ctx, yt, dyt, (size_t)j.cols * 8));
         NZT_CHECK(nzt_compare("transpose", NZ_F64, yt, ref, bound, len, j.cols, TOL_FACTOR) == 0,
                   "alg=%s: A^T x wrong", nz_alg_name(algs[a]));
         free(yt);
@@ -521,8 +521,8 @@ static void test_wrap(void) {
     NZT_OK(ctx, nz_device_malloc(ctx, &d_values, sizeof values));
     NZT_OK(ctx, nz_device_malloc(ctx, &dx, sizeof x));
     NZT_OK(ctx, nz_device_malloc(ctx, &dy, 4 * 8));
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, d_values, values, sizeof values));
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, dx, x, sizeof x));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, d_values, values, sizeof values));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, dx, x, sizeof x));
 
     struct {
         const char *what;
@@ -540,8 +540,8 @@ static void test_wrap(void) {
         {"unsorted columns", {0, 3, 3, 5, 6}, {0, 4, 2, 1, 3, 4}, NZ_ERR_NOT_SORTED, "row 0"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        NZT_OK(ctx, nz_memcpy_to_device(ctx, d_offsets, cases[c].offsets, sizeof good_offsets));
-        NZT_OK(ctx, nz_memcpy_to_device(ctx, d_columns, cases[c].columns, sizeof good_columns));
+        NZT_OK(ctx, nz_device_copy_from_host(ctx, d_offsets, cases[c].offsets, sizeof good_offsets));
+        NZT_OK(ctx, nz_device_copy_from_host(ctx, d_columns, cases[c].columns, sizeof good_columns));
         nz_matrix_t *dA = NULL;
         nz_status_t s = nz_matrix_wrap_csr_device(ctx, &dA, 4, 5, 6, NZ_I32, d_offsets,
                                                   d_columns, NZ_F64, d_values, 1);
@@ -559,31 +559,31 @@ static void test_wrap(void) {
             double y[4];
             NZT_OK(ctx, nz_device_memset(ctx, dy, 0xFF, sizeof y));
             NZT_OK(ctx, nz_spmv(ctx, dA, algs[a], 1.0, dx, 0.0, dy));
-            NZT_OK(ctx, nz_memcpy_to_host(ctx, y, dy, sizeof y));
+            NZT_OK(ctx, nz_device_copy_to_host(ctx, y, dy, sizeof y));
             NZT_CHECK(memcmp(y, expect, sizeof y) == 0, "wrapped alg=%s: %g %g %g %g",
                       nz_alg_name(algs[a]), y[0], y[1], y[2], y[3]);
         }
         NZT_OK(ctx, nz_matrix_destroy(&dA));
         /* borrowed arrays survive the matrix */
         int32_t back[6];
-        NZT_OK(ctx, nz_memcpy_to_host(ctx, back, d_columns, sizeof back));
+        NZT_OK(ctx, nz_device_copy_to_host(ctx, back, d_columns, sizeof back));
         NZT_CHECK(memcmp(back, good_columns, sizeof back) == 0, "wrapped columns changed");
     }
     /* 64-bit offsets, no validation (restore the valid columns the cases above overwrote) */
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, d_columns, good_columns, sizeof good_columns));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, d_columns, good_columns, sizeof good_columns));
     const int64_t offsets64[5] = {0, 3, 3, 5, 6};
     void *d_offsets64 = NULL;
     NZT_OK(ctx, nz_device_malloc(ctx, &d_offsets64, sizeof offsets64));
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, d_offsets64, offsets64, sizeof offsets64));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, d_offsets64, offsets64, sizeof offsets64));
     nz_matrix_t *dA = NULL;
     NZT_OK(ctx, nz_matrix_wrap_csr_device(ctx, &dA, 4, 5, 6, NZ_I64, d_offsets64, d_columns,
                                           NZ_F64, d_values, 0));
     for (int a = 0; a < num_algs; a++) {
         double y[4] = {1, 1, 1, 1}, y_expect[4];
         for (int i = 0; i < 4; i++) y_expect[i] = 2.0 * expect[i] - 1.0;
-        NZT_OK(ctx, nz_memcpy_to_device(ctx, dy, y, sizeof y));
+        NZT_OK(ctx, nz_device_copy_from_host(ctx, dy, y, sizeof y));
         NZT_OK(ctx, nz_spmv(ctx, dA, algs[a], 2.0, dx, -1.0, dy));
-        NZT_OK(ctx, nz_memcpy_to_host(ctx, y, dy, sizeof y));
+        NZT_OK(ctx, nz_device_copy_to_host(ctx, y, dy, sizeof y));
         NZT_CHECK(memcmp(y, y_expect, sizeof y) == 0, "wrapped 64-bit alg=%s: %g %g %g %g",
                   nz_alg_name(algs[a]), y[0], y[1], y[2], y[3]);
     }
@@ -618,7 +618,7 @@ static void test_alloc_failures(void) {
                 nz_matrix_t *dA = NULL;
                 nz_spmv_plan_t *plan = NULL;
                 NZT_OK(ctx, nz_context_alloc_stats(ctx, &s0));
-                NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, bits));
+                NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, bits == 0 ? NZ_INDEX_AUTO : NZ_I64));
                 NZT_OK(ctx, nz_spmv_plan_create(ctx, &plan, dA, NZ_OP_N, algs[a], 0));
                 NZT_OK(ctx, nz_context_alloc_stats(ctx, &s1));
                 int64_t count = s1.total_allocs - s0.total_allocs;
@@ -638,7 +638,7 @@ static void test_alloc_failures(void) {
                 for (int64_t k = 1; k <= count; k++) {
                     NZT_OK(ctx, nz_context_alloc_stats(ctx, &s0));
                     NZT_OK(ctx, nz_context_fail_alloc_after(ctx, k));
-                    s = nz_matrix_to_device(ctx, &dA, A, bits);
+                    s = nz_matrix_to_device(ctx, &dA, A, bits == 0 ? NZ_INDEX_AUTO : NZ_I64);
                     if (s == NZ_SUCCESS) s = nz_spmv_plan_create(ctx, &plan, dA, NZ_OP_N, algs[a], 0);
                     NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
                     NZT_CHECK(s == NZ_SUCCESS || s == NZ_ERR_OUT_OF_MEMORY ||
@@ -690,11 +690,11 @@ static void test_memory(void) {
               (long long)s1.peak_device_bytes);
     unsigned char in[1000], out[1000];
     for (int i = 0; i < 1000; i++) in[i] = (unsigned char)(i * 7);
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, p, in, sizeof in));
-    NZT_OK(ctx, nz_memcpy_to_host(ctx, out, p, sizeof out));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, p, in, sizeof in));
+    NZT_OK(ctx, nz_device_copy_to_host(ctx, out, p, sizeof out));
     NZT_CHECK(memcmp(in, out, sizeof in) == 0, "device round trip");
     NZT_OK(ctx, nz_device_memset(ctx, p, 0x5A, 500));
-    NZT_OK(ctx, nz_memcpy_to_host(ctx, out, p, sizeof out));
+    NZT_OK(ctx, nz_device_copy_to_host(ctx, out, p, sizeof out));
     NZT_CHECK(out[0] == 0x5A && out[499] == 0x5A && out[500] == in[500], "device memset");
     NZT_OK(ctx, nz_device_free(ctx, p));
     NZT_OK(ctx, nz_device_free(ctx, q));
@@ -731,7 +731,7 @@ int main(int argc, char **argv) {
     ctx = nzt_gpu_context(quick ? " (quick mode)" : "");
     nz_format_t format;
     nz_alg_t alg;
-    for (int i = 0; nz_spmv_list(NZ_BACKEND_CUDA, i, &format, &alg) == NZ_SUCCESS; i++)
+    for (int i = 0; nz_spmv_list(&format, &alg, NZ_BACKEND_CUDA, i) == NZ_SUCCESS; i++)
         if (format == NZ_FORMAT_CSR && num_algs < 32) algs[num_algs++] = alg;
     NZT_CHECK(num_algs >= 3, "only %d CUDA CSR algorithms listed", num_algs);
     printf("algorithms:");

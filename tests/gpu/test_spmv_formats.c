@@ -87,7 +87,7 @@ typedef struct job {
 
 static void job_begin(job_t *j, const char *name, const nz_matrix_t *A) {
     nz_matrix_info_t info;
-    NZT_OK(ctx, nz_matrix_info(A, &info));
+    NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
     memset(j, 0, sizeof *j);
     j->name = name;
     j->A = A;
@@ -127,13 +127,13 @@ static void job_begin(job_t *j, const char *name, const nz_matrix_t *A) {
     NZT_OK(ctx, nz_device_malloc(ctx, &j->dx, nc * j->vs));
     NZT_OK(ctx, nz_device_malloc(ctx, &j->dxn, nc * j->vs));
     NZT_OK(ctx, nz_device_malloc(ctx, &j->dy, nr * j->vs));
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, j->dx, j->xh, (size_t)j->cols * j->vs));
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, j->dxn, j->xnh, (size_t)j->cols * j->vs));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, j->dx, j->xh, (size_t)j->cols * j->vs));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, j->dxn, j->xnh, (size_t)j->cols * j->vs));
 }
 
 static void job_end(job_t *j) {
     void *xback = nzt_malloc(nzt_at_least_one(j->cols) * j->vs);
-    NZT_OK(ctx, nz_memcpy_to_host(ctx, xback, j->dx, (size_t)j->cols * j->vs));
+    NZT_OK(ctx, nz_device_copy_to_host(ctx, xback, j->dx, (size_t)j->cols * j->vs));
     NZT_CHECK(memcmp(xback, j->xh, (size_t)j->cols * j->vs) == 0, "%s %s: x was modified", j->name,
               nzt_vt_name(j->vt));
     free(xback);
@@ -154,12 +154,12 @@ static int64_t run_case(const job_t *j, nz_spmv_plan_t *plan, const char *label,
     if (beta == 0.0)
         NZT_OK(ctx, nz_device_memset(ctx, j->dy, 0xFF, ybytes));
     else
-        NZT_OK(ctx, nz_memcpy_to_device(ctx, j->dy, j->y0h, ybytes));
+        NZT_OK(ctx, nz_device_copy_from_host(ctx, j->dy, j->y0h, ybytes));
     nz_status_t s = nz_spmv_execute(plan, alpha, dx, beta, j->dy);
     NZT_CHECK(s == NZ_SUCCESS, "%s: execute returned %d (%s): %s", label, (int)s,
               nz_status_string(s), nz_context_last_error(ctx));
     if (s != NZ_SUCCESS) return j->rows > 0 ? j->rows : 1;
-    s = nz_memcpy_to_host(ctx, out, j->dy, ybytes);
+    s = nz_device_copy_to_host(ctx, out, j->dy, ybytes);
     NZT_CHECK(s == NZ_SUCCESS, "%s: copying y back returned %d: %s (a kernel fault?)", label,
               (int)s, nz_context_last_error(ctx));
     if (s != NZ_SUCCESS) return j->rows > 0 ? j->rows : 1;
@@ -241,8 +241,8 @@ static void check_device_matrix(const job_t *j, const nz_matrix_t *dB, const var
 static void check_info(const char *name, const variant_t *v, const nz_matrix_t *B,
                        const nz_matrix_t *dB) {
     nz_matrix_info_t h, d;
-    NZT_OK(ctx, nz_matrix_info(B, &h));
-    NZT_OK(ctx, nz_matrix_info(dB, &d));
+    NZT_OK(ctx, nz_matrix_info(ctx, &h, B));
+    NZT_OK(ctx, nz_matrix_info(ctx, &d, dB));
     NZT_CHECK(d.location == NZ_DEVICE && d.format == h.format && d.rows == h.rows &&
                   d.cols == h.cols && d.nnz == h.nnz && d.stored == h.stored &&
                   d.bytes == h.bytes && d.value_type == h.value_type,
@@ -274,7 +274,7 @@ static void check_variants(const job_t *j, const variant_t *list, int count) {
                   nz_context_last_error(ctx));
         if (s != NZ_SUCCESS) continue;
         conversions++;
-        s = nz_matrix_to_device(ctx, &dB, B, 0);
+        s = nz_matrix_to_device(ctx, &dB, B, NZ_INDEX_AUTO);
         NZT_CHECK(s == NZ_SUCCESS, "%s %s %s: upload returned %d: %s", j->name, nzt_vt_name(j->vt),
                   v->label, (int)s, nz_context_last_error(ctx));
         if (s == NZ_SUCCESS) {
@@ -339,7 +339,7 @@ static nz_status_t make_gen(nz_matrix_t **A, nz_value_type_t vt, const void *arg
     case 0: return nz_gen_laplace2d(ctx, A, g->p[0], g->p[1], vt);
     case 1: return nz_gen_banded(ctx, A, g->p[0], g->p[1], g->p[2], vt);
     case 2: return nz_gen_rmat(ctx, A, (int)g->p[0], (int)g->p[1], 0, 0, 0, nzt_seed, vt);
-    default: return nz_gen_fe3d(ctx, A, g->p[0], vt, NULL, NULL);
+    default: return nz_gen_fe3d(ctx, A, NULL, NULL, g->p[0], vt);
     }
 }
 
@@ -440,7 +440,7 @@ static void test_refusals(void) {
     memset(&opt, 0, sizeof opt);
     opt.sell_chunk = 8;
     NZT_OK(ctx, nz_matrix_convert(ctx, &B, A, NZ_FORMAT_SELL, &opt));
-    s = nz_matrix_to_device(ctx, &dB, B, 0);
+    s = nz_matrix_to_device(ctx, &dB, B, NZ_INDEX_AUTO);
     NZT_CHECK(s == NZ_ERR_UNSUPPORTED && dB == NULL &&
                   strstr(nz_context_last_error(ctx), "multiple of 32") != NULL,
               "SELL C = 8 upload returned %d: %s", (int)s, nz_context_last_error(ctx));
@@ -453,7 +453,7 @@ static void test_refusals(void) {
         opt.bsr_block = b;
         opt.max_padding_ratio = 1000;
         NZT_OK(ctx, nz_matrix_convert(ctx, &B, D, NZ_FORMAT_BSR, &opt));
-        s = nz_matrix_to_device(ctx, &dB, B, 0);
+        s = nz_matrix_to_device(ctx, &dB, B, NZ_INDEX_AUTO);
         NZT_CHECK(s == NZ_ERR_UNSUPPORTED && dB == NULL &&
                       strstr(nz_context_last_error(ctx), "2 .. 8") != NULL,
                   "BSR b = %d upload returned %d: %s", b, (int)s, nz_context_last_error(ctx));
@@ -462,13 +462,13 @@ static void test_refusals(void) {
     nz_matrix_destroy(&D);
 
     NZT_OK(ctx, nz_matrix_convert(ctx, &B, A, NZ_FORMAT_CSC, NULL));
-    s = nz_matrix_to_device(ctx, &dB, B, 0);
+    s = nz_matrix_to_device(ctx, &dB, B, NZ_INDEX_AUTO);
     NZT_CHECK(s == NZ_ERR_UNSUPPORTED && dB == NULL, "CSC upload returned %d", (int)s);
     nz_matrix_destroy(&B);
 
     /* A^T, mixed precision and algorithms of other formats are refused on non-CSR matrices */
     NZT_OK(ctx, nz_matrix_convert(ctx, &B, A, NZ_FORMAT_ELL, NULL));
-    NZT_OK(ctx, nz_matrix_to_device(ctx, &dB, B, 0));
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &dB, B, NZ_INDEX_AUTO));
     nz_spmv_plan_t *plan = NULL;
     s = nz_spmv_plan_create(ctx, &plan, dB, NZ_OP_T, NZ_ALG_SCALAR, 0);
     NZT_CHECK(s == NZ_ERR_UNSUPPORTED && plan == NULL, "ELL A^T plan returned %d", (int)s);
@@ -487,7 +487,7 @@ static void test_refusals(void) {
     NZT_CHECK(s == NZ_ERR_WRONG_LOCATION || s == NZ_ERR_UNSUPPORTED, "converting a device ELL "
               "matrix returned %d", (int)s);
     nz_matrix_destroy(&back);
-    s = nz_matrix_to_device(ctx, &back, dB, 0);
+    s = nz_matrix_to_device(ctx, &back, dB, NZ_INDEX_AUTO);
     NZT_CHECK(s == NZ_ERR_WRONG_LOCATION, "uploading a device matrix returned %d", (int)s);
     nz_matrix_destroy(&dB);
     nz_matrix_destroy(&B);
@@ -511,14 +511,14 @@ static void test_alpha_zero(void) {
         nz_matrix_t *B = NULL, *dB = NULL;
         if (nz_matrix_convert(ctx, &B, A, variants[k].format, &variants[k].options) != NZ_SUCCESS)
             continue;
-        NZT_OK(ctx, nz_matrix_to_device(ctx, &dB, B, 0));
+        NZT_OK(ctx, nz_matrix_to_device(ctx, &dB, B, NZ_INDEX_AUTO));
         for (int p = 0; p < num_pairs; p++) {
             if (pair_format[p] != variants[k].format) continue;
             nz_spmv_plan_t *plan = NULL;
             NZT_OK(ctx, nz_spmv_plan_create(ctx, &plan, dB, NZ_OP_N, pair_alg[p], 0));
-            NZT_OK(ctx, nz_memcpy_to_device(ctx, j.dy, j.y0h, (size_t)j.rows * 8));
+            NZT_OK(ctx, nz_device_copy_from_host(ctx, j.dy, j.y0h, (size_t)j.rows * 8));
             NZT_OK(ctx, nz_spmv_execute(plan, 0.0, j.dxn, 2.0, j.dy));
-            NZT_OK(ctx, nz_memcpy_to_host(ctx, j.yh, j.dy, (size_t)j.rows * 8));
+            NZT_OK(ctx, nz_device_copy_to_host(ctx, j.yh, j.dy, (size_t)j.rows * 8));
             NZT_CHECK(memcmp(j.yh, expect, (size_t)j.rows * 8) == 0,
                       "%s alg=%s: alpha=0, beta=2 with NaN x is not exactly 2 y",
                       variants[k].label, nz_alg_name(pair_alg[p]));
@@ -555,7 +555,7 @@ static void test_alloc_failures(void) {
             nz_matrix_t *dB = NULL;
             nz_spmv_plan_t *plan = NULL;
             NZT_OK(ctx, nz_context_alloc_stats(ctx, &s0));
-            NZT_OK(ctx, nz_matrix_to_device(ctx, &dB, B, 0));
+            NZT_OK(ctx, nz_matrix_to_device(ctx, &dB, B, NZ_INDEX_AUTO));
             NZT_OK(ctx, nz_spmv_plan_create(ctx, &plan, dB, NZ_OP_N, pair_alg[p], 0));
             NZT_OK(ctx, nz_context_alloc_stats(ctx, &s1));
             int64_t count = s1.total_allocs - s0.total_allocs;
@@ -576,7 +576,7 @@ static void test_alloc_failures(void) {
             for (int64_t f = 1; f <= count; f++) {
                 NZT_OK(ctx, nz_context_alloc_stats(ctx, &s0));
                 NZT_OK(ctx, nz_context_fail_alloc_after(ctx, f));
-                s = nz_matrix_to_device(ctx, &dB, B, 0);
+                s = nz_matrix_to_device(ctx, &dB, B, NZ_INDEX_AUTO);
                 if (s == NZ_SUCCESS)
                     s = nz_spmv_plan_create(ctx, &plan, dB, NZ_OP_N, pair_alg[p], 0);
                 NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
@@ -621,7 +621,7 @@ int main(int argc, char **argv) {
     nz_format_t format;
     nz_alg_t alg;
     printf("pairs:");
-    for (int i = 0; nz_spmv_list(NZ_BACKEND_CUDA, i, &format, &alg) == NZ_SUCCESS; i++)
+    for (int i = 0; nz_spmv_list(&format, &alg, NZ_BACKEND_CUDA, i) == NZ_SUCCESS; i++)
         if (format != NZ_FORMAT_CSR && num_pairs < MAX_PAIRS) {
             pair_format[num_pairs] = format;
             pair_alg[num_pairs++] = alg;

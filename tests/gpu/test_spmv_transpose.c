@@ -40,7 +40,7 @@ typedef struct job {
 
 static void job_begin(job_t *j, const char *name, const nz_matrix_t *A, const nz_matrix_t *AT) {
     nz_matrix_info_t info;
-    NZT_OK(ctx, nz_matrix_info(A, &info));
+    NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
     memset(j, 0, sizeof *j);
     j->name = name;
     j->A = A;
@@ -68,12 +68,12 @@ static void job_begin(job_t *j, const char *name, const nz_matrix_t *A, const nz
     nzt_reference_spmv(A, NZ_OP_T, -2.5, j->xd, 0.5, j->y0d, j->ref_b, j->bound_b, j->len);
     NZT_OK(ctx, nz_device_malloc(ctx, &j->dx, nr * j->vs));
     NZT_OK(ctx, nz_device_malloc(ctx, &j->dy, nc * j->vs));
-    NZT_OK(ctx, nz_memcpy_to_device(ctx, j->dx, j->xh, (size_t)j->rows * j->vs));
+    NZT_OK(ctx, nz_device_copy_from_host(ctx, j->dx, j->xh, (size_t)j->rows * j->vs));
 }
 
 static void job_end(job_t *j) {
     void *back = nzt_malloc(nzt_at_least_one(j->rows) * j->vs);
-    NZT_OK(ctx, nz_memcpy_to_host(ctx, back, j->dx, (size_t)j->rows * j->vs));
+    NZT_OK(ctx, nz_device_copy_to_host(ctx, back, j->dx, (size_t)j->rows * j->vs));
     NZT_CHECK(memcmp(back, j->xh, (size_t)j->rows * j->vs) == 0, "%s %s: x was modified", j->name,
               nzt_vt_name(j->vt));
     free(back);
@@ -99,12 +99,12 @@ static int64_t run_case(const job_t *j, nz_spmv_plan_t *plan, const char *label,
     if (beta == 0.0)
         NZT_OK(ctx, nz_device_memset(ctx, j->dy, 0xFF, ybytes));
     else
-        NZT_OK(ctx, nz_memcpy_to_device(ctx, j->dy, j->y0h, ybytes));
+        NZT_OK(ctx, nz_device_copy_from_host(ctx, j->dy, j->y0h, ybytes));
     nz_status_t s = nz_spmv_execute(plan, alpha, j->dx, beta, j->dy);
     NZT_CHECK(s == NZ_SUCCESS, "%s: execute returned %d: %s", label, (int)s,
               nz_context_last_error(ctx));
     if (s != NZ_SUCCESS) return 1;
-    s = nz_memcpy_to_host(ctx, out, j->dy, ybytes);
+    s = nz_device_copy_to_host(ctx, out, j->dy, ybytes);
     NZT_CHECK(s == NZ_SUCCESS, "%s: copying y back: %s (a kernel fault?)", label,
               nz_context_last_error(ctx));
     if (s != NZ_SUCCESS) return 1;
@@ -167,7 +167,7 @@ static void check_device_matrix(const job_t *j, const nz_matrix_t *dA, const nz_
             NZT_OK(ctx, nz_spmv_plan_create(ctx, &plan, dAT, NZ_OP_N, alg, 0));
             NZT_OK(ctx, nz_device_memset(ctx, j->dy, 0xFF, (size_t)j->cols * j->vs));
             NZT_OK(ctx, nz_spmv_execute(plan, 1.0, j->dx, 0.0, j->dy));
-            NZT_OK(ctx, nz_memcpy_to_host(ctx, j->yh2, j->dy, (size_t)j->cols * j->vs));
+            NZT_OK(ctx, nz_device_copy_to_host(ctx, j->yh2, j->dy, (size_t)j->cols * j->vs));
             int d = first_difference(j->yh, j->yh2, j->cols, j->vs);
             NZT_CHECK(d < 0,
                       "[%s %s off%d alg=%s]: op T differs from op N on the host transpose "
@@ -194,8 +194,8 @@ static void check_matrix(const char *name, const nz_matrix_t *A) {
     job_begin(&j, name, A, AT);
     for (int bits = 32; bits <= 64; bits += 32) {
         nz_matrix_t *dA = NULL, *dAT = NULL;
-        NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, bits));
-        NZT_OK(ctx, nz_matrix_to_device(ctx, &dAT, AT, bits));
+        NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, bits == 32 ? NZ_I32 : NZ_I64));
+        NZT_OK(ctx, nz_matrix_to_device(ctx, &dAT, AT, bits == 32 ? NZ_I32 : NZ_I64));
         check_device_matrix(&j, dA, dAT, bits);
         nz_matrix_destroy(&dA);
         nz_matrix_destroy(&dAT);
@@ -244,7 +244,7 @@ static nz_status_t make_gen(nz_matrix_t **A, nz_value_type_t vt, const void *arg
     case 1: return nz_gen_rail(ctx, A, g->p[0], g->p[1], g->p[2], nzt_seed, vt);
     case 2: return nz_gen_mixed(ctx, A, g->p[0], g->p[1], g->p[2], g->p[3], nzt_seed, vt);
     case 3: return nz_gen_rmat(ctx, A, (int)g->p[0], (int)g->p[1], 0, 0, 0, nzt_seed, vt);
-    default: return nz_gen_fe3d(ctx, A, g->p[0], vt, NULL, NULL);
+    default: return nz_gen_fe3d(ctx, A, NULL, NULL, g->p[0], vt);
     }
 }
 
@@ -297,11 +297,11 @@ static nz_matrix_t *positive_zoo(int z) {
     nz_matrix_t *Z = NULL, *A = NULL;
     NZT_OK(ctx, nzt_zoo_matrix(ctx, &Z, z, NZ_F32, nzt_seed));
     nz_matrix_info_t info;
-    NZT_OK(ctx, nz_matrix_info(Z, &info));
+    NZT_OK(ctx, nz_matrix_info(ctx, &info, Z));
     const int64_t *offsets;
     const int32_t *columns;
     const void *values;
-    NZT_OK(ctx, nz_matrix_csr_arrays(Z, &offsets, &columns, &values));
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &offsets, &columns, &values, Z));
     float *v = nzt_malloc(nzt_at_least_one(info.nnz) * 4);
     for (int64_t k = 0; k < info.nnz; k++) v[k] = fabsf(((const float *)values)[k]);
     NZT_OK(ctx, nz_matrix_create_csr(ctx, &A, info.rows, info.cols, NZ_I64, offsets, columns,
@@ -320,9 +320,9 @@ static void test_mixed(void) {
     const int zs[] = {7, 9, 11, 5}; /* rows of ~3000, power-law, dense 64, one enormous row */
     for (size_t z = 0; z < sizeof zs / sizeof zs[0]; z++) {
         nz_matrix_t *A = positive_zoo(zs[z]), *dA = NULL;
-        NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 0));
+        NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, NZ_INDEX_AUTO));
         nz_matrix_info_t info;
-        NZT_OK(ctx, nz_matrix_info(A, &info));
+        NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
         int before = nzt_failures;
         for (int op = 0; op < 2; op++) {
             int64_t xn = op == 0 ? info.cols : info.rows, yn = op == 0 ? info.rows : info.cols;
@@ -341,7 +341,7 @@ static void test_mixed(void) {
             for (int64_t i = 0; i < yn; i++) y0f[i] = (float)(y0[i] = fabs(y0[i]));
             NZT_OK(ctx, nz_device_malloc(ctx, &dx, nzt_at_least_one(xn) * 4));
             NZT_OK(ctx, nz_device_malloc(ctx, &dy, nzt_at_least_one(yn) * 4));
-            NZT_OK(ctx, nz_memcpy_to_device(ctx, dx, xf, (size_t)xn * 4));
+            NZT_OK(ctx, nz_device_copy_from_host(ctx, dx, xf, (size_t)xn * 4));
             for (int a = 0; a < num_algs; a++) {
                 nz_alg_t alg = algs[a];
                 bool expected = alg == NZ_ALG_SCALAR || alg == NZ_ALG_VECTOR || alg == NZ_ALG_MERGE;
@@ -365,9 +365,9 @@ static void test_mixed(void) {
                     if (beta == 0.0)
                         NZT_OK(ctx, nz_device_memset(ctx, dy, 0xFF, (size_t)yn * 4));
                     else
-                        NZT_OK(ctx, nz_memcpy_to_device(ctx, dy, y0f, (size_t)yn * 4));
+                        NZT_OK(ctx, nz_device_copy_from_host(ctx, dy, y0f, (size_t)yn * 4));
                     NZT_OK(ctx, nz_spmv_execute(plan, alpha, dx, beta, dy));
-                    NZT_OK(ctx, nz_memcpy_to_host(ctx, y, dy, (size_t)yn * 4));
+                    NZT_OK(ctx, nz_device_copy_to_host(ctx, y, dy, (size_t)yn * 4));
                     cases_run++;
                     int64_t bad = 0;
                     for (int64_t i = 0; i < yn; i++) {
@@ -408,7 +408,7 @@ static void test_mixed(void) {
 static void test_alpha_zero(void) {
     nz_matrix_t *A = NULL, *dA = NULL;
     NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, 4, NZ_F64, nzt_seed)); /* 2000 x 1500 */
-    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 0));
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, NZ_INDEX_AUTO));
     double *y0 = nzt_malloc(1500 * 8), *y = nzt_malloc(1500 * 8);
     for (int i = 0; i < 1500; i++) y0[i] = i - 700.25;
     void *dx = NULL, *dy = NULL;
@@ -418,9 +418,9 @@ static void test_alpha_zero(void) {
     for (int a = 0; a < num_algs; a++) {
         nz_spmv_plan_t *plan = NULL;
         NZT_OK(ctx, nz_spmv_plan_create(ctx, &plan, dA, NZ_OP_T, algs[a], 0));
-        NZT_OK(ctx, nz_memcpy_to_device(ctx, dy, y0, 1500 * 8));
+        NZT_OK(ctx, nz_device_copy_from_host(ctx, dy, y0, 1500 * 8));
         NZT_OK(ctx, nz_spmv_execute(plan, 0.0, dx, 2.0, dy));
-        NZT_OK(ctx, nz_memcpy_to_host(ctx, y, dy, 1500 * 8));
+        NZT_OK(ctx, nz_device_copy_to_host(ctx, y, dy, 1500 * 8));
         int bad = 0;
         for (int i = 0; i < 1500; i++) bad += y[i] != 2.0 * y0[i];
         NZT_CHECK(bad == 0, "alg=%s op T alpha = 0: %d entries not 2 y", nz_alg_name(algs[a]), bad);
@@ -439,7 +439,7 @@ static void test_alpha_zero(void) {
 static void test_alloc_failures(void) {
     nz_matrix_t *A = NULL, *dA = NULL;
     NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, 9, NZ_F32, nzt_seed)); /* power-law 4000 x 4000 */
-    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, 0));
+    NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, NZ_INDEX_AUTO));
     void *dx = NULL, *dy = NULL;
     NZT_OK(ctx, nz_device_malloc(ctx, &dx, 4000 * 4));
     NZT_OK(ctx, nz_device_malloc(ctx, &dy, 4000 * 4));
@@ -510,7 +510,7 @@ int main(int argc, char **argv) {
     nz_format_t format;
     nz_alg_t alg;
     bool has_atomic = false;
-    for (int i = 0; nz_spmv_list(NZ_BACKEND_CUDA, i, &format, &alg) == NZ_SUCCESS; i++)
+    for (int i = 0; nz_spmv_list(&format, &alg, NZ_BACKEND_CUDA, i) == NZ_SUCCESS; i++)
         if (format == NZ_FORMAT_CSR && num_algs < 32) {
             algs[num_algs++] = alg;
             has_atomic |= alg == NZ_ALG_ATOMIC;

@@ -10,15 +10,15 @@ static char tmpdir[256];
 
 static bool same_matrix(const nz_matrix_t *A, const nz_matrix_t *B) {
     nz_matrix_info_t a, b;
-    nz_matrix_info(A, &a);
-    nz_matrix_info(B, &b);
+    nz_matrix_info(ctx, &a, A);
+    nz_matrix_info(ctx, &b, B);
     if (a.rows != b.rows || a.cols != b.cols || a.nnz != b.nnz || a.value_type != b.value_type)
         return false;
     const int64_t *ra, *rb;
     const int32_t *ca, *cb;
     const void *va, *vb;
-    nz_matrix_csr_arrays(A, &ra, &ca, &va);
-    nz_matrix_csr_arrays(B, &rb, &cb, &vb);
+    nz_matrix_csr_arrays(ctx, &ra, &ca, &va, A);
+    nz_matrix_csr_arrays(ctx, &rb, &cb, &vb, B);
     size_t vs = a.value_type == NZ_F32 ? 4 : 8;
     return memcmp(ra, rb, (size_t)(a.rows + 1) * 8) == 0 &&
            (a.nnz == 0 || (memcmp(ca, cb, (size_t)a.nnz * 4) == 0 &&
@@ -51,7 +51,7 @@ static void test_roundtrip(void) {
             nz_value_type_t vt = t ? NZ_F32 : NZ_F64;
             nz_matrix_t *A = NULL, *B = NULL;
             NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, k, vt, nzt_seed));
-            NZT_OK(ctx, nz_binary_write(ctx, A, path));
+            NZT_OK(ctx, nz_binary_write(ctx, path, A));
             nz_status_t s = nz_binary_read(ctx, &B, path);
             NZT_CHECK(s == NZ_SUCCESS && same_matrix(A, B), "%s: binary round trip (%s)",
                       nzt_zoo_name(k), nz_context_last_error(ctx));
@@ -74,7 +74,7 @@ static void test_corruption(void) {
     snprintf(bad, sizeof bad, "%s/bad.nzb", tmpdir);
     nz_matrix_t *A = NULL, *B = NULL;
     NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, 4, NZ_F64, nzt_seed));
-    NZT_OK(ctx, nz_binary_write(ctx, A, path));
+    NZT_OK(ctx, nz_binary_write(ctx, path, A));
     size_t size = 0;
     unsigned char *data = read_file(path, &size);
     NZT_CHECK(data != NULL && size > 100, "no .nzb written");
@@ -133,9 +133,9 @@ static void test_dispatch(void) {
     snprintf(odd, sizeof odd, "%s/d.matrix", tmpdir);
     nz_matrix_t *A = NULL, *B = NULL;
     NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, 8, NZ_F32, nzt_seed));
-    NZT_OK(ctx, nz_mm_write(ctx, A, mtx));
-    NZT_OK(ctx, nz_binary_write(ctx, A, nzb));
-    NZT_OK(ctx, nz_binary_write(ctx, A, odd));
+    NZT_OK(ctx, nz_mm_write(ctx, mtx, A));
+    NZT_OK(ctx, nz_binary_write(ctx, nzb, A));
+    NZT_OK(ctx, nz_binary_write(ctx, odd, A));
     NZT_OK(ctx, nz_matrix_read(ctx, &B, mtx, NZ_F32));
     NZT_CHECK(same_matrix(A, B), ".mtx through nz_matrix_read");
     nz_matrix_destroy(&B);
@@ -147,12 +147,12 @@ static void test_dispatch(void) {
     NZT_CHECK(s == NZ_SUCCESS, "type change: %d (%s)", (int)s, nz_context_last_error(ctx));
     if (s == NZ_SUCCESS) {
         nz_matrix_info_t info, ainfo;
-        nz_matrix_info(B, &info);
-        nz_matrix_info(A, &ainfo);
+        nz_matrix_info(ctx, &info, B);
+        nz_matrix_info(ctx, &ainfo, A);
         NZT_CHECK(info.value_type == NZ_F64 && info.nnz == ainfo.nnz, "converted type");
         const void *va, *vb;
-        nz_matrix_csr_arrays(A, NULL, NULL, &va);
-        nz_matrix_csr_arrays(B, NULL, NULL, &vb);
+        nz_matrix_csr_arrays(ctx, NULL, NULL, &va, A);
+        nz_matrix_csr_arrays(ctx, NULL, NULL, &vb, B);
         for (int64_t k = 0; k < info.nnz; k++)
             NZT_CHECK(((const double *)vb)[k] == (double)((const float *)va)[k], "value %lld",
                       (long long)k);
@@ -161,13 +161,13 @@ static void test_dispatch(void) {
     /* a matrix in another format is written through CSR */
     nz_matrix_t *E = NULL;
     NZT_OK(ctx, nz_matrix_convert(ctx, &E, A, NZ_FORMAT_ELL, NULL));
-    NZT_OK(ctx, nz_binary_write(ctx, E, nzb));
+    NZT_OK(ctx, nz_binary_write(ctx, nzb, E));
     NZT_OK(ctx, nz_binary_read(ctx, &B, nzb));
     NZT_CHECK(same_matrix(A, B), "ELL written as .nzb");
     nz_matrix_destroy(&B);
     nz_matrix_destroy(&E);
-    NZT_CHECK(nz_binary_write(ctx, A, "/nonexistent/dir/x.nzb") == NZ_ERR_IO, "unwritable");
-    NZT_CHECK(nz_binary_write(ctx, NULL, nzb) == NZ_ERR_NULL_ARGUMENT, "NULL matrix");
+    NZT_CHECK(nz_binary_write(ctx, "/nonexistent/dir/x.nzb", A) == NZ_ERR_IO, "unwritable");
+    NZT_CHECK(nz_binary_write(ctx, nzb, NULL) == NZ_ERR_NULL_ARGUMENT, "NULL matrix");
     NZT_CHECK(nz_binary_read(ctx, NULL, nzb) == NZ_ERR_NULL_ARGUMENT, "NULL output");
     NZT_CHECK(nz_matrix_read(ctx, &B, nzb, (nz_value_type_t)0) == NZ_ERR_INVALID_ARGUMENT,
               "bad type");
@@ -182,7 +182,7 @@ static void test_alloc_failures(void) {
     snprintf(path, sizeof path, "%s/f.nzb", tmpdir);
     nz_matrix_t *A = NULL;
     NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, 4, NZ_F32, 5));
-    NZT_OK(ctx, nz_binary_write(ctx, A, path));
+    NZT_OK(ctx, nz_binary_write(ctx, path, A));
     nz_matrix_destroy(&A);
     for (int64_t k = 1; k < 100; k++) {
         NZT_OK(ctx, nz_context_fail_alloc_after(ctx, k));

@@ -7,13 +7,13 @@
 /* ---- helpers ------------------------------------------------------------------------------ */
 
 /* Dense copy (row-major doubles) of a small host CSR matrix. */
-static double *dense_of(const nz_matrix_t *A, int64_t n) {
+static double *dense_of(nz_context_t *ctx, const nz_matrix_t *A, int64_t n) {
     const int64_t *ro;
     const int32_t *ci;
     const void *v;
     nz_matrix_info_t info;
-    nz_matrix_info(A, &info);
-    nz_matrix_csr_arrays(A, &ro, &ci, &v);
+    nz_matrix_info(ctx, &info, A);
+    nz_matrix_csr_arrays(ctx, &ro, &ci, &v, A);
     double *D = (double *)nzt_malloc((size_t)(n * n) * sizeof(double));
     memset(D, 0, (size_t)(n * n) * sizeof(double));
     for (int64_t i = 0; i < n; i++)
@@ -51,13 +51,13 @@ static int cholesky_solve(double *D, int64_t n, const double *b, double *x) {
 }
 
 /* ||b - A x|| / ||b|| in double, from the matrix's own arrays (independent of the library's SpMV). */
-static double true_relres(const nz_matrix_t *A, const double *b, const double *x) {
+static double true_relres(nz_context_t *ctx, const nz_matrix_t *A, const double *b, const double *x) {
     const int64_t *ro;
     const int32_t *ci;
     const void *v;
     nz_matrix_info_t info;
-    nz_matrix_info(A, &info);
-    nz_matrix_csr_arrays(A, &ro, &ci, &v);
+    nz_matrix_info(ctx, &info, A);
+    nz_matrix_csr_arrays(ctx, &ro, &ci, &v, A);
     double rr = 0, bb = 0;
     for (int64_t i = 0; i < info.rows; i++) {
         double s = b[i];
@@ -86,7 +86,7 @@ static double norm(const double *a, int64_t n) {
 static void check_against_cholesky(nz_context_t *ctx, nz_matrix_t *A, const char *name,
                                    nz_precond_t precond, double rtol) {
     nz_matrix_info_t info;
-    NZT_OK(ctx, nz_matrix_info(A, &info));
+    NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
     const int64_t n = info.rows;
     double *b = (double *)nzt_malloc((size_t)n * sizeof(double));
     double *x = (double *)nzt_malloc((size_t)n * sizeof(double));
@@ -102,13 +102,13 @@ static void check_against_cholesky(nz_context_t *ctx, nz_matrix_t *A, const char
     nz_status_t st = nz_cg_solve(ctx, A, b, x, &opt, &res);
     NZT_CHECK(st == NZ_SUCCESS, "%s: status %d (%s) after %lld iterations: %s", name, (int)st,
               nz_status_string(st), (long long)res.iterations, nz_context_last_error(ctx));
-    double relres = true_relres(A, b, x);
+    double relres = true_relres(ctx, A, b, x);
     NZT_CHECK(relres <= 1.5 * rtol, "%s: true relative residual %.3e > rtol %.1e", name, relres,
               rtol);
     NZT_CHECK(fabs(res.relative_residual - relres) <= 1e-2 * relres + 1e-14,
               "%s: reported relative residual %.6e, recomputed %.6e", name, res.relative_residual,
               relres);
-    double *D = dense_of(A, n);
+    double *D = dense_of(ctx, A, n);
     if (cholesky_solve(D, n, b, xc)) {
         /* ||x - x*|| / ||x*|| <= cond(A) * relres; a generous cond bound of 1e7 for these. */
         double err = norm_diff(x, xc, n) / norm(xc, n);
@@ -156,7 +156,7 @@ static void test_laplacians(nz_context_t *ctx) {
     NZT_OK(ctx, nz_gen_laplace3d(ctx, &A, 6, 5, 7, NZ_F64));
     check_against_cholesky(ctx, A, "laplace3d 6x5x7", NZ_PRECOND_NONE, 1e-9);
     nz_matrix_destroy(&A);
-    NZT_OK(ctx, nz_gen_fe3d(ctx, &A, 8, NZ_F64, NULL, NULL));
+    NZT_OK(ctx, nz_gen_fe3d(ctx, &A, NULL, NULL, 8, NZ_F64));
     check_against_cholesky(ctx, A, "fe3d 8", NZ_PRECOND_JACOBI, 1e-10);
     nz_matrix_destroy(&A);
 }
@@ -189,7 +189,7 @@ static void test_real_matrices(nz_context_t *ctx) {
 static double fe_error(nz_context_t *ctx, int64_t n, int64_t *iterations) {
     nz_matrix_t *A = NULL;
     void *b = NULL, *u = NULL;
-    NZT_OK(ctx, nz_gen_fe3d(ctx, &A, n, NZ_F64, &b, &u));
+    NZT_OK(ctx, nz_gen_fe3d(ctx, &A, &b, &u, n, NZ_F64));
     const int64_t m = (n - 1) * (n - 1) * (n - 1);
     double *x = (double *)nzt_malloc((size_t)m * sizeof(double));
     /* b is a discrete eigenvector of A (sin x sin x sin), so from x = 0 CG would finish in one
@@ -291,7 +291,7 @@ static void test_iteration_limit_and_history(nz_context_t *ctx) {
     nz_status_t st = nz_cg_solve(ctx, A, b, x, &opt, &res);
     NZT_CHECK(st == NZ_MAX_ITERATIONS, "limit: status %d (%s)", (int)st, nz_status_string(st));
     NZT_CHECK(res.iterations == 5, "limit: %lld iterations", (long long)res.iterations);
-    double relres = true_relres(A, b, x);
+    double relres = true_relres(ctx, A, b, x);
     NZT_CHECK(res.relative_residual > 1e-3 && fabs(res.relative_residual - relres) < 1e-10,
               "limit: reported residual %.6e, true %.6e", res.relative_residual, relres);
     NZT_CHECK(res.history_length == 6 && res.history != NULL, "limit: history length %lld",
@@ -349,7 +349,7 @@ static void test_jacobi_scaling(nz_context_t *ctx) {
     const int64_t *ro;
     const int32_t *ci;
     const void *vv;
-    NZT_OK(ctx, nz_matrix_csr_arrays(L, &ro, &ci, &vv));
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &ro, &ci, &vv, L));
     double *scale = (double *)nzt_malloc(n * sizeof(double)), *u = (double *)nzt_malloc(n * sizeof(double));
     nzt_random_vector(u, u, NZ_F64, n, nzt_seed + 3);
     for (int64_t i = 0; i < n; i++) scale[i] = pow(10.0, 2.0 * u[i]);
@@ -369,7 +369,7 @@ static void test_jacobi_scaling(nz_context_t *ctx) {
     memset(x, 0, n * sizeof(double));
     opt.precond = NZ_PRECOND_JACOBI;
     NZT_OK(ctx, nz_cg_solve(ctx, A, b, x, &opt, &jac));
-    NZT_CHECK(true_relres(A, b, x) <= 1.5e-8, "Jacobi solution residual %.3e", true_relres(A, b, x));
+    NZT_CHECK(true_relres(ctx, A, b, x) <= 1.5e-8, "Jacobi solution residual %.3e", true_relres(ctx, A, b, x));
     printf("badly scaled 400: plain %lld iterations (status %d), Jacobi %lld\n",
            (long long)plain.iterations, (int)st, (long long)jac.iterations);
     NZT_CHECK(2 * jac.iterations < plain.iterations, "Jacobi %lld vs plain %lld iterations",
@@ -387,7 +387,7 @@ static void test_jacobi_scaling(nz_context_t *ctx) {
 static void test_f32_and_threads(nz_context_t *ctx) {
     nz_matrix_t *A = NULL;
     void *bv = NULL;
-    NZT_OK(ctx, nz_gen_fe3d(ctx, &A, 12, NZ_F32, &bv, NULL));
+    NZT_OK(ctx, nz_gen_fe3d(ctx, &A, &bv, NULL, 12, NZ_F32));
     const int64_t n = 11 * 11 * 11;
     float *x1 = (float *)nzt_malloc(n * sizeof(float)), *x2 = (float *)nzt_malloc(n * sizeof(float));
     double *start = (double *)nzt_malloc(n * sizeof(double));
@@ -418,7 +418,7 @@ static void test_f32_and_threads(nz_context_t *ctx) {
 static void test_formats(nz_context_t *ctx) {
     nz_matrix_t *A = NULL;
     void *b = NULL;
-    NZT_OK(ctx, nz_gen_fe3d(ctx, &A, 10, NZ_F64, &b, NULL));
+    NZT_OK(ctx, nz_gen_fe3d(ctx, &A, &b, NULL, 10, NZ_F64));
     const int64_t n = 729;
     double *x = (double *)nzt_malloc(n * sizeof(double));
     nz_cg_options_t opt;
@@ -431,7 +431,7 @@ static void test_formats(nz_context_t *ctx) {
               (long long)ref.iterations);
     nz_format_t f;
     nz_alg_t alg;
-    for (int k = 0; nz_spmv_list(NZ_BACKEND_CPU, k, &f, &alg) == NZ_SUCCESS; k++) {
+    for (int k = 0; nz_spmv_list(&f, &alg, NZ_BACKEND_CPU, k) == NZ_SUCCESS; k++) {
         nz_matrix_t *B = NULL;
         nz_format_options_t fo;
         memset(&fo, 0, sizeof fo);

@@ -48,13 +48,13 @@ static void test_create_csr(void) {
     NZT_CHECK(memcmp(ci, ci_copy, sizeof ci) == 0 && memcmp(v, v_copy, sizeof v) == 0,
               "caller arrays unchanged");
     nz_matrix_info_t info;
-    NZT_OK(ctx, nz_matrix_info(A, &info));
+    NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
     NZT_CHECK(info.rows == 3 && info.cols == 4 && info.nnz == 4, "duplicates summed: nnz %lld",
               (long long)info.nnz);
     const int64_t *r;
     const int32_t *c;
     const void *vv;
-    NZT_OK(ctx, nz_matrix_csr_arrays(A, &r, &c, &vv));
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &r, &c, &vv, A));
     const double *d = vv;
     NZT_CHECK(r[3] == 4 && c[2] == 1 && c[3] == 2 && d[2] == 4 && d[3] == 8, "sorted and summed");
 
@@ -128,7 +128,7 @@ static void test_zoo_spmv(void) {
             nz_matrix_t *A = NULL;
             NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, k, vt, nzt_seed));
             nz_matrix_info_t info;
-            nz_matrix_info(A, &info);
+            nz_matrix_info(ctx, &info, A);
             size_t vs = vt == NZ_F32 ? 4 : 8;
             double *xd = nzt_malloc((size_t)info.cols * 8 + 8), *y0 = nzt_malloc((size_t)info.rows * 8 + 8);
             double *yr = nzt_malloc((size_t)info.rows * 8 + 8), *bd = nzt_malloc((size_t)info.rows * 8 + 8);

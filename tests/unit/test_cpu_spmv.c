@@ -101,9 +101,9 @@ typedef struct reference {
     void *x, *y_start;
 } reference_t;
 
-static void reference_init(reference_t *r, const nz_matrix_t *A, nz_operation_t op, int c) {
+static void reference_init(nz_context_t *ctx, reference_t *r, const nz_matrix_t *A, nz_operation_t op, int c) {
     nz_matrix_info_t info;
-    nz_matrix_info(A, &info);
+    nz_matrix_info(ctx, &info, A);
     nz_value_type_t vt = info.value_type;
     size_t vs = vt == NZ_F32 ? 4 : 8;
     r->nx = op == NZ_OP_N ? info.cols : info.rows;
@@ -167,15 +167,15 @@ static void check_plan(nz_context_t *ctx, nz_spmv_plan_t *plan, const reference_
 /* All CPU pairs from nz_spmv_list on matrix A (CSR), with the option variants of each format. */
 static void check_all_pairs(nz_context_t *ctx, const nz_matrix_t *A, const char *name) {
     nz_matrix_info_t info;
-    nz_matrix_info(A, &info);
+    nz_matrix_info(ctx, &info, A);
     nz_matrix_stats_t s;
-    NZT_OK(ctx, nz_matrix_stats(ctx, A, &s));
+    NZT_OK(ctx, nz_matrix_stats(ctx, &s, A));
     reference_t refs[2][NUM_SCALARS];
     for (int op = 0; op < 2; op++)
-        for (int c = 0; c < NUM_SCALARS; c++) reference_init(&refs[op][c], A, (nz_operation_t)op, c);
+        for (int c = 0; c < NUM_SCALARS; c++) reference_init(ctx, &refs[op][c], A, (nz_operation_t)op, c);
     nz_format_t f;
     nz_alg_t alg;
-    for (int i = 0; nz_spmv_list(NZ_BACKEND_CPU, i, &f, &alg) == NZ_SUCCESS; i++) {
+    for (int i = 0; nz_spmv_list(&f, &alg, NZ_BACKEND_CPU, i) == NZ_SUCCESS; i++) {
         variant_t v[8];
         int nv = light || defaults_only ? 1 : make_variants(f, v);
         if (light || defaults_only) {
@@ -265,7 +265,7 @@ static void test_exact_small(void) {
     o.sell_chunk = 4;
     o.bsr_block = 3;
     o.hyb_ell_width = 1;
-    for (int i = 0; nz_spmv_list(NZ_BACKEND_CPU, i, &f, &alg) == NZ_SUCCESS; i++) {
+    for (int i = 0; nz_spmv_list(&f, &alg, NZ_BACKEND_CPU, i) == NZ_SUCCESS; i++) {
         nz_matrix_t *B = NULL;
         NZT_OK(ctx, nz_matrix_convert(ctx, &B, A, f, &o));
         double y[5] = {NAN, NAN, NAN, NAN, NAN};
@@ -294,7 +294,7 @@ static void test_exact_small(void) {
     }
     /* the CPU list is what the brief registers */
     int count = 0;
-    for (; nz_spmv_list(NZ_BACKEND_CPU, count, &f, &alg) == NZ_SUCCESS; count++) {}
+    for (; nz_spmv_list(&f, &alg, NZ_BACKEND_CPU, count) == NZ_SUCCESS; count++) {}
     NZT_CHECK(count == 11, "CPU pairs: %d", count);
     /* unsupported pairs are refused at plan time */
     nz_matrix_t *B = NULL;
@@ -335,7 +335,7 @@ static void test_real_matrices(void) {
             continue;
         }
         nz_matrix_info_t info;
-        nz_matrix_info(A, &info);
+        nz_matrix_info(ctx, &info, A);
         total += info.nnz;
         used++;
         check_all_pairs(ctx, A, names[i]);

@@ -11,10 +11,10 @@
 static int skipped_conversions = 0;
 
 /* Exact equality of two host CSR matrices: shape, offsets, columns, values bitwise. */
-static int same_csr(const nz_matrix_t *A, const nz_matrix_t *B, const char *what) {
+static int same_csr(nz_context_t *ctx, const nz_matrix_t *A, const nz_matrix_t *B, const char *what) {
     nz_matrix_info_t a, b;
-    nz_matrix_info(A, &a);
-    nz_matrix_info(B, &b);
+    nz_matrix_info(ctx, &a, A);
+    nz_matrix_info(ctx, &b, B);
     if (a.rows != b.rows || a.cols != b.cols || a.nnz != b.nnz || a.value_type != b.value_type) {
         fprintf(stderr, "  %s: shape %lldx%lld nnz %lld vs %lldx%lld nnz %lld\n", what,
                 (long long)a.rows, (long long)a.cols, (long long)a.nnz, (long long)b.rows,
@@ -24,7 +24,7 @@ static int same_csr(const nz_matrix_t *A, const nz_matrix_t *B, const char *what
     const int64_t *ra, *rb;
     const int32_t *ca, *cb;
     const void *va, *vb;
-    if (nz_matrix_csr_arrays(A, &ra, &ca, &va) || nz_matrix_csr_arrays(B, &rb, &cb, &vb))
+    if (nz_matrix_csr_arrays(ctx, &ra, &ca, &va, A) || nz_matrix_csr_arrays(ctx, &rb, &cb, &vb, B))
         return 0;
     size_t vs = a.value_type == NZ_F32 ? 4 : 8;
     if (memcmp(ra, rb, (size_t)(a.rows + 1) * 8) != 0) {
@@ -166,7 +166,7 @@ static void test_round_trips(void) {
             nz_matrix_t *A = NULL;
             NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, k, vt, nzt_seed));
             nz_matrix_stats_t s;
-            NZT_OK(ctx, nz_matrix_stats(ctx, A, &s));
+            NZT_OK(ctx, nz_matrix_stats(ctx, &s, A));
             for (int v = 0; v < (vt == NZ_F64 ? nv : NZ_FORMAT_COUNT); v++) {
                 char what[160];
                 snprintf(what, sizeof what, "%s %s %s (%s)", nzt_zoo_name(k),
@@ -185,7 +185,7 @@ static void test_round_trips(void) {
                               "%s: stats bytes %zu vs convert status %d", what, s.bytes[f], sd);
                     if (sd == NZ_SUCCESS) {
                         nz_matrix_info_t di;
-                        nz_matrix_info(D, &di);
+                        nz_matrix_info(ctx, &di, D);
                         NZT_CHECK(di.bytes == s.bytes[f], "%s: info bytes %zu, stats %zu", what,
                                   di.bytes, s.bytes[f]);
                     }
@@ -196,7 +196,7 @@ static void test_round_trips(void) {
                           nz_context_last_error(ctx));
                 if (st != NZ_SUCCESS) continue;
                 nz_matrix_info_t info;
-                NZT_OK(ctx, nz_matrix_info(B, &info));
+                NZT_OK(ctx, nz_matrix_info(ctx, &info, B));
                 NZT_CHECK(info.format == f && info.rows == s.rows && info.cols == s.cols &&
                               info.nnz == s.nnz && info.value_type == vt && info.stored >= s.nnz,
                           "%s: info format %d %lldx%lld nnz %lld stored %lld", what,
@@ -224,7 +224,7 @@ static void test_round_trips(void) {
                 if (f == NZ_FORMAT_ELL)
                     NZT_CHECK(info.ell_width == s.row_max, "%s: ell width", what);
                 NZT_OK(ctx, nz_matrix_convert(ctx, &C, B, NZ_FORMAT_CSR, NULL));
-                NZT_CHECK(same_csr(A, C, what), "%s: round trip changed the matrix", what);
+                NZT_CHECK(same_csr(ctx, A, C, what), "%s: round trip changed the matrix", what);
                 nz_matrix_destroy(&C);
                 /* any format to any format: from B into every other format and back */
                 if (vt == NZ_F64 && defaults && s.nnz <= 40000) {
@@ -238,7 +238,7 @@ static void test_round_trips(void) {
                         if (convert_retry(ctx, &G, B, &s, (nz_format_t)g, o, what2) != NZ_SUCCESS)
                             continue;
                         NZT_OK(ctx, nz_matrix_convert(ctx, &H, G, NZ_FORMAT_CSR, NULL));
-                        NZT_CHECK(same_csr(A, H, what2), "%s: chained conversion differs", what2);
+                        NZT_CHECK(same_csr(ctx, A, H, what2), "%s: chained conversion differs", what2);
                         nz_matrix_destroy(&G);
                         nz_matrix_destroy(&H);
                     }
@@ -414,15 +414,15 @@ static void test_explicit_zeros(void) {
         nz_matrix_t *B = NULL, *C = NULL;
         NZT_OK(ctx, nz_matrix_convert(ctx, &B, A, (nz_format_t)f, &o));
         nz_matrix_info_t info;
-        nz_matrix_info(B, &info);
+        nz_matrix_info(ctx, &info, B);
         NZT_CHECK(info.nnz == 4, "%s: nnz %lld", nz_format_name((nz_format_t)f),
                   (long long)info.nnz);
         NZT_OK(ctx, nz_matrix_convert(ctx, &C, B, NZ_FORMAT_CSR, NULL));
-        nz_matrix_info(C, &info);
+        nz_matrix_info(ctx, &info, C);
         int lossy = f == NZ_FORMAT_BSR || f == NZ_FORMAT_DIA;
         NZT_CHECK(info.nnz == (lossy ? 3 : 4), "%s: back to CSR has %lld entries",
                   nz_format_name((nz_format_t)f), (long long)info.nnz);
-        if (!lossy) NZT_CHECK(same_csr(A, C, "zeros"), "%s keeps the stored zero",
+        if (!lossy) NZT_CHECK(same_csr(ctx, A, C, "zeros"), "%s keeps the stored zero",
                               nz_format_name((nz_format_t)f));
         nz_matrix_destroy(&B);
         nz_matrix_destroy(&C);
@@ -454,11 +454,11 @@ static void test_padding_refusal(void) {
     o.max_padding_ratio = 1e9;
     NZT_OK(ctx, nz_matrix_convert(ctx, &B, A, NZ_FORMAT_ELL, &o));
     nz_matrix_info_t info;
-    nz_matrix_info(B, &info);
+    nz_matrix_info(ctx, &info, B);
     NZT_CHECK(info.ell_width > 50000 && info.stored == 300 * info.ell_width, "wide ELL %lld",
               (long long)info.ell_width);
     NZT_OK(ctx, nz_matrix_convert(ctx, &C, B, NZ_FORMAT_CSR, NULL));
-    NZT_CHECK(same_csr(A, C, "enormous ELL"), "enormous ELL round trip");
+    NZT_CHECK(same_csr(ctx, A, C, "enormous ELL"), "enormous ELL round trip");
     nz_matrix_destroy(&B);
     nz_matrix_destroy(&C);
     /* a limit below 1 refuses even formats without padding */
@@ -521,8 +521,8 @@ static void test_convert_values(void) {
     const int64_t *ro;
     const int32_t *ci;
     const void *v64, *v32;
-    nz_matrix_csr_arrays(A, &ro, &ci, &v64);
-    nz_matrix_csr_arrays(A32, NULL, NULL, &v32);
+    nz_matrix_csr_arrays(ctx, &ro, &ci, &v64, A);
+    nz_matrix_csr_arrays(ctx, NULL, NULL, &v32, A32);
     int bad = 0;
     for (int64_t k = 0; k < ro[A->rows]; k++)
         bad += ((const float *)v32)[k] != (float)((const double *)v64)[k];
@@ -535,10 +535,10 @@ static void test_convert_values(void) {
         NZT_OK(ctx, nz_matrix_convert(ctx, &B, A, (nz_format_t)f, &o));
         NZT_OK(ctx, nz_matrix_convert_values(ctx, &B32, B, NZ_F32));
         nz_matrix_info_t info;
-        nz_matrix_info(B32, &info);
+        nz_matrix_info(ctx, &info, B32);
         NZT_CHECK((int)info.format == f && info.value_type == NZ_F32, "convert_values keeps format");
         NZT_OK(ctx, nz_matrix_convert(ctx, &C, B32, NZ_FORMAT_CSR, NULL));
-        NZT_CHECK(same_csr(A32, C, nz_format_name((nz_format_t)f)), "%s: convert_values",
+        NZT_CHECK(same_csr(ctx, A32, C, nz_format_name((nz_format_t)f)), "%s: convert_values",
                   nz_format_name((nz_format_t)f));
         nz_matrix_destroy(&B);
         nz_matrix_destroy(&B32);
@@ -560,16 +560,16 @@ static void test_transpose(void) {
         NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, k, NZ_F64, nzt_seed));
         NZT_OK(ctx, nz_matrix_transpose(ctx, &T, A));
         nz_matrix_info_t a, t;
-        nz_matrix_info(A, &a);
-        nz_matrix_info(T, &t);
+        nz_matrix_info(ctx, &a, A);
+        nz_matrix_info(ctx, &t, T);
         NZT_CHECK(t.rows == a.cols && t.cols == a.rows && t.nnz == a.nnz &&
                       t.format == NZ_FORMAT_CSR, "%s: transpose shape", nzt_zoo_name(k));
         /* every entry (i, j, v) of A appears as (j, i, v) in T */
         const int64_t *ra, *rt;
         const int32_t *ca, *ct;
         const void *va, *vt;
-        nz_matrix_csr_arrays(A, &ra, &ca, &va);
-        nz_matrix_csr_arrays(T, &rt, &ct, &vt);
+        nz_matrix_csr_arrays(ctx, &ra, &ca, &va, A);
+        nz_matrix_csr_arrays(ctx, &rt, &ct, &vt, T);
         int64_t missing = 0;
         for (int64_t i = 0; i < a.rows; i++)
             for (int64_t k2 = ra[i]; k2 < ra[i + 1]; k2++) {
@@ -587,7 +587,7 @@ static void test_transpose(void) {
         NZT_CHECK(missing == 0, "%s: %lld entries missing from A^T", nzt_zoo_name(k),
                   (long long)missing);
         NZT_OK(ctx, nz_matrix_transpose(ctx, &TT, T));
-        NZT_CHECK(same_csr(A, TT, "A^T^T"), "%s: A^T^T != A", nzt_zoo_name(k));
+        NZT_CHECK(same_csr(ctx, A, TT, "A^T^T"), "%s: A^T^T != A", nzt_zoo_name(k));
         nz_matrix_destroy(&TT);
         /* from CSC, COO and HYB inputs */
         nz_format_t inputs[] = {NZ_FORMAT_CSC, NZ_FORMAT_COO, NZ_FORMAT_HYB};
@@ -595,7 +595,7 @@ static void test_transpose(void) {
             nz_matrix_t *B = NULL, *BT = NULL;
             NZT_OK(ctx, nz_matrix_convert(ctx, &B, A, inputs[f], NULL));
             NZT_OK(ctx, nz_matrix_transpose(ctx, &BT, B));
-            NZT_CHECK(same_csr(T, BT, "transpose"), "%s: transpose from %s", nzt_zoo_name(k),
+            NZT_CHECK(same_csr(ctx, T, BT, "transpose"), "%s: transpose from %s", nzt_zoo_name(k),
                       nz_format_name(inputs[f]));
             nz_matrix_destroy(&B);
             nz_matrix_destroy(&BT);
@@ -614,7 +614,7 @@ static void test_stats(void) {
     NZT_OK(ctx, nz_context_create(&ctx));
     nz_matrix_t *A = example4(ctx, NZ_F64);
     nz_matrix_stats_t s;
-    NZT_OK(ctx, nz_matrix_stats(ctx, A, &s));
+    NZT_OK(ctx, nz_matrix_stats(ctx, &s, A));
     /* row lengths 2 2 1 3; j - i over the entries: 1 2 -1 2 0 -3 -1 0 */
     NZT_CHECK(s.rows == 4 && s.cols == 4 && s.nnz == 8 && s.row_min == 1 && s.row_max == 3 &&
                   close_to(s.row_mean, 2.0) && close_to(s.row_std, sqrt(0.5)) &&
@@ -636,7 +636,7 @@ static void test_stats(void) {
     nz_matrix_t *B = NULL;
     nz_matrix_stats_t sb;
     NZT_OK(ctx, nz_matrix_convert(ctx, &B, A, NZ_FORMAT_DIA, NULL));
-    NZT_OK(ctx, nz_matrix_stats(ctx, B, &sb));
+    NZT_OK(ctx, nz_matrix_stats(ctx, &sb, B));
     NZT_CHECK(memcmp(&s, &sb, sizeof s) == 0, "stats from DIA differ");
     nz_matrix_destroy(&B);
     nz_matrix_destroy(&A);
@@ -646,25 +646,25 @@ static void test_stats(void) {
     int32_t ci[] = {0, 2, 0, 2};
     double v[] = {1, 5, 5, 2};
     NZT_OK(ctx, nz_matrix_create_csr(ctx, &A, 3, 3, NZ_I32, ro, ci, NZ_F64, v));
-    NZT_OK(ctx, nz_matrix_stats(ctx, A, &s));
+    NZT_OK(ctx, nz_matrix_stats(ctx, &s, A));
     NZT_CHECK(s.symmetric == 1 && s.empty_rows == 1 && s.row_min == 0 && s.row_max == 2 &&
                   s.lower_bandwidth == 2 && s.upper_bandwidth == 2 && s.num_diagonals == 3,
               "symmetric case: %d %lld", s.symmetric, (long long)s.empty_rows);
     nz_matrix_destroy(&A);
     v[2] = 4;
     NZT_OK(ctx, nz_matrix_create_csr(ctx, &A, 3, 3, NZ_I32, ro, ci, NZ_F64, v));
-    NZT_OK(ctx, nz_matrix_stats(ctx, A, &s));
+    NZT_OK(ctx, nz_matrix_stats(ctx, &s, A));
     NZT_CHECK(s.symmetric == 0, "values differ: not symmetric");
     nz_matrix_destroy(&A);
     NZT_OK(ctx, nz_matrix_create_csr(ctx, &A, 3, 4, NZ_I32, ro, ci, NZ_F64, v));
-    NZT_OK(ctx, nz_matrix_stats(ctx, A, &s));
+    NZT_OK(ctx, nz_matrix_stats(ctx, &s, A));
     NZT_CHECK(s.symmetric == -1 && s.bytes[NZ_FORMAT_CSC] == 5 * 8 + 4 * 12, "rectangular");
     nz_matrix_destroy(&A);
     /* strictly upper triangular: lower bandwidth clamps at 0 */
     int32_t ro2[] = {0, 1, 1};
     int32_t ci2[] = {1};
     NZT_OK(ctx, nz_matrix_create_csr(ctx, &A, 2, 2, NZ_I32, ro2, ci2, NZ_F32, NULL));
-    NZT_OK(ctx, nz_matrix_stats(ctx, A, &s));
+    NZT_OK(ctx, nz_matrix_stats(ctx, &s, A));
     NZT_CHECK(s.lower_bandwidth == 0 && s.upper_bandwidth == 1 && s.num_diagonals == 1 &&
                   s.empty_rows == 1 && close_to(s.row_std, 0.5),
               "upper triangular: %lld %lld", (long long)s.lower_bandwidth,
@@ -672,10 +672,10 @@ static void test_stats(void) {
     nz_matrix_destroy(&A);
     /* 0 x 0 */
     NZT_OK(ctx, nz_matrix_create_csr(ctx, &A, 0, 0, NZ_I32, ro, ci, NZ_F64, v));
-    NZT_OK(ctx, nz_matrix_stats(ctx, A, &s));
+    NZT_OK(ctx, nz_matrix_stats(ctx, &s, A));
     NZT_CHECK(s.rows == 0 && s.nnz == 0 && s.row_min == 0 && s.row_mean == 0 && s.symmetric == 1,
               "0 x 0 stats");
-    NZT_CHECK(nz_matrix_stats(ctx, A, NULL) == NZ_ERR_NULL_ARGUMENT, "NULL stats");
+    NZT_CHECK(nz_matrix_stats(ctx, NULL, A) == NZ_ERR_NULL_ARGUMENT, "NULL stats");
     nz_matrix_destroy(&A);
     nz_context_destroy(&ctx);
 }

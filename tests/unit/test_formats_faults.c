@@ -17,7 +17,7 @@ static nz_status_t run_op(nz_context_t *ctx, op_t op, const nz_matrix_t *A, nz_f
     case OP_TO_CSR: return nz_matrix_convert(ctx, out, A, NZ_FORMAT_CSR, NULL);
     case OP_VALUES: return nz_matrix_convert_values(ctx, out, A, NZ_F32);
     case OP_TRANSPOSE: return nz_matrix_transpose(ctx, out, A);
-    case OP_STATS: return nz_matrix_stats(ctx, A, &s);
+    case OP_STATS: return nz_matrix_stats(ctx, &s, A);
     default: return nz_spmv_plan_create(ctx, plan, A, NZ_OP_T, NZ_ALG_AUTO, 0);
     }
 }

@@ -6,13 +6,13 @@
 
 /* Structure of a host CSR matrix: offsets monotone from 0 to nnz, columns in range and strictly
  * ascending in every row. Returns the number of problems (the first few printed). */
-static int check_csr(const nz_matrix_t *A, const char *what) {
+static int check_csr(nz_context_t *ctx, const nz_matrix_t *A, const char *what) {
     nz_matrix_info_t info;
     const int64_t *ro;
     const int32_t *ci;
     const void *v;
     int bad = 0;
-    if (nz_matrix_info(A, &info) != NZ_SUCCESS || nz_matrix_csr_arrays(A, &ro, &ci, &v) != NZ_SUCCESS)
+    if (nz_matrix_info(ctx, &info, A) != NZ_SUCCESS || nz_matrix_csr_arrays(ctx, &ro, &ci, &v, A) != NZ_SUCCESS)
         return 1;
     if (ro[0] != 0 || ro[info.rows] != info.nnz) bad++;
     for (int64_t i = 0; i < info.rows && bad < 5; i++) {
@@ -34,13 +34,13 @@ static int check_csr(const nz_matrix_t *A, const char *what) {
 }
 
 /* Value of entry (i, j) or NAN if it is not stored. */
-static double entry(const nz_matrix_t *A, int64_t i, int64_t j) {
+static double entry(nz_context_t *ctx, const nz_matrix_t *A, int64_t i, int64_t j) {
     nz_matrix_info_t info;
     const int64_t *ro;
     const int32_t *ci;
     const void *v;
-    nz_matrix_info(A, &info);
-    nz_matrix_csr_arrays(A, &ro, &ci, &v);
+    nz_matrix_info(ctx, &info, A);
+    nz_matrix_csr_arrays(ctx, &ro, &ci, &v, A);
     for (int64_t k = ro[i]; k < ro[i + 1]; k++)
         if (ci[k] == j)
             return info.value_type == NZ_F32 ? (double)((const float *)v)[k] : ((const double *)v)[k];
@@ -59,14 +59,14 @@ static void test_laplace2d_exact(void) {
         nz_matrix_t *A = NULL;
         NZT_OK(ctx, nz_gen_laplace2d(ctx, &A, 3, 2, vt));
         nz_matrix_info_t info;
-        NZT_OK(ctx, nz_matrix_info(A, &info));
+        NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
         NZT_CHECK(info.rows == 6 && info.cols == 6 && info.nnz == 20 && info.value_type == vt,
                   "laplace2d 3x2 shape %lld x %lld nnz %lld", (long long)info.rows,
                   (long long)info.cols, (long long)info.nnz);
-        NZT_CHECK(check_csr(A, "laplace2d") == 0, "laplace2d structure");
+        NZT_CHECK(check_csr(ctx, A, "laplace2d") == 0, "laplace2d structure");
         for (int i = 0; i < 6; i++)
             for (int j = 0; j < 6; j++) {
-                double e = entry(A, i, j);
+                double e = entry(ctx, A, i, j);
                 if (expected[i][j] == 0)
                     NZT_CHECK(isnan(e), "laplace2d (%d,%d) should not be stored", i, j);
                 else
@@ -78,7 +78,7 @@ static void test_laplace2d_exact(void) {
     /* 1 x 1 grid: a single 4 */
     nz_matrix_t *A = NULL;
     NZT_OK(ctx, nz_gen_laplace2d(ctx, &A, 1, 1, NZ_F64));
-    NZT_CHECK(entry(A, 0, 0) == 4.0, "1x1 laplace2d");
+    NZT_CHECK(entry(ctx, A, 0, 0) == 4.0, "1x1 laplace2d");
     nz_matrix_destroy(&A);
     nz_context_destroy(&ctx);
 }
@@ -91,37 +91,37 @@ static void test_laplace3d(void) {
         nz_matrix_t *A = NULL;
         NZT_OK(ctx, nz_gen_laplace3d(ctx, &A, n, n, n, NZ_F64));
         nz_matrix_info_t info;
-        NZT_OK(ctx, nz_matrix_info(A, &info));
+        NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
         NZT_CHECK(info.rows == n * n * n && info.nnz == 7 * n * n * n - 6 * n * n,
                   "laplace3d cube %lld: nnz %lld", (long long)n, (long long)info.nnz);
-        NZT_CHECK(check_csr(A, "laplace3d") == 0, "laplace3d structure n=%lld", (long long)n);
+        NZT_CHECK(check_csr(ctx, A, "laplace3d") == 0, "laplace3d structure n=%lld", (long long)n);
         nz_matrix_destroy(&A);
     }
     /* box 4 x 3 x 2: nnz = N + 2 [(nx-1) ny nz + nx (ny-1) nz + nx ny (nz-1)] */
     nz_matrix_t *A = NULL;
     NZT_OK(ctx, nz_gen_laplace3d(ctx, &A, 4, 3, 2, NZ_F64));
     nz_matrix_info_t info;
-    NZT_OK(ctx, nz_matrix_info(A, &info));
+    NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
     NZT_CHECK(info.nnz == 24 + 2 * (3 * 3 * 2 + 4 * 2 * 2 + 4 * 3 * 1), "box nnz %lld",
               (long long)info.nnz);
     /* point (1, 1, 1) = row 1 + 4 (1 + 3) = 17 is interior in x, y; z neighbour only below */
-    NZT_CHECK(entry(A, 17, 17) == 6.0, "diagonal 6");
-    NZT_CHECK(entry(A, 17, 16) == -1.0 && entry(A, 17, 18) == -1.0, "x neighbours");
-    NZT_CHECK(entry(A, 17, 13) == -1.0 && entry(A, 17, 21) == -1.0, "y neighbours");
-    NZT_CHECK(entry(A, 17, 5) == -1.0 && isnan(entry(A, 17, 29)), "z neighbour below only");
+    NZT_CHECK(entry(ctx, A, 17, 17) == 6.0, "diagonal 6");
+    NZT_CHECK(entry(ctx, A, 17, 16) == -1.0 && entry(ctx, A, 17, 18) == -1.0, "x neighbours");
+    NZT_CHECK(entry(ctx, A, 17, 13) == -1.0 && entry(ctx, A, 17, 21) == -1.0, "y neighbours");
+    NZT_CHECK(entry(ctx, A, 17, 5) == -1.0 && isnan(entry(ctx, A, 17, 29)), "z neighbour below only");
     /* x = 3 row 3 has no +x neighbour (no wrap-around to row 4) */
-    NZT_CHECK(isnan(entry(A, 3, 4)) && entry(A, 3, 2) == -1.0, "no wrap-around");
+    NZT_CHECK(isnan(entry(ctx, A, 3, 4)) && entry(ctx, A, 3, 2) == -1.0, "no wrap-around");
     /* symmetric, rows sum to 6 - (#neighbours), i.e. >= 0 */
     const int64_t *ro;
     const int32_t *ci;
     const void *vv;
-    NZT_OK(ctx, nz_matrix_csr_arrays(A, &ro, &ci, &vv));
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &ro, &ci, &vv, A));
     const double *v = vv;
     for (int64_t i = 0; i < info.rows; i++) {
         double sum = 0;
         for (int64_t k = ro[i]; k < ro[i + 1]; k++) {
             sum += v[k];
-            NZT_CHECK(entry(A, ci[k], i) == v[k], "laplace3d symmetric at (%lld,%d)",
+            NZT_CHECK(entry(ctx, A, ci[k], i) == v[k], "laplace3d symmetric at (%lld,%d)",
                       (long long)i, ci[k]);
         }
         NZT_CHECK(sum == 6.0 - (double)(ro[i + 1] - ro[i] - 1), "row sum %lld", (long long)i);
@@ -133,8 +133,8 @@ static void test_laplace3d(void) {
     NZT_OK(ctx, nz_gen_laplace2d(ctx, &C, 5, 7, NZ_F64));
     const int64_t *ro2;
     const int32_t *ci2;
-    NZT_OK(ctx, nz_matrix_csr_arrays(B, &ro, &ci, NULL));
-    NZT_OK(ctx, nz_matrix_csr_arrays(C, &ro2, &ci2, NULL));
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &ro, &ci, NULL, B));
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &ro2, &ci2, NULL, C));
     NZT_CHECK(memcmp(ro, ro2, 36 * sizeof(int64_t)) == 0 &&
                   memcmp(ci, ci2, (size_t)ro[35] * sizeof(int32_t)) == 0,
               "3-D with nz = 1 has the 2-D pattern");
@@ -152,14 +152,14 @@ static void test_banded(void) {
         int64_t n = cases[t].n, lo = cases[t].lower, up = cases[t].upper;
         nz_matrix_t *A = NULL;
         NZT_OK(ctx, nz_gen_banded(ctx, &A, n, lo, up, NZ_F64));
-        NZT_CHECK(check_csr(A, "banded") == 0, "banded structure");
+        NZT_CHECK(check_csr(ctx, A, "banded") == 0, "banded structure");
         nz_matrix_info_t info;
-        NZT_OK(ctx, nz_matrix_info(A, &info));
+        NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
         int64_t nnz = 0;
         for (int64_t i = 0; i < n; i++) {
             double off = 0;
             for (int64_t j = 0; j < n; j++) {
-                double e = entry(A, i, j);
+                double e = entry(ctx, A, i, j);
                 int in_band = j - i <= up && i - j <= lo;
                 NZT_CHECK(in_band == !isnan(e), "banded n=%lld (%lld,%lld) stored %d", (long long)n,
                           (long long)i, (long long)j, !isnan(e));
@@ -172,7 +172,7 @@ static void test_banded(void) {
                     off += fabs(e);
                 }
             }
-            double d = entry(A, i, i);
+            double d = entry(ctx, A, i, i);
             NZT_CHECK(fabs(d - (1.0 + off)) <= 1e-14 * d && d > off, "banded diagonal row %lld",
                       (long long)i);
         }
@@ -207,10 +207,10 @@ static void test_arguments(void) {
     EXPECT(nz_gen_laplace3d(ctx, &A, 3, 3, 0, NZ_F64), NZ_ERR_INVALID_ARGUMENT);
     EXPECT(nz_gen_laplace3d(ctx, &A, 2000, 2000, 2000, NZ_F64), NZ_ERR_UNSUPPORTED);
     EXPECT(nz_gen_laplace3d(ctx, &A, INT64_MAX / 2, 4, 4, NZ_F64), NZ_ERR_OVERFLOW);
-    EXPECT(nz_gen_fe3d(ctx, &A, 1, NZ_F64, &b, NULL), NZ_ERR_INVALID_ARGUMENT);
-    EXPECT(nz_gen_fe3d(ctx, &A, 0, NZ_F64, NULL, NULL), NZ_ERR_INVALID_ARGUMENT);
-    EXPECT(nz_gen_fe3d(ctx, &A, 2000, NZ_F64, NULL, NULL), NZ_ERR_UNSUPPORTED);
-    EXPECT(nz_gen_fe3d(ctx, &A, INT64_MAX / 4, NZ_F64, NULL, NULL), NZ_ERR_OVERFLOW);
+    EXPECT(nz_gen_fe3d(ctx, &A, &b, NULL, 1, NZ_F64), NZ_ERR_INVALID_ARGUMENT);
+    EXPECT(nz_gen_fe3d(ctx, &A, NULL, NULL, 0, NZ_F64), NZ_ERR_INVALID_ARGUMENT);
+    EXPECT(nz_gen_fe3d(ctx, &A, NULL, NULL, 2000, NZ_F64), NZ_ERR_UNSUPPORTED);
+    EXPECT(nz_gen_fe3d(ctx, &A, NULL, NULL, INT64_MAX / 4, NZ_F64), NZ_ERR_OVERFLOW);
     NZT_CHECK(b == NULL, "b untouched on failure");
     EXPECT(nz_gen_banded(ctx, &A, 0, 0, 0, NZ_F64), NZ_ERR_INVALID_ARGUMENT);
     EXPECT(nz_gen_banded(ctx, &A, 5, 5, 0, NZ_F64), NZ_ERR_INVALID_ARGUMENT);
@@ -268,7 +268,7 @@ static void test_allocation_failures(void) {
             switch (which) {
             case 0: s = nz_gen_laplace2d(ctx, &A, 9, 7, NZ_F64); break;
             case 1: s = nz_gen_laplace3d(ctx, &A, 5, 4, 3, NZ_F32); break;
-            case 2: s = nz_gen_fe3d(ctx, &A, 6, NZ_F64, &b, &u); break;
+            case 2: s = nz_gen_fe3d(ctx, &A, &b, &u, 6, NZ_F64); break;
             case 3: s = nz_gen_rmat(ctx, &A, 8, 8, 0, 0, 0, 3, NZ_F64); break;
             case 4: s = nz_gen_random(ctx, &A, 100, 80, 6, 3, NZ_F32); break;
             case 5: s = nz_gen_rail(ctx, &A, 10, 5000, 100, 3, NZ_F64); break;

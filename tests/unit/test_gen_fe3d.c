@@ -66,11 +66,11 @@ typedef struct fe_problem {
 
 static void fe_make(nz_context_t *ctx, fe_problem_t *p, int64_t n, nz_value_type_t vt) {
     memset(p, 0, sizeof *p);
-    NZT_OK(ctx, nz_gen_fe3d(ctx, &p->A, n, vt, &p->b, &p->u));
+    NZT_OK(ctx, nz_gen_fe3d(ctx, &p->A, &p->b, &p->u, n, vt));
     p->n = n;
     p->m = n - 1;
     p->rows = p->m * p->m * p->m;
-    NZT_OK(ctx, nz_matrix_csr_arrays(p->A, &p->ro, &p->ci, &p->v));
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &p->ro, &p->ci, &p->v, p->A));
 }
 
 static void fe_free(nz_context_t *ctx, fe_problem_t *p) {
@@ -264,17 +264,17 @@ static void test_types_and_options(nz_context_t *ctx) {
     }
     NZT_CHECK(bad == 0, "f32 values are the rounded f64 values (%d differ)", bad);
     nz_matrix_info_t info;
-    NZT_OK(ctx, nz_matrix_info(s.A, &info));
+    NZT_OK(ctx, nz_matrix_info(ctx, &info, s.A));
     NZT_CHECK(info.value_type == NZ_F32, "f32 matrix");
 
     /* thread counts do not change anything */
     nz_matrix_t *A = NULL;
     void *b = NULL;
     NZT_OK(ctx, nz_context_set_threads(ctx, 1));
-    NZT_OK(ctx, nz_gen_fe3d(ctx, &A, 9, NZ_F64, &b, NULL));
+    NZT_OK(ctx, nz_gen_fe3d(ctx, &A, &b, NULL, 9, NZ_F64));
     NZT_OK(ctx, nz_context_set_threads(ctx, 0));
     const void *v;
-    NZT_OK(ctx, nz_matrix_csr_arrays(A, NULL, NULL, &v));
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, NULL, NULL, &v, A));
     NZT_CHECK(memcmp(v, d.v, (size_t)d.ro[d.rows] * sizeof(double)) == 0 &&
                   memcmp(b, d.b, (size_t)d.rows * sizeof(double)) == 0,
               "one thread gives the same matrix and load");
@@ -283,11 +283,11 @@ static void test_types_and_options(nz_context_t *ctx) {
 
     /* only u requested; nothing requested */
     void *u = NULL;
-    NZT_OK(ctx, nz_gen_fe3d(ctx, &A, 9, NZ_F64, NULL, &u));
+    NZT_OK(ctx, nz_gen_fe3d(ctx, &A, NULL, &u, 9, NZ_F64));
     NZT_CHECK(u != NULL && memcmp(u, d.u, (size_t)d.rows * sizeof(double)) == 0, "u alone");
     nz_matrix_destroy(&A);
     nz_free(ctx, u);
-    NZT_OK(ctx, nz_gen_fe3d(ctx, &A, 9, NZ_F64, NULL, NULL));
+    NZT_OK(ctx, nz_gen_fe3d(ctx, &A, NULL, NULL, 9, NZ_F64));
     nz_matrix_destroy(&A);
     fe_free(ctx, &d);
     fe_free(ctx, &s);

@@ -19,8 +19,8 @@ typedef struct view {
 static view_t inspect(nz_context_t *ctx, const nz_matrix_t *A, const char *what) {
     view_t w;
     memset(&w, 0, sizeof w);
-    NZT_OK(ctx, nz_matrix_info(A, &w.info));
-    NZT_OK(ctx, nz_matrix_csr_arrays(A, &w.ro, &w.ci, &w.v));
+    NZT_OK(ctx, nz_matrix_info(ctx, &w.info, A));
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &w.ro, &w.ci, &w.v, A));
     NZT_CHECK(w.ro[0] == 0 && w.ro[w.info.rows] == w.info.nnz, "%s: offsets end at nnz", what);
     w.min_len = INT64_MAX;
     w.max_len = -1;
@@ -48,17 +48,17 @@ static view_t inspect(nz_context_t *ctx, const nz_matrix_t *A, const char *what)
 }
 
 /* Bitwise equality of two host CSR matrices. */
-static int same_matrix(const nz_matrix_t *A, const nz_matrix_t *B) {
+static int same_matrix(nz_context_t *ctx, const nz_matrix_t *A, const nz_matrix_t *B) {
     nz_matrix_info_t a, b;
     const int64_t *ra, *rb;
     const int32_t *ca, *cb;
     const void *va, *vb;
-    nz_matrix_info(A, &a);
-    nz_matrix_info(B, &b);
+    nz_matrix_info(ctx, &a, A);
+    nz_matrix_info(ctx, &b, B);
     if (a.rows != b.rows || a.cols != b.cols || a.nnz != b.nnz || a.value_type != b.value_type)
         return 0;
-    nz_matrix_csr_arrays(A, &ra, &ca, &va);
-    nz_matrix_csr_arrays(B, &rb, &cb, &vb);
+    nz_matrix_csr_arrays(ctx, &ra, &ca, &va, A);
+    nz_matrix_csr_arrays(ctx, &rb, &cb, &vb, B);
     size_t vs = a.value_type == NZ_F32 ? 4 : 8;
     return memcmp(ra, rb, (size_t)(a.rows + 1) * 8) == 0 &&
            memcmp(ca, cb, (size_t)a.nnz * 4) == 0 && memcmp(va, vb, (size_t)a.nnz * vs) == 0;
@@ -154,12 +154,12 @@ static void test_random(nz_context_t *ctx) {
     for (int threads = 1; threads <= 3; threads++) {
         NZT_OK(ctx, nz_context_set_threads(ctx, threads));
         NZT_OK(ctx, nz_gen_random(ctx, &B, 20000, 30000, 8.0, nzt_seed, NZ_F64));
-        NZT_CHECK(same_matrix(A, B), "random with %d threads differs", threads);
+        NZT_CHECK(same_matrix(ctx, A, B), "random with %d threads differs", threads);
         nz_matrix_destroy(&B);
     }
     NZT_OK(ctx, nz_context_set_threads(ctx, 0));
     NZT_OK(ctx, nz_gen_random(ctx, &B, 20000, 30000, 8.0, nzt_seed + 1, NZ_F64));
-    NZT_CHECK(!same_matrix(A, B), "another seed gives another matrix");
+    NZT_CHECK(!same_matrix(ctx, A, B), "another seed gives another matrix");
     nz_matrix_destroy(&B);
     /* f32 has the same pattern and rounded values */
     NZT_OK(ctx, nz_gen_random(ctx, &B, 20000, 30000, 8.0, nzt_seed, NZ_F32));
@@ -223,7 +223,7 @@ static void test_rail(nz_context_t *ctx) {
     for (int threads = 1; threads <= 3; threads += 2) {
         NZT_OK(ctx, nz_context_set_threads(ctx, threads));
         NZT_OK(ctx, nz_gen_rail(ctx, &B, rows, cols, len, nzt_seed, NZ_F64));
-        NZT_CHECK(same_matrix(A, B), "rail with %d threads differs", threads);
+        NZT_CHECK(same_matrix(ctx, A, B), "rail with %d threads differs", threads);
         nz_matrix_destroy(&B);
     }
     NZT_OK(ctx, nz_context_set_threads(ctx, 0));
@@ -269,7 +269,7 @@ static void test_mixed(nz_context_t *ctx) {
     for (int threads = 1; threads <= 2; threads++) {
         NZT_OK(ctx, nz_context_set_threads(ctx, threads));
         NZT_OK(ctx, nz_gen_mixed(ctx, &B, rows, 4, 5, 3000, nzt_seed, NZ_F64));
-        NZT_CHECK(same_matrix(A, B), "mixed with %d threads differs", threads);
+        NZT_CHECK(same_matrix(ctx, A, B), "mixed with %d threads differs", threads);
         nz_matrix_destroy(&B);
     }
     NZT_OK(ctx, nz_context_set_threads(ctx, 0));
@@ -327,13 +327,13 @@ static void test_rmat(nz_context_t *ctx) {
     for (int threads = 1; threads <= 3; threads++) {
         NZT_OK(ctx, nz_context_set_threads(ctx, threads));
         NZT_OK(ctx, nz_gen_rmat(ctx, &B, scale, edge_factor, 0.57, 0.19, 0.19, nzt_seed, NZ_F64));
-        NZT_CHECK(same_matrix(A, B), "rmat with %d threads (explicit Graph500 a, b, c) differs",
+        NZT_CHECK(same_matrix(ctx, A, B), "rmat with %d threads (explicit Graph500 a, b, c) differs",
                   threads);
         nz_matrix_destroy(&B);
     }
     NZT_OK(ctx, nz_context_set_threads(ctx, 0));
     NZT_OK(ctx, nz_gen_rmat(ctx, &B, scale, edge_factor, 0, 0, 0, nzt_seed + 1, NZ_F64));
-    NZT_CHECK(!same_matrix(A, B), "another seed gives another graph");
+    NZT_CHECK(!same_matrix(ctx, A, B), "another seed gives another graph");
     nz_matrix_destroy(&B);
     nz_matrix_destroy(&A);
 
@@ -345,7 +345,7 @@ static void test_rmat(nz_context_t *ctx) {
     NZT_OK(ctx, nz_gen_rmat(ctx, &B, 16, 4, 0, 0, 0, nzt_seed, NZ_F64));
     NZT_OK(ctx, nz_context_set_threads(ctx, 0));
     w = inspect(ctx, A, "rmat scale 16");
-    NZT_CHECK(same_matrix(A, B), "rmat scale 16 with 1 and 3 threads differs");
+    NZT_CHECK(same_matrix(ctx, A, B), "rmat scale 16 with 1 and 3 threads differs");
     NZT_CHECK(w.info.nnz > (4 << 16) / 2 && w.info.nnz < (4 << 16) && w.max_len > 20 * 4,
               "rmat scale 16: nnz %lld, max degree %lld", (long long)w.info.nnz,
               (long long)w.max_len);

@@ -264,7 +264,7 @@ static void test_chunks(nz_context_t *ctx) {
     const int64_t *ro;
     const int32_t *ci;
     const void *v;
-    NZT_OK(ctx, nz_matrix_csr_arrays(C, &ro, &ci, &v));
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &ro, &ci, &v, C));
     const int64_t ro_expected[] = {0, 2, 2, 2, 5};
     const int32_t ci_expected[] = {1, 4, 0, 2, 3};
     const double v_expected[] = {1.5, -2.0, 7.0, 8.0, 9.0};
@@ -320,7 +320,7 @@ static void test_large_chunks(nz_context_t *ctx) {
         const int64_t *ro;
         const int32_t *ci;
         const void *v;
-        NZT_OK(ctx, nz_matrix_csr_arrays(C, &ro, &ci, &v));
+        NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &ro, &ci, &v, C));
         int64_t bad = -1;
         for (int64_t k = 0; k < panels * per && bad < 0; k++)
             if (ci[k] != (int32_t)(k % per) || ((const double *)v)[k] != (double)k) bad = k;

@@ -117,7 +117,7 @@ static void test_create(nz_context_t *ctx) {
         const void *v = variant >= 4 ? NULL : (vt == NZ_F32 ? (const void *)vf : (const void *)vd);
         NZT_OK(ctx, nz_matrix_create_csr(ctx, &A, 4, 7, ot, ro, ci, vt, v));
         nz_matrix_info_t info;
-        nz_matrix_info(A, &info);
+        nz_matrix_info(ctx, &info, A);
         NZT_CHECK(info.nnz == 9, "create_csr: %lld entries after summing duplicates", (long long)info.nnz);
         nz_matrix_destroy(&A);
         SAME("create_csr row_offsets (int32)", h_ro32, fnv1a(ro32, sizeof ro32));
@@ -150,7 +150,7 @@ static void test_create(nz_context_t *ctx) {
 
 static void test_matrix_inputs(nz_context_t *ctx, nz_matrix_t *A, const char *label, const char *dir) {
     nz_matrix_info_t info;
-    nz_matrix_info(A, &info);
+    nz_matrix_info(ctx, &info, A);
     nz_format_options_t opt;
     memset(&opt, 0, sizeof opt);
     opt.max_padding_ratio = 40.0; /* most shapes in every format, without DIA of 10^7 entries */
@@ -179,13 +179,13 @@ static void test_matrix_inputs(nz_context_t *ctx, nz_matrix_t *A, const char *la
         NZT_OK(ctx, nz_matrix_transpose(ctx, &C, B));
         nz_matrix_destroy(&C);
         nz_matrix_stats_t st;
-        NZT_OK(ctx, nz_matrix_stats(ctx, B, &st));
-        NZT_OK(ctx, nz_mm_write(ctx, B, path));
+        NZT_OK(ctx, nz_matrix_stats(ctx, &st, B));
+        NZT_OK(ctx, nz_mm_write(ctx, path, B));
         SAME("convert back / convert_values / transpose / stats / mm_write: input", h_b, hash_matrix(B));
         for (int idx = 0;; idx++) {
             nz_format_t lf;
             nz_alg_t alg;
-            if (nz_spmv_list(NZ_BACKEND_CPU, idx, &lf, &alg) != NZ_SUCCESS) break;
+            if (nz_spmv_list(&lf, &alg, NZ_BACKEND_CPU, idx) != NZ_SUCCESS) break;
             if ((int)lf != f) continue;
             for (int op = 0; op < 2; op++) {
                 nz_spmv_plan_t *P = NULL;
@@ -253,7 +253,7 @@ static void test_io_inputs(nz_context_t *ctx, const char *dir) {
     NZT_OK(ctx, nz_gen_random(ctx, &G, 30, 20, 3.0, 5, NZ_F64));
     snprintf(path, sizeof path, "%s/m.nzb", dir);
     uint64_t hg = hash_matrix(G);
-    NZT_OK(ctx, nz_binary_write(ctx, G, path));
+    NZT_OK(ctx, nz_binary_write(ctx, path, G));
     SAME("binary_write: matrix", hg, hash_matrix(G));
     remove(path);
     nz_matrix_destroy(&G);

@@ -15,11 +15,11 @@ static char tmpdir[256];
 /* Dense row-major copy of a small host CSR matrix. */
 static double *dense_of(const nz_matrix_t *A, int64_t *rows, int64_t *cols) {
     nz_matrix_info_t info;
-    NZT_OK(ctx, nz_matrix_info(A, &info));
+    NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
     const int64_t *ro;
     const int32_t *ci;
     const void *v;
-    NZT_OK(ctx, nz_matrix_csr_arrays(A, &ro, &ci, &v));
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &ro, &ci, &v, A));
     double *d = nzt_malloc((size_t)(info.rows * info.cols + 1) * sizeof(double));
     for (int64_t k = 0; k < info.rows * info.cols; k++) d[k] = 0;
     for (int64_t i = 0; i < info.rows; i++)
@@ -43,7 +43,7 @@ static void expect_matrix(const char *what, const char *text, int64_t rows, int6
         int64_t r, c;
         double *d = dense_of(A, &r, &c);
         nz_matrix_info_t info;
-        nz_matrix_info(A, &info);
+        nz_matrix_info(ctx, &info, A);
         NZT_CHECK(r == rows && c == cols, "%s: shape %lld x %lld", what, (long long)r, (long long)c);
         NZT_CHECK(info.nnz == nnz, "%s: nnz %lld, expected %lld", what, (long long)info.nnz,
                   (long long)nnz);
@@ -156,7 +156,7 @@ static void test_free_format(void) {
     nz_matrix_t *A = NULL;
     NZT_OK(ctx, nz_mm_read_buffer(ctx, &A, text, strlen(text), "nan", NZ_F64));
     const double *v;
-    NZT_OK(ctx, nz_matrix_csr_arrays(A, NULL, NULL, (const void **)&v));
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, NULL, NULL, (const void **)&v, A));
     NZT_CHECK(isnan(v[0]) && isinf(v[1]) && v[1] < 0 && isinf(v[2]) && isinf(v[3]), "nan / inf");
     nz_matrix_destroy(&A);
 }
@@ -195,8 +195,8 @@ static void test_number_parsing(void) {
     NZT_OK(ctx, nz_mm_read_buffer(ctx, &B, text, len, "numbers", NZ_F32));
     const double *d;
     const float *f;
-    NZT_OK(ctx, nz_matrix_csr_arrays(A, NULL, NULL, (const void **)&d));
-    NZT_OK(ctx, nz_matrix_csr_arrays(B, NULL, NULL, (const void **)&f));
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, NULL, NULL, (const void **)&d, A));
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, NULL, NULL, (const void **)&f, B));
     int bad = 0;
     for (int k = 0; k < n; k++) {
         double rd = strtod(tokens[k], NULL);
@@ -302,8 +302,8 @@ static void test_parallel_parse(void) {
     const int64_t *ra, *rb;
     const int32_t *ca, *cb;
     const void *va, *vb;
-    nz_matrix_csr_arrays(A, &ra, &ca, &va);
-    nz_matrix_csr_arrays(B, &rb, &cb, &vb);
+    nz_matrix_csr_arrays(ctx, &ra, &ca, &va, A);
+    nz_matrix_csr_arrays(ctx, &rb, &cb, &vb, B);
     NZT_CHECK(memcmp(ra, rb, (size_t)(n + 1) * 8) == 0 && memcmp(ca, cb, (size_t)n * 4) == 0 &&
                   memcmp(va, vb, (size_t)n * 8) == 0,
               "1 thread and 7 threads differ");
@@ -338,15 +338,15 @@ static void test_parallel_parse(void) {
 
 static bool same_matrix(const nz_matrix_t *A, const nz_matrix_t *B) {
     nz_matrix_info_t a, b;
-    nz_matrix_info(A, &a);
-    nz_matrix_info(B, &b);
+    nz_matrix_info(ctx, &a, A);
+    nz_matrix_info(ctx, &b, B);
     if (a.rows != b.rows || a.cols != b.cols || a.nnz != b.nnz || a.value_type != b.value_type)
         return false;
     const int64_t *ra, *rb;
     const int32_t *ca, *cb;
     const void *va, *vb;
-    nz_matrix_csr_arrays(A, &ra, &ca, &va);
-    nz_matrix_csr_arrays(B, &rb, &cb, &vb);
+    nz_matrix_csr_arrays(ctx, &ra, &ca, &va, A);
+    nz_matrix_csr_arrays(ctx, &rb, &cb, &vb, B);
     size_t vs = a.value_type == NZ_F32 ? 4 : 8;
     return memcmp(ra, rb, (size_t)(a.rows + 1) * 8) == 0 &&
            (a.nnz == 0 || (memcmp(ca, cb, (size_t)a.nnz * 4) == 0 &&
@@ -357,8 +357,8 @@ static void roundtrip(const char *what, const nz_matrix_t *A, const char *suffix
     char path[512];
     snprintf(path, sizeof path, "%s/roundtrip%s", tmpdir, suffix);
     nz_matrix_info_t info;
-    nz_matrix_info(A, &info);
-    NZT_OK(ctx, nz_mm_write(ctx, A, path));
+    nz_matrix_info(ctx, &info, A);
+    NZT_OK(ctx, nz_mm_write(ctx, path, A));
     nz_matrix_t *B = NULL;
     nz_status_t s = nz_mm_read(ctx, &B, path, info.value_type);
     NZT_CHECK(s == NZ_SUCCESS, "%s%s: reread failed: %s", what, suffix, nz_context_last_error(ctx));
@@ -388,7 +388,7 @@ static void test_roundtrip(void) {
                 char path[512];
                 snprintf(path, sizeof path, "%s/coo.mtx", tmpdir);
                 NZT_OK(ctx, nz_matrix_convert(ctx, &C, A, NZ_FORMAT_COO, NULL));
-                NZT_OK(ctx, nz_mm_write(ctx, C, path));
+                NZT_OK(ctx, nz_mm_write(ctx, path, C));
                 NZT_OK(ctx, nz_mm_read(ctx, &B, path, vt));
                 NZT_CHECK(same_matrix(A, B), "%s: COO written as Matrix Market", nzt_zoo_name(k));
                 nz_matrix_destroy(&B);
@@ -448,13 +448,13 @@ static void test_real_files(void) {
     snprintf(path, sizeof path, "%s/bcsstk01.mtx", nzt_data_dir());
     NZT_OK(ctx, nz_mm_read(ctx, &A, path, NZ_F64));
     nz_matrix_info_t info;
-    nz_matrix_info(A, &info);
+    nz_matrix_info(ctx, &info, A);
     NZT_CHECK(info.rows == 48 && info.nnz == 400, "bcsstk01: %lld x %lld nnz %lld", (long long)info.rows,
               (long long)info.cols, (long long)info.nnz);
     nz_matrix_destroy(&A);
     snprintf(path, sizeof path, "%s/illc1033.mtx", nzt_data_dir());
     NZT_OK(ctx, nz_mm_read(ctx, &A, path, NZ_F32));
-    nz_matrix_info(A, &info);
+    nz_matrix_info(ctx, &info, A);
     NZT_CHECK(info.rows == 1033 && info.cols == 320 && info.nnz == 4732, "illc1033 shape");
     nz_matrix_destroy(&A);
 }
@@ -485,7 +485,7 @@ static void test_manifest(void) {
         NZT_CHECK(s == NZ_SUCCESS, "%s: %s", file, nz_context_last_error(ctx));
         if (s != NZ_SUCCESS) continue;
         nz_matrix_info_t info;
-        nz_matrix_info(A, &info);
+        nz_matrix_info(ctx, &info, A);
         bool symmetric = strstr(line, "\tsymmetric\t") != NULL || strstr(line, "skew") != NULL;
         NZT_CHECK(info.rows == rows && info.cols == cols, "%s: %lld x %lld, manifest %lld x %lld",
                   file, (long long)info.rows, (long long)info.cols, rows, cols);
@@ -507,8 +507,8 @@ static void test_gzip(void) {
     snprintf(plain, sizeof plain, "%s/g.mtx", tmpdir);
     snprintf(gz, sizeof gz, "%s/g.mtx.gz", tmpdir);
     snprintf(odd, sizeof odd, "%s/g_gzip_without_extension.mtx", tmpdir);
-    NZT_OK(ctx, nz_mm_write(ctx, A, plain));
-    NZT_OK(ctx, nz_mm_write(ctx, A, gz));
+    NZT_OK(ctx, nz_mm_write(ctx, plain, A));
+    NZT_OK(ctx, nz_mm_write(ctx, gz, A));
     NZT_OK(ctx, nz_mm_read(ctx, &B, plain, NZ_F64));
     NZT_OK(ctx, nz_mm_read(ctx, &C, gz, NZ_F64));
     NZT_CHECK(same_matrix(B, C) && same_matrix(A, B), "plain and gz differ");
@@ -558,30 +558,30 @@ static void test_dense(void) {
     NZT_OK(ctx, nz_mm_write_dense(ctx, path, NZ_F64, 3, 2, x));
     int64_t rows = 0, cols = 0;
     void *data = NULL;
-    NZT_OK(ctx, nz_mm_read_dense(ctx, path, NZ_F64, &rows, &cols, &data));
+    NZT_OK(ctx, nz_mm_read_dense(ctx, &data, &rows, &cols, path, NZ_F64));
     NZT_CHECK(rows == 3 && cols == 2 && memcmp(data, x, sizeof x) == 0, "dense round trip");
     NZT_OK(ctx, nz_free(ctx, data));
     float xf[6] = {1, 2, 3, -4.5f, 1e-30f, 1.0f / 7};
     NZT_OK(ctx, nz_mm_write_dense(ctx, path, NZ_F32, 6, 1, xf));
-    NZT_OK(ctx, nz_mm_read_dense(ctx, path, NZ_F32, &rows, &cols, &data));
+    NZT_OK(ctx, nz_mm_read_dense(ctx, &data, &rows, &cols, path, NZ_F32));
     NZT_CHECK(rows == 6 && cols == 1 && memcmp(data, xf, sizeof xf) == 0, "float dense round trip");
     NZT_OK(ctx, nz_free(ctx, data));
     /* symmetric array expanded */
     const char *sym = "%%MatrixMarket matrix array real symmetric\n3 3\n1\n2\n3\n4\n5\n6\n";
     write_file(path, sym, strlen(sym));
-    NZT_OK(ctx, nz_mm_read_dense(ctx, path, NZ_F64, &rows, &cols, &data));
+    NZT_OK(ctx, nz_mm_read_dense(ctx, &data, &rows, &cols, path, NZ_F64));
     double es[9] = {1, 2, 3, 2, 4, 5, 3, 5, 6};
     NZT_CHECK(rows == 3 && cols == 3 && memcmp(data, es, sizeof es) == 0, "symmetric dense");
     NZT_OK(ctx, nz_free(ctx, data));
     /* coordinate densified (column-major), skew mirrored, duplicates summed */
     const char *co = "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 3\n2 1 1\n3 2 4\n3 2 1\n";
     write_file(path, co, strlen(co));
-    NZT_OK(ctx, nz_mm_read_dense(ctx, path, NZ_F64, &rows, &cols, &data));
+    NZT_OK(ctx, nz_mm_read_dense(ctx, &data, &rows, &cols, path, NZ_F64));
     double ec[9] = {0, 1, 0, -1, 0, 5, 0, -5, 0};
     NZT_CHECK(rows == 3 && cols == 3 && memcmp(data, ec, sizeof ec) == 0, "coordinate densified");
     NZT_OK(ctx, nz_free(ctx, data));
     /* errors */
-    NZT_CHECK(nz_mm_read_dense(ctx, "/nonexistent/x.mtx", NZ_F64, &rows, &cols, &data) == NZ_ERR_IO,
+    NZT_CHECK(nz_mm_read_dense(ctx, &data, &rows, &cols, "/nonexistent/x.mtx", NZ_F64) == NZ_ERR_IO,
               "missing file");
     NZT_CHECK(nz_mm_write_dense(ctx, path, NZ_F64, -1, 2, x) == NZ_ERR_INVALID_ARGUMENT, "neg dims");
     NZT_CHECK(nz_mm_write_dense(ctx, path, NZ_F64, 2, 2, NULL) == NZ_ERR_NULL_ARGUMENT, "NULL data");
@@ -603,10 +603,10 @@ static void test_arguments(void) {
     NZT_CHECK(nz_mm_read_buffer(ctx, &A, NULL, 5, "b", NZ_F64) == NZ_ERR_NULL_ARGUMENT, "NULL data");
     NZT_CHECK(nz_mm_read_buffer(ctx, &A, NULL, 0, NULL, NZ_F64) == NZ_ERR_PARSE, "empty buffer");
     NZT_CHECK(strstr(nz_context_last_error(ctx), "<buffer>:1:") != NULL, "default buffer name");
-    NZT_CHECK(nz_mm_write(ctx, NULL, "x") == NZ_ERR_NULL_ARGUMENT, "write NULL matrix");
+    NZT_CHECK(nz_mm_write(ctx, "x", NULL) == NZ_ERR_NULL_ARGUMENT, "write NULL matrix");
     nz_matrix_t *B = NULL;
     NZT_OK(ctx, nzt_zoo_matrix(ctx, &B, 10, NZ_F64, 1));
-    NZT_CHECK(nz_mm_write(ctx, B, "/nonexistent/dir/x.mtx") == NZ_ERR_IO, "unwritable path");
+    NZT_CHECK(nz_mm_write(ctx, "/nonexistent/dir/x.mtx", B) == NZ_ERR_IO, "unwritable path");
     nz_matrix_destroy(&B);
 }
 
@@ -648,7 +648,7 @@ static void test_alloc_failures(void) {
     snprintf(path, sizeof path, "%s/alloc.mtx.gz", tmpdir);
     nz_matrix_t *A = NULL;
     NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, 4, NZ_F32, 3));
-    NZT_OK(ctx, nz_mm_write(ctx, A, path));
+    NZT_OK(ctx, nz_mm_write(ctx, path, A));
     nz_matrix_destroy(&A);
     size_t size = 0;
     char *data = read_file(path, &size);

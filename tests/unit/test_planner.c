@@ -379,37 +379,37 @@ static void test_public_choose(nz_context_t *ctx) {
     nz_alg_t a = NZ_ALG_AUTO;
     char why[256];
     NZT_OK(ctx, nz_gen_laplace2d(ctx, &A, 100, 100, NZ_F64));
-    NZT_OK(ctx, nz_matrix_stats(ctx, A, &s));
-    NZT_OK(ctx, nz_spmv_plan_choose(&s, NZ_BACKEND_CPU, NZ_FORMAT_CSR, 0, &f, &a, why, sizeof why));
+    NZT_OK(ctx, nz_matrix_stats(ctx, &s, A));
+    NZT_OK(ctx, nz_spmv_plan_choose(&f, &a, why, sizeof why, &s, NZ_BACKEND_CPU, NZ_FORMAT_CSR, 0));
     NZT_CHECK(f == NZ_FORMAT_CSR && a == NZ_ALG_PARALLEL, "laplace2d 100^2 on the CPU: %s/%s (%s)",
               nz_format_name(f), nz_alg_name(a), why);
     NZT_CHECK(strncmp(why, "csr on the CPU: parallel", 24) == 0, "why: %s", why);
-    NZT_OK(ctx, nz_spmv_plan_choose(&s, NZ_BACKEND_CPU, NZ_FORMAT_COUNT, NZ_PLAN_TUNE, &f, &a,
-                                    NULL, 0));
+    NZT_OK(ctx, nz_spmv_plan_choose(&f, &a, NULL, 0, &s, NZ_BACKEND_CPU, NZ_FORMAT_COUNT,
+                                    NZ_PLAN_TUNE));
     NZT_CHECK(nz_cpu_spmv_supports(f, a), "advised %s/%s unsupported", nz_format_name(f),
               nz_alg_name(a));
     /* truncation keeps the string terminated */
     memset(why, 'x', sizeof why);
-    NZT_OK(ctx, nz_spmv_plan_choose(&s, NZ_BACKEND_CPU, NZ_FORMAT_CSR, 0, &f, &a, why, 8));
+    NZT_OK(ctx, nz_spmv_plan_choose(&f, &a, why, 8, &s, NZ_BACKEND_CPU, NZ_FORMAT_CSR, 0));
     NZT_CHECK(strlen(why) == 7, "truncated why has %zu characters", strlen(why));
 
-    NZT_CHECK(nz_spmv_plan_choose(NULL, NZ_BACKEND_CPU, NZ_FORMAT_CSR, 0, &f, &a, why, sizeof why) ==
+    NZT_CHECK(nz_spmv_plan_choose(&f, &a, why, sizeof why, NULL, NZ_BACKEND_CPU, NZ_FORMAT_CSR, 0) ==
                   NZ_ERR_NULL_ARGUMENT, "NULL stats");
-    NZT_CHECK(nz_spmv_plan_choose(&s, NZ_BACKEND_CPU, NZ_FORMAT_CSR, 0, NULL, &a, why, sizeof why) ==
+    NZT_CHECK(nz_spmv_plan_choose(NULL, &a, why, sizeof why, &s, NZ_BACKEND_CPU, NZ_FORMAT_CSR, 0) ==
                   NZ_ERR_NULL_ARGUMENT, "NULL format");
-    NZT_CHECK(nz_spmv_plan_choose(&s, NZ_BACKEND_CPU, NZ_FORMAT_CSR, 0, &f, NULL, why, sizeof why) ==
+    NZT_CHECK(nz_spmv_plan_choose(&f, NULL, why, sizeof why, &s, NZ_BACKEND_CPU, NZ_FORMAT_CSR, 0) ==
                   NZ_ERR_NULL_ARGUMENT, "NULL alg");
-    NZT_CHECK(nz_spmv_plan_choose(&s, (nz_backend_t)7, NZ_FORMAT_CSR, 0, &f, &a, why, sizeof why) ==
+    NZT_CHECK(nz_spmv_plan_choose(&f, &a, why, sizeof why, &s, (nz_backend_t)7, NZ_FORMAT_CSR, 0) ==
                   NZ_ERR_INVALID_ARGUMENT, "backend 7");
-    NZT_CHECK(nz_spmv_plan_choose(&s, NZ_BACKEND_CPU, (nz_format_t)-1, 0, &f, &a, why, sizeof why) ==
+    NZT_CHECK(nz_spmv_plan_choose(&f, &a, why, sizeof why, &s, NZ_BACKEND_CPU, (nz_format_t)-1, 0) ==
                   NZ_ERR_INVALID_ARGUMENT, "format -1");
-    NZT_CHECK(nz_spmv_plan_choose(&s, NZ_BACKEND_CPU, (nz_format_t)9, 0, &f, &a, why, sizeof why) ==
+    NZT_CHECK(nz_spmv_plan_choose(&f, &a, why, sizeof why, &s, NZ_BACKEND_CPU, (nz_format_t)9, 0) ==
                   NZ_ERR_INVALID_ARGUMENT, "format 9");
-    NZT_CHECK(nz_spmv_plan_choose(&s, NZ_BACKEND_CPU, NZ_FORMAT_CSR, 0x80, &f, &a, why, sizeof why) ==
+    NZT_CHECK(nz_spmv_plan_choose(&f, &a, why, sizeof why, &s, NZ_BACKEND_CPU, NZ_FORMAT_CSR, 0x80) ==
                   NZ_ERR_INVALID_ARGUMENT, "flag 0x80");
 
     nz_status_t st =
-        nz_spmv_plan_choose(&s, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, 0, &f, &a, why, sizeof why);
+        nz_spmv_plan_choose(&f, &a, why, sizeof why, &s, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, 0);
 #ifdef NZ_HAVE_CUDA
     NZT_CHECK(st == NZ_SUCCESS && nz_cuda_spmv_supports(f, a), "GPU choice: %d %s/%s (%s)",
               (int)st, nz_format_name(f), nz_alg_name(a), why);
@@ -427,7 +427,7 @@ static void test_generated(nz_context_t *ctx) {
     nzi_plan_choice_t c;
 
     NZT_OK(ctx, nz_gen_laplace3d(ctx, &A, 40, 40, 40, NZ_F64));
-    NZT_OK(ctx, nz_matrix_stats(ctx, A, &full));
+    NZT_OK(ctx, nz_matrix_stats(ctx, &full, A));
     NZT_OK(ctx, nzi_plan_row_stats(ctx, A, NZ_OP_N, &rows));
     NZT_CHECK(rows.rows == full.rows && rows.cols == full.cols && rows.nnz == full.nnz &&
                   rows.row_min == full.row_min && rows.row_max == full.row_max &&
@@ -472,7 +472,7 @@ static nz_spmv_plan_info_t run_plan(nz_context_t *ctx, const nz_matrix_t *A, con
     nz_spmv_plan_info_t info;
     nz_matrix_info_t mi;
     memset(&info, 0, sizeof info);
-    NZT_OK(ctx, nz_matrix_info(A, &mi));
+    NZT_OK(ctx, nz_matrix_info(ctx, &mi, A));
     NZT_OK(ctx, nz_spmv_plan_create(ctx, &plan, A, NZ_OP_N, NZ_ALG_AUTO, flags));
     NZT_OK(ctx, nz_spmv_plan_info(plan, &info));
     NZT_CHECK(info.alg != NZ_ALG_AUTO && nz_cpu_spmv_supports(mi.format, info.alg),

@@ -28,15 +28,15 @@ static int cmp_col(const void *x, const void *y) {
 }
 
 /* Expand-sort-compress per row, independent of the library's accumulators. */
-static void reference_product(const nz_matrix_t *A, const nz_matrix_t *B, ref_matrix_t *R) {
+static void reference_product(nz_context_t *ctx, const nz_matrix_t *A, const nz_matrix_t *B, ref_matrix_t *R) {
     const int64_t *ao, *bo;
     const int32_t *ac, *bc;
     const void *av, *bv;
     nz_matrix_info_t ia, ib;
-    NZT_OK(NULL, nz_matrix_info(A, &ia));
-    NZT_OK(NULL, nz_matrix_info(B, &ib));
-    NZT_OK(NULL, nz_matrix_csr_arrays(A, &ao, &ac, &av));
-    NZT_OK(NULL, nz_matrix_csr_arrays(B, &bo, &bc, &bv));
+    NZT_OK(NULL, nz_matrix_info(ctx, &ia, A));
+    NZT_OK(NULL, nz_matrix_info(ctx, &ib, B));
+    NZT_OK(NULL, nz_matrix_csr_arrays(ctx, &ao, &ac, &av, A));
+    NZT_OK(NULL, nz_matrix_csr_arrays(ctx, &bo, &bc, &bv, B));
     int64_t total = 0;
     for (int64_t i = 0; i < ia.rows; i++)
         for (int64_t k = ao[i]; k < ao[i + 1]; k++) total += bo[ac[k] + 1] - bo[ac[k]];
@@ -82,13 +82,13 @@ static void reference_free(ref_matrix_t *R) {
 }
 
 /* C must have R's exact structure and values within (count + 2) eps |bound| (+ a tiny floor). */
-static int64_t compare_with_reference(const char *what, const nz_matrix_t *C, const ref_matrix_t *R) {
+static int64_t compare_with_reference(nz_context_t *ctx, const char *what, const nz_matrix_t *C, const ref_matrix_t *R) {
     const int64_t *co;
     const int32_t *cc;
     const void *cv;
     nz_matrix_info_t ic;
-    NZT_OK(NULL, nz_matrix_info(C, &ic));
-    NZT_OK(NULL, nz_matrix_csr_arrays(C, &co, &cc, &cv));
+    NZT_OK(NULL, nz_matrix_info(ctx, &ic, C));
+    NZT_OK(NULL, nz_matrix_csr_arrays(ctx, &co, &cc, &cv, C));
     if (ic.rows != R->rows || ic.nnz != R->nnz) {
         NZT_CHECK(0, "%s: C has %lld rows / %lld nonzeros, the reference %lld / %lld", what,
                   (long long)ic.rows, (long long)ic.nnz, (long long)R->rows, (long long)R->nnz);
@@ -122,14 +122,14 @@ static int64_t compare_with_reference(const char *what, const nz_matrix_t *C, co
 }
 
 /* Products of A B (the reference's cost). */
-static int64_t count_products(const nz_matrix_t *A, const nz_matrix_t *B) {
+static int64_t count_products(nz_context_t *ctx, const nz_matrix_t *A, const nz_matrix_t *B) {
     const int64_t *ao, *bo;
     const int32_t *ac, *bc;
     const void *av, *bv;
     nz_matrix_info_t ia;
-    NZT_OK(NULL, nz_matrix_info(A, &ia));
-    NZT_OK(NULL, nz_matrix_csr_arrays(A, &ao, &ac, &av));
-    NZT_OK(NULL, nz_matrix_csr_arrays(B, &bo, &bc, &bv));
+    NZT_OK(NULL, nz_matrix_info(ctx, &ia, A));
+    NZT_OK(NULL, nz_matrix_csr_arrays(ctx, &ao, &ac, &av, A));
+    NZT_OK(NULL, nz_matrix_csr_arrays(ctx, &bo, &bc, &bv, B));
     int64_t total = 0;
     for (int64_t k = 0; k < ao[ia.rows]; k++) total += bo[ac[k] + 1] - bo[ac[k]];
     return total;
@@ -146,12 +146,12 @@ static void check_product(nz_context_t *ctx, const char *what, const nz_matrix_t
     ref_matrix_t R;
     nz_matrix_t *A_csr = NULL;
     nz_matrix_info_t ia;
-    NZT_OK(ctx, nz_matrix_info(A, &ia));
+    NZT_OK(ctx, nz_matrix_info(ctx, &ia, A));
     if (ia.format != NZ_FORMAT_CSR) { /* the reference reads CSR arrays */
         NZT_OK(ctx, nz_matrix_convert(ctx, &A_csr, A, NZ_FORMAT_CSR, NULL));
     }
     const nz_matrix_t *A_ref = A_csr != NULL ? A_csr : A;
-    if (count_products(A_ref, B) > REFERENCE_PRODUCT_LIMIT) {
+    if (count_products(ctx, A_ref, B) > REFERENCE_PRODUCT_LIMIT) {
         skipped_products++;
         nz_matrix_destroy(&A_csr);
         return;
@@ -160,8 +160,8 @@ static void check_product(nz_context_t *ctx, const char *what, const nz_matrix_t
     opt.alg = NZ_SPGEMM_CPU;
     opt.threads = threads;
     NZT_OK(ctx, nz_spgemm(ctx, &C, A, B, &opt, &info));
-    reference_product(A_ref, B, &R);
-    compare_with_reference(what, C, &R);
+    reference_product(ctx, A_ref, B, &R);
+    compare_with_reference(ctx, what, C, &R);
     int64_t products = 0;
     for (int64_t e = 0; e < R.nnz; e++) products += R.entries[e].count;
     NZT_CHECK(info.products == products, "%s: info.products %lld, expected %lld", what,
@@ -197,9 +197,9 @@ static void test_hand_computed(void) {
         const int64_t *co;
         const int32_t *cc;
         const void *cv;
-        NZT_OK(ctx, nz_matrix_csr_arrays(C, &co, &cc, &cv));
+        NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &co, &cc, &cv, C));
         nz_matrix_info_t ic;
-        NZT_OK(ctx, nz_matrix_info(C, &ic));
+        NZT_OK(ctx, nz_matrix_info(ctx, &ic, C));
         NZT_CHECK(ic.rows == 3 && ic.cols == 2 && ic.nnz == 3 && ic.value_type == vt,
                   "C is %lld x %lld nnz %lld", (long long)ic.rows, (long long)ic.cols,
                   (long long)ic.nnz);
@@ -223,8 +223,8 @@ static void test_hand_computed(void) {
         NZT_OK(ctx, nz_matrix_create_csr(ctx, &Y, 2, 1, NZ_I64, yo, yc, NZ_F64, yv));
         if (vt == NZ_F64) {
             NZT_OK(ctx, nz_spgemm(ctx, &C, X, Y, NULL, NULL));
-            NZT_OK(ctx, nz_matrix_info(C, &ic));
-            NZT_OK(ctx, nz_matrix_csr_arrays(C, &co, &cc, &cv));
+            NZT_OK(ctx, nz_matrix_info(ctx, &ic, C));
+            NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &co, &cc, &cv, C));
             NZT_CHECK(ic.nnz == 1 && cc[0] == 0 && ((const double *)cv)[0] == 0.0,
                       "cancelled entry: nnz %lld", (long long)ic.nnz);
             nz_matrix_destroy(&C);
@@ -314,7 +314,7 @@ static void test_zoo(void) {
             NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, k, vt, nzt_seed + (uint64_t)k));
             NZT_OK(ctx, nz_matrix_transpose(ctx, &T, A));
             nz_matrix_info_t ia;
-            NZT_OK(ctx, nz_matrix_info(A, &ia));
+            NZT_OK(ctx, nz_matrix_info(ctx, &ia, A));
             if (ia.rows > 3000 || ia.nnz > 200000) { /* keep the reference cheap */
                 nz_matrix_destroy(&A);
                 nz_matrix_destroy(&T);
@@ -382,7 +382,7 @@ static void test_generated(void) {
         nz_spgemm_info_t info;
         NZT_OK(ctx, nz_spgemm(ctx, &C, A, B, NULL, &info));
         nz_matrix_info_t ic;
-        NZT_OK(ctx, nz_matrix_info(C, &ic));
+        NZT_OK(ctx, nz_matrix_info(ctx, &ic, C));
         NZT_CHECK(ic.rows == 40 && ic.cols == 40 && ic.nnz == 0 && info.products == 0,
                   "empty product: %lld x %lld nnz %lld", (long long)ic.rows, (long long)ic.cols,
                   (long long)ic.nnz);
@@ -400,11 +400,11 @@ static void test_generated(void) {
         NZT_OK(ctx, nz_matrix_create_csr(ctx, &E, 3, 0, NZ_I64, eo, NULL, NZ_F64, NULL));
         NZT_OK(ctx, nz_spgemm(ctx, &C, Z, E, NULL, NULL)); /* 0x3 times 3x0 */
         nz_matrix_info_t ic;
-        NZT_OK(ctx, nz_matrix_info(C, &ic));
+        NZT_OK(ctx, nz_matrix_info(ctx, &ic, C));
         NZT_CHECK(ic.rows == 0 && ic.cols == 0 && ic.nnz == 0, "0x3 * 3x0");
         nz_matrix_destroy(&C);
         NZT_OK(ctx, nz_spgemm(ctx, &C, E, Z, NULL, NULL)); /* 3x0 times 0x3 */
-        NZT_OK(ctx, nz_matrix_info(C, &ic));
+        NZT_OK(ctx, nz_matrix_info(ctx, &ic, C));
         NZT_CHECK(ic.rows == 3 && ic.cols == 3 && ic.nnz == 0, "3x0 * 0x3");
         nz_matrix_destroy(&C);
         nz_matrix_destroy(&Z);
@@ -438,10 +438,10 @@ static void test_thread_independence(void) {
     const int32_t *c1, *c4;
     const void *v1, *v4;
     nz_matrix_info_t i1, i4;
-    NZT_OK(ctx, nz_matrix_info(C1, &i1));
-    NZT_OK(ctx, nz_matrix_info(C4, &i4));
-    NZT_OK(ctx, nz_matrix_csr_arrays(C1, &o1, &c1, &v1));
-    NZT_OK(ctx, nz_matrix_csr_arrays(C4, &o4, &c4, &v4));
+    NZT_OK(ctx, nz_matrix_info(ctx, &i1, C1));
+    NZT_OK(ctx, nz_matrix_info(ctx, &i4, C4));
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &o1, &c1, &v1, C1));
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &o4, &c4, &v4, C4));
     NZT_CHECK(i1.nnz == i4.nnz && memcmp(o1, o4, (size_t)(i1.rows + 1) * 8) == 0 &&
                   memcmp(c1, c4, (size_t)i1.nnz * 4) == 0 &&
                   memcmp(v1, v4, (size_t)i1.nnz * 4) == 0,
@@ -474,7 +474,7 @@ static void test_real_matrices(void) {
             continue;
         }
         nz_matrix_info_t ia;
-        NZT_OK(ctx, nz_matrix_info(A, &ia));
+        NZT_OK(ctx, nz_matrix_info(ctx, &ia, A));
         if (ia.rows == ia.cols) {
             snprintf(what, sizeof what, "%s A*A", names[i]);
             check_product(ctx, what, A, A, 0);

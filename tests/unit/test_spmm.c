@@ -24,7 +24,7 @@ static void check_product(const char *name, nz_spmm_plan_t *plan, const nz_matri
                           nz_operation_t op, int64_t k, nz_dense_layout_t layout, int64_t pad,
                           double alpha, double beta, int mixed, int compare, void *out_copy) {
     nz_matrix_info_t info;
-    NZT_OK(ctx, nz_matrix_info(csr, &info));
+    NZT_OK(ctx, nz_matrix_info(ctx, &info, csr));
     const nz_value_type_t vt = info.value_type;
     const int64_t xrows = op == NZ_OP_N ? info.cols : info.rows;
     const int64_t yrows = op == NZ_OP_N ? info.rows : info.cols;
@@ -122,7 +122,7 @@ static void test_hand(void) {
                               layout == NZ_ROW_MAJOR ? "row" : "col", nz_alg_name(alg), r, c, y,
                               2.0 * AX[r][c] - 1.0);
                 }
-            nz_spmv_plan_info_t info;
+            nz_spmm_plan_info_t info;
             NZT_OK(ctx, nz_spmm_plan_info(plan, &info));
             NZT_CHECK(info.alg == alg && info.backend == NZ_BACKEND_CPU && info.reproducible == 1 &&
                           info.format == NZ_FORMAT_CSR && info.workspace_bytes == 0,
@@ -142,7 +142,7 @@ static void test_hand(void) {
     NZT_OK(ctx, nz_spmm_execute(plan, 1.0, Xt, 2, 0.0, Y, 2));
     NZT_CHECK(memcmp(Y, ATX, sizeof Y) == 0, "hand A^T X: %g %g %g %g %g %g %g %g", Y[0], Y[1],
               Y[2], Y[3], Y[4], Y[5], Y[6], Y[7]);
-    nz_spmv_plan_info_t info;
+    nz_spmm_plan_info_t info;
     NZT_OK(ctx, nz_spmm_plan_info(plan, &info));
     NZT_CHECK(info.alg == NZ_ALG_PARALLEL && info.workspace_bytes > 0,
               "op T: auto resolved to %d, workspace %zu", (int)info.alg, info.workspace_bytes);
@@ -168,7 +168,7 @@ static void test_zoo(void) {
             nz_matrix_t *A = NULL;
             NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, z, vt, nzt_seed));
             nz_matrix_info_t info;
-            NZT_OK(ctx, nz_matrix_info(A, &info));
+            NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
             int before = nzt_failures;
             /* the big zoo members get fewer k so the test stays quick */
             int nk = info.nnz > 200000 ? 2 : (int)(sizeof ks / sizeof ks[0]);
@@ -249,7 +249,7 @@ static void test_formats_and_mixed(void) {
                      op ? 'T' : 'N');
             check_product(name, plan, A, (nz_operation_t)op, 5, NZ_COL_MAJOR, 1, 1.5, -1.0, 0, 1,
                           NULL);
-            nz_spmv_plan_info_t info;
+            nz_spmm_plan_info_t info;
             NZT_OK(ctx, nz_spmm_plan_info(plan, &info));
             NZT_CHECK(info.format == formats[f] && info.workspace_bytes > 0,
                       "%s: info format %d, workspace %zu (a CSR copy is held)", name,

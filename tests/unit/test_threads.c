@@ -40,16 +40,16 @@ static uint64_t fold(uint64_t h, const void *data, size_t n) {
 
 static uint64_t fold_i64(uint64_t h, int64_t v) { return fold(h, &v, sizeof v); }
 
-static uint64_t fold_matrix(uint64_t h, const nz_matrix_t *A) {
+static uint64_t fold_matrix(nz_context_t *ctx, uint64_t h, const nz_matrix_t *A) {
     nz_matrix_info_t info;
     const int64_t *ro;
     const int32_t *ci;
     const void *v;
-    nz_matrix_info(A, &info);
+    nz_matrix_info(ctx, &info, A);
     h = fold_i64(h, info.rows);
     h = fold_i64(h, info.cols);
     h = fold_i64(h, info.nnz);
-    if (nz_matrix_csr_arrays(A, &ro, &ci, &v) == NZ_SUCCESS) {
+    if (nz_matrix_csr_arrays(ctx, &ro, &ci, &v, A) == NZ_SUCCESS) {
         h = fold(h, ro, (size_t)(info.rows + 1) * 8);
         h = fold(h, ci, (size_t)info.nnz * 4);
         h = fold(h, v, (size_t)info.nnz * (info.value_type == NZ_F32 ? 4 : 8));
@@ -74,7 +74,7 @@ static uint64_t fold_matrix(uint64_t h, const nz_matrix_t *A) {
 /* SpMV in every CPU pair for both operations on matrix A (in every format it converts to). */
 static uint64_t spmv_all(worker_t *w, nz_context_t *ctx, const nz_matrix_t *A, uint64_t h) {
     nz_matrix_info_t info;
-    nz_matrix_info(A, &info);
+    nz_matrix_info(ctx, &info, A);
     int64_t len = (info.rows > info.cols ? info.rows : info.cols) + 1;
     size_t vs = info.value_type == NZ_F32 ? 4 : 8;
     void *x = nzt_malloc((size_t)len * vs), *y = nzt_malloc((size_t)len * vs);
@@ -86,18 +86,18 @@ static uint64_t spmv_all(worker_t *w, nz_context_t *ctx, const nz_matrix_t *A, u
         h = fold_i64(h, s);
         if (s != NZ_SUCCESS) continue;
         nz_matrix_stats_t st;
-        WOK(w, ctx, nz_matrix_stats(ctx, B, &st));
+        WOK(w, ctx, nz_matrix_stats(ctx, &st, B));
         h = fold_i64(h, st.nnz);
         h = fold_i64(h, st.num_diagonals);
         h = fold_i64(h, st.lower_bandwidth);
         h = fold_i64(h, st.symmetric);
         WOK(w, ctx, nz_matrix_transpose(ctx, &T, B));
-        h = fold_matrix(h, T);
+        h = fold_matrix(ctx, h, T);
         nz_matrix_destroy(&T);
         for (int idx = 0;; idx++) {
             nz_format_t lf;
             nz_alg_t alg;
-            if (nz_spmv_list(NZ_BACKEND_CPU, idx, &lf, &alg) != NZ_SUCCESS) break;
+            if (nz_spmv_list(&lf, &alg, NZ_BACKEND_CPU, idx) != NZ_SUCCESS) break;
             if ((int)lf != f) continue;
             for (int op = 0; op < 2; op++) {
                 nz_spmv_plan_t *P = NULL;
@@ -146,8 +146,8 @@ static void *run_worker(void *arg) {
     WOK(w, ctx, nz_gen_random(ctx, &M[1], 500 + 37 * id, 400, 5.0, 77u + (uint64_t)id, vt));
     WOK(w, ctx, nz_gen_rmat(ctx, &M[2], 9, 6, 0, 0, 0, 5u + (uint64_t)id, vt));
     WOK(w, ctx, nz_gen_mixed(ctx, &M[3], 400, 4, 3, 200, 9u + (uint64_t)id, vt));
-    WOK(w, ctx, nz_gen_fe3d(ctx, &M[4], 7 + id % 2, NZ_F64, &b, &u));
-    for (int i = 0; i < 5; i++) h = fold_matrix(h, M[i]);
+    WOK(w, ctx, nz_gen_fe3d(ctx, &M[4], &b, &u, 7 + id % 2, NZ_F64));
+    for (int i = 0; i < 5; i++) h = fold_matrix(ctx, h, M[i]);
     for (int i = 0; i < 4; i++) h = spmv_all(w, ctx, M[i], h);
 
     /* file round trips through this worker's own files */
@@ -156,18 +156,18 @@ static void *run_worker(void *arg) {
     for (int i = 0; i < 3; i++) {
         snprintf(path, sizeof path, "%s/w%d.%s", w->dir, id, suffix[i]);
         if (i == 2)
-            WOK(w, ctx, nz_binary_write(ctx, M[1], path));
+            WOK(w, ctx, nz_binary_write(ctx, path, M[1]));
         else
-            WOK(w, ctx, nz_mm_write(ctx, M[1], path));
+            WOK(w, ctx, nz_mm_write(ctx, path, M[1]));
         WOK(w, ctx, nz_matrix_read(ctx, &R, path, vt));
-        h = fold_matrix(h, R);
+        h = fold_matrix(ctx, h, R);
         nz_matrix_destroy(&R);
         remove(path);
     }
 
     /* CG on the FE matrix, Jacobi, from x = 0 */
     nz_matrix_info_t info;
-    nz_matrix_info(M[4], &info);
+    nz_matrix_info(ctx, &info, M[4]);
     x = (double *)calloc((size_t)info.rows, sizeof(double));
     nz_cg_options_t opt;
     memset(&opt, 0, sizeof opt);

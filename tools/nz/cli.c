@@ -192,8 +192,8 @@ int nz_cli_write_matrix(const char *cmd, nz_context_t *ctx, const nz_matrix_t *A
                         const char *path) {
     int rc = nz_cli_check_matrix_path(cmd, path);
     if (rc != NZ_EXIT_OK) return rc;
-    nz_status_t status = nz_cli_ends_with(path, ".nzb") ? nz_binary_write(ctx, A, path)
-                                                        : nz_mm_write(ctx, A, path);
+    nz_status_t status = nz_cli_ends_with(path, ".nzb") ? nz_binary_write(ctx, path, A)
+                                                        : nz_mm_write(ctx, path, A);
     if (status != NZ_SUCCESS) return nz_cli_library_error(cmd, ctx, status);
     return NZ_EXIT_OK;
 }

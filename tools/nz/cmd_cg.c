@@ -241,12 +241,12 @@ int nz_cmd_cg(int argc, char **argv) {
     if (o.fe3d) {
         if (need_host) {
             double t0 = nz_cli_wtime();
-            LIB(nz_gen_fe3d(ctx, &A, o.fe3d, vt, &b, &u));
+            LIB(nz_gen_fe3d(ctx, &A, &b, &u, o.fe3d, vt));
             host_assembly = nz_cli_wtime() - t0;
         }
         if (cuda && o.assembly >= 1) {
             double t0 = nz_cli_wtime();
-            LIB(nz_gen_fe3d_device(ctx, &dA_assembled, o.fe3d, vt, &db_gen, &du));
+            LIB(nz_gen_fe3d_device(ctx, &dA_assembled, &db_gen, &du, o.fe3d, vt));
             device_assembly = nz_cli_wtime() - t0;
         }
         n = (o.fe3d - 1) * (o.fe3d - 1) * (o.fe3d - 1);
@@ -257,7 +257,7 @@ int nz_cmd_cg(int argc, char **argv) {
             goto cleanup;
         }
         nz_matrix_info_t info;
-        LIB(nz_matrix_info(A, &info));
+        LIB(nz_matrix_info(ctx, &info, A));
         if (info.rows != info.cols) {
             nz_cli_error(CMD, "%s is %lld x %lld; CG needs a square (SPD) matrix", o.matrix_path,
                          (long long)info.rows, (long long)info.cols);
@@ -267,7 +267,7 @@ int nz_cmd_cg(int argc, char **argv) {
         n = info.rows;
         if (o.b_path != NULL) {
             int64_t rows = 0, cols = 0;
-            if ((status = nz_mm_read_dense(ctx, o.b_path, vt, &rows, &cols, &b)) != NZ_SUCCESS) {
+            if ((status = nz_mm_read_dense(ctx, &b, &rows, &cols, o.b_path, vt)) != NZ_SUCCESS) {
                 nz_cli_library_message(CMD, ctx, status);
                 rc = NZ_EXIT_FAIL;
                 goto cleanup;
@@ -305,10 +305,10 @@ int nz_cmd_cg(int argc, char **argv) {
     if (cuda) {
         if (A != NULL) {
             /* the host matrix (read, or host-assembled) uploaded, with b: the timed transfer */
-            LIB(nz_matrix_to_device(ctx, &dA, solve_matrix, 0));
+            LIB(nz_matrix_to_device(ctx, &dA, solve_matrix, NZ_INDEX_AUTO));
             LIB(nz_device_malloc(ctx, &db, (size_t)n * vs + 1));
             double t0 = nz_cli_wtime();
-            LIB(nz_memcpy_to_device(ctx, db, b, (size_t)n * vs));
+            LIB(nz_device_copy_from_host(ctx, db, b, (size_t)n * vs));
             b_transfer = nz_cli_wtime() - t0;
         }
         /* the GPU-assembled problem is solved whenever it exists in the requested format */
@@ -316,7 +316,7 @@ int nz_cmd_cg(int argc, char **argv) {
         solve_matrix = generated ? dA_assembled : dA;
         solve_b = generated ? db_gen : db;
         LIB(nz_device_malloc(ctx, &dx, (size_t)n * vs + 1));
-        LIB(nz_memcpy_to_device(ctx, dx, x, (size_t)n * vs));
+        LIB(nz_device_copy_from_host(ctx, dx, x, (size_t)n * vs));
     }
 
     /* ---- solve ---- */
@@ -326,11 +326,11 @@ int nz_cmd_cg(int argc, char **argv) {
         rc = nz_cli_library_error(CMD, ctx, status);
         goto cleanup;
     }
-    if (cuda) LIB(nz_memcpy_to_host(ctx, x, dx, (size_t)n * vs));
+    if (cuda) LIB(nz_device_copy_to_host(ctx, x, dx, (size_t)n * vs));
 
     /* ---- report ---- */
     nz_matrix_info_t mi;
-    LIB(nz_matrix_info(solve_matrix, &mi));
+    LIB(nz_matrix_info(ctx, &mi, solve_matrix));
     if (o.fe3d)
         printf("problem: fe3d N=%lld (%lld unknowns, %lld nonzeros)\n", (long long)o.fe3d,
                (long long)n, (long long)mi.nnz);
@@ -356,7 +356,7 @@ int nz_cmd_cg(int argc, char **argv) {
         double err = 0;
         if (u == NULL) { /* GPU assembly only: fetch its u_exact */
             LIB(nz_malloc(ctx, &u, (size_t)n * vs + 1));
-            LIB(nz_memcpy_to_host(ctx, u, du, (size_t)n * vs));
+            LIB(nz_device_copy_to_host(ctx, u, du, (size_t)n * vs));
         }
         for (int64_t i = 0; i < n; i++) {
             double d = get_value(x, vt, i) - get_value(u, vt, i);
@@ -367,7 +367,7 @@ int nz_cmd_cg(int argc, char **argv) {
     }
     if (cuda && dA != NULL) {
         nz_matrix_info_t di;
-        LIB(nz_matrix_info(dA, &di));
+        LIB(nz_matrix_info(ctx, &di, dA));
         double t = di.transfer_seconds + b_transfer;
         printf("transfer: %.3f ms (matrix %.3f ms, %.1f MB + b) = %.1f SpMVs\n", 1e3 * t,
                1e3 * di.transfer_seconds, (double)di.bytes / 1e6,
@@ -376,7 +376,7 @@ int nz_cmd_cg(int argc, char **argv) {
     if (cuda && o.fe3d && (host_assembly > 0 || device_assembly > 0)) {
         nz_matrix_info_t di;
         double up = 0;
-        if (dA != NULL && nz_matrix_info(dA, &di) == NZ_SUCCESS)
+        if (dA != NULL && nz_matrix_info(ctx, &di, dA) == NZ_SUCCESS)
             up = di.transfer_seconds + b_transfer;
         printf("assembly: host %.3f ms + transfer %.3f ms vs device %.3f ms\n",
                1e3 * host_assembly, 1e3 * up, 1e3 * device_assembly);

@@ -63,7 +63,7 @@ int nz_cmd_convert(int argc, char **argv) {
     if ((rc = nz_cli_write_matrix(CMD, ctx, A, output)) != NZ_EXIT_OK) goto cleanup;
     double t2 = nz_cli_wtime();
     nz_matrix_info_t info;
-    if ((status = nz_matrix_info(A, &info)) != NZ_SUCCESS) {
+    if ((status = nz_matrix_info(ctx, &info, A)) != NZ_SUCCESS) {
         rc = nz_cli_library_error(CMD, ctx, status);
         goto cleanup;
     }

@@ -200,8 +200,8 @@ int nz_cmd_gen(int argc, char **argv) {
         break;
     case KIND_FE3D:
         if (n == 0) n = 8;
-        status = nz_gen_fe3d(ctx, &A, n, value_type, b_path != NULL ? &load : NULL,
-                             u_path != NULL ? &exact : NULL);
+        status = nz_gen_fe3d(ctx, &A, b_path != NULL ? &load : NULL, u_path != NULL ? &exact : NULL,
+                             n, value_type);
         break;
     case KIND_RMAT:
         status = nz_gen_rmat(ctx, &A, (int)scale, (int)edge_factor, a, b, c, seed, value_type);
@@ -231,7 +231,7 @@ int nz_cmd_gen(int argc, char **argv) {
         goto cleanup;
     }
     nz_matrix_info_t info;
-    if ((status = nz_matrix_info(A, &info)) != NZ_SUCCESS) {
+    if ((status = nz_matrix_info(ctx, &info, A)) != NZ_SUCCESS) {
         rc = nz_cli_library_error(CMD, ctx, status);
         goto cleanup;
     }

@@ -75,7 +75,7 @@ int nz_cmd_info(int argc, char **argv) {
         goto cleanup;
     }
     double read_seconds = nz_cli_wtime() - t0;
-    if ((status = nz_matrix_stats(ctx, A, &stats)) != NZ_SUCCESS) {
+    if ((status = nz_matrix_stats(ctx, &stats, A)) != NZ_SUCCESS) {
         rc = nz_cli_library_error(CMD, ctx, status);
         goto cleanup;
     }
@@ -85,8 +85,8 @@ int nz_cmd_info(int argc, char **argv) {
     const char *device_name = NULL;
     if (backend == NZ_BACKEND_CUDA) {
         if ((status = nz_context_set_device(ctx, 0, NULL)) != NZ_SUCCESS ||
-            (status = nz_matrix_to_device(ctx, &dA, A, 0)) != NZ_SUCCESS ||
-            (status = nz_matrix_info(dA, &device_info)) != NZ_SUCCESS) {
+            (status = nz_matrix_to_device(ctx, &dA, A, NZ_INDEX_AUTO)) != NZ_SUCCESS ||
+            (status = nz_matrix_info(ctx, &device_info, dA)) != NZ_SUCCESS) {
             rc = nz_cli_library_error(CMD, ctx, status);
             goto cleanup;
         }
@@ -120,7 +120,7 @@ int nz_cmd_info(int argc, char **argv) {
         nz_format_t format;
         nz_alg_t alg;
         snprintf(label, sizeof label, "planner %s", b == 0 ? "cpu" : "cuda");
-        if (nz_spmv_plan_choose(&stats, be, NZ_FORMAT_COUNT, 0, &format, &alg, why, sizeof why) ==
+        if (nz_spmv_plan_choose(&format, &alg, why, sizeof why, &stats, be, NZ_FORMAT_COUNT, 0) ==
             NZ_SUCCESS)
             printf("%-22s %s/%s (%s)\n", label, nz_format_name(format), nz_alg_name(alg), why);
         else

@@ -96,8 +96,8 @@ static nz_status_t absolute_copy(nz_context_t *ctx, nz_matrix_t **out, const nz_
     const int32_t *cols;
     const void *values;
     nz_matrix_info_t info;
-    nz_status_t status = nz_matrix_info(M, &info);
-    if (status == NZ_SUCCESS) status = nz_matrix_csr_arrays(M, &offsets, &cols, &values);
+    nz_status_t status = nz_matrix_info(ctx, &info, M);
+    if (status == NZ_SUCCESS) status = nz_matrix_csr_arrays(ctx, &offsets, &cols, &values, M);
     if (status != NZ_SUCCESS) return status;
     double *abs_values = NULL;
     status = nz_malloc(ctx, (void **)&abs_values, (size_t)(info.nnz > 0 ? info.nnz : 1) * sizeof(double));
@@ -117,18 +117,18 @@ static double value_at(const void *values, nz_value_type_t vt, int64_t k) {
 
 /* Compare C with the CPU result R; bound holds (|A| |B|) on R's structure. Returns the number of
  * mismatches (structure or value) and describes the first in `first`. */
-static int64_t compare(const nz_matrix_t *A, const nz_matrix_t *C, const nz_matrix_t *R,
+static int64_t compare(nz_context_t *ctx, const nz_matrix_t *A, const nz_matrix_t *C, const nz_matrix_t *R,
                        const nz_matrix_t *bound, nz_value_type_t vt, char *first, size_t size) {
     const int64_t *ao, *co, *ro, *bo;
     const int32_t *ac, *cc, *rc, *bc;
     const void *av, *cv, *rv, *bv;
     nz_matrix_info_t ci, ri;
-    nz_matrix_info(C, &ci);
-    nz_matrix_info(R, &ri);
-    nz_matrix_csr_arrays(A, &ao, &ac, &av);
-    nz_matrix_csr_arrays(C, &co, &cc, &cv);
-    nz_matrix_csr_arrays(R, &ro, &rc, &rv);
-    nz_matrix_csr_arrays(bound, &bo, &bc, &bv);
+    nz_matrix_info(ctx, &ci, C);
+    nz_matrix_info(ctx, &ri, R);
+    nz_matrix_csr_arrays(ctx, &ao, &ac, &av, A);
+    nz_matrix_csr_arrays(ctx, &co, &cc, &cv, C);
+    nz_matrix_csr_arrays(ctx, &ro, &rc, &rv, R);
+    nz_matrix_csr_arrays(ctx, &bo, &bc, &bv, bound);
     const double eps = vt == NZ_F32 ? 1.1920929e-7 : 2.220446049250313e-16;
     int64_t bad = 0;
     first[0] = '\0';
@@ -186,7 +186,7 @@ int nz_cmd_spgemm(int argc, char **argv) {
     if ((status = nz_spgemm(ctx, &C, A, right, &o.spgemm, &info)) != NZ_SUCCESS) goto library_error;
 
     nz_matrix_info_t ci;
-    nz_matrix_info(C, &ci);
+    nz_matrix_info(ctx, &ci, C);
     printf("C %lld x %lld nnz %lld products %lld alg %s time %.6f s (symbolic %.6f numeric %.6f "
            "transfer %.6f) GFLOP/s %.3f panels %lld",
            (long long)ci.rows, (long long)ci.cols, (long long)ci.nnz, (long long)info.products,
@@ -209,7 +209,7 @@ int nz_cmd_spgemm(int argc, char **argv) {
             (status = nz_spgemm(ctx, &bound, absA, absB, &cpu, NULL)) != NZ_SUCCESS)
             goto library_error;
         char first[256];
-        int64_t bad = compare(A, C, R, bound, o.value_type, first, sizeof first);
+        int64_t bad = compare(ctx, A, C, R, bound, o.value_type, first, sizeof first);
         if (bad != 0) {
             nz_cli_error(CMD, "check failed: %lld mismatches against the CPU result, first: %s",
                          (long long)bad, first);

@@ -180,7 +180,7 @@ static int parse_options(int argc, char **argv, spmv_options_t *o) {
 static int list_pairs(nz_backend_t backend) {
     nz_format_t format;
     nz_alg_t alg;
-    for (int k = 0; nz_spmv_list(backend, k, &format, &alg) == NZ_SUCCESS; k++)
+    for (int k = 0; nz_spmv_list(&format, &alg, backend, k) == NZ_SUCCESS; k++)
         printf("%s/%s\n", nz_format_name(format), nz_alg_name(alg));
     return NZ_EXIT_OK;
 }
@@ -189,7 +189,7 @@ static int list_pairs(nz_backend_t backend) {
 static int backend_has(nz_backend_t backend, nz_format_t format, nz_alg_t alg) {
     nz_format_t f;
     nz_alg_t a;
-    for (int k = 0; nz_spmv_list(backend, k, &f, &a) == NZ_SUCCESS; k++)
+    for (int k = 0; nz_spmv_list(&f, &a, backend, k) == NZ_SUCCESS; k++)
         if (f == format && (alg == NZ_ALG_AUTO || a == alg)) return 1;
     return 0;
 }
@@ -252,7 +252,7 @@ static double relative_error(const double *y, const double *y_ref, int64_t n) {
 static int read_vector(nz_context_t *ctx, const char *path, const char *what, nz_value_type_t vt,
                        int64_t n, const char *dimension, void **data) {
     int64_t rows = 0, cols = 0;
-    nz_status_t status = nz_mm_read_dense(ctx, path, vt, &rows, &cols, data);
+    nz_status_t status = nz_mm_read_dense(ctx, data, &rows, &cols, path, vt);
     if (status != NZ_SUCCESS) {
         nz_cli_library_message(CMD, ctx, status);
         return NZ_EXIT_FAIL;
@@ -288,7 +288,7 @@ static nz_status_t prepare_format(nz_context_t *ctx, const spmv_options_t *o,
         *M = *converted;
     }
     if (o->backend == NZ_BACKEND_CUDA) {
-        status = nz_matrix_to_device(ctx, device_matrix, *M, 0);
+        status = nz_matrix_to_device(ctx, device_matrix, *M, NZ_INDEX_AUTO);
         if (status != NZ_SUCCESS) return status;
         *M = *device_matrix;
     }
@@ -315,7 +315,7 @@ static nz_status_t run_alg(nz_context_t *ctx, const spmv_options_t *o, const nz_
         double t0, t1;
         if (device) {
             if (v->y_bytes > 0 &&
-                (status = nz_memcpy_to_device(ctx, v->dy, v->y0, v->y_bytes)) != NZ_SUCCESS)
+                (status = nz_device_copy_from_host(ctx, v->dy, v->y0, v->y_bytes)) != NZ_SUCCESS)
                 goto cleanup;
             if ((status = nz_context_synchronize(ctx)) != NZ_SUCCESS) goto cleanup;
             t0 = nz_cli_wtime();
@@ -334,7 +334,7 @@ static nz_status_t run_alg(nz_context_t *ctx, const spmv_options_t *o, const nz_
         if (t1 - t0 < result->execute_min) result->execute_min = t1 - t0;
     }
     result->execute_mean = total / o->repeat;
-    if (device && v->y_bytes > 0) status = nz_memcpy_to_host(ctx, v->y, v->dy, v->y_bytes);
+    if (device && v->y_bytes > 0) status = nz_device_copy_to_host(ctx, v->y, v->dy, v->y_bytes);
 
 cleanup:
     nz_spmv_plan_destroy(&plan);
@@ -351,7 +351,7 @@ static int algorithms_for(const spmv_options_t *o, nz_format_t format, nz_alg_t 
     int n = 0;
     nz_format_t f;
     nz_alg_t a;
-    for (int k = 0; nz_spmv_list(o->backend, k, &f, &a) == NZ_SUCCESS && n < max; k++)
+    for (int k = 0; nz_spmv_list(&f, &a, o->backend, k) == NZ_SUCCESS && n < max; k++)
         if (f == format) algs[n++] = a;
     return n;
 }
@@ -429,7 +429,7 @@ int nz_cmd_spmv(int argc, char **argv) {
         }
     }
     nz_matrix_info_t info;
-    if ((status = nz_matrix_info(A, &info)) != NZ_SUCCESS) {
+    if ((status = nz_matrix_info(ctx, &info, A)) != NZ_SUCCESS) {
         rc = nz_cli_library_error(CMD, ctx, status);
         goto cleanup;
     }
@@ -483,7 +483,7 @@ int nz_cmd_spmv(int argc, char **argv) {
         if ((status = nz_device_malloc(ctx, &vectors.dx, vectors.x_bytes + 1)) != NZ_SUCCESS ||
             (status = nz_device_malloc(ctx, &vectors.dy, vectors.y_bytes + 1)) != NZ_SUCCESS ||
             (vectors.x_bytes > 0 &&
-             (status = nz_memcpy_to_device(ctx, vectors.dx, x, vectors.x_bytes)) != NZ_SUCCESS)) {
+             (status = nz_device_copy_from_host(ctx, vectors.dx, x, vectors.x_bytes)) != NZ_SUCCESS)) {
             rc = nz_cli_library_error(CMD, ctx, status);
             goto cleanup;
         }
@@ -516,12 +516,12 @@ int nz_cmd_spmv(int argc, char **argv) {
         nz_matrix_stats_t stats;
         nz_alg_t advised_alg;
         char why[512];
-        if ((status = nz_matrix_stats(ctx, A, &stats)) != NZ_SUCCESS) {
+        if ((status = nz_matrix_stats(ctx, &stats, A)) != NZ_SUCCESS) {
             rc = nz_cli_library_error(CMD, ctx, status);
             goto cleanup;
         }
-        status = nz_spmv_plan_choose(&stats, o.backend, NZ_FORMAT_COUNT, 0, &o.format,
-                                     &advised_alg, why, sizeof why);
+        status = nz_spmv_plan_choose(&o.format, &advised_alg, why, sizeof why, &stats, o.backend,
+                                     NZ_FORMAT_COUNT, 0);
         if (status != NZ_SUCCESS) {
             nz_cli_error(CMD, "%s: --format auto: no format on the %s backend (%s)",
                          o.matrix_path, backend_name, why);
