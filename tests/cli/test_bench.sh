@@ -130,6 +130,37 @@ done
 "$NZ" bench --help >"$TMP/out" 2>"$TMP/err" || fail "--help failed"
 grep -q -- "--quick" "$TMP/out" || fail "--help does not list --quick"
 
+# 7. --png: a chart that cannot be drawn is an error (exit 1, one line naming why), found before
+#    the run; NZ_BENCH_PYTHON picks the interpreter. Fake interpreters stand in for python: one
+#    without matplotlib, one that draws (touches the PNG), one whose plot.py fails.
+mkdir -p "$TMP/py"
+printf '#!/bin/sh\nexit 1\n' >"$TMP/py/nompl"
+printf '#!/bin/sh\n[ "$1" = -c ] && exit 0\n: > "$3"\n' >"$TMP/py/draws"
+printf '#!/bin/sh\n[ "$1" = -c ] && exit 0\nexit 1\n' >"$TMP/py/fails"
+chmod +x "$TMP/py/nompl" "$TMP/py/draws" "$TMP/py/fails"
+png_run() {
+    NZ_BENCH_PYTHON="$TMP/py/$1" "$NZ" bench --backend cpu --quick --no-real --precision single \
+        --alg csr/serial --runs 2 --csv "$TMP/p.csv" --png "$TMP/p.png" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+}
+png_run nompl
+[ $rc -eq 1 ] || fail "--png without matplotlib exited $rc, expected 1"
+grep -q "^nz bench: --png .*p.png: chart cannot be drawn: .*nompl cannot import matplotlib" \
+    "$TMP/err" || { fail "--png without matplotlib: no one-line reason"; show; }
+[ -e "$TMP/p.csv" ] && fail "--png without matplotlib still ran the benchmark"
+png_run draws
+[ $rc -eq 0 ] || { fail "--png with a drawing python exited $rc"; show; }
+grep -q "^chart: $TMP/p.png" "$TMP/out" || fail "--png: no 'chart:' line"
+[ -e "$TMP/p.png" ] || fail "--png: plot.py was not run"
+png_run fails
+[ $rc -eq 1 ] || fail "--png with a failing plot.py exited $rc, expected 1"
+grep -q "chart not drawn: .*plot.py failed" "$TMP/err" || { fail "--png: plot.py failure not named"; show; }
+NZ_BENCH_PLOT="$TMP/no-plot.py" NZ_BENCH_PYTHON="$TMP/py/draws" "$NZ" bench --backend cpu \
+    --quick --no-real --runs 2 --csv "$TMP/q.csv" --png "$TMP/q.png" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] || fail "--png with a missing NZ_BENCH_PLOT exited $rc, expected 1"
+grep -q "NZ_BENCH_PLOT=.*no-plot.py is not readable" "$TMP/err" || fail "missing plot.py not named"
+
 if [ $FAILURES -ne 0 ]; then
     echo "test_bench: $FAILURES failure(s)" >&2
     exit 1
