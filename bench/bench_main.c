@@ -544,7 +544,8 @@ int nzb_run(const nzb_options_t *options) {
         nz_matrix_destroy(&A64);
     }
 
-    nzb_summary_info_t summary = {backend, device, date, copy_gbs, triad_gbs, threads};
+    nzb_summary_info_t summary = {backend,   device,  date,       copy_gbs,
+                                  triad_gbs, threads, cache_bytes};
     failures += nzb_report_finish(&rep, &summary); /* + the rows that failed */
     printf("table: %s\ncsv: %s\n", txt_path, csv_path);
     exit_status = failures > 0 ? 1 : 0;
@@ -559,7 +560,7 @@ int nzb_run(const nzb_options_t *options) {
 
 cleanup:
     if (rep != NULL) {
-        nzb_summary_info_t summary = {backend, device, "", 0, 0, threads};
+        nzb_summary_info_t summary = {backend, device, "", 0, 0, threads, 0};
         nzb_report_finish(&rep, &summary);
     }
     free(entries);

@@ -51,6 +51,17 @@ grep -q "STREAM bandwidth: copy" "$TMP/out" || fail "no bandwidth reference line
 grep -q "^laplace3d-16 .* double csr/parallel " "$TMP/out" || fail "no aligned table row"
 grep -q "All [0-9]* timed kernels verified" "$TMP/out" || fail "no verification line"
 grep -q "Summary (cpu, " "$TMP/b.txt" || fail "the table copy has no summary"
+# Refusal notes: whole in the CSV (the library's message ends "... CSR bytes"); in the table a
+# head, a reason code and a footnote number, the footnote holding the whole note.
+grep -q '^cpu,"rmat-12-16",generated,.*,double,ell/parallel,refused,.*,"refused: converting the .* CSR bytes"$' \
+    "$TMP/b.csv" || fail "the CSV refusal note for rmat-12-16 ell is not whole"
+line=$(grep '^rmat-12-16 .* double ell/parallel ' "$TMP/out")
+num=$(echo "$line" | sed -n 's/.* refused (too much padding) \[\([0-9]*\)\]$/\1/p')
+[ -n "$num" ] || fail "the table's refusal note is not 'refused (too much padding) [n]': $line"
+grep -q "^\[$num\] rmat-12-16 double ell/parallel: refused: converting the .* CSR bytes$" \
+    "$TMP/out" || fail "no whole footnote [$num] for rmat-12-16 ell"
+# The summary names its columns for what they hold.
+grep -q "fastest (any fmt) .* best CSR " "$TMP/out" || fail "summary columns not named"
 # The planner's format and algorithm against the fastest kernel of any format, per precision:
 # DIA for the Laplacian (it reads 0.6x the CSR bytes), and a count line.
 grep -Eq "^double: laplace3d-16: planner's format and algorithm dia/[a-z]+: [0-9.]+x the time of" \
