@@ -552,8 +552,8 @@ static void print_table_footnotes(nzb_report_t *rep, const nzb_summary_info_t *i
             if (info->cache_bytes > 0)
                 snprintf(cache_size, sizeof cache_size, "%.1f MiB",
                          (double)info->cache_bytes / mib);
-            nzb_printf(rep, "%s  %s %s: minimal footprint %.1f MiB, x %.1f MiB, %s %s\n",
-                       rep->markdown ? "  - " : "", r->matrix, precision_name(r->value_type),
+            nzb_printf(rep, "%s%s %s: minimal footprint %.1f MiB, x %.1f MiB, %s %s\n",
+                       rep->markdown ? "  - " : "  ", r->matrix, precision_name(r->value_type),
                        (double)r->bytes_min / mib, x_bytes / mib, cache, cache_size);
         }
     }
