@@ -16,9 +16,11 @@ configure: $(BUILD)/CMakeCache.txt
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-# All tests this machine can run (GPU tests skip with a reason when there is no device).
+# All tests this machine can run (GPU tests skip with a reason when there is no device); after
+# ctest's own summary, every skipped test with its reason. The exit status is ctest's.
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	(cd $(BUILD) && ctest --output-on-failure -j $(JOBS)); status=$$?; \
+	  sh scripts/test-summary.sh $(BUILD); exit $$status
 
 # The default benchmark: on the GPU if one is present, else on the CPU.
 bench: build

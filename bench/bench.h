@@ -14,7 +14,7 @@ extern "C" {
 
 #define NZB_MAX_ALGS 32
 #define NZB_NAME_SIZE 64
-#define NZB_NOTE_SIZE 160
+#define NZB_NOTE_SIZE 600 /* a prefix and a whole last-error message (512): never cut */
 
 typedef enum nzb_size { NZB_SIZE_DEFAULT = 0, NZB_SIZE_QUICK, NZB_SIZE_SMALL, NZB_SIZE_FULL } nzb_size_t;
 
@@ -64,7 +64,8 @@ typedef struct nzb_result {
     char kernel[NZB_NAME_SIZE]; /* "csr/merge", "cusparse/alg2", "sell/simd" */
     int is_cusparse;
     nzb_row_status_t status;
-    char note[NZB_NOTE_SIZE];
+    char note[NZB_NOTE_SIZE];   /* whole, in the CSV; the table shortens long ones (a footnote) */
+    nz_status_t reason;      /* the library's status behind a refusal or failure (0: none) */
     int runs, batch;         /* samples and kernel launches per sample */
     double median_seconds, min_seconds;
     double gflops;           /* 2 nnz / t */
@@ -142,6 +143,7 @@ typedef struct nzb_summary_info {
     const char *date;
     double copy_gbs, triad_gbs;
     int threads;
+    size_t cache_bytes;      /* last-level cache (CPU) or L2 (GPU); 0 = unknown */
 } nzb_summary_info_t;
 /* Print the deferred notes and the summary, close the files, free the report. Returns the
  * number of failed rows. */

@@ -181,7 +181,8 @@ static int is_refusal(nz_status_t s) {
 /* "what: the library's message" (or the status string when there is no message). */
 static void set_note(nzb_result_t *r, nz_context_t *ctx, const char *what, nz_status_t s) {
     const char *msg = nz_context_last_error(ctx);
-    snprintf(r->note, sizeof r->note, "%s: %.130s", what, msg[0] ? msg : nz_status_string(s));
+    snprintf(r->note, sizeof r->note, "%s: %s", what, msg[0] ? msg : nz_status_string(s));
+    r->reason = s;
 }
 
 /* Conversion options a kernel needs: the SELL simd kernel runs chunks of 8 rows (one AVX2 vector
@@ -200,7 +201,7 @@ int nzb_cpu_case(nz_context_t *ctx, nzb_report_t *rep, const nzb_options_t *opti
     nz_matrix_t *converted = NULL;
     int converted_key = -1; /* format and SELL chunk of `converted` */
     nz_status_t convert_status = NZ_SUCCESS;
-    char convert_message[NZB_NOTE_SIZE] = "";
+    char convert_message[NZB_NOTE_SIZE - 32] = ""; /* room for the note's prefix */
     size_t vs = c->value_type == NZ_F32 ? 4 : 8;
     nz_matrix_info_t info;
     if (nz_matrix_info(ctx, &info, c->A) != NZ_SUCCESS) return 1;
@@ -232,9 +233,10 @@ int nzb_cpu_case(nz_context_t *ctx, nzb_report_t *rep, const nzb_options_t *opti
             }
             if (convert_status != NZ_SUCCESS) {
                 r.status = is_refusal(convert_status) ? NZB_REFUSED : NZB_FAILED;
-                snprintf(r.note, sizeof r.note, "%s: %.130s",
+                snprintf(r.note, sizeof r.note, "%s: %s",
                          r.status == NZB_REFUSED ? "refused" : "conversion failed",
                          convert_message[0] ? convert_message : nz_status_string(convert_status));
+                r.reason = convert_status;
                 failed += r.status == NZB_FAILED;
                 nzb_report_row(rep, &r);
                 continue;

@@ -172,7 +172,7 @@ static int launch_once(launch_t *l, nz_context_t *ctx) {
         nz_status_t s = nz_spmv_execute(l->plan, 1.0, l->x, 0.0, l->y);
         if (s != NZ_SUCCESS) {
             const char *msg = nz_context_last_error(ctx);
-            snprintf(l->error, sizeof l->error, "nz_spmv_execute: %.130s",
+            snprintf(l->error, sizeof l->error, "nz_spmv_execute: %s",
                      msg[0] ? msg : nz_status_string(s));
             return 1;
         }
@@ -379,9 +379,10 @@ static void run_ours(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c, const
     if (s != NZ_SUCCESS) {
         r.status = s == NZ_ERR_UNSUPPORTED ? NZB_REFUSED : NZB_FAILED;
         const char *msg = nz_context_last_error(g->ctx);
-        snprintf(r.note, sizeof r.note, "%s: %.130s",
+        snprintf(r.note, sizeof r.note, "%s: %s",
                  r.status == NZB_REFUSED ? "refused" : "plan failed",
                  msg[0] ? msg : nz_status_string(s));
+        r.reason = s;
         l.plan = NULL;
     } else {
         nz_spmv_plan_info_t info;
@@ -465,8 +466,9 @@ int nzb_gpu_case(nzb_gpu_t *g, nzb_report_t *rep, const nzb_options_t *options,
     if (s != NZ_SUCCESS) {
         base.status = NZB_FAILED;
         const char *msg = nz_context_last_error(g->ctx);
-        snprintf(base.note, sizeof base.note, "upload failed: %.130s",
+        snprintf(base.note, sizeof base.note, "upload failed: %s",
                  msg[0] ? msg : nz_status_string(s));
+        base.reason = s;
         nzb_report_row(rep, &base);
         failed = 1;
         goto cleanup;
@@ -515,9 +517,10 @@ int nzb_gpu_case(nzb_gpu_t *g, nzb_report_t *rep, const nzb_options_t *options,
                 r.status = (s == NZ_ERR_TOO_MUCH_PADDING || s == NZ_ERR_UNSUPPORTED) ? NZB_REFUSED
                                                                                     : NZB_FAILED;
                 const char *msg = nz_context_last_error(g->ctx);
-                snprintf(r.note, sizeof r.note, "%s: %.130s",
+                snprintf(r.note, sizeof r.note, "%s: %s",
                          r.status == NZB_REFUSED ? "refused" : "failed",
                          msg[0] ? msg : nz_status_string(s));
+                r.reason = s;
                 nzb_report_row(rep, &r);
                 if (r.status == NZB_FAILED) failed = 1;
             } else {

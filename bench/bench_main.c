@@ -250,15 +250,31 @@ static void cpu_description(char *buf, size_t size, int threads) {
              (double)llc / (1024.0 * 1024.0));
 }
 
-/* Draw the chart with bench/plot.py (found next to the current directory's bench/, next to the
- * executable's parent directory, or at $NZ_BENCH_PLOT). */
-static void draw_chart(const char *csv_path, const char *png_path) {
-    char script[4096] = "";
+/* The chart is drawn by bench/plot.py (found at $NZ_BENCH_PLOT, in the current directory's
+ * bench/, or next to the executable's parent directory) run by $NZ_BENCH_PYTHON (default
+ * python3), which needs matplotlib. chart_prepare finds both before the benchmark runs, so a
+ * chart that cannot be drawn is an error at once rather than after the run; on failure it
+ * returns -1 with the reason in why. */
+typedef struct chart {
+    char python[1024];
+    char script[4096];
+} chart_t;
+
+static int chart_prepare(chart_t *chart, const char *csv_path, const char *png_path, char *why,
+                         size_t why_size) {
+    const char *python = getenv("NZ_BENCH_PYTHON");
+    if (python == NULL || python[0] == '\0') python = "python3";
+    snprintf(chart->python, sizeof chart->python, "%s", python);
+    chart->script[0] = '\0';
     const char *env = getenv("NZ_BENCH_PLOT");
-    if (env != NULL && access(env, R_OK) == 0) {
-        snprintf(script, sizeof script, "%s", env);
+    if (env != NULL && env[0] != '\0') {
+        if (access(env, R_OK) != 0) {
+            snprintf(why, why_size, "NZ_BENCH_PLOT=%s is not readable", env);
+            return -1;
+        }
+        snprintf(chart->script, sizeof chart->script, "%s", env);
     } else if (access("bench/plot.py", R_OK) == 0) {
-        snprintf(script, sizeof script, "bench/plot.py");
+        snprintf(chart->script, sizeof chart->script, "bench/plot.py");
     } else {
         char exe[4096];
         ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -267,29 +283,43 @@ static void draw_chart(const char *csv_path, const char *png_path) {
             char *slash = strrchr(exe, '/');
             if (slash != NULL) {
                 *slash = '\0';
-                snprintf(script, sizeof script, "%.4000s/../bench/plot.py", exe);
-                if (access(script, R_OK) != 0) script[0] = '\0';
+                snprintf(chart->script, sizeof chart->script, "%.4000s/../bench/plot.py", exe);
+                if (access(chart->script, R_OK) != 0) chart->script[0] = '\0';
             }
         }
     }
-    if (script[0] == '\0') {
-        printf("chart: not drawn (bench/plot.py not found; set NZ_BENCH_PLOT)\n");
-        return;
+    if (chart->script[0] == '\0') {
+        snprintf(why, why_size, "bench/plot.py not found (run from the source tree or set "
+                                "NZ_BENCH_PLOT)");
+        return -1;
     }
-    if (strchr(script, '\'') || strchr(csv_path, '\'') || strchr(png_path, '\'')) {
-        printf("chart: not drawn (a path contains a quote)\n");
-        return;
+    if (strchr(chart->python, '\'') || strchr(chart->script, '\'') || strchr(csv_path, '\'') ||
+        strchr(png_path, '\'')) {
+        snprintf(why, why_size, "a path contains a quote");
+        return -1;
     }
-    if (system("python3 -c 'import matplotlib' >/dev/null 2>&1") != 0) {
-        printf("chart: not drawn (python3 with matplotlib is not available)\n");
-        return;
+    char command[2048];
+    snprintf(command, sizeof command, "'%s' -c 'import matplotlib' >/dev/null 2>&1",
+             chart->python);
+    if (system(command) != 0) {
+        snprintf(why, why_size, "%s cannot import matplotlib (install it, or set NZ_BENCH_PYTHON "
+                                "to a python that has it)", chart->python);
+        return -1;
     }
+    return 0;
+}
+
+/* Draw the chart; 0 on success, else -1 with the reason in why. */
+static int chart_draw(const chart_t *chart, const char *csv_path, const char *png_path, char *why,
+                      size_t why_size) {
     char command[12800];
-    snprintf(command, sizeof command, "python3 '%s' '%s' '%s'", script, csv_path, png_path);
-    if (system(command) == 0)
-        printf("chart: %s\n", png_path);
-    else
-        printf("chart: bench/plot.py failed\n");
+    snprintf(command, sizeof command, "'%s' '%s' '%s' '%s'", chart->python, chart->script,
+             csv_path, png_path);
+    if (system(command) != 0) {
+        snprintf(why, why_size, "%s failed", chart->script);
+        return -1;
+    }
+    return 0;
 }
 
 int nzb_run(const nzb_options_t *options) {
@@ -385,6 +415,15 @@ int nzb_run(const nzb_options_t *options) {
     if (has_suffix(txt_path, ".csv")) txt_path[strlen(txt_path) - 4] = '\0';
     snprintf(txt_path + strlen(txt_path), sizeof txt_path - strlen(txt_path), "%s",
              opt.markdown ? ".md" : ".txt");
+    chart_t chart;
+    char chart_why[1400];
+    if (opt.png_path != NULL &&
+        chart_prepare(&chart, csv_path, opt.png_path, chart_why, sizeof chart_why) != 0) {
+        fprintf(stderr, "nz bench: --png %s: chart cannot be drawn: %s\n", opt.png_path,
+                chart_why);
+        exit_status = 1;
+        goto cleanup;
+    }
     rep = nzb_report_open(txt_path, csv_path, opt.markdown, use_gpu);
     if (rep == NULL) {
         exit_status = 2;
@@ -507,15 +546,23 @@ int nzb_run(const nzb_options_t *options) {
         nz_matrix_destroy(&A64);
     }
 
-    nzb_summary_info_t summary = {backend, device, date, copy_gbs, triad_gbs, threads};
+    nzb_summary_info_t summary = {backend,   device,  date,       copy_gbs,
+                                  triad_gbs, threads, cache_bytes};
     failures += nzb_report_finish(&rep, &summary); /* + the rows that failed */
     printf("table: %s\ncsv: %s\n", txt_path, csv_path);
-    if (opt.png_path != NULL) draw_chart(csv_path, opt.png_path);
     exit_status = failures > 0 ? 1 : 0;
+    if (opt.png_path != NULL) {
+        if (chart_draw(&chart, csv_path, opt.png_path, chart_why, sizeof chart_why) == 0) {
+            printf("chart: %s\n", opt.png_path);
+        } else {
+            fprintf(stderr, "nz bench: --png %s: chart not drawn: %s\n", opt.png_path, chart_why);
+            exit_status = 1;
+        }
+    }
 
 cleanup:
     if (rep != NULL) {
-        nzb_summary_info_t summary = {backend, device, "", 0, 0, threads};
+        nzb_summary_info_t summary = {backend, device, "", 0, 0, threads, 0};
         nzb_report_finish(&rep, &summary);
     }
     free(entries);

@@ -51,6 +51,17 @@ grep -q "STREAM bandwidth: copy" "$TMP/out" || fail "no bandwidth reference line
 grep -q "^laplace3d-16 .* double csr/parallel " "$TMP/out" || fail "no aligned table row"
 grep -q "All [0-9]* timed kernels verified" "$TMP/out" || fail "no verification line"
 grep -q "Summary (cpu, " "$TMP/b.txt" || fail "the table copy has no summary"
+# Refusal notes: whole in the CSV (the library's message ends "... CSR bytes"); in the table a
+# head, a reason code and a footnote number, the footnote holding the whole note.
+grep -q '^cpu,"rmat-12-16",generated,.*,double,ell/parallel,refused,.*,"refused: converting the .* CSR bytes"$' \
+    "$TMP/b.csv" || fail "the CSV refusal note for rmat-12-16 ell is not whole"
+line=$(grep '^rmat-12-16 .* double ell/parallel ' "$TMP/out")
+num=$(echo "$line" | sed -n 's/.* refused (too much padding) \[\([0-9]*\)\]$/\1/p')
+[ -n "$num" ] || fail "the table's refusal note is not 'refused (too much padding) [n]': $line"
+grep -q "^\[$num\] rmat-12-16 double ell/parallel: refused: converting the .* CSR bytes$" \
+    "$TMP/out" || fail "no whole footnote [$num] for rmat-12-16 ell"
+# The summary names its columns for what they hold.
+grep -q "fastest (any fmt) .* best CSR " "$TMP/out" || fail "summary columns not named"
 # The planner's format and algorithm against the fastest kernel of any format, per precision:
 # DIA for the Laplacian (it reads 0.6x the CSR bytes), and a count line.
 grep -Eq "^double: laplace3d-16: planner's format and algorithm dia/[a-z]+: [0-9.]+x the time of" \
@@ -129,6 +140,37 @@ for args in "--runs 0" "--alg no-such-alg" "--backend tpu" "--size huge" "--prec
 done
 "$NZ" bench --help >"$TMP/out" 2>"$TMP/err" || fail "--help failed"
 grep -q -- "--quick" "$TMP/out" || fail "--help does not list --quick"
+
+# 7. --png: a chart that cannot be drawn is an error (exit 1, one line naming why), found before
+#    the run; NZ_BENCH_PYTHON picks the interpreter. Fake interpreters stand in for python: one
+#    without matplotlib, one that draws (touches the PNG), one whose plot.py fails.
+mkdir -p "$TMP/py"
+printf '#!/bin/sh\nexit 1\n' >"$TMP/py/nompl"
+printf '#!/bin/sh\n[ "$1" = -c ] && exit 0\n: > "$3"\n' >"$TMP/py/draws"
+printf '#!/bin/sh\n[ "$1" = -c ] && exit 0\nexit 1\n' >"$TMP/py/fails"
+chmod +x "$TMP/py/nompl" "$TMP/py/draws" "$TMP/py/fails"
+png_run() {
+    NZ_BENCH_PYTHON="$TMP/py/$1" "$NZ" bench --backend cpu --quick --no-real --precision single \
+        --alg csr/serial --runs 2 --csv "$TMP/p.csv" --png "$TMP/p.png" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+}
+png_run nompl
+[ $rc -eq 1 ] || fail "--png without matplotlib exited $rc, expected 1"
+grep -q "^nz bench: --png .*p.png: chart cannot be drawn: .*nompl cannot import matplotlib" \
+    "$TMP/err" || { fail "--png without matplotlib: no one-line reason"; show; }
+[ -e "$TMP/p.csv" ] && fail "--png without matplotlib still ran the benchmark"
+png_run draws
+[ $rc -eq 0 ] || { fail "--png with a drawing python exited $rc"; show; }
+grep -q "^chart: $TMP/p.png" "$TMP/out" || fail "--png: no 'chart:' line"
+[ -e "$TMP/p.png" ] || fail "--png: plot.py was not run"
+png_run fails
+[ $rc -eq 1 ] || fail "--png with a failing plot.py exited $rc, expected 1"
+grep -q "chart not drawn: .*plot.py failed" "$TMP/err" || { fail "--png: plot.py failure not named"; show; }
+NZ_BENCH_PLOT="$TMP/no-plot.py" NZ_BENCH_PYTHON="$TMP/py/draws" "$NZ" bench --backend cpu \
+    --quick --no-real --runs 2 --csv "$TMP/q.csv" --png "$TMP/q.png" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] || fail "--png with a missing NZ_BENCH_PLOT exited $rc, expected 1"
+grep -q "NZ_BENCH_PLOT=.*no-plot.py is not readable" "$TMP/err" || fail "missing plot.py not named"
 
 if [ $FAILURES -ne 0 ]; then
     echo "test_bench: $FAILURES failure(s)" >&2
