@@ -379,6 +379,16 @@ typedef enum nz_operation { NZ_OP_N = 0, NZ_OP_T = 1 } nz_operation_t;
 #define NZ_PLAN_TUNE          0x2u /* time the plausible candidates once and keep the fastest
                                        (NZ_ALG_AUTO only; plan_seconds includes the tuning) */
 #define NZ_PLAN_MIXED         0x4u /* single-precision storage, double accumulation */
+#define NZ_PLAN_CACHE_HINTS   0x8u /* GPU csr vector and merge: load the matrix arrays as
+                                       streaming (ld.global.cs, evict-first) so they do not evict
+                                       x from L2; x keeps the read-only path. Same results bit for
+                                       bit; other algorithms ignore the flag. Off by default until
+                                       measured on every suite matrix (docs/PERF_NOTES.md). */
+#define NZ_PLAN_LIGHT_PER_ROW 0x10u /* GPU csr light-vector / light-warp: the paper's distribution,
+                                       one atomic per row (vector level) or per warp step (warp
+                                       level), instead of the default chunks of rows per atomic;
+                                       for comparisons. Same results bit for bit; other
+                                       algorithms ignore the flag. */
 
 typedef struct nz_spmv_plan nz_spmv_plan_t;
 
