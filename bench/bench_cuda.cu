@@ -363,10 +363,12 @@ done:
     return r.status == NZB_OK ? r.median_seconds : 0;
 }
 
-/* One Nonzero algorithm: plan (timed by the library), verify, time. */
-static void run_ours(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c, const nz_matrix_t *dA,
-                     nz_alg_t alg, void *dx, void *dy, void *host_y, int runs,
-                     double best_cusparse, const nzb_result_t *base, const char *variant) {
+/* One Nonzero algorithm: plan with `flags` (timed by the library), verify, time. Returns the
+ * median time, or 0 when the row was refused or failed. */
+static double run_ours(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c,
+                       const nz_matrix_t *dA, nz_alg_t alg, unsigned flags, void *dx, void *dy,
+                       void *host_y, int runs, double best_cusparse, const nzb_result_t *base,
+                       const char *variant) {
     nzb_result_t r = *base;
     launch_t l;
     memset(&l, 0, sizeof l);
@@ -375,7 +377,7 @@ static void run_ours(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c, const
     l.x = dx;
     l.y = dy;
     size_t vs = c->value_type == NZ_F32 ? 4 : 8;
-    nz_status_t s = nz_spmv_plan_create(g->ctx, &l.plan, dA, NZ_OP_N, alg, 0);
+    nz_status_t s = nz_spmv_plan_create(g->ctx, &l.plan, dA, NZ_OP_N, alg, flags);
     if (s != NZ_SUCCESS) {
         r.status = s == NZ_ERR_UNSUPPORTED ? NZB_REFUSED : NZB_FAILED;
         const char *msg = nz_context_last_error(g->ctx);
@@ -404,6 +406,41 @@ static void run_ours(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c, const
     }
     nz_spmv_plan_destroy(&l.plan);
     nzb_report_row(rep, &r);
+    return r.status == NZB_OK ? r.median_seconds : 0;
+}
+
+/* The plan-flag variants of an algorithm, timed in the same run as its default form (kernel
+ * "csr/alg:label"; variants never count as the best kernel in the summary), with a note
+ * comparing the two:
+ *   light-vector, light-warp: ":per-row", NZ_PLAN_LIGHT_PER_ROW (the paper's one row per
+ *     atomic; the default takes chunks of rows per atomic);
+ *   vector, merge: ":hints", NZ_PLAN_CACHE_HINTS (matrix arrays loaded as streaming). */
+static void run_flag_variants(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c,
+                              const nz_matrix_t *dA, nz_alg_t alg, double default_seconds,
+                              void *dx, void *dy, void *host_y, int runs, double best_cusparse,
+                              const nzb_result_t *base) {
+    unsigned flags;
+    const char *label, *meaning;
+    if (alg == NZ_ALG_LIGHT_VECTOR || alg == NZ_ALG_LIGHT_WARP) {
+        flags = NZ_PLAN_LIGHT_PER_ROW;
+        label = "per-row";
+        meaning = "chunked rows per atomic vs one row per atomic";
+    } else if (alg == NZ_ALG_VECTOR || alg == NZ_ALG_MERGE) {
+        flags = NZ_PLAN_CACHE_HINTS;
+        label = "hints";
+        meaning = "streaming cache hints vs plain loads";
+    } else {
+        return;
+    }
+    double t = run_ours(g, rep, c, dA, alg, flags, dx, dy, host_y, runs, best_cusparse, base,
+                        label);
+    if (t > 0 && default_seconds > 0) {
+        const double with = flags == NZ_PLAN_CACHE_HINTS ? t : default_seconds;
+        const double without = flags == NZ_PLAN_CACHE_HINTS ? default_seconds : t;
+        nzb_report_note(rep, "%s %s csr/%s: %s: %.1f us vs %.1f us (%.2fx)", c->name,
+                        c->value_type == NZ_F32 ? "single" : "double", nz_alg_name(alg), meaning,
+                        with * 1e6, without * 1e6, without / with);
+    }
 }
 
 /* Tuning sweeps (scripts/tune-sweep.sh): NZ_BENCH_TUNE="alg:VAR=v+VAR=v;alg:VAR=v;..." runs
@@ -436,7 +473,7 @@ static void run_tuned(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c, cons
                              eq + 1);
             if (n > 0) used = used + (size_t)n < sizeof label ? used + (size_t)n : sizeof label - 1;
         }
-        run_ours(g, rep, c, dA, alg, dx, dy, host_y, runs, best_cusparse, base, label);
+        run_ours(g, rep, c, dA, alg, 0, dx, dy, host_y, runs, best_cusparse, base, label);
         for (size_t i = 0; i < num_vars; i++) unsetenv(vars[i]);
     }
 }
@@ -490,12 +527,15 @@ int nzb_gpu_case(nzb_gpu_t *g, nzb_report_t *rep, const nzb_options_t *options,
         for (int index = 0; nz_spmv_list(&format, &alg, NZ_BACKEND_CUDA, index) == NZ_SUCCESS;
              index++) {
             if (format != NZ_FORMAT_CSR || !nzb_selected(options, format, alg)) continue;
-            run_ours(g, rep, c, dA, alg, dx, dy, host_y, runs, best_cusparse, &base, NULL);
+            double t = run_ours(g, rep, c, dA, alg, 0, dx, dy, host_y, runs, best_cusparse,
+                                &base, NULL);
+            run_flag_variants(g, rep, c, dA, alg, t, dx, dy, host_y, runs, best_cusparse, &base);
             run_tuned(g, rep, c, dA, alg, dx, dy, host_y, runs, best_cusparse, &base);
         }
         /* The planner's choice (NZ_ALG_AUTO) on the same CSR arrays. */
         if (nzb_selected(options, NZ_FORMAT_CSR, NZ_ALG_AUTO))
-            run_ours(g, rep, c, dA, NZ_ALG_AUTO, dx, dy, host_y, runs, best_cusparse, &base, NULL);
+            run_ours(g, rep, c, dA, NZ_ALG_AUTO, 0, dx, dy, host_y, runs, best_cusparse, &base,
+                     NULL);
         /* The other device formats: converted on the host (default options; refusals for
          * padding are reported), uploaded once per format, every listed algorithm on it. */
         for (int f = 0; f < NZ_FORMAT_COUNT; f++) {
@@ -529,8 +569,8 @@ int nzb_gpu_case(nzb_gpu_t *g, nzb_report_t *rep, const nzb_options_t *options,
                 for (int index = 0;
                      nz_spmv_list(&format, &alg, NZ_BACKEND_CUDA, index) == NZ_SUCCESS; index++)
                     if ((int)format == f && nzb_selected(options, format, alg))
-                        run_ours(g, rep, c, dF, alg, dx, dy, host_y, runs, best_cusparse, &fbase,
-                                 NULL);
+                        run_ours(g, rep, c, dF, alg, 0, dx, dy, host_y, runs, best_cusparse,
+                                 &fbase, NULL);
             }
             nz_matrix_destroy(&dF);
             nz_matrix_destroy(&hF);

@@ -413,6 +413,16 @@ typedef enum nz_operation { NZ_OP_N = 0, NZ_OP_T = 1 } nz_operation_t;
 #define NZ_PLAN_TUNE          0x2u /* time the plausible candidates once and keep the fastest
                                        (NZ_ALG_AUTO only; plan_seconds includes the tuning) */
 #define NZ_PLAN_MIXED         0x4u /* single-precision storage, double accumulation */
+#define NZ_PLAN_CACHE_HINTS   0x8u /* GPU csr vector and merge: load the matrix arrays as
+                                       streaming (ld.global.cs, evict-first) so they do not evict
+                                       x from L2; x keeps the read-only path. Same results bit for
+                                       bit; other algorithms ignore the flag. Off by default until
+                                       measured on every suite matrix (docs/PERF_NOTES.md). */
+#define NZ_PLAN_LIGHT_PER_ROW 0x10u /* GPU csr light-vector / light-warp: the paper's distribution,
+                                       one atomic per row (vector level) or per warp step (warp
+                                       level), instead of the default chunks of rows per atomic;
+                                       for comparisons. Same results bit for bit; other
+                                       algorithms ignore the flag. */
 
 typedef struct nz_spmv_plan nz_spmv_plan_t;
 
@@ -481,7 +491,8 @@ typedef struct nz_cg_options {
     double atol;               /* absolute tolerance on ||r|| (default 0) */
     int64_t max_iterations;    /* default max(n, 10000) */
     nz_precond_t precond;      /* NZ_PRECOND_JACOBI: z = D^-1 r (needs a positive diagonal) */
-    nz_alg_t alg;              /* SpMV algorithm for the plan (NZ_ALG_AUTO: the planner) */
+    nz_alg_t alg;              /* SpMV algorithm for the plan (NZ_ALG_AUTO: the planner, which
+                                  for a host CSR matrix also picks the format: nz_cg_solve) */
     unsigned plan_flags;       /* NZ_PLAN_* flags for the SpMV plan */
     int record_history;        /* non-zero: return ||r_k|| for k = 0 .. iterations */
     int use_graph;             /* GPU: replay the loop body as a CUDA graph (falls back silently
@@ -489,6 +500,8 @@ typedef struct nz_cg_options {
     int check_interval;        /* GPU: read the convergence scalars back every k iterations
                                   (default 8; 1 = every iteration). Iteration counts and results do
                                   not depend on it: the device stops updating once converged. */
+    int keep_format;           /* non-zero: run the SpMV on A as given, never on a copy in the
+                                  planner's format */
 } nz_cg_options_t;
 
 typedef struct nz_cg_result {
@@ -503,6 +516,8 @@ typedef struct nz_cg_result {
     int used_graph;            /* 1 if the GPU loop ran as a CUDA graph */
     int64_t history_length;    /* entries in history (iterations + 1), 0 without record_history */
     double *history;           /* ||r_k|| (recursive residual); free with nz_free */
+    nz_format_t format;        /* the format the SpMV ran on: A's, or the planner's when the solve
+                                  converted A (counted in setup_seconds) */
 } nz_cg_result_t;
 
 /* Solve A x = b for symmetric positive definite A by (Jacobi-preconditioned) conjugate gradients.
@@ -511,6 +526,13 @@ typedef struct nz_cg_result {
  * of A's value type; scalars (dots, alpha, beta) are accumulated in double. Every SpMV goes through
  * an SpMV plan, so any format / algorithm the backend accepts works. Dot products are bitwise
  * reproducible run to run (fixed-order block reductions, no atomics on values).
+ * Format: with alg = NZ_ALG_AUTO and keep_format = 0, a host CSR matrix is converted in the setup
+ * (counted in setup_seconds, the copy freed before returning) to the format the planner advises
+ * for the CPU (nz_spmv_plan_choose with format NZ_FORMAT_COUNT, e.g. DIA for a stencil), when
+ * that differs from A's and the conversion is accepted (a refusal, e.g. for padding, keeps A's
+ * format; so is a matrix small enough for the CPU's one-thread CSR kernel); result->format says
+ * which ran. A device matrix is used as it is (there is no device
+ * format conversion): convert on the host before nz_matrix_to_device, as nz cg does.
  * Returns NZ_SUCCESS on convergence; NZ_MAX_ITERATIONS (a caveat) at the limit, with the achieved
  * residual in *result; NZ_ERR_BREAKDOWN when p'Ap <= 0, a NaN or Inf appears, or Jacobi meets a
  * non-positive diagonal (A is not SPD), with x the last finite iterate. b = 0 gives x = 0 at once.

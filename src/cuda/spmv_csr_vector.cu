@@ -17,6 +17,9 @@
  * Tunables (read once at plan setup; unset or "auto" = the rule above):
  *   NZ_TUNE_VECTOR_WIDTH=2|4|8|16|32   lanes per row
  *   NZ_TUNE_VECTOR_UNROLL=1|2|4|8      loads in flight per lane (mixed precision always uses 4)
+ * NZ_PLAN_CACHE_HINTS loads row_offsets, col_indices and values as streaming (ld.global.cs,
+ * evict-first; nzi_ld_matrix) so the matrix stream does not evict x from L2; x stays on the
+ * read-only path. The hints change no value: results are identical with and without them.
  * Each row is summed by the same lanes in the same order every run: bitwise reproducible.
  * Cost: one pass over A, nnz gathers from x; rows much longer than V * 32 leave a warp busy
  * while others idle (merge-path balances those).
@@ -35,7 +38,8 @@
  * loads its U column indices, then its U values, then gathers the U x entries, so a lane has U
  * independent memory requests outstanding instead of one (short rows on wide vectors otherwise
  * leave the memory system idle). Elements past the row end are never multiplied. */
-template <typename Value, typename Offset, int V, int U, bool BetaZero, typename Accum = Value>
+template <typename Value, typename Offset, int V, int U, bool BetaZero, bool Hints,
+          typename Accum = Value>
 __global__ void __launch_bounds__(VECTOR_BLOCK)
     csr_vector_kernel(int32_t rows, const Offset *__restrict__ row_offsets,
                       const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
@@ -54,7 +58,8 @@ __global__ void __launch_bounds__(VECTOR_BLOCK)
         const bool active = row < rows;
         /* lanes 0 and 1 of each vector load the row's two offsets; the others get them by shuffle */
         Offset bound = 0;
-        if (active && lane_in_vector < 2) bound = __ldg(row_offsets + row + lane_in_vector);
+        if (active && lane_in_vector < 2)
+            bound = nzi_ld_matrix<Hints>(row_offsets + row + lane_in_vector);
         const Offset begin = __shfl_sync(0xffffffffu, bound, vector_base);
         const Offset end = __shfl_sync(0xffffffffu, bound, vector_base + 1);
 
@@ -67,11 +72,14 @@ __global__ void __launch_bounds__(VECTOR_BLOCK)
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 const int64_t k = (int64_t)base + u * V; /* no Offset overflow near 2^31 */
-                col[u] = (k >= (int64_t)begin && k < (int64_t)end) ? __ldg(col_indices + k) : -1;
+                col[u] = (k >= (int64_t)begin && k < (int64_t)end)
+                             ? nzi_ld_matrix<Hints>(col_indices + k)
+                             : -1;
             }
 #pragma unroll
             for (int u = 0; u < U; u++)
-                val[u] = col[u] >= 0 ? __ldg(values + (int64_t)base + u * V) : Value(0);
+                val[u] = col[u] >= 0 ? nzi_ld_matrix<Hints>(values + (int64_t)base + u * V)
+                                     : Value(0);
 #pragma unroll
             for (int u = 0; u < U; u++)
                 if (col[u] >= 0) sum += (Accum)val[u] * (Accum)__ldg(x + col[u]);
@@ -82,7 +90,7 @@ __global__ void __launch_bounds__(VECTOR_BLOCK)
     }
 }
 
-template <typename Value, typename Offset, int V, int U, typename Accum>
+template <typename Value, typename Offset, int V, int U, bool Hints, typename Accum>
 static void csr_vector_launch_width(const nzi_cuda_state_t *cs, const nz_matrix_t *A, Accum alpha,
                                     const Value *x, double beta, Value *y) {
     const int64_t rows_per_block = VECTOR_BLOCK / V;
@@ -91,12 +99,12 @@ static void csr_vector_launch_width(const nzi_cuda_state_t *cs, const nz_matrix_
     const Offset *offsets = nzi_dev_offsets<Offset>(A);
     const Value *values = (const Value *)A->device.values;
     if (beta == 0.0)
-        csr_vector_kernel<Value, Offset, V, U, true, Accum>
+        csr_vector_kernel<Value, Offset, V, U, true, Hints, Accum>
             <<<blocks, VECTOR_BLOCK, 0, cs->stream>>>((int32_t)A->rows, offsets,
                                                       A->device.col_indices, values, x, alpha,
                                                       Accum(0), y);
     else
-        csr_vector_kernel<Value, Offset, V, U, false, Accum>
+        csr_vector_kernel<Value, Offset, V, U, false, Hints, Accum>
             <<<blocks, VECTOR_BLOCK, 0, cs->stream>>>((int32_t)A->rows, offsets,
                                                       A->device.col_indices, values, x, alpha,
                                                       (Accum)beta, y);
@@ -108,15 +116,22 @@ typedef struct vector_state {
     int unroll; /* 1, 2, 4 or 8 */
 } vector_state_t;
 
+/* Cache hints (NZ_PLAN_CACHE_HINTS) are compiled for the default unroll only: a plan with hints
+ * runs U = 4 whatever NZ_TUNE_VECTOR_UNROLL says (as mixed precision does). */
 template <typename Value, typename Offset, int V, typename Accum>
 static void csr_vector_launch_unroll(const nzi_cuda_state_t *cs, const nz_matrix_t *A, int unroll,
-                                     Accum alpha, const Value *x, double beta, Value *y) {
+                                     bool hints, Accum alpha, const Value *x, double beta,
+                                     Value *y) {
     constexpr bool tunable = sizeof(Accum) == sizeof(Value);
+    if (hints) {
+        csr_vector_launch_width<Value, Offset, V, 4, true, Accum>(cs, A, alpha, x, beta, y);
+        return;
+    }
     switch (tunable ? unroll : VECTOR_UNROLL_DEFAULT) {
-    case 1: csr_vector_launch_width<Value, Offset, V, tunable ? 1 : 4, Accum>(cs, A, alpha, x, beta, y); break;
-    case 2: csr_vector_launch_width<Value, Offset, V, tunable ? 2 : 4, Accum>(cs, A, alpha, x, beta, y); break;
-    case 8: csr_vector_launch_width<Value, Offset, V, tunable ? 8 : 4, Accum>(cs, A, alpha, x, beta, y); break;
-    default: csr_vector_launch_width<Value, Offset, V, 4, Accum>(cs, A, alpha, x, beta, y); break;
+    case 1: csr_vector_launch_width<Value, Offset, V, tunable ? 1 : 4, false, Accum>(cs, A, alpha, x, beta, y); break;
+    case 2: csr_vector_launch_width<Value, Offset, V, tunable ? 2 : 4, false, Accum>(cs, A, alpha, x, beta, y); break;
+    case 8: csr_vector_launch_width<Value, Offset, V, tunable ? 8 : 4, false, Accum>(cs, A, alpha, x, beta, y); break;
+    default: csr_vector_launch_width<Value, Offset, V, 4, false, Accum>(cs, A, alpha, x, beta, y); break;
     }
 }
 
@@ -131,12 +146,13 @@ static nz_status_t csr_vector_launch(const nz_spmv_plan_t *plan, double alpha, c
     Value *yv = (Value *)y;
     const int u = plan->state != NULL ? ((const vector_state_t *)plan->state)->unroll
                                       : VECTOR_UNROLL_DEFAULT;
+    const bool h = (plan->flags & NZ_PLAN_CACHE_HINTS) != 0;
     switch (plan->vector_width) {
-    case 2: csr_vector_launch_unroll<Value, Offset, 2, Accum>(cs, A, u, a, xv, beta, yv); break;
-    case 4: csr_vector_launch_unroll<Value, Offset, 4, Accum>(cs, A, u, a, xv, beta, yv); break;
-    case 8: csr_vector_launch_unroll<Value, Offset, 8, Accum>(cs, A, u, a, xv, beta, yv); break;
-    case 16: csr_vector_launch_unroll<Value, Offset, 16, Accum>(cs, A, u, a, xv, beta, yv); break;
-    case 32: csr_vector_launch_unroll<Value, Offset, 32, Accum>(cs, A, u, a, xv, beta, yv); break;
+    case 2: csr_vector_launch_unroll<Value, Offset, 2, Accum>(cs, A, u, h, a, xv, beta, yv); break;
+    case 4: csr_vector_launch_unroll<Value, Offset, 4, Accum>(cs, A, u, h, a, xv, beta, yv); break;
+    case 8: csr_vector_launch_unroll<Value, Offset, 8, Accum>(cs, A, u, h, a, xv, beta, yv); break;
+    case 16: csr_vector_launch_unroll<Value, Offset, 16, Accum>(cs, A, u, h, a, xv, beta, yv); break;
+    case 32: csr_vector_launch_unroll<Value, Offset, 32, Accum>(cs, A, u, h, a, xv, beta, yv); break;
     default:
         return nzi_error(ctx, NZ_ERR_INVALID_HANDLE, "CSR-vector plan has vector width %d",
                          plan->vector_width);

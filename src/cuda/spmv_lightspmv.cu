@@ -5,20 +5,30 @@
  * Gonzalez-Dominguez and Schmidt).
  *
  * Which thread handles which data: the warp is split into vectors of V lanes (V = 2, 4, 8 or
- * 32). A vector takes the next unprocessed row from a global row counter (an unsigned int in
- * device memory, reset with cudaMemsetAsync before every launch):
- *   - vector level (light-vector): lane 0 of each vector does atomicAdd(counter, 1) and
- *     broadcasts the row to its V lanes with a width-V __shfl_sync;
- *   - warp level (light-warp): lane 0 of each warp does atomicAdd(counter, 32 / V) and
- *     broadcasts the base to the whole warp; vector j of the warp takes base + j.
+ * 32). Rows are handed out dynamically through one global row counter (a 64-bit unsigned in
+ * device memory, reset with cudaMemsetAsync before every launch), in chunks:
+ *   - vector level (light-vector): lane 0 of each vector does atomicAdd(counter, S), broadcasts
+ *     the first row to its V lanes with a width-V __shfl_sync, and the vector computes the S rows
+ *     first .. first + S - 1 one after the other;
+ *   - warp level (light-warp): lane 0 of each warp does atomicAdd(counter, S x 32 / V) and
+ *     broadcasts the base to the whole warp; in step s = 0 .. S - 1, vector j of the warp takes
+ *     row base + s x 32 / V + j (the warp's vectors take consecutive rows in every step, so the
+ *     row-offset loads of a step coalesce).
+ * S (rows per atomic per vector, "steps") is chosen at plan setup so one atomic hands a vector
+ * about LIGHT_CHUNK_ELEMENTS nonzeros per lane: S = LIGHT_CHUNK_ELEMENTS x V / mean row length,
+ * clamped to [1, LIGHT_MAX_STEPS] and so that every resident vector (warp) can still take at
+ * least LIGHT_MIN_GRABS chunks (the dynamic balance the paper relies on). The paper and the seed
+ * take one row per atomic (S = 1): on an H100 the 8M-row 7-point Laplacian then spends ~1.9 ms
+ * serialised on the counter against ~0.2 ms for CSR-vector (issue 19). NZ_PLAN_LIGHT_PER_ROW
+ * keeps S = 1, the original distribution, for comparisons.
  * Within a row, lane l accumulates the entries row_start + l, row_start + l + V, ... (for V = 32
  * the start is rounded down to a multiple of 32 so that every warp-wide load is aligned), then
  * the V partial sums are combined by a fixed shuffle tree and lane 0 writes
  * y[row] = alpha * sum + beta * y[row] (y is not read when beta == 0).
  *
- * Reproducibility: bitwise reproducible run to run. Which vector takes a row changes from run to
- * run, but a row's sum depends only on the row's start offset, V and the fixed shuffle tree, and
- * V is fixed for the plan.
+ * Reproducibility: bitwise reproducible run to run, with and without chunks. Which vector takes a
+ * row changes from run to run, but a row's sum depends only on the row's start offset, V and the
+ * fixed shuffle tree, and V is fixed for the plan (S changes who computes a row, never how).
  *
  * Launch: thread blocks of the device's maximum block size, grid = SMs x (max threads per SM /
  * threads per block), as in the paper's host driver; V from the rounded mean row length with the
@@ -29,14 +39,27 @@
 
 #include <math.h>
 
-/* Per-plan device state: only the row counter. */
+/* Per-plan state: the row counter and the rows per atomic. */
 typedef struct light_state {
-    unsigned int *row_counter; /* device */
+    unsigned long long *row_counter; /* device; 64-bit: with chunks, the counter overshoots the
+                                        row count by up to one chunk per vector */
+    unsigned int steps;              /* S: rows each vector computes per atomic */
 } light_state_t;
 
 /* The largest block size the kernels are compiled for (launch bounds); the launch uses
  * min(device maximum, this). */
 #define LIGHT_MAX_THREADS 1024
+/* Nonzeros per lane one atomic should hand out: 32 keeps the counter's atomics (one per 32 V
+ * nonzeros instead of one per row) far below the SpMV's own memory traffic, while the chunk a
+ * vector may be left finishing alone at the end is only ~32 loads per lane. Unmeasured: the
+ * lead's H100 run (nz bench, light-* against light-*:per-row) decides. */
+#define LIGHT_CHUNK_ELEMENTS 32
+/* At most this many rows per vector per atomic (rows of ~0 nonzeros would otherwise ask for
+ * huge chunks). */
+#define LIGHT_MAX_STEPS 1024
+/* Every resident vector (warp) should find at least this many chunks to take, or the dynamic
+ * distribution degenerates into a static one on small matrices. */
+#define LIGHT_MIN_GRABS 8
 
 /* Mask of the V lanes of the vector the calling lane belongs to (V divides 32). */
 template <int V>
@@ -80,56 +103,69 @@ __device__ __forceinline__ void light_store(Value *__restrict__ y, int64_t row, 
         y[row] = alpha * sum + beta * y[row];
 }
 
-/* Vector level: each vector fetches one row at a time. A vector leaves the loop on its own, so
- * every shuffle names only the vector's lanes. */
+/* Vector level: each vector fetches `steps` consecutive rows per atomic and computes them in
+ * order. A vector leaves the loop on its own, so every shuffle names only the vector's lanes. */
 template <typename Value, typename Offset, int V>
 __global__ void __launch_bounds__(LIGHT_MAX_THREADS)
-light_vector_kernel(unsigned int *__restrict__ row_counter, unsigned int rows,
-                    const Offset *__restrict__ row_offsets, const int32_t *__restrict__ col_indices,
-                    const Value *__restrict__ values, const Value *__restrict__ x,
-                    Value *__restrict__ y, Value alpha, Value beta) {
+light_vector_kernel(unsigned long long *__restrict__ row_counter, unsigned int rows,
+                    unsigned int steps, const Offset *__restrict__ row_offsets,
+                    const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
+                    const Value *__restrict__ x, Value *__restrict__ y, Value alpha, Value beta) {
     const int lane_in_warp = threadIdx.x & 31;
     const int lane = threadIdx.x & (V - 1);
     const unsigned mask = light_vector_mask<V>(lane_in_warp);
     for (;;) {
-        unsigned int row = 0;
-        if (lane == 0) row = atomicAdd(row_counter, 1u);
-        row = __shfl_sync(mask, row, 0, V);
-        if (row >= rows) break;
-        const Offset row_start = __ldg(row_offsets + row);
-        const Offset row_end = __ldg(row_offsets + row + 1);
-        Value sum = light_row_dot<Value, Offset, V>(row_start, row_end, lane, mask, col_indices,
-                                                    values, x);
-        if (lane == 0) light_store(y, (int64_t)row, sum, alpha, beta);
+        unsigned long long first = 0;
+        if (lane == 0) first = atomicAdd(row_counter, (unsigned long long)steps);
+        first = __shfl_sync(mask, first, 0, V);
+        if (first >= rows) break;
+        const unsigned long long last =
+            first + steps < (unsigned long long)rows ? first + steps : (unsigned long long)rows;
+        /* consecutive rows: each row's end is the next row's start */
+        Offset row_start = __ldg(row_offsets + first);
+        for (unsigned long long row = first; row < last; row++) {
+            const Offset row_end = __ldg(row_offsets + row + 1);
+            Value sum = light_row_dot<Value, Offset, V>(row_start, row_end, lane, mask,
+                                                        col_indices, values, x);
+            if (lane == 0) light_store(y, (int64_t)row, sum, alpha, beta);
+            row_start = row_end;
+        }
     }
 }
 
-/* Warp level: lane 0 of the warp fetches 32 / V rows at once. The loop condition depends only on
- * the broadcast base, so the whole warp runs the same number of iterations and the full-warp
- * shuffle at the top is always reached by all 32 lanes. */
+/* Warp level: lane 0 of the warp fetches steps x 32 / V rows at once; in each step the warp's
+ * vectors take 32 / V consecutive rows. The loop conditions depend only on the broadcast base
+ * and the step, so the whole warp runs the same iterations and the full-warp shuffle at the top
+ * is always reached by all 32 lanes. */
 template <typename Value, typename Offset, int V>
 __global__ void __launch_bounds__(LIGHT_MAX_THREADS)
-light_warp_kernel(unsigned int *__restrict__ row_counter, unsigned int rows,
-                  const Offset *__restrict__ row_offsets, const int32_t *__restrict__ col_indices,
-                  const Value *__restrict__ values, const Value *__restrict__ x,
-                  Value *__restrict__ y, Value alpha, Value beta) {
+light_warp_kernel(unsigned long long *__restrict__ row_counter, unsigned int rows,
+                  unsigned int steps, const Offset *__restrict__ row_offsets,
+                  const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
+                  const Value *__restrict__ x, Value *__restrict__ y, Value alpha, Value beta) {
+    constexpr unsigned ROWS_PER_STEP = 32u / V;
     const int lane_in_warp = threadIdx.x & 31;
     const int lane = threadIdx.x & (V - 1);
     const unsigned vector_in_warp = (unsigned)(lane_in_warp / V);
     const unsigned mask = light_vector_mask<V>(lane_in_warp);
     for (;;) {
-        unsigned int base = 0;
+        unsigned long long base = 0;
         __syncwarp();
-        if (lane_in_warp == 0) base = atomicAdd(row_counter, 32u / V);
+        if (lane_in_warp == 0)
+            base = atomicAdd(row_counter, (unsigned long long)steps * ROWS_PER_STEP);
         base = __shfl_sync(0xffffffffu, base, 0);
         if (base >= rows) break;
-        const unsigned int row = base + vector_in_warp;
-        if (row < rows) {
-            const Offset row_start = __ldg(row_offsets + row);
-            const Offset row_end = __ldg(row_offsets + row + 1);
-            Value sum = light_row_dot<Value, Offset, V>(row_start, row_end, lane, mask,
-                                                        col_indices, values, x);
-            if (lane == 0) light_store(y, (int64_t)row, sum, alpha, beta);
+        for (unsigned step = 0; step < steps; step++) {
+            const unsigned long long step_base = base + (unsigned long long)step * ROWS_PER_STEP;
+            if (step_base >= rows) break;
+            const unsigned long long row = step_base + vector_in_warp;
+            if (row < rows) {
+                const Offset row_start = __ldg(row_offsets + row);
+                const Offset row_end = __ldg(row_offsets + row + 1);
+                Value sum = light_row_dot<Value, Offset, V>(row_start, row_end, lane, mask,
+                                                            col_indices, values, x);
+                if (lane == 0) light_store(y, (int64_t)row, sum, alpha, beta);
+            }
         }
     }
 }
@@ -142,6 +178,40 @@ static int light_vector_width(int64_t rows, int64_t nnz) {
     if (mean <= 4.0) return 4;
     if (mean <= 64.0) return 8;
     return 32;
+}
+
+/* The launch shape: blocks of the device's maximum block size (at most LIGHT_MAX_THREADS), as
+ * many as the device holds at once (the paper's host driver), but no more vectors than rows. */
+static void light_grid(const nzi_cuda_state_t *cs, int64_t rows, int vector_width, int *threads,
+                       int64_t *blocks) {
+    int t = cs->max_threads_per_block < LIGHT_MAX_THREADS ? cs->max_threads_per_block
+                                                          : LIGHT_MAX_THREADS;
+    t &= ~31;
+    if (t < 32) t = 32;
+    int blocks_per_sm = cs->max_threads_per_sm / t;
+    if (blocks_per_sm < 1) blocks_per_sm = 1;
+    int64_t grid_blocks = (int64_t)cs->sm_count * blocks_per_sm;
+    const int64_t vectors_per_block = t / vector_width;
+    const int64_t needed = (rows + vectors_per_block - 1) / vectors_per_block;
+    if (grid_blocks > needed) grid_blocks = needed;
+    if (grid_blocks < 1) grid_blocks = 1;
+    *threads = t;
+    *blocks = grid_blocks;
+}
+
+/* S, the rows per vector per atomic (see the file header): about LIGHT_CHUNK_ELEMENTS nonzeros
+ * per lane, at most LIGHT_MAX_STEPS, and small enough that each of the `units` resident vectors
+ * (vector level) or warps (warp level, rows_per_step = 32 / V rows a step) finds
+ * LIGHT_MIN_GRABS chunks. 1 under NZ_PLAN_LIGHT_PER_ROW. */
+static unsigned int light_steps(int64_t rows, int64_t nnz, int vector_width, int64_t units,
+                                int64_t rows_per_step, unsigned flags) {
+    if (flags & NZ_PLAN_LIGHT_PER_ROW) return 1;
+    const double mean = rows > 0 ? (double)nnz / (double)rows : 0.0;
+    double steps = mean > 0 ? (double)LIGHT_CHUNK_ELEMENTS * vector_width / mean : LIGHT_MAX_STEPS;
+    const double balanced = (double)rows / ((double)units * rows_per_step * LIGHT_MIN_GRABS);
+    if (steps > balanced) steps = balanced;
+    if (steps > LIGHT_MAX_STEPS) steps = LIGHT_MAX_STEPS;
+    return steps < 1.0 ? 1u : (unsigned int)steps;
 }
 
 static nz_status_t light_setup(nz_spmv_plan_t *plan) {
@@ -165,12 +235,22 @@ static nz_status_t light_setup(nz_spmv_plan_t *plan) {
         status = nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "LightSpMV plan: cannot allocate the state");
         goto cleanup;
     }
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&state->row_counter, sizeof(unsigned int),
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&state->row_counter, sizeof(unsigned long long),
                              "LightSpMV row counter"));
+    {
+        const int width = light_vector_width(A->rows, A->nnz);
+        const bool warp_level = plan->alg == NZ_ALG_LIGHT_WARP;
+        int threads = 0;
+        int64_t blocks = 0;
+        light_grid(nzi_cuda(ctx), A->rows, width, &threads, &blocks);
+        const int64_t units = blocks * (threads / (warp_level ? 32 : width));
+        state->steps = light_steps(A->rows, A->nnz, width, units, warp_level ? 32 / width : 1,
+                                   plan->flags);
+        plan->vector_width = width;
+    }
     plan->state = state;
     plan->reproducible = 1;
-    plan->vector_width = light_vector_width(A->rows, A->nnz);
-    plan->workspace_bytes = sizeof(unsigned int);
+    plan->workspace_bytes = sizeof(unsigned long long);
     state = NULL;
 cleanup:
     if (state != NULL) nzi_free(ctx, state);
@@ -181,37 +261,44 @@ static void light_release(nz_spmv_plan_t *plan) {
     light_state_t *state = (light_state_t *)plan->state;
     if (state == NULL) return;
     if (state->row_counter != NULL)
-        nz_cuda_free(plan->ctx, state->row_counter, sizeof(unsigned int));
+        nz_cuda_free(plan->ctx, state->row_counter, sizeof(unsigned long long));
     nzi_free(plan->ctx, state);
     plan->state = NULL;
 }
 
+/* Launch arguments shared by every instantiation. */
+typedef struct light_args {
+    unsigned long long *counter;
+    unsigned int rows, steps;
+    const nz_matrix_t *A;
+    const void *x;
+    void *y;
+} light_args_t;
+
 template <typename Value, typename Offset, int V>
 static void light_launch(bool warp_level, dim3 grid, dim3 block, cudaStream_t stream,
-                         unsigned int *counter, unsigned int rows, const nz_matrix_t *A,
-                         const void *x, void *y, Value alpha, Value beta) {
-    const Offset *row_offsets = nzi_dev_offsets<Offset>(A);
-    const Value *values = (const Value *)A->device.values;
+                         const light_args_t *g, Value alpha, Value beta) {
+    const Offset *row_offsets = nzi_dev_offsets<Offset>(g->A);
+    const Value *values = (const Value *)g->A->device.values;
     if (warp_level)
         light_warp_kernel<Value, Offset, V><<<grid, block, 0, stream>>>(
-            counter, rows, row_offsets, A->device.col_indices, values, (const Value *)x,
-            (Value *)y, alpha, beta);
+            g->counter, g->rows, g->steps, row_offsets, g->A->device.col_indices, values,
+            (const Value *)g->x, (Value *)g->y, alpha, beta);
     else
         light_vector_kernel<Value, Offset, V><<<grid, block, 0, stream>>>(
-            counter, rows, row_offsets, A->device.col_indices, values, (const Value *)x,
-            (Value *)y, alpha, beta);
+            g->counter, g->rows, g->steps, row_offsets, g->A->device.col_indices, values,
+            (const Value *)g->x, (Value *)g->y, alpha, beta);
 }
 
 template <typename Value, typename Offset>
 static void light_dispatch(int V, bool warp_level, dim3 grid, dim3 block, cudaStream_t stream,
-                           unsigned int *counter, unsigned int rows, const nz_matrix_t *A,
-                           const void *x, void *y, double alpha, double beta) {
+                           const light_args_t *g, double alpha, double beta) {
     Value a = (Value)alpha, b = (Value)beta;
     switch (V) {
-    case 2: light_launch<Value, Offset, 2>(warp_level, grid, block, stream, counter, rows, A, x, y, a, b); break;
-    case 4: light_launch<Value, Offset, 4>(warp_level, grid, block, stream, counter, rows, A, x, y, a, b); break;
-    case 8: light_launch<Value, Offset, 8>(warp_level, grid, block, stream, counter, rows, A, x, y, a, b); break;
-    default: light_launch<Value, Offset, 32>(warp_level, grid, block, stream, counter, rows, A, x, y, a, b); break;
+    case 2: light_launch<Value, Offset, 2>(warp_level, grid, block, stream, g, a, b); break;
+    case 4: light_launch<Value, Offset, 4>(warp_level, grid, block, stream, g, a, b); break;
+    case 8: light_launch<Value, Offset, 8>(warp_level, grid, block, stream, g, a, b); break;
+    default: light_launch<Value, Offset, 32>(warp_level, grid, block, stream, g, a, b); break;
     }
 }
 
@@ -223,31 +310,25 @@ static nz_status_t light_execute_common(const nz_spmv_plan_t *plan, bool warp_le
     const light_state_t *state = (const light_state_t *)plan->state;
     nzi_cuda_state_t *cs = nzi_cuda(ctx);
     if (A->rows == 0) return NZ_SUCCESS;
-    int threads = cs->max_threads_per_block < LIGHT_MAX_THREADS ? cs->max_threads_per_block
-                                                                : LIGHT_MAX_THREADS;
-    threads &= ~31;
-    if (threads < 32) threads = 32;
-    int blocks_per_sm = cs->max_threads_per_sm / threads;
-    if (blocks_per_sm < 1) blocks_per_sm = 1;
-    int64_t grid_blocks = (int64_t)cs->sm_count * blocks_per_sm;
-    /* No more vectors than rows: tiny matrices need only a few blocks. */
-    int64_t vectors_per_block = threads / plan->vector_width;
-    int64_t needed = (A->rows + vectors_per_block - 1) / vectors_per_block;
-    if (grid_blocks > needed) grid_blocks = needed;
-    if (grid_blocks < 1) grid_blocks = 1;
-    NZI_CUDA_TRY(ctx, cudaMemsetAsync(state->row_counter, 0, sizeof(unsigned int), cs->stream));
+    if (state == NULL)
+        return nzi_error(ctx, NZ_ERR_INVALID_HANDLE, "LightSpMV plan has no row counter");
+    int threads = 0;
+    int64_t grid_blocks = 0;
+    light_grid(cs, A->rows, plan->vector_width, &threads, &grid_blocks);
+    NZI_CUDA_TRY(ctx, cudaMemsetAsync(state->row_counter, 0, sizeof(unsigned long long),
+                                      cs->stream));
     dim3 grid((unsigned)grid_blocks), block((unsigned)threads);
-    unsigned int rows = (unsigned int)A->rows;
+    const light_args_t g = {state->row_counter, (unsigned int)A->rows, state->steps, A, x, y};
     bool f64 = A->value_type == NZ_F64, o64 = A->device.offset_type == NZ_I64;
     int V = plan->vector_width;
     if (f64 && o64)
-        light_dispatch<double, int64_t>(V, warp_level, grid, block, cs->stream, state->row_counter, rows, A, x, y, alpha, beta);
+        light_dispatch<double, int64_t>(V, warp_level, grid, block, cs->stream, &g, alpha, beta);
     else if (f64)
-        light_dispatch<double, int32_t>(V, warp_level, grid, block, cs->stream, state->row_counter, rows, A, x, y, alpha, beta);
+        light_dispatch<double, int32_t>(V, warp_level, grid, block, cs->stream, &g, alpha, beta);
     else if (o64)
-        light_dispatch<float, int64_t>(V, warp_level, grid, block, cs->stream, state->row_counter, rows, A, x, y, alpha, beta);
+        light_dispatch<float, int64_t>(V, warp_level, grid, block, cs->stream, &g, alpha, beta);
     else
-        light_dispatch<float, int32_t>(V, warp_level, grid, block, cs->stream, state->row_counter, rows, A, x, y, alpha, beta);
+        light_dispatch<float, int32_t>(V, warp_level, grid, block, cs->stream, &g, alpha, beta);
     NZI_CUDA_LAUNCH_CHECK(ctx);
     return NZ_SUCCESS;
 }
@@ -270,11 +351,11 @@ extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_light_warp_ops = {
 /* Explicit instantiations: value type x offset type x vector width, both distributions. */
 #define LIGHT_INSTANTIATE(Value, Offset, V)                                                     \
     template __global__ void light_vector_kernel<Value, Offset, V>(                             \
-        unsigned int *, unsigned int, const Offset *, const int32_t *, const Value *,           \
-        const Value *, Value *, Value, Value);                                                  \
+        unsigned long long *, unsigned int, unsigned int, const Offset *, const int32_t *,      \
+        const Value *, const Value *, Value *, Value, Value);                                   \
     template __global__ void light_warp_kernel<Value, Offset, V>(                               \
-        unsigned int *, unsigned int, const Offset *, const int32_t *, const Value *,           \
-        const Value *, Value *, Value, Value);
+        unsigned long long *, unsigned int, unsigned int, const Offset *, const int32_t *,      \
+        const Value *, const Value *, Value *, Value, Value);
 #define LIGHT_INSTANTIATE_V(Value, Offset)                                                      \
     LIGHT_INSTANTIATE(Value, Offset, 2)                                                         \
     LIGHT_INSTANTIATE(Value, Offset, 4)                                                         \

@@ -32,6 +32,9 @@
  * Differences from CUB: 64-bit row offsets and empty matrices are handled (the dispatcher never
  * passes an empty matrix), and the fix-up uses the precomputed runs instead of a reduce-by-key.
  *
+ * NZ_PLAN_CACHE_HINTS: step 1 loads row_offsets, col_indices and values as streaming
+ * (ld.global.cs, evict-first; nzi_ld_matrix), so the matrix stream does not evict x from L2; x
+ * stays on the read-only path. Same values loaded: results identical with and without.
  * Bitwise reproducible: the partition depends only on the structure, the per-thread order and
  * the scan tree are fixed, and no atomics are used.
  * Cost: one pass over A, nnz gathers from x, O(rows + nnz) balanced work; setup is one binary
@@ -90,7 +93,8 @@ __global__ void merge_partition_kernel(int32_t rows, int64_t nnz, const Offset *
  * with double sums (NZ_PLAN_MIXED), which also get 6.
  * Accum is the type of products, sums, carries and alpha / beta: Value, or double for mixed
  * precision (float storage; y is rounded once, and once more for a row whose sum crosses tiles). */
-template <typename Value, typename Offset, int Items, bool BetaZero, typename Accum = Value>
+template <typename Value, typename Offset, int Items, bool BetaZero, bool Hints,
+          typename Accum = Value>
 __global__ void __launch_bounds__(MERGE_BLOCK,
                                   sizeof(Accum) == 8 && (sizeof(Offset) == 8 || sizeof(Value) == 4)
                                       ? 6 : 8)
@@ -122,14 +126,15 @@ __global__ void __launch_bounds__(MERGE_BLOCK,
         const int64_t row = (int64_t)row0 + i;
         int end = tile_nnz;
         if (row < rows) {
-            const Offset relative = __ldg(row_offsets + row + 1) - nz0;
+            const Offset relative = nzi_ld_matrix<Hints>(row_offsets + row + 1) - nz0;
             if (relative < (Offset)tile_nnz) end = (int)relative;
         }
         s_row_end[i] = end;
     }
     for (int i = tid; i < tile_nnz; i += MERGE_BLOCK) {
         const Offset k = nz0 + i;
-        s_values[i] = (Accum)__ldg(values + k) * (Accum)__ldg(x + __ldg(col_indices + k));
+        s_values[i] = (Accum)nzi_ld_matrix<Hints>(values + k) *
+                      (Accum)__ldg(x + nzi_ld_matrix<Hints>(col_indices + k));
     }
     __syncthreads();
 
@@ -373,6 +378,19 @@ static nz_status_t merge_setup(nz_spmv_plan_t *plan) {
     return wide ? merge_setup_typed<double, int64_t>(plan) : merge_setup_typed<double, int32_t>(plan);
 }
 
+/* One merge_kernel launch over the plan's tiles (beta == 0 and the cache hints as template flags). */
+template <typename Value, typename Offset, bool BetaZero, bool Hints, typename Accum>
+static void merge_tile_launch(const nzi_cuda_state_t *cs, const merge_state_t *st,
+                              const nz_matrix_t *A, Accum alpha, Accum beta, const Value *x,
+                              Value *y) {
+    constexpr int ITEMS = merge_tuning<Value>::items;
+    merge_kernel<Value, Offset, ITEMS, BetaZero, Hints, Accum>
+        <<<(unsigned)st->num_tiles, MERGE_BLOCK, 0, cs->stream>>>(
+            (int32_t)A->rows, nzi_dev_offsets<Offset>(A), A->device.col_indices,
+            (const Value *)A->device.values, x, alpha, beta, y, st->tile_row,
+            (const Offset *)st->tile_nz, (Accum *)st->carry_value);
+}
+
 template <typename Value, typename Offset, typename Accum = Value>
 static nz_status_t merge_launch(const nz_spmv_plan_t *plan, double alpha, const void *x,
                                 double beta, void *y) {
@@ -380,22 +398,19 @@ static nz_status_t merge_launch(const nz_spmv_plan_t *plan, double alpha, const 
     const nzi_cuda_state_t *cs = nzi_cuda(ctx);
     const nz_matrix_t *A = plan->A;
     const merge_state_t *st = (const merge_state_t *)plan->state;
-    constexpr int ITEMS = merge_tuning<Value>::items;
-    const unsigned tiles = (unsigned)st->num_tiles;
     const unsigned short_blocks =
         st->num_short > 0 ? (unsigned)((st->num_tiles + MERGE_FIXUP_BLOCK - 1) / MERGE_FIXUP_BLOCK) : 0;
     const Accum a = (Accum)alpha;
-    const int32_t rows = (int32_t)A->rows;
-    const Offset *offsets = nzi_dev_offsets<Offset>(A);
-    const Value *values = (const Value *)A->device.values;
-    if (beta == 0.0)
-        merge_kernel<Value, Offset, ITEMS, true, Accum><<<tiles, MERGE_BLOCK, 0, cs->stream>>>(
-            rows, offsets, A->device.col_indices, values, (const Value *)x, a, Accum(0), (Value *)y,
-            st->tile_row, (const Offset *)st->tile_nz, (Accum *)st->carry_value);
+    const bool hints = (plan->flags & NZ_PLAN_CACHE_HINTS) != 0;
+    const Value *xv = (const Value *)x;
+    if (beta == 0.0 && hints)
+        merge_tile_launch<Value, Offset, true, true>(cs, st, A, a, Accum(0), xv, (Value *)y);
+    else if (beta == 0.0)
+        merge_tile_launch<Value, Offset, true, false>(cs, st, A, a, Accum(0), xv, (Value *)y);
+    else if (hints)
+        merge_tile_launch<Value, Offset, false, true>(cs, st, A, a, (Accum)beta, xv, (Value *)y);
     else
-        merge_kernel<Value, Offset, ITEMS, false, Accum><<<tiles, MERGE_BLOCK, 0, cs->stream>>>(
-            rows, offsets, A->device.col_indices, values, (const Value *)x, a, (Accum)beta,
-            (Value *)y, st->tile_row, (const Offset *)st->tile_nz, (Accum *)st->carry_value);
+        merge_tile_launch<Value, Offset, false, false>(cs, st, A, a, (Accum)beta, xv, (Value *)y);
     NZI_CUDA_LAUNCH_CHECK(ctx);
     if (st->num_short + st->num_long > 0) {
         merge_fixup_kernel<Value, Accum><<<short_blocks + (unsigned)st->num_long,

@@ -20,6 +20,11 @@ extern "C" {
 
 #define NZI_MESSAGE_SIZE 512
 
+/* Every SpMV plan flag nz_spmv_plan_create and nz_spmv_plan_choose accept. */
+#define NZI_SPMV_PLAN_FLAGS                                                                    \
+    (NZ_PLAN_DETERMINISTIC | NZ_PLAN_TUNE | NZ_PLAN_MIXED | NZ_PLAN_CACHE_HINTS |               \
+     NZ_PLAN_LIGHT_PER_ROW)
+
 struct nz_context {
     uint64_t magic;
     char message[NZI_MESSAGE_SIZE];

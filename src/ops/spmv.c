@@ -66,7 +66,7 @@ nz_status_t nz_spmv_plan_create(nz_context_t *ctx, nz_spmv_plan_t **plan, const 
     if (op != NZ_OP_N && op != NZ_OP_T)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spmv_plan_create: invalid operation %d",
                          (int)op);
-    if (flags & ~(NZ_PLAN_DETERMINISTIC | NZ_PLAN_TUNE | NZ_PLAN_MIXED))
+    if (flags & ~NZI_SPMV_PLAN_FLAGS)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spmv_plan_create: unknown flags 0x%x",
                          flags);
     nz_backend_t backend = A->location == NZ_DEVICE ? NZ_BACKEND_CUDA : NZ_BACKEND_CPU;

@@ -347,7 +347,7 @@ nz_status_t nz_spmv_plan_choose(nz_format_t *chosen_format, nz_alg_t *alg, char 
     nzi_plan_choice_t choice;
     if (why != NULL && why_size > 0) why[0] = '\0';
     if (stats == NULL || chosen_format == NULL || alg == NULL) return NZ_ERR_NULL_ARGUMENT;
-    if (flags & ~(NZ_PLAN_DETERMINISTIC | NZ_PLAN_TUNE | NZ_PLAN_MIXED))
+    if (flags & ~NZI_SPMV_PLAN_FLAGS)
         return NZ_ERR_INVALID_ARGUMENT;
     nzi_plan_request_t request = {backend, format, NZ_OP_N, flags, NULL};
     NZI_TRY(nzi_plan_choose(stats, &request, &choice));

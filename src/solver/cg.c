@@ -2,6 +2,7 @@
 #include "nzi.h"
 #include "backend.h"
 #include "cg_work.h"
+#include "plan_internal.h"
 
 #include <math.h>
 #include <string.h>
@@ -76,10 +77,40 @@ static nz_status_t final_status(nz_context_t *ctx, const nzi_cg_scalars_t *s, do
     }
 }
 
+/* The planner's format for a host matrix (nz_spmv_plan_choose with the format open, from
+ * nz_matrix_stats): *converted is a copy of A in it, or NULL when the planner keeps A's format,
+ * has no advice, or the conversion is refused (padding limit, unsupported): A is then used as it
+ * is. Other failures (out of memory) are returned. Matrices below the CPU planner's one-thread
+ * size (nzi_plan_thresholds.cpu_serial_nnz nonzeros) keep CSR. Cost: the statistics (a pass
+ * over A) and the conversion, both part of the solve's setup. */
+static nz_status_t cg_planner_format(nz_context_t *ctx, const nz_matrix_t *A, unsigned flags,
+                                     nz_matrix_t **converted) {
+    nz_matrix_stats_t stats;
+    nz_format_t format;
+    nz_alg_t alg;
+    *converted = NULL;
+    /* Below the CPU planner's one-thread size a conversion cannot pay: CSR runs serially there,
+     * and most other formats have only OpenMP kernels, whose fork / join then dominates. */
+    if ((double)A->nnz < nzi_plan_thresholds.cpu_serial_nnz) return NZ_SUCCESS;
+    NZI_TRY(nz_matrix_stats(ctx, &stats, A));
+    if (nz_spmv_plan_choose(&format, &alg, NULL, 0, &stats, NZ_BACKEND_CPU, NZ_FORMAT_COUNT,
+                            flags & NZ_PLAN_DETERMINISTIC) != NZ_SUCCESS ||
+        format == A->format)
+        return NZ_SUCCESS;
+    nz_status_t status = nz_matrix_convert(ctx, converted, A, format, NULL);
+    if (status == NZ_ERR_TOO_MUCH_PADDING || status == NZ_ERR_UNSUPPORTED) {
+        *converted = NULL;
+        nzi_clear_error(ctx);
+        return NZ_SUCCESS;
+    }
+    return status;
+}
+
 nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, void *x,
                         const nz_cg_options_t *options, nz_cg_result_t *result) {
     nz_status_t status = NZ_SUCCESS;
     nz_spmv_plan_t *plan = NULL;
+    nz_matrix_t *converted = NULL; /* A in the planner's format, when the solve made one */
     const nzi_cg_ops_t *ops = NULL;
     nzi_cg_work_t w;
     nzi_cg_scalars_t s;
@@ -114,10 +145,25 @@ nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, 
         ops = &nzi_cg_cpu_ops;
     }
 
-    /* ---- setup: plan, workspace, preconditioner ---- */
+    /* ---- setup: format, plan, workspace, preconditioner ---- */
     double t0 = nzi_wtime();
-    NZI_CHECK(nz_spmv_plan_create(ctx, &plan, A, NZ_OP_N, opt.alg, opt.plan_flags));
+    if (A->location == NZ_HOST && A->format == NZ_FORMAT_CSR && opt.alg == NZ_ALG_AUTO &&
+        !opt.keep_format && n > 0)
+        NZI_CHECK(cg_planner_format(ctx, A, opt.plan_flags, &converted));
+    if (converted != NULL) {
+        status = nz_spmv_plan_create(ctx, &plan, converted, NZ_OP_N, opt.alg, opt.plan_flags);
+        if (status == NZ_ERR_UNSUPPORTED) { /* e.g. flags the new format's kernels refuse */
+            nz_matrix_destroy(&converted);
+            nzi_clear_error(ctx);
+            status = NZ_SUCCESS;
+        } else if (status != NZ_SUCCESS) {
+            goto cleanup;
+        }
+    }
+    if (plan == NULL)
+        NZI_CHECK(nz_spmv_plan_create(ctx, &plan, A, NZ_OP_N, opt.alg, opt.plan_flags));
     res.alg = plan->alg;
+    res.format = plan->A->format;
     w.ctx = ctx;
     w.value_type = A->value_type;
     w.n = n;
@@ -246,5 +292,6 @@ cleanup:
     nzi_free(ctx, history);
     if (created) ops->destroy(&w);
     nz_spmv_plan_destroy(&plan);
+    nz_matrix_destroy(&converted);
     return status;
 }

@@ -40,6 +40,22 @@ if [ -f "$TMP/lap.mtx" ]; then
               END { exit (bad || n != 144) }' "$TMP/x.mtx"; then
         fail "laplace file: x is not ones"
     fi
+    # the default --format auto runs the planner's format (DIA for this stencil on the CPU, once
+    # the matrix is above the one-thread size); a named format is kept
+    "$NZ" gen laplace2d --nx 70 --ny 70 -o "$TMP/lap70.mtx" >/dev/null 2>&1
+    expect_ok "laplace 70 file" "$NZ" cg "$TMP/lap70.mtx" --tol 1e-10
+    setup=$(field setup)
+    case "$setup" in
+    *"dia (planner)"*) ;;
+    *) fail "laplace 70 file: setup '$setup' does not name the planner's format dia" ;;
+    esac
+    expect_ok "laplace 70 file csr" "$NZ" cg "$TMP/lap70.mtx" --format csr --tol 1e-10
+    setup=$(field setup)
+    case "$setup" in
+    *"double, csr, cpu"*) ;;
+    *) fail "laplace 70 file --format csr: setup '$setup'" ;;
+    esac
+    expect_ok "laplace 70 file auto" "$NZ" cg "$TMP/lap70.mtx" --format auto --tol 1e-10
 else
     fail "nz gen laplace2d did not produce a matrix"
 fi

@@ -129,14 +129,45 @@ static int expected_vector_width(const job_t *j) {
     return width;
 }
 
-/* All algorithms x three cases on one device copy of the job's matrix. */
+/* The plan flags each algorithm is checked with: 0, plus the flag that switches its other form
+ * (NZ_PLAN_LIGHT_PER_ROW: LightSpMV's one row per atomic instead of chunks; NZ_PLAN_CACHE_HINTS:
+ * streaming loads in vector and merge). Returns the number of settings written to flags[]. */
+static int with_forms = 1; /* 0: flags 0 only (the tunables section, which needs no second form) */
+static int alg_flag_settings(nz_alg_t alg, unsigned flags[2]) {
+    flags[0] = 0;
+    if (!with_forms) return 1;
+    if (alg == NZ_ALG_LIGHT_VECTOR || alg == NZ_ALG_LIGHT_WARP) {
+        flags[1] = NZ_PLAN_LIGHT_PER_ROW;
+        return 2;
+    }
+    if (alg == NZ_ALG_VECTOR || alg == NZ_ALG_MERGE) {
+        flags[1] = NZ_PLAN_CACHE_HINTS;
+        return 2;
+    }
+    return 1;
+}
+
+static const char *flags_label(unsigned flags) {
+    return flags == NZ_PLAN_LIGHT_PER_ROW ? " per-row"
+           : flags == NZ_PLAN_CACHE_HINTS ? " hints"
+           : flags == (NZ_PLAN_CACHE_HINTS | NZ_PLAN_MIXED) ? " hints+mixed"
+           : flags == NZ_PLAN_MIXED ? " mixed"
+                                    : "";
+}
+
+/* All algorithms (each in every flag setting) x three cases on one device copy of the job's
+ * matrix. */
 static void check_device_matrix(const job_t *j, const nz_matrix_t *dA, int bits) {
     char label[512];
-    for (int a = 0; a < num_algs; a++) {
-        nz_alg_t alg = algs[a];
-        const char *an = nz_alg_name(alg);
+    for (int v = 0; v < 2 * num_algs; v++) {
+        nz_alg_t alg = algs[v / 2];
+        unsigned settings[2];
+        if (v % 2 >= alg_flag_settings(alg, settings)) continue;
+        const unsigned flags = settings[v % 2];
+        char an[64];
+        snprintf(an, sizeof an, "%s%s", nz_alg_name(alg), flags_label(flags));
         nz_spmv_plan_t *plan = NULL;
-        nz_status_t s = nz_spmv_plan_create(ctx, &plan, dA, NZ_OP_N, alg, 0);
+        nz_status_t s = nz_spmv_plan_create(ctx, &plan, dA, NZ_OP_N, alg, flags);
         NZT_CHECK(s == NZ_SUCCESS, "%s %s off%d alg=%s: plan returned %d (%s): %s", j->name,
                   nzt_vt_name(j->vt), bits, an, (int)s, nz_status_string(s),
                   nz_context_last_error(ctx));
@@ -366,6 +397,7 @@ static void test_tunables(void) {
     const gen_case_t mixed = {"mixed 30000, 12 long rows of 25000", 4, {30000, 4, 12, 25000}};
     const gen_case_t fe = {"fe3d 8", 7, {8, 0, 0, 0}};
     printf("tunables:\n");
+    with_forms = 0;
     for (size_t t = 0; t < sizeof settings / sizeof settings[0]; t++) {
         char vars[2][64];
         for (int v = 0; v < 2 && settings[t][v] != NULL; v++) {
@@ -382,6 +414,7 @@ static void test_tunables(void) {
         check_both(fe.name, make_gen, &fe);
         for (int v = 0; v < 2 && settings[t][v] != NULL; v++) unsetenv(vars[v]);
     }
+    with_forms = 1;
 }
 
 static void test_real_matrices(void) {
@@ -400,6 +433,105 @@ static void test_real_matrices(void) {
         check_both(names[m], make_file, path);
     }
     nzt_free_names(names, count);
+}
+
+/* Each algorithm's two forms (alg_flag_settings) on the device copy of a job's matrix, plus
+ * hints with mixed precision for float: both must match the reference, and, since the flags only
+ * change who computes a row (LightSpMV's chunks) or the cache policy of a load (hints), both
+ * forms must agree bit for bit. */
+static void compare_forms(const job_t *j, const nz_matrix_t *dA, int bits) {
+    char label[512];
+    for (int a = 0; a < num_algs; a++) {
+        unsigned settings[2];
+        if (alg_flag_settings(algs[a], settings) < 2) continue;
+        for (int mixed = 0; mixed <= (j->vt == NZ_F32 && algs[a] != NZ_ALG_LIGHT_VECTOR &&
+                                      algs[a] != NZ_ALG_LIGHT_WARP);
+             mixed++) {
+            const unsigned extra = mixed ? NZ_PLAN_MIXED : 0u;
+            nz_spmv_plan_t *plain = NULL, *other = NULL;
+            NZT_OK(ctx, nz_spmv_plan_create(ctx, &plain, dA, NZ_OP_N, algs[a], extra));
+            NZT_OK(ctx, nz_spmv_plan_create(ctx, &other, dA, NZ_OP_N, algs[a], settings[1] | extra));
+            if (plain == NULL || other == NULL) {
+                nz_spmv_plan_destroy(&plain);
+                nz_spmv_plan_destroy(&other);
+                continue;
+            }
+            snprintf(label, sizeof label, "[%s %s off%d alg=%s%s forms]", j->name,
+                     nzt_vt_name(j->vt), bits, nz_alg_name(algs[a]), flags_label(extra));
+            int64_t bad1 = run_case(j, plain, label, 1.0, 0.0, j->ref_a, j->bound_a, j->yh);
+            snprintf(label, sizeof label, "[%s %s off%d alg=%s%s forms]", j->name,
+                     nzt_vt_name(j->vt), bits, nz_alg_name(algs[a]),
+                     flags_label(settings[1] | extra));
+            int64_t bad2 = run_case(j, other, label, 1.0, 0.0, j->ref_a, j->bound_a, j->yh2);
+            if (bad1 == 0 && bad2 == 0 && j->rows > 0)
+                NZT_CHECK(memcmp(j->yh, j->yh2, (size_t)j->rows * j->vs) == 0,
+                          "%s: differs bit for bit from the form without the flag", label);
+            run_case(j, other, label, -2.5, 0.5, j->ref_b, j->bound_b, j->yh2);
+            nz_spmv_plan_destroy(&plain);
+            nz_spmv_plan_destroy(&other);
+        }
+    }
+}
+
+static void compare_forms_both(const char *name, make_fn make, const void *arg) {
+    if (!nzt_shard_take()) return;
+    for (int v = 0; v < 2; v++) {
+        nz_value_type_t vt = v == 0 ? NZ_F32 : NZ_F64;
+        nz_matrix_t *A = NULL;
+        NZT_OK(ctx, make(&A, vt, arg));
+        if (A == NULL) continue;
+        int before = nzt_failures;
+        job_t j;
+        job_begin(&j, name, A);
+        for (int bits = 32; bits <= 64; bits += 32) {
+            nz_matrix_t *dA = NULL;
+            NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, bits == 32 ? NZ_I32 : NZ_I64));
+            if (dA != NULL) compare_forms(&j, dA, bits);
+            nz_matrix_destroy(&dA);
+        }
+        job_end(&j);
+        nz_matrix_destroy(&A);
+        printf("  %-40s %s %s\n", name, nzt_vt_name(vt), nzt_failures == before ? "ok" : "FAILED");
+        fflush(stdout);
+    }
+}
+
+/* LightSpMV's chunks (several rows per atomic) and the cache-hint switch, bit for bit against
+ * the forms without them, on shapes whose row counts make LightSpMV take chunks of several rows
+ * on a large GPU (S = min(32 V / mean, rows / (8 x resident vectors)) >= 2 on an H100 with
+ * 132 SMs): 2,000,003 rows of 0..12 nonzeros (V = 8) with rows of length 0 and 1 and one huge
+ * row, whose count is not a multiple of any chunk; 200,001 rows of ~100 nonzeros (V = 32) with
+ * empty rows; a row count below one chunk per vector (S = 1). Also the zoo, for the hint
+ * switch's small shapes. */
+static void test_flag_forms(void) {
+    printf("plan-flag forms (LightSpMV chunks, cache hints):\n");
+    const int64_t scale = quick ? 8 : 1;
+    const int64_t rows1 = 2000003 / scale;
+    int64_t *lengths1 = nzt_malloc((size_t)rows1 * 8);
+    for (int64_t i = 0; i < rows1; i++) lengths1[i] = (i * 7 + i / 13) % 13;
+    for (int64_t i = 1000; i < 1100; i++) lengths1[i] = 1;        /* a run of single entries */
+    for (int64_t i = 5000; i < 9000; i++) lengths1[i] = 0;        /* a run of empty rows */
+    lengths1[rows1 / 2] = 1000000 / scale;                        /* one huge row */
+    lengths1[rows1 - 1] = 0;
+    long_rows_t chunky = {rows1, 1200000, lengths1};
+    compare_forms_both("2M rows of 0..12, one huge", make_long_rows, &chunky);
+    free(lengths1);
+
+    const int64_t rows2 = 200001 / scale;
+    int64_t *lengths2 = nzt_malloc((size_t)rows2 * 8);
+    for (int64_t i = 0; i < rows2; i++) lengths2[i] = i % 17 == 0 ? 0 : 90 + (i * 31) % 21;
+    lengths2[3] = 1;
+    long_rows_t wide = {rows2, 50000, lengths2};
+    compare_forms_both("200K rows of ~100 (V = 32)", make_long_rows, &wide);
+    free(lengths2);
+
+    int64_t lengths3[37];
+    for (int i = 0; i < 37; i++) lengths3[i] = i % 5 == 0 ? 0 : (i % 5 == 1 ? 1 : 3 * i);
+    lengths3[20] = 200000;
+    long_rows_t few = {37, 250000, lengths3};
+    compare_forms_both("37 rows, one of 200,000", make_long_rows, &few);
+
+    for (int k = 0; k < nzt_zoo_count(); k++) compare_forms_both(nzt_zoo_name(k), make_zoo, &k);
 }
 
 /* alpha == 0: x is not read (NaN in x must not leak), y = beta y. */
@@ -746,6 +878,7 @@ int main(int argc, char **argv) {
     test_zoo();
     test_generated();
     test_long_rows();
+    test_flag_forms();
     test_tunables();
     test_real_matrices();
 

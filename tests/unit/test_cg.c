@@ -458,6 +458,73 @@ static void test_formats(nz_context_t *ctx) {
     nz_matrix_destroy(&A);
 }
 
+/* NZ_ALG_AUTO runs a host CSR matrix in the planner's format (DIA for the 5-point stencil),
+ * converted inside the setup; keep_format, an explicit algorithm, a non-CSR input or a matrix
+ * below the one-thread size keep the matrix as it is. All forms converge alike. */
+static void test_planner_format(nz_context_t *ctx) {
+    nz_matrix_t *A = NULL, *S = NULL;
+    NZT_OK(ctx, nz_gen_laplace2d(ctx, &A, 40, 40, NZ_F64)); /* 7840 nonzeros: above one thread */
+    const int64_t n = 1600;
+    double *b = (double *)nzt_malloc(n * sizeof(double)), *x = (double *)nzt_malloc(n * sizeof(double));
+    nzt_random_vector(b, b, NZ_F64, n, nzt_seed + 17);
+    nz_matrix_stats_t stats;
+    nz_format_t advised = NZ_FORMAT_CSR;
+    nz_alg_t advised_alg;
+    NZT_OK(ctx, nz_matrix_stats(ctx, &stats, A));
+    NZT_OK(ctx, nz_spmv_plan_choose(&advised, &advised_alg, NULL, 0, &stats, NZ_BACKEND_CPU,
+                                    NZ_FORMAT_COUNT, 0));
+    NZT_CHECK(advised == NZ_FORMAT_DIA, "laplace2d 40^2: the CPU planner advises %s, not dia",
+              nz_format_name(advised));
+    nz_cg_options_t opt;
+    nz_cg_result_t planner, kept;
+    memset(&opt, 0, sizeof opt);
+    memset(x, 0, n * sizeof(double));
+    NZT_OK(ctx, nz_cg_solve(ctx, A, b, x, &opt, &planner));
+    NZT_CHECK(planner.format == advised, "auto: the solve ran %s, the planner advises %s",
+              nz_format_name(planner.format), nz_format_name(advised));
+    NZT_CHECK(planner.relative_residual <= 1e-8, "auto: relative residual %g",
+              planner.relative_residual);
+    opt.keep_format = 1;
+    memset(x, 0, n * sizeof(double));
+    NZT_OK(ctx, nz_cg_solve(ctx, A, b, x, &opt, &kept));
+    NZT_CHECK(kept.format == NZ_FORMAT_CSR, "keep_format: the solve ran %s",
+              nz_format_name(kept.format));
+    NZT_CHECK(kept.iterations >= planner.iterations - 1 && kept.iterations <= planner.iterations + 1,
+              "csr %lld iterations, %s %lld", (long long)kept.iterations,
+              nz_format_name(planner.format), (long long)planner.iterations);
+    opt.keep_format = 0;
+    opt.alg = NZ_ALG_PARALLEL;
+    memset(x, 0, n * sizeof(double));
+    NZT_OK(ctx, nz_cg_solve(ctx, A, b, x, &opt, &kept));
+    NZT_CHECK(kept.format == NZ_FORMAT_CSR && kept.alg == NZ_ALG_PARALLEL,
+              "explicit alg: the solve ran %s/%s", nz_format_name(kept.format),
+              nz_alg_name(kept.alg));
+    opt.alg = NZ_ALG_AUTO;
+    NZT_OK(ctx, nz_matrix_convert(ctx, &S, A, NZ_FORMAT_COO, NULL));
+    memset(x, 0, n * sizeof(double));
+    NZT_OK(ctx, nz_cg_solve(ctx, S, b, x, &opt, &kept));
+    NZT_CHECK(kept.format == NZ_FORMAT_COO, "coo input: the solve ran %s",
+              nz_format_name(kept.format));
+    nz_matrix_t *small = NULL;
+    NZT_OK(ctx, nz_gen_laplace2d(ctx, &small, 12, 12, NZ_F64)); /* 672 nonzeros */
+    memset(x, 0, n * sizeof(double));
+    NZT_OK(ctx, nz_cg_solve(ctx, small, b, x, &opt, &kept));
+    NZT_CHECK(kept.format == NZ_FORMAT_CSR, "laplace2d 12^2: the solve ran %s",
+              nz_format_name(kept.format));
+    nz_matrix_destroy(&small);
+    /* nothing of the conversion is left behind */
+    nz_alloc_stats_t s0, s1;
+    NZT_OK(ctx, nz_context_alloc_stats(ctx, &s0));
+    NZT_OK(ctx, nz_cg_solve(ctx, A, b, x, &opt, NULL));
+    NZT_OK(ctx, nz_context_alloc_stats(ctx, &s1));
+    NZT_CHECK(s1.live_blocks == s0.live_blocks && s1.live_bytes == s0.live_bytes,
+              "auto: the solve leaked %lld blocks", (long long)(s1.live_blocks - s0.live_blocks));
+    free(b);
+    free(x);
+    nz_matrix_destroy(&S);
+    nz_matrix_destroy(&A);
+}
+
 static void test_arguments(nz_context_t *ctx) {
     nz_matrix_t *A = NULL, *R = NULL;
     NZT_OK(ctx, nz_gen_laplace2d(ctx, &A, 4, 4, NZ_F64));
@@ -535,6 +602,7 @@ int main(int argc, char **argv) {
     test_jacobi_scaling(ctx);
     test_f32_and_threads(ctx);
     test_formats(ctx);
+    test_planner_format(ctx);
     test_arguments(ctx);
     test_allocation_failures(ctx);
     nz_context_destroy(&ctx);

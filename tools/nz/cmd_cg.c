@@ -13,6 +13,7 @@ typedef struct cg_cli_options {
     int64_t fe3d;               /* --fe3d N (0: a matrix file) */
     nz_value_type_t value_type;
     nz_format_t format;
+    int format_auto;            /* --format auto (the default): the planner's format */
     nz_alg_t alg;
     nz_backend_t backend;
     nz_cg_options_t cg;
@@ -41,7 +42,10 @@ static void usage(void) {
         "  --maxit N          iteration limit (default max(n, 10000))\n"
         "  --precond P        none or jacobi (default none)\n"
         "  --backend B        cpu or cuda (device 0) (default cpu)\n"
-        "  --format F         storage format for the SpMV (default csr)\n"
+        "  --format F         storage format for the SpMV, or auto (default): the planner's\n"
+        "                     format for the matrix and backend (with --alg auto; converted on\n"
+        "                     the host, inside the solve's setup on the cpu, before the upload\n"
+        "                     on cuda; csr for --fe3d with --assembly device)\n"
         "  --alg NAME         SpMV algorithm or auto (default auto)\n"
         "  --precision P      single or double (default double)\n"
         "  --x0 zero|random   initial guess (default: random for --fe3d, whose load is a discrete\n"
@@ -63,6 +67,7 @@ static int parse_options(int argc, char **argv, cg_cli_options_t *o) {
     memset(o, 0, sizeof *o);
     o->value_type = NZ_F64;
     o->format = NZ_FORMAT_CSR;
+    o->format_auto = 1;
     o->alg = NZ_ALG_AUTO;
     o->backend = NZ_BACKEND_CPU;
     o->x0_random = -1;
@@ -115,7 +120,10 @@ static int parse_options(int argc, char **argv, cg_cli_options_t *o) {
         } else if (strcmp(arg, "--backend") == 0) {
             bad = nz_cli_backend(CMD, arg, v, &o->backend);
         } else if (strcmp(arg, "--format") == 0) {
-            if (nz_format_from_name(&o->format, v) != NZ_SUCCESS) {
+            o->format_auto = strcmp(v, "auto") == 0;
+            if (o->format_auto) {
+                o->format = NZ_FORMAT_CSR;
+            } else if (nz_format_from_name(&o->format, v) != NZ_SUCCESS) {
                 nz_cli_error(CMD, "option --format: unknown format '%s'", v);
                 bad = 1;
             }
@@ -180,6 +188,9 @@ static int parse_options(int argc, char **argv, cg_cli_options_t *o) {
     if (o->assembly < 0) o->assembly = 2;
     o->cg.alg = o->alg;
     o->cg.record_history = o->history;
+    /* the planner's format needs the planner's algorithm; a named format is kept as it is */
+    if (o->alg != NZ_ALG_AUTO) o->format_auto = 0;
+    o->cg.keep_format = !o->format_auto;
     return NZ_EXIT_OK;
 }
 
@@ -293,8 +304,30 @@ int nz_cmd_cg(int argc, char **argv) {
     for (int64_t i = 0; i < n; i++) set_value(x, vt, i, o.x0_random ? hash_unit((uint64_t)i) : 0.0);
 
     /* ---- format and location ---- */
-    const nz_matrix_t *solve_matrix = A;
-    if (A != NULL && o.format != NZ_FORMAT_CSR) {
+    /* --format auto on cuda: the planner's format for the GPU, converted here on the host before
+     * the upload (the library converts only host matrices, inside the solve, as on the cpu) */
+    double format_seconds = 0;
+    if (A != NULL && cuda && o.format_auto) {
+        nz_matrix_stats_t stats;
+        nz_format_t advised = NZ_FORMAT_CSR;
+        nz_alg_t advised_alg;
+        double t0 = nz_cli_wtime();
+        LIB(nz_matrix_stats(ctx, &stats, A));
+        if (nz_spmv_plan_choose(&advised, &advised_alg, NULL, 0, &stats, NZ_BACKEND_CUDA,
+                                NZ_FORMAT_COUNT, o.cg.plan_flags & NZ_PLAN_DETERMINISTIC) ==
+                NZ_SUCCESS &&
+            advised != NZ_FORMAT_CSR) {
+            status = nz_matrix_convert(ctx, &B, A, advised, NULL);
+            if (status == NZ_SUCCESS)
+                o.format = advised;
+            else if (status != NZ_ERR_TOO_MUCH_PADDING && status != NZ_ERR_UNSUPPORTED)
+                LIB(status);
+            status = NZ_SUCCESS;
+        }
+        format_seconds = nz_cli_wtime() - t0;
+    }
+    const nz_matrix_t *solve_matrix = B != NULL ? B : A;
+    if (A != NULL && B == NULL && o.format != NZ_FORMAT_CSR) {
         nz_format_options_t fo;
         memset(&fo, 0, sizeof fo);
         if (!cuda && o.format == NZ_FORMAT_SELL && o.alg == NZ_ALG_SIMD) fo.sell_chunk = 8;
@@ -337,8 +370,9 @@ int nz_cmd_cg(int argc, char **argv) {
     else
         printf("problem: %s (%lld unknowns, %lld nonzeros)\n", o.matrix_path, (long long)n,
                (long long)mi.nnz);
-    printf("setup: %s, %s, %s, alg %s, precond %s, x0 %s%s\n", nz_cli_precision_name(vt),
-           nz_format_name(mi.format), cuda ? nz_context_device_name(ctx) : "cpu",
+    printf("setup: %s, %s%s, %s, alg %s, precond %s, x0 %s%s\n", nz_cli_precision_name(vt),
+           nz_format_name(res.format), o.format_auto ? " (planner)" : "",
+           cuda ? nz_context_device_name(ctx) : "cpu",
            nz_alg_name(res.alg), o.cg.precond == NZ_PRECOND_JACOBI ? "jacobi" : "none",
            o.x0_random ? "random" : "zero", res.used_graph ? ", cuda graph" : "");
     printf("status: %s\n", solve_status == NZ_SUCCESS ? "converged"
@@ -349,6 +383,9 @@ int nz_cmd_cg(int argc, char **argv) {
     printf("relative residual: %.3e\n", res.relative_residual);
     printf("time per iteration: %.3f ms\n", 1e3 * res.seconds_per_iteration);
     printf("solve time: %.4f s (setup %.4f s)\n", res.solve_seconds, res.setup_seconds);
+    if (format_seconds > 0)
+        printf("format: %s chosen and converted on the host in %.4f s (before the upload)\n",
+               nz_format_name(res.format), format_seconds);
     printf("MUPS: %.1f\n", res.solve_seconds > 0 ? (double)n * (double)res.iterations /
                                                        res.solve_seconds / 1e6 : 0.0);
     printf("spmv: %.3f ms\n", 1e3 * res.spmv_seconds);
