@@ -1,5 +1,6 @@
 /* cli.c: helpers shared by the nz subcommands: option values, numbers, one-line errors, files. */
 #include "cli.h"
+#include "safe_output.h"
 
 #include <errno.h>
 #include <math.h>
@@ -195,5 +196,17 @@ int nz_cli_write_matrix(const char *cmd, nz_context_t *ctx, const nz_matrix_t *A
     nz_status_t status = nz_cli_ends_with(path, ".nzb") ? nz_binary_write(ctx, A, path)
                                                         : nz_mm_write(ctx, A, path);
     if (status != NZ_SUCCESS) return nz_cli_library_error(cmd, ctx, status);
+    return NZ_EXIT_OK;
+}
+
+int nz_cli_check_not_input(const char *cmd, const char *option, const char *output,
+                           const char *const *inputs, int count) {
+    if (output == NULL) return NZ_EXIT_OK;
+    for (int i = 0; i < count; i++) {
+        if (inputs[i] == NULL || !nzi_same_file(output, inputs[i])) continue;
+        nz_cli_error(cmd, "option %s: %s is the input %s; refusing to overwrite an input (write "
+                          "to another path)", option, output, inputs[i]);
+        return NZ_EXIT_USAGE;
+    }
     return NZ_EXIT_OK;
 }

@@ -69,6 +69,12 @@ const char *nz_cli_precision_name(nz_value_type_t value_type);
  * error line itself and returns an exit status. */
 int nz_cli_write_matrix(const char *cmd, nz_context_t *ctx, const nz_matrix_t *A,
                         const char *path);
+/* Refuse (one error line, NZ_EXIT_USAGE) an output that is the same file as one of the inputs
+ * (same device and inode, also through a symbolic link); NULL entries are skipped. Returns
+ * NZ_EXIT_OK when `output` is NULL or distinct from every input. */
+int nz_cli_check_not_input(const char *cmd, const char *option, const char *output,
+                           const char *const *inputs, int count);
+
 /* Check that an output path has a known matrix extension (before doing any work). */
 int nz_cli_check_matrix_path(const char *cmd, const char *path);
 

@@ -168,6 +168,9 @@ static int parse_options(int argc, char **argv, cg_cli_options_t *o) {
     if ((o->matrix_path == NULL) == (o->fe3d == 0))
         return o->fe3d ? nz_cli_extra_argument(CMD, o->matrix_path)
                        : nz_cli_missing(CMD, "a matrix file or --fe3d N");
+    const char *inputs[2] = {o->matrix_path, o->b_path};
+    if (nz_cli_check_not_input(CMD, "-o", o->out_path, inputs, 2) != NZ_EXIT_OK)
+        return NZ_EXIT_USAGE;
     if (o->fe3d && o->b_path != NULL) {
         nz_cli_error(CMD, "--b cannot be combined with --fe3d (the FE problem has its own load)");
         return NZ_EXIT_USAGE;

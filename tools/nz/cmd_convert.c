@@ -44,6 +44,8 @@ int nz_cmd_convert(int argc, char **argv) {
     if (input == NULL) return nz_cli_missing(CMD, "input matrix file");
     if (output == NULL) return nz_cli_missing(CMD, "output file (-o FILE)");
     if (nz_cli_check_matrix_path(CMD, output) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
+    const char *inputs[1] = {input};
+    if (nz_cli_check_not_input(CMD, "-o", output, inputs, 1) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
 
     int rc = NZ_EXIT_OK;
     nz_status_t status;

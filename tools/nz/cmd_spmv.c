@@ -174,6 +174,10 @@ static int parse_options(int argc, char **argv, spmv_options_t *o) {
         nz_cli_error(CMD, "option -o: cannot be combined with --format all or --alg all");
         return NZ_EXIT_USAGE;
     }
+    const char *inputs[3] = {o->matrix_path, o->x_path, o->y_path};
+    if (nz_cli_check_not_input(CMD, "-o", o->out_path, inputs, 3) != NZ_EXIT_OK ||
+        nz_cli_check_not_input(CMD, "--write-x", o->x_out_path, inputs, 3) != NZ_EXIT_OK)
+        return NZ_EXIT_USAGE;
     return NZ_EXIT_OK;
 }
 
