@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "commands.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,6 +36,26 @@ static void usage(FILE *out) {
                  "that would need too much padding, or a combination that is not implemented)\n");
 }
 
+/* A result that could not be written is a failure: check standard output's buffered writes
+ * and its close (`nz info A.mtx > /dev/full` must not exit 0). One line on stderr. */
+static int finish(const char *cmd, int rc) {
+    errno = 0;
+    int failed = fflush(stdout) != 0;
+    int err = errno;
+    failed |= ferror(stdout) != 0;
+    if (fclose(stdout) != 0 && !failed) {
+        failed = 1;
+        err = errno;
+    }
+    if (failed) {
+        /* not nz_cli_error: it flushes stdout, which is closed now */
+        fprintf(stderr, "nz%s%s: cannot write standard output: %s\n", cmd != NULL ? " " : "",
+                cmd != NULL ? cmd : "", err != 0 ? strerror(err) : "write error");
+        if (rc == NZ_EXIT_OK) rc = NZ_EXIT_FAIL;
+    }
+    return rc;
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         nz_cli_error(NULL, "missing command (see nz --help)");
@@ -43,14 +64,15 @@ int main(int argc, char **argv) {
     const char *name = argv[1];
     if (nz_cli_is_help(name) || strcmp(name, "help") == 0) {
         usage(stdout);
-        return NZ_EXIT_OK;
+        return finish(NULL, NZ_EXIT_OK);
     }
     if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
         printf("nz %s (Nonzero; CUDA devices visible: %d)\n", NZ_TOOL_VERSION, nz_device_count());
-        return NZ_EXIT_OK;
+        return finish(NULL, NZ_EXIT_OK);
     }
     for (int i = 0; i < NUM_COMMANDS; i++)
-        if (strcmp(name, commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+        if (strcmp(name, commands[i].name) == 0)
+            return finish(commands[i].name, commands[i].run(argc - 1, argv + 1));
     if (name[0] == '-')
         nz_cli_error(NULL, "unknown option %s (see nz --help)", name);
     else
