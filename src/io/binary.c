@@ -319,6 +319,12 @@ nz_status_t nz_binary_read(nz_context_t *ctx, nz_matrix_t **A, const char *path)
                            file_size < expected ? "truncated" : "trailing bytes");
         goto cleanup;
     }
+    {
+        char what[NZI_MESSAGE_SIZE / 2];
+        snprintf(what, sizeof what, "%.200s: a %lld x %lld matrix with %lld nonzeros", path,
+                 (long long)rows, (long long)cols, (long long)nnz);
+        NZI_CHECK(nzi_check_budget(ctx, (double)(expected - NZB_HEADER_BYTES), what));
+    }
     NZI_CHECK(nzi_csr_alloc(ctx, &M, (nz_value_type_t)vt, rows, cols, nnz));
     NZI_CHECK(read_all(ctx, fd, path, M->host.csr.row_offsets, ((size_t)rows + 1) * 8));
     NZI_CHECK(read_all(ctx, fd, path, M->host.csr.col_indices, (size_t)nnz * 4));

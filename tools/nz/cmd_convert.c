@@ -51,7 +51,7 @@ int nz_cmd_convert(int argc, char **argv) {
     nz_status_t status;
     nz_context_t *ctx = NULL;
     nz_matrix_t *A = NULL;
-    if ((status = nz_context_create(&ctx)) != NZ_SUCCESS) {
+    if ((status = nz_cli_context_create(&ctx)) != NZ_SUCCESS) {
         rc = nz_cli_library_error(CMD, ctx, status);
         goto cleanup;
     }

@@ -31,7 +31,10 @@ static void usage(FILE *out) {
         fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\noptions:\n"
                  "  --help      this text\n"
-                 "  --version   print the version\n\n"
+                 "  --version   print the version\n"
+                 "  --memory-budget BYTES   after info, gen, convert, spmv, cg or spgemm: refuse a\n"
+                 "              matrix whose declared size needs more (K, M, G suffixes; default\n"
+                 "              3/4 of physical memory)\n\n"
                  "exit status: 0 success, 1 failure, 2 bad command line, 3 refused (e.g. a format\n"
                  "that would need too much padding, or a combination that is not implemented)\n");
 }
@@ -69,6 +72,26 @@ int main(int argc, char **argv) {
     if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
         printf("nz %s (Nonzero; CUDA devices visible: %d)\n", NZ_TOOL_VERSION, nz_device_count());
         return finish(NULL, NZ_EXIT_OK);
+    }
+    /* --memory-budget BYTES (anywhere after a subcommand that reads or generates matrices) is
+     * taken out here and applied to every context the subcommand creates */
+    if (strcmp(name, "bench") != 0) {
+        int kept = 2;
+        for (int i = 2; i < argc; i++) {
+            if (strcmp(argv[i], "--memory-budget") == 0) {
+                if (i + 1 >= argc) {
+                    nz_cli_error(name, "option --memory-budget needs a value");
+                    return NZ_EXIT_USAGE;
+                }
+                if (nz_cli_bytes(name, argv[i], argv[i + 1], &nz_cli_memory_budget) != 0)
+                    return NZ_EXIT_USAGE;
+                i++;
+                continue;
+            }
+            argv[kept++] = argv[i];
+        }
+        argv[kept] = NULL;
+        argc = kept;
     }
     for (int i = 0; i < NUM_COMMANDS; i++)
         if (strcmp(name, commands[i].name) == 0)
