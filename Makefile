@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?=
 
-.PHONY: all configure build test bench asan fuzz clean
+.PHONY: all configure build test bench asan tsan fuzz clean
 
 all: build
 
@@ -30,6 +30,17 @@ asan:
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS) -LE gpu
 
+# The unit tests (the thread-safety test among them) under ThreadSanitizer (clang, no CUDA).
+# OpenMP is off in this build: libgomp is not instrumented, so every parallel region would be
+# reported as a race (false positives); the tests' own pthreads are what TSan checks here.
+tsan:
+	CC=clang cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNZ_ENABLE_CUDA=OFF \
+	  -DCMAKE_DISABLE_FIND_PACKAGE_OpenMP=TRUE -DCMAKE_C_FLAGS=-fsanitize=thread \
+	  -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread
+	cmake --build build-tsan -j $(JOBS)
+	cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" \
+	  ctest --output-on-failure -j $(JOBS) -L unit
+
 # libFuzzer targets (clang), run briefly.
 fuzz:
 	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DNZ_FUZZ=ON \
@@ -38,4 +49,4 @@ fuzz:
 	sh scripts/run-fuzz.sh build-fuzz $${FUZZ_SECONDS:-20}
 
 clean:
-	rm -rf $(BUILD) build-asan build-fuzz
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz
