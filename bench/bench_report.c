@@ -1,5 +1,6 @@
 /* bench_report.c: the benchmark's output: aligned text or Markdown table, CSV, notes and summary. */
 #include "bench.h"
+#include "safe_output.h"
 
 #include <errno.h>
 #include <math.h>
@@ -11,6 +12,7 @@
 
 struct nzb_report {
     FILE *txt, *csv;
+    nzi_output_t txt_out, csv_out; /* replaced only when complete (safe_output.h) */
     int markdown, gpu;
     int name_width;
     nzb_result_t *rows;
@@ -72,9 +74,9 @@ static void make_parent_dirs(const char *path) {
     }
 }
 
-static FILE *open_output(const char *path) {
+static FILE *open_output(nzi_output_t *target, const char *path) {
     make_parent_dirs(path);
-    FILE *f = fopen(path, "w");
+    FILE *f = nzi_output_fopen(target, path);
     if (f == NULL) fprintf(stderr, "nz bench: cannot write %s: %s\n", path, strerror(errno));
     return f;
 }
@@ -85,8 +87,8 @@ nzb_report_t *nzb_report_open(const char *txt_path, const char *csv_path, int ma
     rep->markdown = markdown;
     rep->gpu = gpu;
     rep->name_width = 6;
-    if (txt_path != NULL && (rep->txt = open_output(txt_path)) == NULL) goto fail;
-    if (csv_path != NULL && (rep->csv = open_output(csv_path)) == NULL) goto fail;
+    if (txt_path != NULL && (rep->txt = open_output(&rep->txt_out, txt_path)) == NULL) goto fail;
+    if (csv_path != NULL && (rep->csv = open_output(&rep->csv_out, csv_path)) == NULL) goto fail;
     if (rep->csv != NULL)
         fprintf(rep->csv,
                 "backend,matrix,source,rows,cols,nnz,precision,kernel,status,runs,batch,"
@@ -95,7 +97,7 @@ nzb_report_t *nzb_report_open(const char *txt_path, const char *csv_path, int ma
                 "note\n");
     return rep;
 fail:
-    if (rep->txt != NULL) fclose(rep->txt);
+    if (rep->txt != NULL) nzi_output_fclose(&rep->txt_out, rep->txt);
     free(rep);
     return NULL;
 }
@@ -604,8 +606,15 @@ int nzb_report_finish(nzb_report_t **report, const nzb_summary_info_t *info) {
                         "(%d refused).\n",
                    ok, refused);
     }
-    if (rep->txt != NULL) fclose(rep->txt);
-    if (rep->csv != NULL) fclose(rep->csv);
+    int err;
+    if (rep->txt != NULL && (err = nzi_output_fclose(&rep->txt_out, rep->txt)) != 0) {
+        fprintf(stderr, "nz bench: cannot write %s: %s\n", rep->txt_out.final_path, strerror(err));
+        failed++;
+    }
+    if (rep->csv != NULL && (err = nzi_output_fclose(&rep->csv_out, rep->csv)) != 0) {
+        fprintf(stderr, "nz bench: cannot write %s: %s\n", rep->csv_out.final_path, strerror(err));
+        failed++;
+    }
     for (int i = 0; i < rep->num_notes; i++) free(rep->notes[i]);
     free(rep->notes);
     for (int i = 0; i < rep->num_footnotes; i++) free(rep->footnotes[i]);

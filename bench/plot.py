@@ -12,7 +12,9 @@ Only verified rows (status ok) are drawn; L2/LLC-resident matrices are marked wi
 """
 import argparse
 import csv
+import os
 import sys
+import tempfile
 
 import matplotlib
 
@@ -98,8 +100,40 @@ def main():
 
     fig.text(0.01, 0.005, "* fits in cache (L2 / LLC): bandwidth not meaningful", fontsize=8)
     fig.tight_layout()
-    fig.savefig(args.png, dpi=120)
+    save_replacing(fig, args.png)
     return 0
+
+
+def save_replacing(fig, path):
+    """Write the chart to a temporary file next to `path` and rename it over `path` only when it
+    is complete (the same rule as the C writers, src/io/safe_output.c): a failed write never
+    destroys an existing chart. "-" and special files (devices, FIFOs) are written in place."""
+    if path == "-" or (os.path.exists(path) and not os.path.isfile(path)):
+        fig.savefig(sys.stdout.buffer if path == "-" else path, dpi=120, format="png")
+        return
+    target = os.path.realpath(path)
+    directory = os.path.dirname(target) or "."
+    fd, temp = tempfile.mkstemp(prefix="." + os.path.basename(target) + ".tmp-", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            fig.savefig(f, dpi=120, format="png")
+            f.flush()
+            os.fsync(f.fileno())
+        mode = os.stat(target).st_mode & 0o7777 if os.path.exists(target) else 0o666 & ~current_umask()
+        os.chmod(temp, mode)
+        os.replace(temp, target)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+
+
+def current_umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 if __name__ == "__main__":

@@ -156,8 +156,27 @@ int nz_device_count(void);
 /* One line describing the bound device ("NVIDIA H100 80GB HBM3, 132 SMs, 50 MB L2"), or "cpu". */
 const char *nz_context_device_name(const nz_context_t *ctx);
 
-/* OpenMP threads used by CPU kernels (0 = the OpenMP default). */
+/* Most OpenMP threads a context may ask for. libgomp creates every requested thread (each with
+ * its own stack), so absurd counts crash it: 100000 threads died with SIGSEGV inside libgomp and
+ * 10^9 aborted the process. 1024 is above the hardware threads of any current single host
+ * (the largest two-socket servers have 512), so no real machine is limited by it. */
+#define NZ_MAX_THREADS 1024
+
+/* OpenMP threads used by CPU kernels (0 = the OpenMP default). NZ_ERR_INVALID_ARGUMENT when
+ * negative or above NZ_MAX_THREADS (the setting is then unchanged). */
 nz_status_t nz_context_set_threads(nz_context_t *ctx, int threads);
+
+/* Memory budget for allocations driven by declared sizes: readers (Matrix Market, .nzb) and
+ * generators check what a matrix would need (8 (rows + 1) bytes of row offsets plus
+ * (4 + value size) per nonzero, a dense array rows x cols x value size, and the reader's
+ * temporary copy of the entries) against it BEFORE allocating, and refuse with
+ * NZ_ERR_OUT_OF_MEMORY and a message giving the bytes needed, so an 86-byte header declaring
+ * 10^9 rows cannot allocate gigabytes. bytes = 0 restores the default: 3/4 of the physical
+ * memory (sysconf(_SC_PHYS_PAGES) x sysconf(_SC_PAGESIZE)). SIZE_MAX means no limit. Other
+ * allocations (conversions, plans, products) are not checked against it. */
+nz_status_t nz_context_set_memory_budget(nz_context_t *ctx, size_t bytes);
+/* The budget in effect (the default resolved to bytes); 0 for an invalid context. */
+size_t nz_context_memory_budget(const nz_context_t *ctx);
 
 /* The message of the last error on this context ("" if none). Valid until the next call. */
 const char *nz_context_last_error(const nz_context_t *ctx);
@@ -325,16 +344,28 @@ nz_status_t nz_matrix_stats(nz_context_t *ctx, nz_matrix_stats_t *stats, const n
 /* Matrix Market and binary I/O                                                                */
 /* ------------------------------------------------------------------------------------------ */
 
+/* Longest line the Matrix Market readers accept (plain, gzip and buffer), newline excluded. A
+ * longer line (an entry is under 100 bytes; a 2 GB line of spaces, /dev/zero) is refused with
+ * NZ_ERR_PARSE naming the file and line, after reading at most one buffer of it. */
+#define NZ_MM_MAX_LINE_BYTES ((size_t)1 << 20)
+
 /* Read a Matrix Market file (.mtx or .mtx.gz) into a host CSR matrix of the given value type.
  * Coordinate or array; real, integer or pattern (complex refused); general, symmetric,
- * skew-symmetric and hermitian (real) expanded. Errors name the path and line. */
+ * skew-symmetric and hermitian (real) expanded. Errors name the path and line; a NUL byte is
+ * named as such. Values of any length are read (correctly rounded). What the header declares is
+ * checked against the memory budget (nz_context_set_memory_budget) before allocating. */
 nz_status_t nz_mm_read(nz_context_t *ctx, nz_matrix_t **A, const char *path,
                        nz_value_type_t value_type);
 /* The same from a memory buffer (name is used in messages). */
 nz_status_t nz_mm_read_buffer(nz_context_t *ctx, nz_matrix_t **A, const char *data, size_t size,
                               const char *name, nz_value_type_t value_type);
 /* Write a host matrix (any format) to path as coordinate real general, round-trip precision. A
- * path ending in .gz is compressed. */
+ * path ending in .gz is compressed.
+ * Every writer (nz_mm_write, nz_mm_write_dense, nz_binary_write) writes a temporary file in the
+ * target's directory and renames it over `path` only after a complete write, fsync and close; on
+ * any failure only the temporary file is removed, so an existing file at `path` is left intact.
+ * "-" is standard output; existing character devices and FIFOs are written in place and never
+ * removed; a symbolic link is followed (the file it names is replaced). */
 nz_status_t nz_mm_write(nz_context_t *ctx, const char *path, const nz_matrix_t *A);
 
 /* Dense matrices / vectors in Matrix Market array format (column-major). nz_mm_read_dense reads
@@ -440,7 +471,9 @@ typedef struct nz_spmv_plan nz_spmv_plan_t;
 nz_status_t nz_spmv_plan_create(nz_context_t *ctx, nz_spmv_plan_t **plan, const nz_matrix_t *A,
                                 nz_operation_t op, nz_alg_t alg, unsigned flags);
 /* y = alpha op(A) x + beta y. x and y are arrays of A's value type in A's location (host or
- * device). With beta == 0, y is not read (NaN in y does not propagate). */
+ * device). With beta == 0, y is not read (NaN in y does not propagate). x and y must not overlap
+ * (x == y included): overlapping byte ranges are refused with NZ_ERR_INVALID_ARGUMENT (device
+ * pointers are compared the same way, by address). */
 nz_status_t nz_spmv_execute(nz_spmv_plan_t *plan, double alpha, const void *x, double beta,
                             void *y);
 nz_status_t nz_spmv_plan_destroy(nz_spmv_plan_t **plan);
@@ -536,7 +569,8 @@ typedef struct nz_cg_result {
  * Returns NZ_SUCCESS on convergence; NZ_MAX_ITERATIONS (a caveat) at the limit, with the achieved
  * residual in *result; NZ_ERR_BREAKDOWN when p'Ap <= 0, a NaN or Inf appears, or Jacobi meets a
  * non-positive diagonal (A is not SPD), with x the last finite iterate. b = 0 gives x = 0 at once.
- * result may be NULL; when given it is overwritten (free an earlier history first). */
+ * result may be NULL; when given it is overwritten (free an earlier history first). b and x must
+ * not overlap in memory (NZ_ERR_INVALID_ARGUMENT). */
 nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, void *x,
                         const nz_cg_options_t *options, nz_cg_result_t *result);
 
@@ -563,7 +597,8 @@ typedef struct nz_spmm_plan_info {
 
 /* Plan Y = alpha op(A) X + beta Y for X with k columns (1..64) in the given layout; X is
  * (op(A) cols) x k and Y (op(A) rows) x k with leading dimensions ldx, ldy (elements). A host
- * matrix runs on the CPU, a device matrix on the GPU (CSR and SELL). */
+ * matrix runs on the CPU, a device matrix on the GPU (CSR and SELL). At execution, X and Y must
+ * not overlap (the byte ranges from their first to their last element): NZ_ERR_INVALID_ARGUMENT. */
 nz_status_t nz_spmm_plan_create(nz_context_t *ctx, nz_spmm_plan_t **plan, const nz_matrix_t *A,
                                 nz_operation_t op, int64_t k, nz_dense_layout_t layout,
                                 nz_alg_t alg, unsigned flags);

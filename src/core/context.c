@@ -3,10 +3,12 @@
 #include "nzi.h"
 #include "backend.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -99,8 +101,49 @@ nz_status_t nz_context_set_threads(nz_context_t *ctx, int threads) {
     NZI_TRY(nzi_check_context(ctx));
     if (threads < 0)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "thread count %d is negative", threads);
+    if (threads > NZ_MAX_THREADS)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "thread count %d is above NZ_MAX_THREADS (%d)", threads, NZ_MAX_THREADS);
     ctx->threads = threads;
     return NZ_SUCCESS;
+}
+
+nz_status_t nz_context_set_memory_budget(nz_context_t *ctx, size_t bytes) {
+    NZI_TRY(nzi_check_context(ctx));
+    ctx->memory_budget = bytes;
+    return NZ_SUCCESS;
+}
+
+size_t nz_context_memory_budget(const nz_context_t *ctx) {
+    if (nzi_check_context(ctx) != NZ_SUCCESS) return 0;
+    if (ctx->memory_budget != 0) return ctx->memory_budget;
+    long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || page_size <= 0) return SIZE_MAX; /* unknown: no limit */
+    double bytes = (double)pages * (double)page_size * 0.75;
+    return bytes >= (double)SIZE_MAX ? SIZE_MAX : (size_t)bytes;
+}
+
+/* "1.5 GiB" */
+static void format_bytes(char *out, size_t size, double bytes) {
+    const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    int u = 0;
+    while (bytes >= 1024.0 && u < 6) {
+        bytes /= 1024.0;
+        u++;
+    }
+    snprintf(out, size, u == 0 ? "%.0f %s" : "%.1f %s", bytes, units[u]);
+}
+
+nz_status_t nzi_check_budget(nz_context_t *ctx, double bytes, const char *what) {
+    size_t budget = nz_context_memory_budget(ctx);
+    if (budget == SIZE_MAX || bytes <= (double)budget) return NZ_SUCCESS;
+    char need[32], have[32];
+    format_bytes(need, sizeof need, bytes);
+    format_bytes(have, sizeof have, (double)budget);
+    return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY,
+                     "%s would need %s (%.0f bytes), more than the memory budget of %s; raise it "
+                     "with nz_context_set_memory_budget() or nz --memory-budget BYTES",
+                     what, need, bytes, have);
 }
 
 const char *nz_context_last_error(const nz_context_t *ctx) {

@@ -42,8 +42,11 @@ nz_status_t nzi_gen_build(nz_context_t *ctx, nz_matrix_t **A, const nzi_gen_spec
     (void)threads;
     (void)chunk;
 
-    status = nzi_alloc_array(ctx, (void **)&offsets, (size_t)rows + 1, sizeof(int64_t),
-                             "row lengths");
+    /* the row offsets first, the whole matrix once its size is known (memory budget) */
+    status = nzi_check_budget(ctx, 2.0 * 8.0 * ((double)rows + 1.0), "the row offsets");
+    if (status == NZ_SUCCESS)
+        status = nzi_alloc_array(ctx, (void **)&offsets, (size_t)rows + 1, sizeof(int64_t),
+                                 "row lengths");
     if (status < 0) {
         status = nzi_gen_annotate(ctx, status, spec->what);
         goto cleanup;
@@ -58,7 +61,12 @@ nz_status_t nzi_gen_build(nz_context_t *ctx, nz_matrix_t **A, const nzi_gen_spec
             goto cleanup;
         }
 
-    status = nzi_csr_alloc(ctx, &M, spec->value_type, rows, spec->cols, offsets[rows]);
+    status = nzi_check_budget(ctx, 16.0 * ((double)rows + 1.0) +
+                                       (4.0 + (double)nzi_value_size(spec->value_type)) *
+                                           (double)offsets[rows],
+                              "the matrix");
+    if (status == NZ_SUCCESS)
+        status = nzi_csr_alloc(ctx, &M, spec->value_type, rows, spec->cols, offsets[rows]);
     if (status < 0) {
         status = nzi_gen_annotate(ctx, status, spec->what);
         goto cleanup;

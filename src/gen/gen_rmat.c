@@ -136,7 +136,12 @@ nz_status_t nz_gen_rmat(nz_context_t *ctx, nz_matrix_t **A, int scale, int edge_
     const int64_t chunk_edges = (p.edges + NZI_RMAT_CHUNKS - 1) / NZI_RMAT_CHUNKS;
     const int64_t chunks = (p.edges + chunk_edges - 1) / chunk_edges;
 
-    status = nzi_alloc_array(ctx, (void **)&keys, (size_t)p.edges, sizeof(uint64_t), "edge list");
+    /* edge keys twice, offsets and counts, then at most every edge in the CSR matrix */
+    status = nzi_check_budget(ctx, (20.0 + (double)nzi_value_size(value_type)) * (double)p.edges +
+                                       24.0 * ((double)n + 1.0),
+                              "the matrix");
+    if (status >= 0)
+        status = nzi_alloc_array(ctx, (void **)&keys, (size_t)p.edges, sizeof(uint64_t), "edge list");
     if (status >= 0)
         status = nzi_alloc_array(ctx, (void **)&bucketed, (size_t)p.edges, sizeof(uint64_t),
                                  "edges by row bucket");

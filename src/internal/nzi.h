@@ -29,6 +29,7 @@ struct nz_context {
     uint64_t magic;
     char message[NZI_MESSAGE_SIZE];
     int threads;
+    size_t memory_budget;  /* 0: the default (nz_context_set_memory_budget) */
     /* allocation accounting */
     int64_t live_blocks, live_bytes, total_allocs, failed_allocs;
     int64_t device_bytes, peak_device_bytes;
@@ -92,6 +93,11 @@ nz_status_t nzi_alloc_array(nz_context_t *ctx, void **ptr, size_t count, size_t 
 bool nzi_account_alloc(nz_context_t *ctx, size_t bytes, bool device);
 void nzi_account_free(nz_context_t *ctx, size_t bytes, bool device);
 
+/* Refuse (NZ_ERR_OUT_OF_MEMORY, message naming `what` and the bytes needed and how to raise the
+ * budget) when `bytes` (computed in floating point, so it cannot overflow) exceeds the
+ * context's memory budget. Call before allocating from declared dimensions. */
+nz_status_t nzi_check_budget(nz_context_t *ctx, double bytes, const char *what);
+
 /* ---- overflow-checked size arithmetic -------------------------------------------------- */
 
 static inline bool nzi_mul_overflow_size(size_t a, size_t b, size_t *out) {
@@ -109,6 +115,14 @@ static inline bool nzi_add_overflow_i64(int64_t a, int64_t b, int64_t *out) {
     if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return true;
     *out = a + b;
     return false;
+}
+
+/* True if the byte ranges [a, a + a_bytes) and [b, b + b_bytes) overlap (empty ranges never do).
+ * Host and device pointers alike: compared as addresses, no CUDA call. */
+static inline bool nzi_ranges_overlap(const void *a, size_t a_bytes, const void *b, size_t b_bytes) {
+    if (a == NULL || b == NULL || a_bytes == 0 || b_bytes == 0) return false;
+    uintptr_t a0 = (uintptr_t)a, b0 = (uintptr_t)b;
+    return a0 < b0 + b_bytes && b0 < a0 + a_bytes;
 }
 
 static inline size_t nzi_value_size(nz_value_type_t t) { return t == NZ_F32 ? 4u : 8u; }

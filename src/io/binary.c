@@ -1,5 +1,6 @@
 /* binary.c: the .nzb binary CSR format (checksummed, validated on load) and nz_matrix_read. */
 #include "io_internal.h"
+#include "safe_output.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -173,7 +174,10 @@ nz_status_t nz_binary_write(nz_context_t *ctx, const char *path, const nz_matrix
                          "nz_binary_write: matrix A is on the device; copy it to the host first");
     nz_status_t status = NZ_SUCCESS;
     nz_matrix_t *csr = NULL;
-    int fd = -1;
+    nzi_output_t out;
+    memset(&out, 0, sizeof out);
+    out.fd = -1;
+    int err = 0;
     if (A->format != NZ_FORMAT_CSR) {
         NZI_CHECK(nz_matrix_convert(ctx, &csr, A, NZ_FORMAT_CSR, NULL));
         A = csr;
@@ -191,11 +195,12 @@ nz_status_t nz_binary_write(nz_context_t *ctx, const char *path, const nz_matrix
     put64(header + 48, (uint64_t)A->nnz);
     put64(header + 56, nzb_arrays_hash(A));
     put64(header + 64, nzb_hash(header, 64, 0));
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        status = nzi_error(ctx, NZ_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+    err = nzi_output_open(&out, path);
+    if (err != 0) {
+        status = nzi_error(ctx, NZ_ERR_IO, "%s: cannot create: %s", path, strerror(err));
         goto cleanup;
     }
+    int fd = out.fd;
     NZI_CHECK(write_all(ctx, fd, path, header, sizeof header));
     NZI_CHECK(write_all(ctx, fd, path, A->host.csr.row_offsets,
                         ((size_t)A->rows + 1) * sizeof(int64_t)));
@@ -204,10 +209,11 @@ nz_status_t nz_binary_write(nz_context_t *ctx, const char *path, const nz_matrix
                         (size_t)A->nnz * nzi_value_size(A->value_type)));
 cleanup:
     nz_matrix_destroy(&csr);
-    if (fd >= 0) {
-        if (close(fd) != 0 && status == NZ_SUCCESS)
-            status = nzi_error(ctx, NZ_ERR_IO, "%s: closing failed: %s", path, strerror(errno));
-        if (status < 0) remove(path);
+    /* the previous file at path is replaced only by a complete one (safe_output.h) */
+    if (status < 0) {
+        nzi_output_abort(&out);
+    } else if (out.fd >= 0 && (err = nzi_output_commit(&out)) != 0) {
+        status = nzi_error(ctx, NZ_ERR_IO, "%s: write failed: %s", path, strerror(err));
     }
     return status;
 }
@@ -312,6 +318,12 @@ nz_status_t nz_binary_read(nz_context_t *ctx, nz_matrix_t **A, const char *path)
                            (unsigned long long)file_size, (unsigned long long)expected,
                            file_size < expected ? "truncated" : "trailing bytes");
         goto cleanup;
+    }
+    {
+        char what[NZI_MESSAGE_SIZE / 2];
+        snprintf(what, sizeof what, "%.200s: a %lld x %lld matrix with %lld nonzeros", path,
+                 (long long)rows, (long long)cols, (long long)nnz);
+        NZI_CHECK(nzi_check_budget(ctx, (double)(expected - NZB_HEADER_BYTES), what));
     }
     NZI_CHECK(nzi_csr_alloc(ctx, &M, (nz_value_type_t)vt, rows, cols, nnz));
     NZI_CHECK(read_all(ctx, fd, path, M->host.csr.row_offsets, ((size_t)rows + 1) * 8));

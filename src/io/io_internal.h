@@ -17,7 +17,8 @@
 
 /* Fuzzing builds refuse dimensions that would make a tiny input allocate gigabytes (row offsets
  * of an empty 2^31-row matrix, a densified coordinate file); normal builds accept every size up
- * to the documented 2^31 - 1 limit. */
+ * to the documented 2^31 - 1 limit. A context with an explicit memory budget is not capped
+ * (fuzz_mm_budget: realistic dimensions, bounded by the budget instead). */
 #ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
 #define NZI_IO_FUZZ_DIM_LIMIT ((int64_t)1 << 20)
 #endif

@@ -165,9 +165,14 @@ static nz_status_t source_inflate(mm_source_t *src) {
                 return nzi_error(src->ctx, NZ_ERR_PARSE, "%s: corrupt gzip data", src->name);
             continue;
         }
-        if (rc == Z_BUF_ERROR && input_done)
-            return nzi_error(src->ctx, NZ_ERR_PARSE, "%s:%lld: gzip data is truncated",
-                             src->name, (long long)src->line);
+        if (rc == Z_BUF_ERROR && input_done) {
+            /* the data ends inside the line after the last complete one in the buffer */
+            int64_t line = src->line;
+            for (size_t k = src->begin; k < src->length; k++) line += src->buffer[k] == '\n';
+            return nzi_error(src->ctx, NZ_ERR_PARSE,
+                             "%s:%lld: gzip data is truncated (the text ends in this line)",
+                             src->name, (long long)line);
+        }
         if (rc == Z_MEM_ERROR)
             return nzi_error(src->ctx, NZ_ERR_OUT_OF_MEMORY, "%s: zlib is out of memory",
                              src->name);
@@ -327,6 +332,21 @@ static void source_close(mm_source_t *src) {
     if (src->fd >= 0) close(src->fd);
 }
 
+static nz_status_t line_too_long(mm_source_t *src, int64_t line) {
+    return nzi_error(src->ctx, NZ_ERR_PARSE,
+                     "%s:%lld: line longer than %zu bytes (NZ_MM_MAX_LINE_BYTES): not a Matrix "
+                     "Market file",
+                     src->name, (long long)line, (size_t)NZ_MM_MAX_LINE_BYTES);
+}
+
+/* A parse error on a line holding a NUL byte is reported as the NUL (the text after it is not
+ * shown by %s, so the plain message would quote a valid-looking token). */
+static nz_status_t nul_byte(mm_source_t *src, int64_t line, ptrdiff_t column) {
+    return nzi_error(src->ctx, NZ_ERR_PARSE,
+                     "%s:%lld: NUL byte at column %lld: not a Matrix Market text file",
+                     src->name, (long long)line, (long long)column + 1);
+}
+
 /* The next line of the header: [*line, *line + *len) without its newline, valid until the next
  * call; *found is false at the end of the input. */
 static nz_status_t source_line(mm_source_t *src, const char **line, size_t *len, bool *found) {
@@ -334,6 +354,8 @@ static nz_status_t source_line(mm_source_t *src, const char **line, size_t *len,
         const char *start = src->text + src->begin;
         size_t avail = src->length - src->begin;
         const char *nl = avail > 0 ? (const char *)memchr(start, '\n', avail) : NULL;
+        size_t length = nl != NULL ? (size_t)(nl - start) : avail;
+        if (length > NZ_MM_MAX_LINE_BYTES) return line_too_long(src, src->line);
         if (nl != NULL || src->eof) {
             if (nl == NULL && avail == 0) {
                 *found = false;
@@ -389,14 +411,80 @@ static const double exact_powers_of_ten[23] = {
     1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
+/* A decimal token too long for the copy in parse_value_slow, rewritten as the same number with
+ * at most MM_LONG_DIGITS significant digits: "-0.<digits>e<exponent>", the dropped digits
+ * replaced by one sticky '1' when any of them is non-zero. Correct rounding of a double needs at
+ * most 767 significant digits, so strtod then rounds exactly as on the whole token. False if the
+ * token is not a decimal number (hex, nan and inf tokens are short). */
+#define MM_LONG_DIGITS 800
+static bool shorten_long_value(const char *p, const char *end, char *out, size_t size) {
+    const char *s = p;
+    size_t k = 0;
+    if (s < end && (*s == '-' || *s == '+')) {
+        if (*s == '-') out[k++] = '-';
+        s++;
+    }
+    out[k++] = '0';
+    out[k++] = '.';
+    long long exponent = 0;
+    int significant = 0;
+    bool any_digit = false, nonzero = false, sticky = false;
+    for (int part = 0; part < 2; part++) {
+        for (; s < end && (unsigned)(*s - '0') <= 9; s++) {
+            any_digit = true;
+            if (!nonzero && *s == '0') {
+                if (part == 1) exponent--;
+                continue;
+            }
+            nonzero = true;
+            if (part == 0) exponent++;
+            if (significant < MM_LONG_DIGITS) {
+                out[k++] = *s;
+                significant++;
+            } else {
+                sticky |= *s != '0';
+            }
+        }
+        if (part == 0) {
+            if (s < end && *s == '.')
+                s++;
+            else
+                break;
+        }
+    }
+    if (!any_digit) return false;
+    if (sticky) out[k++] = '1';
+    if (s < end && (*s == 'e' || *s == 'E')) {
+        s++;
+        bool negative = false;
+        if (s < end && (*s == '-' || *s == '+')) negative = *s++ == '-';
+        if (s == end || (unsigned)(*s - '0') > 9) return false;
+        long long e = 0;
+        for (; s < end && (unsigned)(*s - '0') <= 9; s++)
+            if (e < 100000000) e = e * 10 + (*s - '0');
+        exponent += negative ? -e : e;
+    }
+    if (s != end) return false;
+    if (!nonzero) out[k++] = '0';
+    if (exponent > 100000000) exponent = 100000000; /* far beyond overflow / underflow */
+    if (exponent < -100000000) exponent = -100000000;
+    snprintf(out + k, size - k, "e%lld", exponent);
+    return true;
+}
+
 /* strtod / strtof on a copy of the token (the input is not NUL-terminated). */
 static bool parse_value_slow(const char *p, const char *end, nz_value_type_t vt, double *d,
                              float *f) {
-    char token[MM_MAX_TOKEN];
+    char token[MM_LONG_DIGITS + 64];
     size_t n = (size_t)(end - p);
-    if (n == 0 || n >= sizeof token) return false;
-    memcpy(token, p, n);
-    token[n] = '\0';
+    if (n == 0) return false;
+    if (n >= MM_MAX_TOKEN) {
+        if (!shorten_long_value(p, end, token, sizeof token)) return false;
+        n = strlen(token);
+    } else {
+        memcpy(token, p, n);
+        token[n] = '\0';
+    }
     char *stop = NULL;
     if (vt == NZ_F32)
         *f = strtof(token, &stop);
@@ -625,7 +713,9 @@ static nz_status_t parse_size_line(mm_source_t *src, mm_header_t *h, const char 
                          "%s:%lld: %lld x %lld exceeds the 2^31-1 row/column limit", name, ln,
                          (long long)h->rows, (long long)h->cols);
 #ifdef NZI_IO_FUZZ_DIM_LIMIT
-    if (h->rows > NZI_IO_FUZZ_DIM_LIMIT || h->cols > NZI_IO_FUZZ_DIM_LIMIT)
+    /* a context with an explicit memory budget (fuzz_mm_budget) sees realistic dimensions */
+    if (ctx->memory_budget == 0 &&
+        (h->rows > NZI_IO_FUZZ_DIM_LIMIT || h->cols > NZI_IO_FUZZ_DIM_LIMIT))
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "%s:%lld: dimensions over the fuzzing limit",
                          name, ln);
 #endif
@@ -663,6 +753,8 @@ static nz_status_t parse_header(mm_source_t *src, mm_header_t *h) {
         line += 3; /* UTF-8 byte order mark */
         len -= 3;
     }
+    const char *nul = (const char *)memchr(line, '\0', len);
+    if (nul != NULL) return nul_byte(src, 1, nul - line);
     NZI_TRY(parse_banner(src, h, line, len));
     for (;;) {
         NZI_TRY(source_line(src, &line, &len, &found));
@@ -671,6 +763,8 @@ static nz_status_t parse_header(mm_source_t *src, mm_header_t *h) {
                              src->name, (long long)src->last_line);
         const char *p = skip_blanks(line, line + len);
         if (p == line + len || *p == '%') continue;
+        nul = (const char *)memchr(line, '\0', len);
+        if (nul != NULL) return nul_byte(src, src->last_line, nul - line);
         return parse_size_line(src, h, line, len);
     }
 }
@@ -684,6 +778,8 @@ typedef struct mm_part {
     int64_t first_line;     /* line number of its first line */
     int64_t first_entry;    /* index of its first entry */
     int64_t error_line;     /* 0: none */
+    int64_t long_line;      /* 1 + index within the part of the first over-long line; 0: none */
+    const char *error_text, *error_end; /* the line of the error (to name a NUL byte in it) */
     nz_status_t error_status;
     char error[200];
 } mm_part_t;
@@ -700,6 +796,8 @@ static void part_count(mm_part_t *part) {
     while (p < end) {
         const char *nl = (const char *)memchr(p, '\n', (size_t)(end - p));
         const char *le = nl != NULL ? nl : end;
+        if ((size_t)(le - p) > NZ_MM_MAX_LINE_BYTES && part->long_line == 0)
+            part->long_line = lines + 1;
         const char *q = skip_blanks(p, le);
         if (q < le && *q != '%') data++;
         if (nl != NULL) lines++;
@@ -713,6 +811,8 @@ static void part_count(mm_part_t *part) {
     do {                                                                                        \
         part->error_status = (status_);                                                         \
         part->error_line = line;                                                                \
+        part->error_text = p;                                                                   \
+        part->error_end = le;                                                                   \
         snprintf(part->error, sizeof part->error, __VA_ARGS__);                                 \
         return;                                                                                 \
     } while (0)
@@ -873,6 +973,8 @@ static nz_status_t parse_block(mm_source_t *src, const mm_header_t *h, mm_entrie
         index += parts[t].data_lines;
         total_lines += parts[t].lines;
     }
+    for (int t = 0; t < count; t++)
+        if (parts[t].long_line != 0) return line_too_long(src, parts[t].first_line + parts[t].long_line - 1);
     int64_t need = index < h->entries ? index : h->entries;
     NZI_TRY(entries_reserve(ctx, h, e, vt, need));
     mm_parse_job_t job = {h, e, vt};
@@ -881,9 +983,13 @@ static nz_status_t parse_block(mm_source_t *src, const mm_header_t *h, mm_entrie
 #endif
     for (int t = 0; t < count; t++) part_parse(&parts[t], &job);
     for (int t = 0; t < count; t++)
-        if (parts[t].error_line != 0)
+        if (parts[t].error_line != 0) {
+            const char *nul = (const char *)memchr(parts[t].error_text, '\0',
+                                                   (size_t)(parts[t].error_end - parts[t].error_text));
+            if (nul != NULL) return nul_byte(src, parts[t].error_line, nul - parts[t].error_text);
             return nzi_error(ctx, parts[t].error_status, "%s:%lld: %s", src->name,
                              (long long)parts[t].error_line, parts[t].error);
+        }
     e->count = need;
     src->line += total_lines;
     src->last_line = block[size - 1] == '\n' ? src->line - 1 : src->line;
@@ -915,7 +1021,12 @@ static nz_status_t parse_entries(mm_source_t *src, const mm_header_t *h, mm_entr
                     last = q;
                     break;
                 }
-            if (last == NULL) continue; /* a line longer than the buffer: source_fill grows it */
+            if (last == NULL) {
+                /* a line longer than the buffer: source_fill grows it, up to the line cap */
+                if (src->length - src->begin > NZ_MM_MAX_LINE_BYTES)
+                    return line_too_long(src, src->line);
+                continue;
+            }
             stop = (size_t)(last - src->text);
         }
         if (stop > src->begin) NZI_TRY(parse_block(src, h, e, vt, stop));
@@ -931,9 +1042,36 @@ static nz_status_t parse_entries(mm_source_t *src, const mm_header_t *h, mm_entr
     return NZ_SUCCESS;
 }
 
+/* What reading the declared matrix would need at its peak, checked against the context's memory
+ * budget before anything is allocated from the header: the parsed entries (row and column index
+ * and value each) plus the result, a CSR matrix (8 (rows + 1) offset bytes, 4 + value size per
+ * stored entry, twice for the mirrored half of symmetric files) or a dense array; array files
+ * also pass through a dense array. */
+static nz_status_t check_header_budget(mm_source_t *src, const mm_header_t *h, nz_value_type_t vt,
+                                       bool dense) {
+    double vs = (double)nzi_value_size(vt), entries = (double)h->entries;
+    double cells = (double)h->rows * (double)h->cols;
+    bool coordinate = h->format == MM_COORDINATE;
+    double need = entries * ((coordinate ? 8.0 : 0.0) + (h->field == MM_PATTERN ? 0.0 : vs));
+    if (dense) {
+        need += cells * vs;
+    } else if (coordinate) {
+        need += 8.0 * ((double)h->rows + 1.0) +
+                (h->symmetry != MM_GENERAL ? 2.0 : 1.0) * entries * (4.0 + vs);
+    } else {
+        need += cells * vs + 8.0 * ((double)h->rows + 1.0) + cells * (4.0 + vs);
+    }
+    char what[NZI_MESSAGE_SIZE / 2];
+    snprintf(what, sizeof what, "%.200s:%lld: a %lld x %lld %s with %lld entries", src->name,
+             (long long)h->size_line, (long long)h->rows, (long long)h->cols,
+             dense ? "dense array" : "matrix", (long long)h->entries);
+    return nzi_check_budget(src->ctx, need, what);
+}
+
 static nz_status_t mm_parse(mm_source_t *src, mm_header_t *h, mm_entries_t *e,
-                            nz_value_type_t vt) {
+                            nz_value_type_t vt, bool dense) {
     NZI_TRY(parse_header(src, h));
+    NZI_TRY(check_header_budget(src, h, vt, dense));
     return parse_entries(src, h, e, vt);
 }
 
@@ -1058,7 +1196,7 @@ static nz_status_t coordinate_to_dense(nz_context_t *ctx, void **dense, const mm
         return nzi_error(ctx, NZ_ERR_OVERFLOW, "dense %lld x %lld array overflows",
                          (long long)h->rows, (long long)h->cols);
 #ifdef NZI_IO_FUZZ_DIM_LIMIT
-    if (cells > (size_t)NZI_IO_FUZZ_DIM_LIMIT * 16)
+    if (ctx->memory_budget == 0 && cells > (size_t)NZI_IO_FUZZ_DIM_LIMIT * 16)
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "dense array over the fuzzing limit");
 #endif
     void *full = nzi_calloc(ctx, cells, nzi_value_size(vt));
@@ -1108,7 +1246,7 @@ static nz_status_t read_sparse(mm_source_t *src, nz_matrix_t **A, nz_value_type_
     void *dense = NULL;
     memset(&h, 0, sizeof h);
     memset(&e, 0, sizeof e);
-    NZI_CHECK(mm_parse(src, &h, &e, vt));
+    NZI_CHECK(mm_parse(src, &h, &e, vt, false));
     source_close(src);
     source_init(src, ctx, src->name);
     if (h.format == MM_COORDINATE) {
@@ -1166,7 +1304,7 @@ nz_status_t nz_mm_read_dense(nz_context_t *ctx, void **data, int64_t *rows, int6
     memset(&e, 0, sizeof e);
     source_init(&src, ctx, path);
     NZI_CHECK(source_open_file(&src, path));
-    NZI_CHECK(mm_parse(&src, &h, &e, value_type));
+    NZI_CHECK(mm_parse(&src, &h, &e, value_type, true));
     if (h.format == MM_ARRAY)
         NZI_CHECK(array_to_dense(ctx, &dense, &h, &e, value_type));
     else

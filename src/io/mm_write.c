@@ -1,10 +1,12 @@
 /* mm_write.c: Matrix Market writer (coordinate real general and dense array), plain or gzip. */
 #include "io_internal.h"
+#include "safe_output.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifdef NZ_HAVE_ZLIB
 #include <zlib.h>
@@ -26,6 +28,8 @@
 typedef struct mm_out {
     nz_context_t *ctx;
     const char *path;
+    nzi_output_t target; /* temporary file renamed over path on success (safe_output.h) */
+    bool opened;
     FILE *file;
 #ifdef NZ_HAVE_ZLIB
     gzFile gz;
@@ -36,22 +40,40 @@ static nz_status_t out_open(mm_out_t *out, nz_context_t *ctx, const char *path) 
     memset(out, 0, sizeof *out);
     out->ctx = ctx;
     out->path = path;
-    if (nzi_io_has_suffix(path, ".gz")) {
-#ifdef NZ_HAVE_ZLIB
-        out->gz = gzopen(path, "wb1");
-        if (out->gz == NULL)
-            return nzi_error(ctx, NZ_ERR_IO, "%s: cannot create: %s", path,
-                             errno != 0 ? strerror(errno) : "zlib failed");
-        gzbuffer(out->gz, 1u << 20);
-        return NZ_SUCCESS;
-#else
+    out->target.fd = -1;
+    bool gzip = nzi_io_has_suffix(path, ".gz");
+#ifndef NZ_HAVE_ZLIB
+    if (gzip)
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
                          "%s: gzip output requested, but Nonzero was built without zlib", path);
 #endif
+    int err = nzi_output_open(&out->target, path);
+    if (err != 0)
+        return nzi_error(ctx, NZ_ERR_IO, "%s: cannot create: %s", path, strerror(err));
+    out->opened = true;
+    int fd = dup(out->target.fd);
+    if (fd >= 0) {
+#ifdef NZ_HAVE_ZLIB
+        if (gzip) {
+            out->gz = gzdopen(fd, "wb1");
+            if (out->gz == NULL) close(fd);
+        } else
+#endif
+        {
+            out->file = fdopen(fd, "wb");
+            if (out->file == NULL) close(fd);
+        }
     }
-    out->file = fopen(path, "wb");
-    if (out->file == NULL)
-        return nzi_error(ctx, NZ_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+    if (out->file == NULL
+#ifdef NZ_HAVE_ZLIB
+        && out->gz == NULL
+#endif
+    )
+        return nzi_error(ctx, NZ_ERR_IO, "%s: cannot create: %s", path,
+                         errno != 0 ? strerror(errno) : "out of memory");
+#ifdef NZ_HAVE_ZLIB
+    if (out->gz != NULL) gzbuffer(out->gz, 1u << 20);
+#endif
     return NZ_SUCCESS;
 }
 
@@ -77,25 +99,34 @@ static nz_status_t out_write(mm_out_t *out, const char *data, size_t size) {
     return NZ_SUCCESS;
 }
 
-/* Close; on failure (or when `failed`) the partial file is removed. */
+/* Close the stream; on success rename the temporary file over the target, on failure (or when
+ * `failed`) remove only the temporary file: the target is never removed or truncated. */
 static nz_status_t out_close(mm_out_t *out, bool failed) {
     nz_status_t status = NZ_SUCCESS;
-    bool opened = out->file != NULL;
 #ifdef NZ_HAVE_ZLIB
     if (out->gz != NULL) {
-        opened = true;
-        if (gzclose(out->gz) != Z_OK && !failed)
-            status = nzi_error(out->ctx, NZ_ERR_IO, "%s: closing failed", out->path);
+        int zerr = gzclose(out->gz);
+        if (zerr != Z_OK && !failed)
+            status = nzi_error(out->ctx, NZ_ERR_IO, "%s: write failed: %s", out->path,
+                               zerr == Z_ERRNO ? strerror(errno) : "zlib error");
         out->gz = NULL;
     }
 #endif
     if (out->file != NULL) {
         if (fclose(out->file) != 0 && !failed)
-            status = nzi_error(out->ctx, NZ_ERR_IO, "%s: closing failed: %s", out->path,
+            status = nzi_error(out->ctx, NZ_ERR_IO, "%s: write failed: %s", out->path,
                                strerror(errno));
         out->file = NULL;
     }
-    if (opened && (failed || status < 0)) remove(out->path);
+    if (!out->opened) return status;
+    out->opened = false;
+    if (failed || status < 0) {
+        nzi_output_abort(&out->target);
+        return status;
+    }
+    int err = nzi_output_commit(&out->target);
+    if (err != 0)
+        status = nzi_error(out->ctx, NZ_ERR_IO, "%s: write failed: %s", out->path, strerror(err));
     return status;
 }
 
@@ -234,6 +265,7 @@ nz_status_t nz_mm_write_dense(nz_context_t *ctx, const char *path, nz_value_type
         return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_mm_write_dense: data is NULL");
     nz_status_t status = NZ_SUCCESS;
     mm_out_t out;
+    memset(&out, 0, sizeof out);
     NZI_CHECK(out_open(&out, ctx, path));
     char header[160];
     int n = snprintf(header, sizeof header,
@@ -244,7 +276,7 @@ nz_status_t nz_mm_write_dense(nz_context_t *ctx, const char *path, nz_value_type
     NZI_CHECK(write_entries(&out, NULL, data, value_type, count));
 cleanup:
     if (status < 0) {
-        if (out.path != NULL) out_close(&out, true);
+        out_close(&out, true);
         return status;
     }
     return out_close(&out, false);

@@ -89,6 +89,13 @@ static nz_status_t check_dense(nz_context_t *ctx, const char *name, const void *
     return NZ_SUCCESS;
 }
 
+/* Bytes from the first to one past the last element of a checked dense operand. */
+static size_t dense_bytes(int64_t rows, int64_t k, nz_dense_layout_t layout, int64_t ld, size_t vs) {
+    if (rows == 0 || k == 0) return 0;
+    int64_t major = layout == NZ_ROW_MAJOR ? rows : k, minor = layout == NZ_ROW_MAJOR ? k : rows;
+    return ((size_t)(major - 1) * (size_t)ld + (size_t)minor) * vs;
+}
+
 nz_status_t nz_spmm_execute(nz_spmm_plan_t *plan, double alpha, const void *X, int64_t ldx,
                             double beta, void *Y, int64_t ldy) {
     if (plan == NULL) return NZ_ERR_NULL_ARGUMENT;
@@ -101,6 +108,11 @@ nz_status_t nz_spmm_execute(nz_spmm_plan_t *plan, double alpha, const void *X, i
     const int64_t yrows = plan->op == NZ_OP_N ? A->rows : A->cols;
     NZI_TRY(check_dense(ctx, "X", X, xrows, plan->k, plan->layout, ldx));
     NZI_TRY(check_dense(ctx, "Y", Y, yrows, plan->k, plan->layout, ldy));
+    const size_t vs = nzi_value_size(A->value_type);
+    if (nzi_ranges_overlap(X, dense_bytes(xrows, plan->k, plan->layout, ldx, vs), Y,
+                           dense_bytes(yrows, plan->k, plan->layout, ldy, vs)))
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "nz_spmm_execute: X and Y overlap in memory; use separate arrays");
     if (plan->backend == NZ_BACKEND_CPU) return nz_cpu_spmm_execute(plan, alpha, X, ldx, beta, Y, ldy);
     return nz_cuda_spmm_execute(plan, alpha, X, ldx, beta, Y, ldy);
 }

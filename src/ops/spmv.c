@@ -129,6 +129,11 @@ nz_status_t nz_spmv_execute(nz_spmv_plan_t *plan, double alpha, const void *x, d
     int64_t ylen = plan->op == NZ_OP_N ? A->rows : A->cols;
     if ((x == NULL && xlen > 0) || (y == NULL && ylen > 0))
         return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_spmv_execute: x or y is NULL");
+    const size_t vs = nzi_value_size(A->value_type);
+    if (nzi_ranges_overlap(x, (size_t)xlen * vs, y, (size_t)ylen * vs))
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "nz_spmv_execute: x and y overlap in memory (y would be overwritten while "
+                         "x is read); use separate arrays");
     if (plan->backend == NZ_BACKEND_CPU) return nz_cpu_spmv_execute(plan, alpha, x, beta, y);
     return nz_cuda_spmv_execute(plan, alpha, x, beta, y);
 }

@@ -132,6 +132,11 @@ nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, 
     const int64_t n = A->rows;
     if (n > 0 && (b == NULL || x == NULL))
         return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_cg_solve: b or x is NULL");
+    if (nzi_ranges_overlap(b, (size_t)n * nzi_value_size(A->value_type), x,
+                           (size_t)n * nzi_value_size(A->value_type)))
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "nz_cg_solve: b and x overlap in memory (x is updated while b is still "
+                         "needed); use separate arrays");
     NZI_TRY(check_options(ctx, options, n, &opt));
     if (A->location == NZ_DEVICE) {
         if (ctx->cuda == NULL)
@@ -193,7 +198,7 @@ nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, 
             status = nzi_error(ctx, NZ_ERR_BREAKDOWN,
                                "nz_cg_solve: Jacobi preconditioner: diagonal entry (%lld, %lld) of "
                                "A is missing, not positive or not finite (A is not SPD)",
-                               (long long)s.bad_row, (long long)s.bad_row);
+                               (long long)s.bad_row + 1, (long long)s.bad_row + 1); /* 1-based */
             goto cleanup;
         }
     }

@@ -37,7 +37,10 @@ nnz=$(sed -n 's/^C [0-9]* x [0-9]* nnz \([0-9]*\) .*/\1/p' "$OUT")
 expect_ok "info of C" "$NZ" info "$TMP/lap2.nzb"
 [ "$(info_field nonzeros)" = "$nnz" ] || fail "C read back: nonzeros $(info_field nonzeros), expected $nnz"
 expect_ok "rmat" "$NZ" gen rmat --scale 9 --edge-factor 8 --seed 3 -o "$TMP/rmat.mtx"
-expect_ok "rmat squared, 3 threads" "$NZ" spgemm "$TMP/rmat.mtx" --alg cpu --threads 3 --check
+# nz clamps --threads to the online CPUs (with a warning), so ask for 3 only where there are 3
+threads=3
+[ "$(nproc 2>/dev/null || echo 1)" -ge 3 ] || threads=2
+expect_ok "rmat squared, $threads threads" "$NZ" spgemm "$TMP/rmat.mtx" --alg cpu --threads $threads --check
 if [ -f "$DATA/west0067.mtx" ]; then
     expect_ok "west0067 squared" "$NZ" spgemm "$DATA/west0067.mtx" --alg cpu --check
 fi

@@ -28,6 +28,9 @@
 #define LLVMFuzzerTestOneInput replay_fuzz_convert
 #include "../fuzz/fuzz_convert.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput replay_fuzz_mm_budget
+#include "../fuzz/fuzz_mm_budget.c"
+#undef LLVMFuzzerTestOneInput
 
 typedef int (*target_fn)(const uint8_t *, size_t);
 
@@ -69,7 +72,7 @@ int main(int argc, char **argv) {
     } targets[] = {
         {"fuzz_mm", replay_fuzz_mm},         {"fuzz_mm_gz", replay_fuzz_mm_gz},
         {"fuzz_binary", replay_fuzz_binary}, {"fuzz_csr", replay_fuzz_csr},
-        {"fuzz_convert", replay_fuzz_convert},
+        {"fuzz_convert", replay_fuzz_convert}, {"fuzz_mm_budget", replay_fuzz_mm_budget},
     };
     int total = 0;
     for (size_t t = 0; t < sizeof targets / sizeof targets[0]; t++) {

@@ -165,6 +165,24 @@ static void *run_worker(void *arg) {
         remove(path);
     }
 
+    /* SpGEMM on the CPU: M[0] squared and M[1] times its transpose (issue 17: SpMV, SpGEMM and
+     * CG from several threads, each with its own context, at once) */
+    for (int g = 0; g < 2; g++) {
+        nz_matrix_t *C = NULL, *T = NULL;
+        nz_spgemm_options_t sopt;
+        memset(&sopt, 0, sizeof sopt);
+        sopt.alg = NZ_SPGEMM_CPU;
+        if (g == 0) {
+            WOK(w, ctx, nz_spgemm(ctx, &C, M[0], M[0], &sopt, NULL));
+        } else {
+            WOK(w, ctx, nz_matrix_transpose(ctx, &T, M[1]));
+            WOK(w, ctx, nz_spgemm(ctx, &C, M[1], T, &sopt, NULL));
+        }
+        h = fold_matrix(ctx, h, C);
+        nz_matrix_destroy(&C);
+        nz_matrix_destroy(&T);
+    }
+
     /* CG on the FE matrix, Jacobi, from x = 0 */
     nz_matrix_info_t info;
     nz_matrix_info(ctx, &info, M[4]);

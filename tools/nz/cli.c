@@ -1,5 +1,6 @@
 /* cli.c: helpers shared by the nz subcommands: option values, numbers, one-line errors, files. */
 #include "cli.h"
+#include "safe_output.h"
 
 #include <errno.h>
 #include <math.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Every error is one line: embedded newlines or other control characters (from a library
  * message quoting a file) are printed as spaces. */
@@ -85,6 +87,20 @@ int nz_cli_int(const char *cmd, const char *opt, const char *text, int min, int 
     int64_t v;
     if (nz_cli_int64(cmd, opt, text, min, max, &v) != 0) return 1;
     *out = (int)v;
+    return 0;
+}
+
+int nz_cli_threads(const char *cmd, const char *opt, const char *text, int min, int *out) {
+    int threads = 0;
+    if (nz_cli_int(cmd, opt, text, min, INT32_MAX, &threads) != 0) return 1;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (online >= 1 && threads > online) {
+        fprintf(stderr, "nz %s: warning: %s %d is more than the %ld online CPUs; using %ld\n", cmd,
+                opt, threads, online, online);
+        threads = (int)online;
+    }
+    if (threads > NZ_MAX_THREADS) threads = NZ_MAX_THREADS; /* CPU count unknown */
+    *out = threads;
     return 0;
 }
 
@@ -196,4 +212,52 @@ int nz_cli_write_matrix(const char *cmd, nz_context_t *ctx, const nz_matrix_t *A
                                                         : nz_mm_write(ctx, path, A);
     if (status != NZ_SUCCESS) return nz_cli_library_error(cmd, ctx, status);
     return NZ_EXIT_OK;
+}
+
+int nz_cli_check_not_input(const char *cmd, const char *option, const char *output,
+                           const char *const *inputs, int count) {
+    if (output == NULL) return NZ_EXIT_OK;
+    for (int i = 0; i < count; i++) {
+        if (inputs[i] == NULL || !nzi_same_file(output, inputs[i])) continue;
+        nz_cli_error(cmd, "option %s: %s is the input %s; refusing to overwrite an input (write "
+                          "to another path)", option, output, inputs[i]);
+        return NZ_EXIT_USAGE;
+    }
+    return NZ_EXIT_OK;
+}
+
+size_t nz_cli_memory_budget = 0;
+
+int nz_cli_bytes(const char *cmd, const char *opt, const char *text, size_t *out) {
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    double scale = 1.0;
+    if (end != text && *end != '\0') {
+        switch (*end == 'k' ? 'K' : *end == 'm' ? 'M' : *end == 'g' ? 'G' : *end == 't' ? 'T' : *end) {
+        case 'K': scale = 1024.0; break;
+        case 'M': scale = 1024.0 * 1024.0; break;
+        case 'G': scale = 1024.0 * 1024.0 * 1024.0; break;
+        case 'T': scale = 1024.0 * 1024.0 * 1024.0 * 1024.0; break;
+        default: scale = 0.0;
+        }
+        end++;
+        if (*end == 'i' && end[-1] != 'i') end++; /* KiB, MiB, ... */
+        if (*end == 'B') end++;
+    }
+    if (end == text || *end != '\0' || scale == 0.0 || !isfinite(v) || v < 1.0 ||
+        v * scale >= 18446744073709551615.0) {
+        nz_cli_error(cmd, "option %s: '%s' is not a byte count (a positive number with an "
+                          "optional K, M, G or T suffix)", opt, text);
+        return 1;
+    }
+    *out = (size_t)(v * scale);
+    return 0;
+}
+
+nz_status_t nz_cli_context_create(nz_context_t **ctx) {
+    nz_status_t status = nz_context_create(ctx);
+    if (status == NZ_SUCCESS && nz_cli_memory_budget != 0)
+        status = nz_context_set_memory_budget(*ctx, nz_cli_memory_budget);
+    return status;
 }

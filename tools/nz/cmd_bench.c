@@ -150,7 +150,7 @@ int nz_cmd_bench(int argc, char **argv) {
         } else if (strcmp(a, "--runs") == 0) {
             if (nz_cli_int(CMD, a, v, 1, 100000, &opt.runs) != 0) status = NZ_EXIT_USAGE;
         } else if (strcmp(a, "--threads") == 0) {
-            if (nz_cli_int(CMD, a, v, 1, 4096, &opt.threads) != 0) status = NZ_EXIT_USAGE;
+            if (nz_cli_threads(CMD, a, v, 1, &opt.threads) != 0) status = NZ_EXIT_USAGE;
         } else if (strcmp(a, "--offsets") == 0) {
             if (strcmp(v, "32") == 0 || strcmp(v, "64") == 0)
                 opt.offset_bits = atoi(v);

@@ -157,7 +157,7 @@ static int parse_options(int argc, char **argv, cg_cli_options_t *o) {
         } else if (strcmp(arg, "--check-interval") == 0) {
             bad = nz_cli_int(CMD, arg, v, 1, 1 << 20, &o->cg.check_interval);
         } else if (strcmp(arg, "--threads") == 0) {
-            bad = nz_cli_int(CMD, arg, v, 1, 1 << 16, &o->threads);
+            bad = nz_cli_threads(CMD, arg, v, 1, &o->threads);
         } else if (strcmp(arg, "--graph") == 0) {
             o->cg.use_graph = 1;
         } else if (strcmp(arg, "--deterministic") == 0) {
@@ -176,6 +176,9 @@ static int parse_options(int argc, char **argv, cg_cli_options_t *o) {
     if ((o->matrix_path == NULL) == (o->fe3d == 0))
         return o->fe3d ? nz_cli_extra_argument(CMD, o->matrix_path)
                        : nz_cli_missing(CMD, "a matrix file or --fe3d N");
+    const char *inputs[2] = {o->matrix_path, o->b_path};
+    if (nz_cli_check_not_input(CMD, "-o", o->out_path, inputs, 2) != NZ_EXIT_OK)
+        return NZ_EXIT_USAGE;
     if (o->fe3d && o->b_path != NULL) {
         nz_cli_error(CMD, "--b cannot be combined with --fe3d (the FE problem has its own load)");
         return NZ_EXIT_USAGE;
@@ -239,7 +242,7 @@ int nz_cmd_cg(int argc, char **argv) {
     const size_t vs = vt == NZ_F32 ? 4 : 8;
     const int cuda = o.backend == NZ_BACKEND_CUDA;
 
-    if ((status = nz_context_create(&ctx)) != NZ_SUCCESS) {
+    if ((status = nz_cli_context_create(&ctx)) != NZ_SUCCESS) {
         rc = nz_cli_library_error(CMD, ctx, status);
         goto cleanup;
     }
@@ -290,7 +293,22 @@ int nz_cmd_cg(int argc, char **argv) {
                 goto cleanup;
             }
         } else {
-            /* b = A * ones, so the exact solution is known to be ones. */
+            /* b = A * ones, so the exact solution is known to be ones; a NaN or Inf in A is
+             * named here (the solver would see only b) */
+            const int64_t *offsets = NULL;
+            const int32_t *columns = NULL;
+            const void *values = NULL;
+            if (nz_matrix_csr_arrays(ctx, &offsets, &columns, &values, A) == NZ_SUCCESS) {
+                for (int64_t i = 0; i < n; i++)
+                    for (int64_t k = offsets[i]; k < offsets[i + 1]; k++)
+                        if (!isfinite(get_value(values, vt, k))) {
+                            nz_cli_error(CMD, "%s: A holds %g at (%lld, %lld); CG needs finite "
+                                              "values", o.matrix_path, get_value(values, vt, k),
+                                         (long long)i + 1, (long long)columns[k] + 1);
+                            rc = NZ_EXIT_FAIL;
+                            goto cleanup;
+                        }
+            }
             void *ones = NULL;
             LIB(nz_malloc(ctx, &ones, (size_t)n * vs + 1));
             for (int64_t i = 0; i < n; i++) set_value(ones, vt, i, 1.0);

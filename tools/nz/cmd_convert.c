@@ -44,12 +44,14 @@ int nz_cmd_convert(int argc, char **argv) {
     if (input == NULL) return nz_cli_missing(CMD, "input matrix file");
     if (output == NULL) return nz_cli_missing(CMD, "output file (-o FILE)");
     if (nz_cli_check_matrix_path(CMD, output) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
+    const char *inputs[1] = {input};
+    if (nz_cli_check_not_input(CMD, "-o", output, inputs, 1) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
 
     int rc = NZ_EXIT_OK;
     nz_status_t status;
     nz_context_t *ctx = NULL;
     nz_matrix_t *A = NULL;
-    if ((status = nz_context_create(&ctx)) != NZ_SUCCESS) {
+    if ((status = nz_cli_context_create(&ctx)) != NZ_SUCCESS) {
         rc = nz_cli_library_error(CMD, ctx, status);
         goto cleanup;
     }

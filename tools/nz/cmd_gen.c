@@ -181,7 +181,7 @@ int nz_cmd_gen(int argc, char **argv) {
     nz_context_t *ctx = NULL;
     nz_matrix_t *A = NULL;
     void *load = NULL, *exact = NULL;
-    if ((status = nz_context_create(&ctx)) != NZ_SUCCESS) {
+    if ((status = nz_cli_context_create(&ctx)) != NZ_SUCCESS) {
         rc = nz_cli_library_error(CMD, ctx, status);
         goto cleanup;
     }

@@ -64,7 +64,7 @@ int nz_cmd_info(int argc, char **argv) {
     nz_context_t *ctx = NULL;
     nz_matrix_t *A = NULL, *dA = NULL;
     nz_matrix_stats_t stats;
-    if ((status = nz_context_create(&ctx)) != NZ_SUCCESS) {
+    if ((status = nz_cli_context_create(&ctx)) != NZ_SUCCESS) {
         rc = nz_cli_library_error(CMD, ctx, status);
         goto cleanup;
     }

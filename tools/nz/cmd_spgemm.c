@@ -69,7 +69,7 @@ static int parse_options(int argc, char **argv, spgemm_options_t *o) {
         } else if (strcmp(arg, "--precision") == 0) {
             bad = nz_cli_precision(CMD, arg, v, &o->value_type);
         } else if (strcmp(arg, "--threads") == 0) {
-            bad = nz_cli_int(CMD, arg, v, 0, 4096, &o->spgemm.threads);
+            bad = nz_cli_threads(CMD, arg, v, 0, &o->spgemm.threads);
         } else if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) {
             o->out_path = v;
         } else if (strcmp(arg, "--check") == 0) {
@@ -86,6 +86,9 @@ static int parse_options(int argc, char **argv, spgemm_options_t *o) {
         if (bad) return NZ_EXIT_USAGE;
     }
     if (o->a_path == NULL) return nz_cli_missing(CMD, "input matrix file A");
+    const char *inputs[2] = {o->a_path, o->b_path};
+    if (nz_cli_check_not_input(CMD, "-o", o->out_path, inputs, 2) != NZ_EXIT_OK)
+        return NZ_EXIT_USAGE;
     if (o->out_path != NULL) return nz_cli_check_matrix_path(CMD, o->out_path);
     return NZ_EXIT_OK;
 }
@@ -167,7 +170,7 @@ int nz_cmd_spgemm(int argc, char **argv) {
     nz_context_t *ctx = NULL;
     nz_matrix_t *A = NULL, *B = NULL, *C = NULL, *R = NULL, *absA = NULL, *absB = NULL,
                 *bound = NULL;
-    nz_status_t status = nz_context_create(&ctx);
+    nz_status_t status = nz_cli_context_create(&ctx);
     nz_spgemm_info_t info;
     if (status != NZ_SUCCESS) {
         nz_cli_error(CMD, "cannot create a context: %s", nz_status_string(status));

@@ -150,7 +150,7 @@ static int parse_options(int argc, char **argv, spmv_options_t *o) {
                 bad = 1;
             }
         } else if (strcmp(arg, "--threads") == 0) {
-            bad = nz_cli_int(CMD, arg, v, 0, 4096, &o->threads);
+            bad = nz_cli_threads(CMD, arg, v, 0, &o->threads);
         } else if (strcmp(arg, "--repeat") == 0) {
             bad = nz_cli_int(CMD, arg, v, 1, 1000000000, &o->repeat);
         } else if (strcmp(arg, "--check") == 0) {
@@ -174,6 +174,10 @@ static int parse_options(int argc, char **argv, spmv_options_t *o) {
         nz_cli_error(CMD, "option -o: cannot be combined with --format all or --alg all");
         return NZ_EXIT_USAGE;
     }
+    const char *inputs[3] = {o->matrix_path, o->x_path, o->y_path};
+    if (nz_cli_check_not_input(CMD, "-o", o->out_path, inputs, 3) != NZ_EXIT_OK ||
+        nz_cli_check_not_input(CMD, "--write-x", o->x_out_path, inputs, 3) != NZ_EXIT_OK)
+        return NZ_EXIT_USAGE;
     return NZ_EXIT_OK;
 }
 
@@ -399,7 +403,7 @@ int nz_cmd_spmv(int argc, char **argv) {
     const char *backend_name = o.backend == NZ_BACKEND_CUDA ? "cuda" : "cpu";
     const double tol = o.value_type == NZ_F32 ? CHECK_TOL_SINGLE : CHECK_TOL_DOUBLE;
 
-    if ((status = nz_context_create(&ctx)) != NZ_SUCCESS) {
+    if ((status = nz_cli_context_create(&ctx)) != NZ_SUCCESS) {
         rc = nz_cli_library_error(CMD, ctx, status);
         goto cleanup;
     }

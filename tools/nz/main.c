@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "commands.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,9 +30,32 @@ static void usage(FILE *out) {
         fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
     fprintf(out, "\noptions:\n"
                  "  --help      this text\n"
-                 "  --version   print the version\n\n"
+                 "  --version   print the version\n"
+                 "  --memory-budget BYTES   after info, gen, convert, spmv, cg or spgemm: refuse a\n"
+                 "              matrix whose declared size needs more (K, M, G suffixes; default\n"
+                 "              3/4 of physical memory)\n\n"
                  "exit status: 0 success, 1 failure, 2 bad command line, 3 refused (e.g. a format\n"
                  "that would need too much padding, or a combination that is not implemented)\n");
+}
+
+/* A result that could not be written is a failure: check standard output's buffered writes
+ * and its close (`nz info A.mtx > /dev/full` must not exit 0). One line on stderr. */
+static int finish(const char *cmd, int rc) {
+    errno = 0;
+    int failed = fflush(stdout) != 0;
+    int err = errno;
+    failed |= ferror(stdout) != 0;
+    if (fclose(stdout) != 0 && !failed) {
+        failed = 1;
+        err = errno;
+    }
+    if (failed) {
+        /* not nz_cli_error: it flushes stdout, which is closed now */
+        fprintf(stderr, "nz%s%s: cannot write standard output: %s\n", cmd != NULL ? " " : "",
+                cmd != NULL ? cmd : "", err != 0 ? strerror(err) : "write error");
+        if (rc == NZ_EXIT_OK) rc = NZ_EXIT_FAIL;
+    }
+    return rc;
 }
 
 int main(int argc, char **argv) {
@@ -42,14 +66,35 @@ int main(int argc, char **argv) {
     const char *name = argv[1];
     if (nz_cli_is_help(name) || strcmp(name, "help") == 0) {
         usage(stdout);
-        return NZ_EXIT_OK;
+        return finish(NULL, NZ_EXIT_OK);
     }
     if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
         printf("nz %s (Nonzero; CUDA devices visible: %d)\n", nz_version(), nz_device_count());
-        return NZ_EXIT_OK;
+        return finish(NULL, NZ_EXIT_OK);
+    }
+    /* --memory-budget BYTES (anywhere after a subcommand that reads or generates matrices) is
+     * taken out here and applied to every context the subcommand creates */
+    if (strcmp(name, "bench") != 0) {
+        int kept = 2;
+        for (int i = 2; i < argc; i++) {
+            if (strcmp(argv[i], "--memory-budget") == 0) {
+                if (i + 1 >= argc) {
+                    nz_cli_error(name, "option --memory-budget needs a value");
+                    return NZ_EXIT_USAGE;
+                }
+                if (nz_cli_bytes(name, argv[i], argv[i + 1], &nz_cli_memory_budget) != 0)
+                    return NZ_EXIT_USAGE;
+                i++;
+                continue;
+            }
+            argv[kept++] = argv[i];
+        }
+        argv[kept] = NULL;
+        argc = kept;
     }
     for (int i = 0; i < NUM_COMMANDS; i++)
-        if (strcmp(name, commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+        if (strcmp(name, commands[i].name) == 0)
+            return finish(commands[i].name, commands[i].run(argc - 1, argv + 1));
     if (name[0] == '-')
         nz_cli_error(NULL, "unknown option %s (see nz --help)", name);
     else
