@@ -49,6 +49,9 @@ int main(int argc, char **argv) {
         printf("nz %s (Nonzero; CUDA devices visible: %d)\n", NZ_TOOL_VERSION, nz_device_count());
         return NZ_EXIT_OK;
     }
+#ifdef NZ_HAVE_DIST
+    if (nz_dist_cli_wanted(name, argc - 1, argv + 1)) return nz_cmd_dist(name, argc - 1, argv + 1);
+#endif
     for (int i = 0; i < NUM_COMMANDS; i++)
         if (strcmp(name, commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
     if (name[0] == '-')
