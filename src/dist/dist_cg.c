@@ -312,7 +312,7 @@ nz_status_t nz_dist_cg_solve(nz_context_t *ctx, nz_dist_matrix_t *dA, const void
     /* ---- setup ---- */
     MPI_Barrier(dA->comm);
     double t0 = MPI_Wtime();
-    res.alg = dA->local_plan != NULL ? NZ_ALG_AUTO : NZ_ALG_AUTO;
+    res.alg = NZ_ALG_AUTO; /* a rank without a local block reports auto */
     if (dA->local_plan != NULL) {
         nz_spmv_plan_info_t info;
         if (nz_spmv_plan_info(dA->local_plan, &info) == NZ_SUCCESS) res.alg = info.alg;
