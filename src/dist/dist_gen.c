@@ -123,7 +123,9 @@ cleanup:
         if (status == NZ_SUCCESS) {
             status = nzd_build(ctx, dA, comm, gen->rows, gen->rows, part, col_part, offsets, cols,
                                value_type, values, options);
-            part = NULL;
+            part = NULL; /* both owned by nzd_build */
+        } else {
+            nz_free(ctx, col_part);
         }
     }
     nz_free(ctx, part);

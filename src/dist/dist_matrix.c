@@ -196,8 +196,14 @@ static nz_status_t build_pattern(nz_dist_matrix_t *M, const int32_t *halo) {
     int *recv_counts = NULL, *send_counts = NULL, error;
     const int size = M->size;
     const int64_t col_begin = M->col_part[M->rank];
-    NZD_ALLOC(recv_counts, size, sizeof(int), "distributed matrix: receive counts");
-    NZD_ALLOC(send_counts, size, sizeof(int), "distributed matrix: send counts");
+    /* every allocation is agreed before the collective or the messages that follow it, so
+     * that a rank that fails never leaves the others waiting */
+    status = nzd_vec_alloc(ctx, NULL, (void **)&recv_counts, size, sizeof(int),
+                           "distributed matrix: receive counts");
+    if (status == NZ_SUCCESS)
+        status = nzd_vec_alloc(ctx, NULL, (void **)&send_counts, size, sizeof(int),
+                               "distributed matrix: send counts");
+    if ((status = nz_dist_agree(ctx, M->comm, status)) != NZ_SUCCESS) goto cleanup;
     memset(recv_counts, 0, (size_t)size * sizeof(int));
     int owner = 0;
     for (int64_t k = 0; k < M->halo; k++) {
@@ -210,12 +216,16 @@ static nz_status_t build_pattern(nz_dist_matrix_t *M, const int32_t *halo) {
         goto cleanup;
     }
     int64_t recv_total = 0;
-    if ((status = links_from_counts(ctx, recv_counts, size, &M->recv, &recv_total)) != NZ_SUCCESS ||
-        (status = links_from_counts(ctx, send_counts, size, &M->send, &M->send_total)) != NZ_SUCCESS)
-        goto cleanup;
-    NZD_ALLOC(M->send_indices, M->send_total, sizeof(int32_t), "distributed matrix: send indices");
-    NZD_ALLOC(M->requests, M->recv.count + M->send.count, sizeof(MPI_Request),
-              "distributed matrix: requests");
+    status = links_from_counts(ctx, recv_counts, size, &M->recv, &recv_total);
+    if (status == NZ_SUCCESS)
+        status = links_from_counts(ctx, send_counts, size, &M->send, &M->send_total);
+    if (status == NZ_SUCCESS)
+        status = nzd_vec_alloc(ctx, NULL, (void **)&M->send_indices, M->send_total,
+                               sizeof(int32_t), "distributed matrix: send indices");
+    if (status == NZ_SUCCESS)
+        status = nzd_vec_alloc(ctx, NULL, (void **)&M->requests, M->recv.count + M->send.count,
+                               sizeof(MPI_Request), "distributed matrix: requests");
+    if ((status = nz_dist_agree(ctx, M->comm, status)) != NZ_SUCCESS) goto cleanup;
     int n = 0;
     for (int k = 0; k < M->send.count; k++)
         MPI_Irecv(M->send_indices + M->send.displs[k], M->send.counts[k], MPI_INT32_T,
@@ -324,11 +334,13 @@ nz_status_t nzd_build(nz_context_t *ctx, nz_dist_matrix_t **dA, MPI_Comm comm,
         opt = *options;
     else
         memset(&opt, 0, sizeof opt);
-    status = nz_malloc(ctx, (void **)&M, sizeof *M);
+    /* agreed before the first collective (MPI_Comm_dup) so that no rank skips it alone */
+    status = nz_dist_agree(ctx, comm, nz_malloc(ctx, (void **)&M, sizeof *M));
     if (status != NZ_SUCCESS) {
+        nz_free(ctx, M);
         nz_free(ctx, row_part);
         nz_free(ctx, col_part);
-        return nz_dist_agree(ctx, comm, status);
+        return status;
     }
     memset(M, 0, sizeof *M);
     M->magic = NZD_MATRIX_MAGIC;

@@ -326,6 +326,47 @@ static void test_errors(nz_context_t *ctx) {
     nz_matrix_destroy(&A);
 }
 
+/* Fail the k-th allocation on one rank (k = 1, 2, ... until the whole sequence succeeds): every
+ * rank must return the same error, and nothing may leak on any rank. */
+static void test_alloc_failures(nz_context_t *ctx) {
+    const int victim = dt_size - 1;
+    int k = 1, done = 0;
+    for (; !done && k < 5000; k++) {
+        nz_dist_matrix_t *dA = NULL;
+        void *b = NULL;
+        nz_alloc_stats_t before, after;
+        DT_OK(ctx, nz_context_alloc_stats(ctx, &before));
+        if (dt_rank == victim) DT_OK(ctx, nz_context_fail_alloc_after(ctx, k));
+        nz_status_t s = nz_dist_gen_fe3d(ctx, &dA, MPI_COMM_WORLD, 5, NZ_F64, NULL, &b, NULL);
+        if (s == NZ_SUCCESS) {
+            double x[64] = {0};
+            nz_cg_options_t opt;
+            memset(&opt, 0, sizeof opt);
+            opt.precond = NZ_PRECOND_JACOBI;
+            opt.record_history = 1;
+            nz_cg_result_t res;
+            memset(&res, 0, sizeof res);
+            s = nz_dist_cg_solve(ctx, dA, b, x, &opt, &res);
+            nz_free(ctx, res.history);
+        }
+        int statuses[2] = {(int)s, -(int)s}, range[2];
+        MPI_Allreduce(statuses, range, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        DT_CHECK(range[0] == -range[1], "failing allocation %d: ranks disagree (%d)", k, (int)s);
+        DT_CHECK(s == NZ_SUCCESS || s == NZ_ERR_OUT_OF_MEMORY,
+                 "failing allocation %d: status %d: %s", k, (int)s, nz_context_last_error(ctx));
+        nz_free(ctx, b);
+        nz_dist_matrix_destroy(&dA);
+        DT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
+        DT_OK(ctx, nz_context_alloc_stats(ctx, &after));
+        DT_CHECK(after.live_blocks == before.live_blocks,
+                 "failing allocation %d: %lld blocks leaked", k,
+                 (long long)(after.live_blocks - before.live_blocks));
+        done = s == NZ_SUCCESS;
+    }
+    DT_CHECK(done, "the sequence never succeeded");
+    if (dt_rank == 0) printf("  allocation failures: %d points on rank %d, agreed, no leaks\n", k - 2, victim);
+}
+
 int main(int argc, char **argv) {
     nz_context_t *ctx = NULL;
     MPI_Init(&argc, &argv);
@@ -337,6 +378,7 @@ int main(int argc, char **argv) {
     test_fe3d_vectors(ctx);
     test_cg(ctx);
     test_errors(ctx);
+    test_alloc_failures(ctx);
     nz_alloc_stats_t stats;
     DT_OK(ctx, nz_context_alloc_stats(ctx, &stats));
     DT_CHECK(stats.live_blocks == 0, "%lld blocks leaked", (long long)stats.live_blocks);
