@@ -50,7 +50,8 @@ typedef struct nz_dist_options {
  * detected at run time (Open MPI's MPIX_Query_cuda_support); force_staging != 0 stages halo
  * messages through pinned host buffers even then. NZ_ERR_NO_DEVICE on every rank when any rank
  * has no device (or the build has no CUDA). The binding owns the stream and outlives the
- * context: release it after nz_context_destroy(ctx). Not collective beyond the agreement. */
+ * context: release it after nz_context_destroy(ctx). Collective (a node-local split and the
+ * agreement). */
 nz_status_t nz_dist_device_bind(nz_context_t *ctx, MPI_Comm comm, int force_staging,
                                 nz_dist_device_t **device);
 /* Destroy the stream; accepts NULL; sets *device = NULL. Local (not collective). */
