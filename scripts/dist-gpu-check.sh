@@ -5,6 +5,7 @@
 B=${1:-build-dist-gpu}
 OUT=${OUT:-dist-gpu-out}
 mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 {
     echo "== tools"; command -v mpicc mpiexec nvcc; mpiexec --version | head -1
@@ -14,7 +15,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release > "$OUT/configure.log" 2>&1 &&
     cmake --build "$B" -j"$(nproc)" > "$OUT/build.log" 2>&1 || { echo "build failed"; tail -30 "$OUT/build.log"; exit 1; }
 grep -i "distributed layer\|MPI not found" "$OUT/configure.log"
-(cd "$B" && ctest -L mpi --output-on-failure > "../$OUT/ctest-mpi.log" 2>&1; tail -25 "../$OUT/ctest-mpi.log")
+(cd "$B" && ctest -L mpi --output-on-failure > "$OUT/ctest-mpi.log" 2>&1; tail -25 "$OUT/ctest-mpi.log")
 for n in 1 2 4; do
     for stage in 0 1; do
         echo "== mpiexec -n $n nz cg --fe3d 64 --backend cuda (staging forced: $stage)"
