@@ -180,6 +180,9 @@ size_t nz_context_memory_budget(const nz_context_t *ctx);
 
 /* The message of the last error on this context ("" if none). Valid until the next call. */
 const char *nz_context_last_error(const nz_context_t *ctx);
+/* Set the context's last-error message (truncated to the context's buffer) and return status:
+ * for layers built on this API (nonzero_dist) that report errors through the context. */
+nz_status_t nz_context_set_error(nz_context_t *ctx, nz_status_t status, const char *message);
 
 /* Allocation accounting and failure injection (for tests). fail_after = k > 0 makes the k-th
  * allocation from now on (host or device) fail; 0 turns injection off. */

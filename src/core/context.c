@@ -146,6 +146,11 @@ nz_status_t nzi_check_budget(nz_context_t *ctx, double bytes, const char *what) 
                      what, need, bytes, have);
 }
 
+nz_status_t nz_context_set_error(nz_context_t *ctx, nz_status_t status, const char *message) {
+    NZI_TRY(nzi_check_context(ctx));
+    return nzi_error(ctx, status, "%s", message != NULL ? message : "");
+}
+
 const char *nz_context_last_error(const nz_context_t *ctx) {
     if (ctx == NULL) return "context is NULL";
     if (ctx->magic != NZI_CONTEXT_MAGIC) return "invalid context handle";

@@ -10,4 +10,11 @@ int nz_cmd_bench(int argc, char **argv);   /* cmd_bench.c (drives bench/) */
 int nz_cmd_cg(int argc, char **argv);      /* cmd_cg.c */
 int nz_cmd_spgemm(int argc, char **argv);  /* cmd_spgemm.c */
 
+#ifdef NZ_HAVE_DIST
+/* cmd_dist.c: launched by mpiexec with more than one rank (or --dist), cg / spmv / bench run
+ * distributed; nz_cmd_dist calls MPI_Init and MPI_Finalize itself. */
+int nz_dist_cli_wanted(const char *command, int argc, char **argv);
+int nz_cmd_dist(const char *command, int argc, char **argv);
+#endif
+
 #endif

@@ -92,6 +92,9 @@ int main(int argc, char **argv) {
         argv[kept] = NULL;
         argc = kept;
     }
+#ifdef NZ_HAVE_DIST
+    if (nz_dist_cli_wanted(name, argc - 1, argv + 1)) return nz_cmd_dist(name, argc - 1, argv + 1);
+#endif
     for (int i = 0; i < NUM_COMMANDS; i++)
         if (strcmp(name, commands[i].name) == 0)
             return finish(commands[i].name, commands[i].run(argc - 1, argv + 1));

@@ -1,0 +1,429 @@
+/* dist_cg.c: distributed (Jacobi-preconditioned) conjugate gradients, the iteration of
+ * nz_cg_solve with its dot products summed over the ranks. */
+#include "dist_internal.h"
+#include "dist_cuda.h"
+
+#include <math.h>
+#include <string.h>
+
+#define NZD_CG_DEFAULT_RTOL 1e-8
+#define NZD_CG_DEFAULT_MAX_ITERATIONS 10000
+#define NZD_CG_SPMV_TIMING_REPEATS 3
+
+enum { RUNNING = 0, CONVERGED = 1, MAX_ITERATIONS = 2, BREAKDOWN_PAP = -1, BREAKDOWN_NAN = -2 };
+
+/* The solve's workspace: vectors of the local rows in the matrix's location. */
+typedef struct cg_work {
+    nz_dist_matrix_t *M;
+    void *r, *p, *q, *dinv;
+    void *scratch;            /* device: block partial sums */
+    double *sums;             /* device: pinned landing place of the reductions */
+} cg_work_t;
+
+/* ---- the local vector operations: host loops or the CUDA kernels of dist_cuda.cu. Each
+ * reduction returns this rank's partial sums; the caller adds them over the ranks. ---- */
+
+#define NZD_HOST_LOOPS(T)                                                                       \
+    do {                                                                                        \
+        T *x = (T *)x_, *r = (T *)w->r, *p = (T *)w->p;                                         \
+        const T *b = (const T *)b_, *q = (const T *)w->q, *dinv = (const T *)w->dinv;           \
+        (void)x; (void)b;                                                                       \
+        for (int64_t i = 0; i < n; i++) {                                                       \
+            switch (op) {                                                                       \
+            case OP_DOT_PQ: sums[0] += (double)p[i] * (double)q[i]; break;                      \
+            case OP_DOT_BB: sums[0] += (double)b[i] * (double)b[i]; break;                      \
+            case OP_RESIDUAL:                                                                   \
+            case OP_TRUE_RESIDUAL: {                                                            \
+                T ri = (T)((double)b[i] - (double)q[i]);                                        \
+                r[i] = ri;                                                                      \
+                if (op == OP_TRUE_RESIDUAL) {                                                   \
+                    sums[0] += (double)ri * (double)ri;                                         \
+                    break;                                                                      \
+                }                                                                               \
+                double zi = dinv != NULL ? (double)ri * (double)dinv[i] : (double)ri;          \
+                p[i] = (T)zi;                                                                   \
+                sums[0] += (double)ri * (double)ri;                                             \
+                sums[1] += (double)ri * zi;                                                     \
+                break;                                                                          \
+            }                                                                                   \
+            case OP_UPDATE: {                                                                   \
+                x[i] = (T)((double)x[i] + scalar * (double)p[i]);                               \
+                T ri = (T)((double)r[i] - scalar * (double)q[i]);                               \
+                r[i] = ri;                                                                      \
+                double zi = dinv != NULL ? (double)ri * (double)dinv[i] : (double)ri;          \
+                sums[0] += (double)ri * (double)ri;                                             \
+                sums[1] += (double)ri * zi;                                                     \
+                break;                                                                          \
+            }                                                                                   \
+            default: {                                                                          \
+                double zi = dinv != NULL ? (double)r[i] * (double)dinv[i] : (double)r[i];      \
+                p[i] = (T)(zi + scalar * (double)p[i]);                                         \
+                break;                                                                          \
+            }                                                                                   \
+            }                                                                                   \
+        }                                                                                       \
+    } while (0)
+
+typedef enum cg_op { OP_DOT_PQ, OP_DOT_BB, OP_RESIDUAL, OP_TRUE_RESIDUAL, OP_UPDATE, OP_UPDATE_P } cg_op_t;
+
+/* One vector operation over the local rows; sums[0..1] receive the partial dot products. */
+static nz_status_t vector_op(cg_work_t *w, cg_op_t op, void *x_, const void *b_, double scalar,
+                             double sums[2]) {
+    nz_dist_matrix_t *M = w->M;
+    const int64_t n = M->rows;
+    sums[0] = sums[1] = 0.0;
+    if (n == 0) return NZ_SUCCESS;
+    if (M->device == NULL) {
+        if (M->value_type == NZ_F32)
+            NZD_HOST_LOOPS(float);
+        else
+            NZD_HOST_LOOPS(double);
+        return NZ_SUCCESS;
+    }
+    const nz_value_type_t vt = M->value_type;
+    void *stream = M->device->stream;
+    int cuda = 0;
+    switch (op) {
+    case OP_DOT_PQ: cuda = nzd_cg_dot(vt, w->p, w->q, n, w->scratch, w->sums, stream); break;
+    case OP_DOT_BB: cuda = nzd_cg_dot(vt, b_, b_, n, w->scratch, w->sums, stream); break;
+    case OP_RESIDUAL:
+    case OP_TRUE_RESIDUAL:
+        cuda = nzd_cg_residual(vt, w->r, w->p, b_, w->q, w->dinv, n, op == OP_RESIDUAL,
+                               w->scratch, w->sums, stream);
+        break;
+    case OP_UPDATE:
+        cuda = nzd_cg_update(vt, x_, w->r, w->p, w->q, w->dinv, scalar, n, w->scratch, w->sums,
+                             stream);
+        break;
+    default: cuda = nzd_cg_update_p(vt, w->p, w->r, w->dinv, scalar, n, stream); break;
+    }
+    if (cuda != 0) return nzd_cuda_status(M->ctx, cuda, "nz_dist_cg_solve: vector kernel");
+    if (op != OP_UPDATE_P) {
+        sums[0] = w->sums[0];
+        sums[1] = op == OP_DOT_PQ || op == OP_DOT_BB ? 0.0 : w->sums[1];
+    }
+    return NZ_SUCCESS;
+}
+
+/* The global sums of a local operation, in one MPI_Allreduce of three doubles: the two partial
+ * sums and a failure flag, so that a rank's local error reaches every rank at the next
+ * reduction instead of leaving them waiting. */
+static nz_status_t reduce(cg_work_t *w, nz_status_t local, double sums[2]) {
+    nz_dist_matrix_t *M = w->M;
+    double buffer[3] = {sums[0], sums[1], local != NZ_SUCCESS ? 1.0 : 0.0};
+    int error = MPI_Allreduce(MPI_IN_PLACE, buffer, 3, MPI_DOUBLE, MPI_SUM, M->comm);
+    if (error != MPI_SUCCESS) return nzd_mpi_error(M->ctx, error, "nz_dist_cg_solve: MPI_Allreduce");
+    sums[0] = buffer[0];
+    sums[1] = buffer[1];
+    if (buffer[2] != 0.0) return nz_dist_agree(M->ctx, M->comm, local != NZ_SUCCESS ? local : NZ_ERR_DEVICE);
+    return NZ_SUCCESS;
+}
+
+static nz_status_t global_op(cg_work_t *w, cg_op_t op, void *x, const void *b, double scalar,
+                             double sums[2]) {
+    return reduce(w, vector_op(w, op, x, b, scalar, sums), sums);
+}
+
+static void work_free(cg_work_t *w) {
+    nz_dist_matrix_t *M = w->M;
+    if (M == NULL) return;
+    if (M->device != NULL) (void)nzd_stream_synchronize(M->device->stream);
+    nzd_vec_free(M->ctx, M->device, w->r);
+    nzd_vec_free(M->ctx, M->device, w->p);
+    nzd_vec_free(M->ctx, M->device, w->q);
+    nzd_vec_free(M->ctx, M->device, w->dinv);
+    nzd_vec_free(M->ctx, M->device, w->scratch);
+    if (w->sums != NULL) (void)nzd_pinned_free(w->sums);
+}
+
+/* Workspace and, for Jacobi, the inverse diagonal (checked positive and finite on the host). */
+static nz_status_t work_create(cg_work_t *w, int jacobi, int64_t *bad_row) {
+    nz_status_t status = NZ_SUCCESS;
+    nz_dist_matrix_t *M = w->M;
+    nz_context_t *ctx = M->ctx;
+    const size_t vs = M->value_size;
+    void *host = NULL;
+    *bad_row = -1;
+    if ((status = nzd_vec_alloc(ctx, M->device, &w->r, M->rows, vs, "nz_dist_cg_solve: r")) ||
+        (status = nzd_vec_alloc(ctx, M->device, &w->p, M->rows, vs, "nz_dist_cg_solve: p")) ||
+        (status = nzd_vec_alloc(ctx, M->device, &w->q, M->rows, vs, "nz_dist_cg_solve: q")))
+        goto cleanup;
+    if (M->device != NULL) {
+        if ((status = nzd_vec_alloc(ctx, M->device, &w->scratch,
+                                    (int64_t)nzd_cg_scratch_bytes(M->rows), 1,
+                                    "nz_dist_cg_solve: partial sums")) != NZ_SUCCESS ||
+            (status = nzd_cuda_status(ctx, nzd_pinned_alloc((void **)&w->sums, 4 * sizeof(double)),
+                                      "nz_dist_cg_solve: pinned sums")) != NZ_SUCCESS)
+            goto cleanup;
+    }
+    if (!jacobi) goto cleanup;
+    if ((status = nzd_vec_alloc(ctx, NULL, &host, M->rows, vs, "nz_dist_cg_solve: diagonal")) ||
+        (status = nzd_vec_alloc(ctx, M->device, &w->dinv, M->rows, vs,
+                                "nz_dist_cg_solve: inverse diagonal")))
+        goto cleanup;
+    if (M->device != NULL) {
+        if ((status = nzd_copy_to_host(ctx, host, M->diag, (size_t)M->rows * vs)) != NZ_SUCCESS)
+            goto cleanup;
+    } else {
+        memcpy(host, M->diag, (size_t)M->rows * vs);
+    }
+    for (int64_t i = 0; i < M->rows; i++) {
+        double d = nzd_get(host, M->value_type, i);
+        if (!(d > 0.0) || isinf(d)) {
+            if (*bad_row < 0) *bad_row = M->row_part[M->rank] + i;
+            d = 1.0;
+        }
+        nzd_set(host, M->value_type, i, 1.0 / d);
+    }
+    if (M->device != NULL)
+        status = nzd_copy_to_device(ctx, w->dinv, host, (size_t)M->rows * vs);
+    else
+        memcpy(w->dinv, host, (size_t)M->rows * vs);
+cleanup:
+    nz_free(ctx, host);
+    return status;
+}
+
+static nz_status_t check_options(nz_context_t *ctx, const nz_cg_options_t *in, int64_t n,
+                                 nz_cg_options_t *opt) {
+    if (in != NULL)
+        *opt = *in;
+    else
+        memset(opt, 0, sizeof *opt);
+    if (!(opt->rtol >= 0.0) || !(opt->atol >= 0.0) || isinf(opt->rtol) || isinf(opt->atol))
+        return nzd_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "nz_dist_cg_solve: tolerances must be finite and >= 0 (rtol %g, atol %g)",
+                         opt->rtol, opt->atol);
+    if (opt->max_iterations < 0)
+        return nzd_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_dist_cg_solve: max_iterations %lld < 0",
+                         (long long)opt->max_iterations);
+    if (opt->precond != NZ_PRECOND_NONE && opt->precond != NZ_PRECOND_JACOBI)
+        return nzd_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_dist_cg_solve: unknown preconditioner %d",
+                         (int)opt->precond);
+    if (opt->rtol == 0.0) opt->rtol = NZD_CG_DEFAULT_RTOL;
+    if (opt->max_iterations == 0)
+        opt->max_iterations = n > NZD_CG_DEFAULT_MAX_ITERATIONS ? n : NZD_CG_DEFAULT_MAX_ITERATIONS;
+    return NZ_SUCCESS;
+}
+
+/* The scalar state machine of nz_cg_solve (src/solver/cg_work.h), on the host of every rank;
+ * the reduced sums are bitwise the same on all ranks, so every rank takes the same decisions. */
+typedef struct cg_scalars {
+    double rr, rz, pq, alpha, beta, tol2;
+    int64_t iterations, max_iterations;
+    int state;
+    double *history;
+    int64_t history_capacity;
+} cg_scalars_t;
+
+static int finite(double v) { return v == v && v - v == 0.0; }
+
+static void record(cg_scalars_t *s, double rr) {
+    if (s->history != NULL && s->iterations < s->history_capacity)
+        s->history[s->iterations] = rr >= 0.0 ? sqrt(rr) : rr;
+}
+
+static void after_init(cg_scalars_t *s, double rr, double rz) {
+    s->rr = rr;
+    s->rz = rz;
+    s->iterations = 0;
+    record(s, rr);
+    if (!finite(rr) || !finite(rz)) s->state = BREAKDOWN_NAN;
+    else if (rr <= s->tol2) s->state = CONVERGED;
+    else if (s->max_iterations <= 0) s->state = MAX_ITERATIONS;
+    else s->state = RUNNING;
+}
+
+static void after_pq(cg_scalars_t *s, double pq) {
+    s->pq = pq;
+    if (!finite(pq)) s->state = BREAKDOWN_NAN;
+    else if (!(pq > 0.0)) s->state = BREAKDOWN_PAP;
+    else s->alpha = s->rz / pq;
+}
+
+static void after_update(cg_scalars_t *s, double rr, double rz) {
+    s->iterations++;
+    s->rr = rr;
+    record(s, rr);
+    if (!finite(rr) || !finite(rz)) s->state = BREAKDOWN_NAN;
+    else if (rr <= s->tol2) s->state = CONVERGED;
+    else if (s->iterations >= s->max_iterations) s->state = MAX_ITERATIONS;
+    else if (!(rz > 0.0)) s->state = BREAKDOWN_PAP;
+    else {
+        s->beta = rz / s->rz;
+        s->rz = rz;
+    }
+}
+
+static nz_status_t final_status(nz_context_t *ctx, const cg_scalars_t *s, double bnorm) {
+    switch (s->state) {
+    case CONVERGED: return NZ_SUCCESS;
+    case MAX_ITERATIONS:
+        return nzd_error(ctx, NZ_MAX_ITERATIONS,
+                         "nz_dist_cg_solve: stopped at the iteration limit %lld with relative "
+                         "residual %.3e", (long long)s->max_iterations, sqrt(s->rr) / bnorm);
+    case BREAKDOWN_PAP:
+        return nzd_error(ctx, NZ_ERR_BREAKDOWN,
+                         "nz_dist_cg_solve: breakdown at iteration %lld: p'Ap = %.3e or r'M^-1r <= 0 "
+                         "(A or the preconditioner is not positive definite)",
+                         (long long)s->iterations, s->pq);
+    default:
+        return nzd_error(ctx, NZ_ERR_BREAKDOWN,
+                         "nz_dist_cg_solve: breakdown at iteration %lld: NaN or Inf in a dot "
+                         "product (A is singular, indefinite or holds non-finite values)",
+                         (long long)s->iterations);
+    }
+}
+
+static nz_status_t sync_all(nz_dist_matrix_t *M) {
+    if (M->device == NULL) return NZ_SUCCESS;
+    return nzd_cuda_status(M->ctx, nzd_stream_synchronize(M->device->stream),
+                           "nz_dist_cg_solve: synchronising");
+}
+
+nz_status_t nz_dist_cg_solve(nz_context_t *ctx, nz_dist_matrix_t *dA, const void *b_local,
+                             void *x_local, const nz_cg_options_t *options,
+                             nz_cg_result_t *result) {
+    nz_status_t status = nzd_check_matrix(dA);
+    cg_work_t w;
+    cg_scalars_t s;
+    nz_cg_options_t opt;
+    nz_cg_result_t res;
+    double *history = NULL, sums[2];
+    int64_t bad_row = -1;
+    memset(&w, 0, sizeof w);
+    memset(&s, 0, sizeof s);
+    memset(&res, 0, sizeof res);
+    if (status != NZ_SUCCESS) return status;
+    if (ctx == NULL) return NZ_ERR_NULL_ARGUMENT;
+    if (ctx != dA->ctx)
+        return nzd_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_dist_cg_solve: dA belongs to another context");
+    if (result != NULL) memset(result, 0, sizeof *result);
+    w.M = dA;
+    if (dA->global_rows != dA->global_cols)
+        status = nzd_error(ctx, NZ_ERR_DIMENSION_MISMATCH, "nz_dist_cg_solve: A is %lld x %lld, not square",
+                           (long long)dA->global_rows, (long long)dA->global_cols);
+    if (status == NZ_SUCCESS && dA->rows > 0 && (b_local == NULL || x_local == NULL))
+        status = nzd_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_dist_cg_solve: b or x is NULL");
+    if (status == NZ_SUCCESS) status = check_options(ctx, options, dA->global_rows, &opt);
+    status = nz_dist_agree(ctx, dA->comm, status);
+    if (status != NZ_SUCCESS) return status;
+
+    /* ---- setup ---- */
+    MPI_Barrier(dA->comm);
+    double t0 = MPI_Wtime();
+    res.alg = NZ_ALG_AUTO; /* a rank without a local block reports auto */
+    if (dA->local_plan != NULL) {
+        nz_spmv_plan_info_t info;
+        if (nz_spmv_plan_info(dA->local_plan, &info) == NZ_SUCCESS) res.alg = info.alg;
+    }
+    status = work_create(&w, opt.precond == NZ_PRECOND_JACOBI, &bad_row);
+    if (status == NZ_SUCCESS && opt.record_history) {
+        s.history_capacity = opt.max_iterations + 1;
+        status = nzd_vec_alloc(ctx, NULL, (void **)&history, s.history_capacity, sizeof(double),
+                               "nz_dist_cg_solve: history");
+        s.history = history;
+    }
+    status = nz_dist_agree(ctx, dA->comm, status);
+    if (status != NZ_SUCCESS) goto cleanup;
+    {
+        int64_t first_bad = bad_row < 0 ? INT64_MAX : bad_row;
+        MPI_Allreduce(MPI_IN_PLACE, &first_bad, 1, MPI_INT64_T, MPI_MIN, dA->comm);
+        if (first_bad != INT64_MAX) {
+            status = nzd_error(ctx, NZ_ERR_BREAKDOWN,
+                               "nz_dist_cg_solve: Jacobi preconditioner: diagonal entry (%lld, %lld) "
+                               "of A is missing, not positive or not finite (A is not SPD)",
+                               (long long)first_bad, (long long)first_bad);
+            goto cleanup;
+        }
+    }
+    if ((status = global_op(&w, OP_DOT_BB, NULL, b_local, 0.0, sums)) != NZ_SUCCESS) goto cleanup;
+    const double bnorm = sqrt(sums[0]);
+    if (!finite(bnorm)) {
+        status = nzd_error(ctx, NZ_ERR_BREAKDOWN, "nz_dist_cg_solve: b holds NaN or Inf");
+        goto cleanup;
+    }
+    res.setup_seconds = MPI_Wtime() - t0;
+
+    /* ---- solve ---- */
+    MPI_Barrier(dA->comm);
+    t0 = MPI_Wtime();
+    s.max_iterations = opt.max_iterations;
+    if (bnorm == 0.0) {
+        status = dA->rows == 0 ? NZ_SUCCESS
+                 : dA->device != NULL ? nz_device_memset(ctx, x_local, 0, (size_t)dA->rows * dA->value_size)
+                                      : (memset(x_local, 0, (size_t)dA->rows * dA->value_size), NZ_SUCCESS);
+        status = nz_dist_agree(ctx, dA->comm, status);
+        if (status != NZ_SUCCESS) goto cleanup;
+        s.state = CONVERGED;
+        if (history != NULL) {
+            history[0] = 0.0;
+            res.history_length = 1;
+        }
+        res.solve_seconds = MPI_Wtime() - t0;
+        goto finish;
+    }
+    double tol = opt.rtol * bnorm;
+    if (opt.atol > tol) tol = opt.atol;
+    s.tol2 = tol * tol;
+    status = nz_dist_spmv(dA, 1.0, x_local, 0.0, w.q);
+    if ((status = reduce(&w, status == NZ_SUCCESS ? vector_op(&w, OP_RESIDUAL, NULL, b_local, 0.0, sums)
+                                                  : status, sums)) != NZ_SUCCESS)
+        goto cleanup;
+    after_init(&s, sums[0], sums[1]);
+    while (s.state == RUNNING) {
+        /* q = A p; alpha = r'z / p'q; x += alpha p; r -= alpha q; z = M^-1 r; beta; p = z + beta p */
+        status = nz_dist_spmv(dA, 1.0, w.p, 0.0, w.q);
+        if (status == NZ_SUCCESS) status = vector_op(&w, OP_DOT_PQ, NULL, NULL, 0.0, sums);
+        if ((status = reduce(&w, status, sums)) != NZ_SUCCESS) goto cleanup;
+        after_pq(&s, sums[0]);
+        if (s.state != RUNNING) break;
+        if ((status = global_op(&w, OP_UPDATE, x_local, NULL, s.alpha, sums)) != NZ_SUCCESS)
+            goto cleanup;
+        after_update(&s, sums[0], sums[1]);
+        if (s.state != RUNNING) break;
+        if ((status = vector_op(&w, OP_UPDATE_P, NULL, NULL, s.beta, sums)) != NZ_SUCCESS)
+            goto cleanup;
+    }
+    /* the true residual of the returned x */
+    status = nz_dist_spmv(dA, 1.0, x_local, 0.0, w.q);
+    if ((status = reduce(&w, status == NZ_SUCCESS ? vector_op(&w, OP_TRUE_RESIDUAL, NULL, b_local, 0.0, sums)
+                                                  : status, sums)) != NZ_SUCCESS)
+        goto cleanup;
+    if ((status = sync_all(dA)) != NZ_SUCCESS) goto cleanup;
+    res.solve_seconds = MPI_Wtime() - t0;
+    res.residual_norm = sqrt(sums[0]);
+    res.relative_residual = res.residual_norm / bnorm;
+    if (history != NULL)
+        res.history_length = s.iterations + 1 < s.history_capacity ? s.iterations + 1 : s.history_capacity;
+    {
+        double t1 = MPI_Wtime();
+        for (int k = 0; k < NZD_CG_SPMV_TIMING_REPEATS && status == NZ_SUCCESS; k++)
+            status = nz_dist_spmv(dA, 1.0, x_local, 0.0, w.q);
+        if (status == NZ_SUCCESS) status = sync_all(dA);
+        res.spmv_seconds = (MPI_Wtime() - t1) / NZD_CG_SPMV_TIMING_REPEATS;
+        status = nz_dist_agree(ctx, dA->comm, status);
+        if (status != NZ_SUCCESS) goto cleanup;
+    }
+finish:
+    {
+        double times[3] = {res.setup_seconds, res.solve_seconds, res.spmv_seconds};
+        MPI_Allreduce(MPI_IN_PLACE, times, 3, MPI_DOUBLE, MPI_MAX, dA->comm);
+        res.setup_seconds = times[0];
+        res.solve_seconds = times[1];
+        res.spmv_seconds = times[2];
+    }
+    res.iterations = s.iterations;
+    res.seconds_per_iteration = res.solve_seconds / (double)(s.iterations > 0 ? s.iterations : 1);
+    res.history = history;
+    history = NULL;
+    status = final_status(ctx, &s, bnorm);
+    if (result != NULL)
+        *result = res;
+    else
+        nz_free(ctx, res.history);
+cleanup:
+    nz_free(ctx, history);
+    work_free(&w);
+    return status;
+}

@@ -1,0 +1,58 @@
+/* dist_cuda.h: the C interface of the distributed layer's CUDA kernels (no MPI, no CUDA types). */
+#ifndef NZD_CUDA_H
+#define NZD_CUDA_H
+
+#include "nonzero.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Every function returns 0 on success or a CUDA error code; nzd_cuda_error_string names it.
+ * stream is a cudaStream_t. Vectors hold values of value_type (float or double); sums are in
+ * double. Built from dist_cuda.cu with CUDA, else from dist_cuda_absent.c (every call fails). */
+int nzd_cuda_built(void);
+const char *nzd_cuda_error_string(int error);
+int nzd_stream_create(int device, void **stream);
+int nzd_stream_destroy(void *stream);
+int nzd_stream_synchronize(void *stream);
+int nzd_pinned_alloc(void **ptr, size_t bytes);
+int nzd_pinned_free(void *ptr);
+int nzd_device_alloc(void **ptr, size_t bytes);
+int nzd_device_free(void *ptr);
+/* kind: 0 host to device, 1 device to host. */
+int nzd_copy_async(void *dst, const void *src, size_t bytes, int kind, void *stream);
+
+/* send[k] = x[indices[k]], k < count. */
+int nzd_pack(nz_value_type_t value_type, void *send, const void *x, const int32_t *indices,
+             int64_t count, void *stream);
+/* y = beta y (beta == 0: y = 0 without reading y). */
+int nzd_scale(nz_value_type_t value_type, void *y, int64_t n, double beta, void *stream);
+
+/* CG vector operations over n local entries. Each reduction writes its sums (1 or 2 doubles)
+ * into sums_host (pinned) and synchronises the stream before returning. scratch is a device
+ * buffer of nzd_cg_scratch_bytes(n) bytes. dinv may be NULL (no preconditioner). */
+size_t nzd_cg_scratch_bytes(int64_t n);
+/* sums = {a'b} */
+int nzd_cg_dot(nz_value_type_t value_type, const void *a, const void *b, int64_t n, void *scratch,
+               double *sums_host, void *stream);
+/* r = b - q; z = dinv r; p = z; sums = {r'r, r'z}; with init == 0, r only and sums = {r'r, 0} */
+int nzd_cg_residual(nz_value_type_t value_type, void *r, void *p, const void *b, const void *q,
+                    const void *dinv, int64_t n, int init, void *scratch, double *sums_host,
+                    void *stream);
+/* x += alpha p; r -= alpha q; z = dinv r; sums = {r'r, r'z} */
+int nzd_cg_update(nz_value_type_t value_type, void *x, void *r, const void *p, const void *q,
+                  const void *dinv, double alpha, int64_t n, void *scratch, double *sums_host,
+                  void *stream);
+/* p = dinv r + beta p */
+int nzd_cg_update_p(nz_value_type_t value_type, void *p, const void *r, const void *dinv,
+                    double beta, int64_t n, void *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* NZD_CUDA_H */
