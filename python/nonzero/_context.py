@@ -54,10 +54,12 @@ class Context:
     def device_name(self):
         return L.nz_context_device_name(self.handle).decode()
 
+    _destroy = L.nz_context_destroy  # bound here: module globals may be gone at exit
+
     def __del__(self):
         h = getattr(self, "handle", None)
-        if h and L is not None:
-            L.nz_context_destroy(ctypes.byref(h))
+        if h:
+            self._destroy(ctypes.byref(h))
 
 
 _tls = threading.local()

@@ -31,6 +31,14 @@ def _is_scipy_sparse(a):
     return sys.modules["scipy.sparse"].issparse(a) and not _is_cupy_sparse(a)
 
 
+def _is_scipy_array(a):
+    """True for the scipy.sparse *_array classes (sparray; _is_array before SciPy 1.11)."""
+    sparse = sys.modules["scipy.sparse"]
+    if hasattr(sparse, "sparray"):
+        return isinstance(a, sparse.sparray)
+    return bool(getattr(a, "_is_array", False))
+
+
 def _cupy():
     import cupy
     return cupy
@@ -61,9 +69,11 @@ class _Handle:
         self.ptr = ctypes.c_void_p()
         self.keep = keep
 
+    _destroy = L.nz_matrix_destroy  # bound here: module globals may be gone at exit
+
     def __del__(self):
         if self.ptr:
-            L.nz_matrix_destroy(ctypes.byref(self.ptr))
+            self._destroy(ctypes.byref(self.ptr))
 
 
 class _PlanHandle:
@@ -128,7 +138,7 @@ class csr_matrix:
             self._from_arrays(data, indices, indptr, shape, dtype, copy, validate)
         elif _is_scipy_sparse(arg):
             A = arg
-            self._scipy_array = not sys.modules["scipy.sparse"].isspmatrix(arg)
+            self._scipy_array = _is_scipy_array(arg)
             if A.format != "csr":
                 if copy is False:
                     raise ValueError("nonzero: copy=False but a %s matrix must be converted to CSR"
@@ -248,6 +258,36 @@ class csr_matrix:
         ctx.check(st, "nz_matrix_wrap_csr_device")
         self._h = h
 
+    def _handle_in(self, ctx):
+        """A handle of this matrix in context ctx (the library refuses objects of another
+        context): its own, or a borrowed wrap of its CSR arrays made once and cached."""
+        if ctx is self._h.ctx:
+            return self._h
+        wraps = self.__dict__.setdefault("_wraps", {})
+        h = wraps.get(id(ctx))
+        if h is not None:
+            return h
+        src = self._h
+        h = _Handle(ctx, (src,))
+        rows, cols = self.shape
+        if self.on_device:
+            rp, ci, vp, ot = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_int()
+            src.ctx.check(L.nz_matrix_csr_device_arrays(src.ctx.handle, ctypes.byref(rp),
+                                                        ctypes.byref(ot), ctypes.byref(ci),
+                                                        ctypes.byref(vp), src.ptr),
+                          "nz_matrix_csr_device_arrays")
+            ctx.check(L.nz_matrix_wrap_csr_device(ctx.handle, ctypes.byref(h.ptr), rows, cols,
+                                                  self.nnz, ot.value, rp, ci, self._vt, vp, 0),
+                      "nz_matrix_wrap_csr_device")
+        else:
+            rp, ci, vp = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+            src.ctx.check(L.nz_matrix_csr_arrays(src.ctx.handle, ctypes.byref(rp), ctypes.byref(ci),
+                                                 ctypes.byref(vp), src.ptr), "nz_matrix_csr_arrays")
+            ctx.check(L.nz_matrix_wrap_csr(ctx.handle, ctypes.byref(h.ptr), rows, cols, _lib.I64,
+                                           rp, ci, self._vt, vp), "nz_matrix_wrap_csr")
+        wraps[id(ctx)] = h
+        return h
+
     def _fill_info(self):
         info = _lib.MatrixInfo()
         ctx = self._h.ctx
@@ -271,11 +311,10 @@ class csr_matrix:
 
     def _to_device(self, dev):
         ctx = device_context(dev)
-        h = _Handle(ctx, (self._h,))
-        ctx.check(L.nz_matrix_to_device(ctx.handle, ctypes.byref(h.ptr), self._h.ptr, _lib.INDEX_AUTO),
-                  "nz_matrix_to_device")
-        h.keep = ()
-        self._h, self._plans = h, {}
+        h = _Handle(ctx)
+        ctx.check(L.nz_matrix_to_device(ctx.handle, ctypes.byref(h.ptr), self._handle_in(ctx).ptr,
+                                        _lib.INDEX_AUTO), "nz_matrix_to_device")
+        self._h, self._plans, self._wraps = h, {}, {}
         self._fill_info()
 
     def _to_host(self):
@@ -283,7 +322,7 @@ class csr_matrix:
         h = _Handle(ctx)
         ctx.check(L.nz_matrix_to_host(ctx.handle, ctypes.byref(h.ptr), self._h.ptr),
                   "nz_matrix_to_host")
-        self._h, self._plans = h, {}
+        self._h, self._plans, self._wraps = h, {}, {}
         self._fill_info()
 
     # ---- conversions back -------------------------------------------------------------------
@@ -525,9 +564,12 @@ class Plan:
         self.alg = algv.value
         self.flags = ((_lib.PLAN_DETERMINISTIC if deterministic else 0) |
                       (_lib.PLAN_TUNE if tune else 0) | (_lib.PLAN_MIXED if mixed else 0))
-        self.mh = A._h
         if format not in (None, "csr"):
+            # converted once in the matrix's own context (and stream)
             self.mh = _convert(A, format, format_options or {})
+            self.ctx = ctx = self.mh.ctx
+        else:
+            self.mh = A._handle_in(ctx)
         self._spmv = None
         self._spmm = {}
         self._ncalls = 0

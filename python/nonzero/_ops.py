@@ -8,7 +8,7 @@ from . import _lib
 from ._context import host_context, device_context, device_count
 from ._errors import DimensionMismatchError, InvalidArgumentError, NonzeroError
 from ._matrix import (_Handle, _Transposed, _cupy, _device_arrays, _is_cupy, _is_cupy_sparse,
-                      _is_scipy_sparse, _ptr, csr_matrix)
+                      _is_scipy_array, _is_scipy_sparse, _ptr, csr_matrix)
 
 L = _lib.lib
 
@@ -28,6 +28,16 @@ def _operand(M):
     return M if isinstance(M, csr_matrix) else csr_matrix(M)
 
 
+def _host_handle(M, ctx):
+    """A host CSR handle of M in context ctx."""
+    if not M.on_device:
+        return M._handle_in(ctx)
+    d = M._handle_in(ctx)
+    h = _Handle(ctx)
+    ctx.check(L.nz_matrix_to_host(ctx.handle, ctypes.byref(h.ptr), d.ptr), "nz_matrix_to_host")
+    return h
+
+
 def spgemm(A, B, *, alg="auto", out=None, gpu_memory_limit=0, return_info=False):
     """C = A @ B. Host operands give a scipy.sparse CSR result; device (CuPy) operands a
     cupyx.scipy.sparse.csr_matrix computed on the GPU without host transfers. A device product
@@ -36,8 +46,7 @@ def spgemm(A, B, *, alg="auto", out=None, gpu_memory_limit=0, return_info=False)
     'esc', 'hyspmm', 'hash'."""
     kind_scipy_array = getattr(A, "_scipy_array", None)
     if _is_scipy_sparse(A):
-        import scipy.sparse as sp
-        kind_scipy_array = not sp.isspmatrix(A)
+        kind_scipy_array = _is_scipy_array(A)
     A, B = _operand(A), _operand(B)
     if A.shape[1] != B.shape[0]:
         raise DimensionMismatchError("nonzero: spgemm shapes %s and %s do not agree"
@@ -57,25 +66,28 @@ def spgemm(A, B, *, alg="auto", out=None, gpu_memory_limit=0, return_info=False)
     C = None
     if A.on_device and out != "host":
         ctx = A._ctx_now()
-        h = _Handle(ctx, (A._h, B._h))
-        st = L.nz_spgemm(ctx.handle, ctypes.byref(h.ptr), A._h.ptr, B._h.ptr, ctypes.byref(opts),
+        ha, hb = A._handle_in(ctx), B._handle_in(ctx)
+        h = _Handle(ctx, (ha, hb))
+        st = L.nz_spgemm(ctx.handle, ctypes.byref(h.ptr), ha.ptr, hb.ptr, ctypes.byref(opts),
                          ctypes.byref(info))
         if st != _lib.ERR_DEVICE_OUT_OF_MEMORY:
             ctx.check(st, "nz_spgemm")
             h.keep = ()
             C = csr_matrix(h)
     if C is None:
-        Ah, Bh = A.to_host(), B.to_host()
         if A.on_device:
-            ctx = device_context(A._h.ctx.device)
+            ctx = A._ctx_now()
+            if opts.alg == 0:
+                opts.alg = 4  # hash, in row panels from host copies
         elif opts.alg not in (0, 1) and device_count() > 0:
             ctx = device_context()
         else:
-            ctx = Ah._h.ctx
+            ctx = A._h.ctx
             if opts.alg == 0:
                 opts.alg = 1
-        h = _Handle(ctx, (Ah._h, Bh._h))
-        ctx.check(L.nz_spgemm(ctx.handle, ctypes.byref(h.ptr), Ah._h.ptr, Bh._h.ptr,
+        ha, hb = _host_handle(A, ctx), _host_handle(B, ctx)
+        h = _Handle(ctx, (ha, hb))
+        ctx.check(L.nz_spgemm(ctx.handle, ctypes.byref(h.ptr), ha.ptr, hb.ptr,
                               ctypes.byref(opts), ctypes.byref(info)), "nz_spgemm")
         h.keep = ()
         C = csr_matrix(h)
@@ -189,7 +201,7 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
         use_graph = A.on_device and ctx.stream.value not in (None, 1, 2)
     opts.use_graph = 1 if use_graph else 0
     res = _lib.CgResult()
-    st = L.nz_cg_solve(ctx.handle, A._h.ptr, _ptr(b), _ptr(x), ctypes.byref(opts),
+    st = L.nz_cg_solve(ctx.handle, A._handle_in(ctx).ptr, _ptr(b), _ptr(x), ctypes.byref(opts),
                        ctypes.byref(res))
     if result is not None:
         result.update({k: getattr(res, k) for k, _ in res._fields_ if k != "history"})
