@@ -142,13 +142,18 @@ def _diagonal(A, xp):
 
 
 def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None,
-       alg="auto", use_graph=None, result=None):
+       alg="auto", use_graph=None, result=None, tol=None):
     """Solve A x = b (A symmetric positive definite) by conjugate gradients, with the signature
     and return value of scipy.sparse.linalg.cg / cupyx.scipy.sparse.linalg.cg: returns (x, info),
     info = 0 converged, > 0 the iteration count at which it stopped unconverged, < 0 breakdown.
     Stops when ||b - A x|| <= max(rtol ||b||, atol). M: None or 'jacobi'. The solve runs in C on
     the CPU (NumPy b) or the GPU (CuPy b); with a callback, a Python loop over Nonzero's SpMV
-    calls callback(xk) after each iteration. result: a dict to receive the C solver's report."""
+    calls callback(xk) after each iteration. result: a dict to receive the C solver's report.
+    tol: the older name of rtol (SciPy < 1.12, cupyx)."""
+    if tol is not None:  # the name of rtol in SciPy < 1.12 and cupyx
+        rtol = tol
+    if atol is None or atol == "legacy":
+        atol = 0.0
     b_cupy = _is_cupy(b)
     A = A if isinstance(A, csr_matrix) else csr_matrix(A, device=True if b_cupy else None)
     if b_cupy and not A.on_device:

@@ -421,3 +421,23 @@ def test_missing_library_message(tmp_path):
                        text=True)
     assert r.returncode != 0
     assert "nope.so" in r.stderr and "ImportError" in r.stderr
+
+
+def test_example_scipy_to_nonzero():
+    import subprocess
+    import sys
+    from conftest import SOURCE
+    path = os.path.join(SOURCE, "examples", "scipy_to_nonzero.py")
+    r = subprocess.run([sys.executable, path], capture_output=True, text=True, env=dict(os.environ))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "cg: info 0" in r.stdout
+
+
+def test_tol_alias_and_scipy_linear_operator_protocol():
+    A = nonzero.laplace2d(10)
+    b = np.ones(100)
+    x, info = nonzero.cg(A, b, tol=1e-10)
+    assert info == 0 and np.linalg.norm(A.toscipy() @ x - b) < 1e-8
+    # scipy's solvers accept a nonzero.csr_matrix directly (shape, dtype, matvec)
+    x2, info2 = spla.cg(A, b, atol=0.0)
+    assert info2 == 0
