@@ -107,12 +107,14 @@ class csr_matrix:
     copy: None = wrap when dtype and layout allow, else copy; True = always copy; False = raise
     ValueError when a copy would be needed. device: None = where the input lives, True or an
     int = the GPU (CuPy's current device by default), False = the host.
-    validate (device input): check the structure on the host (one device-to-host copy).
+    validate (device input): check the structure on the host (one device-to-host copy);
+    default: True for raw device arrays, False for cupyx.scipy.sparse matrices (whose
+    has_canonical_format is checked instead: unsorted or duplicate input is never used as is).
     """
 
     __array_priority__ = 100
 
-    def __init__(self, arg, shape=None, dtype=None, copy=None, device=None, validate=True):
+    def __init__(self, arg, shape=None, dtype=None, copy=None, device=None, validate=None):
         self._plans = {}
         self._host_arrays = None
         self._ncalls = 0
@@ -134,7 +136,8 @@ class csr_matrix:
                                      % A.format)
                 A = A.tocsr()
             data, indices, indptr, shape = A.data, A.indices, A.indptr, A.shape
-            self._cupy_sparse_type = type(arg)
+            if validate is None:
+                validate = False  # CuPy built the structure; canonical form is still checked
             self._from_arrays(data, indices, indptr, shape, dtype, copy, validate)
         elif _is_scipy_sparse(arg):
             A = arg
@@ -190,7 +193,8 @@ class csr_matrix:
         vt = _VT[vdt]
         ot = _lib.I32 if indptr.dtype == np.int32 else _lib.I64
         if on_device:
-            self._from_device_arrays(data, indices, indptr, rows, cols, nnz, vt, ot, copy, validate)
+            self._from_device_arrays(data, indices, indptr, rows, cols, nnz, vt, ot, copy,
+                                     True if validate is None else validate)
             return
         ctx = host_context()
         h = _Handle(ctx, (data, indices, indptr))
@@ -403,13 +407,10 @@ class csr_matrix:
         ctx = self._h.ctx
         if not self.on_device:
             return ctx
-        try:
-            from ._context import cupy_stream_ptr
-            import cupy
-            with cupy.cuda.Device(ctx.device):
-                s = cupy_stream_ptr()
-        except ImportError:
-            return ctx
+        cupy = sys.modules.get("cupy")
+        if cupy is None or cupy.cuda.runtime.getDevice() != ctx.device:
+            return ctx  # another current device: keep the matrix's own stream
+        s = cupy.cuda.get_current_stream().ptr or 1  # legacy default stream: cudaStreamLegacy
         if s == ctx.stream.value or (s == 1 and ctx.stream.value in (None, 1)):
             return ctx
         return device_context(ctx.device, s)

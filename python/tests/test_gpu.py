@@ -11,7 +11,7 @@ cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
 csp = pytest.importorskip("cupyx.scipy.sparse", reason="cupyx.scipy.sparse is not available")
 try:
     _ndev = cupy.cuda.runtime.getDeviceCount()
-except Exception as e:  # no driver
+except Exception:  # no driver
     _ndev = 0
 if _ndev == 0:
     pytest.skip("no CUDA device visible to CuPy", allow_module_level=True)
