@@ -552,7 +552,9 @@ class Plan:
 
     def __init__(self, A, op=_lib.OP_N, format=None, alg="auto", deterministic=False, tune=False,
                  mixed=False, format_options=None, _ctx=None):
-        self.A = A
+        # no reference to A itself: A caches its default plans, and a cycle would keep the C
+        # handles (device memory) alive until the garbage collector runs; self.mh keeps A's
+        # arrays alive
         self.op = op
         ctx = _ctx if _ctx is not None else A._ctx_now()
         self.ctx = ctx

@@ -441,3 +441,22 @@ def test_tol_alias_and_scipy_linear_operator_protocol():
     # scipy's solvers accept a nonzero.csr_matrix directly (shape, dtype, matvec)
     x2, info2 = spla.cg(A, b, atol=0.0)
     assert info2 == 0
+
+
+def test_freed_without_the_garbage_collector(rng):
+    """No reference cycles: a matrix and its cached plans go as soon as the last reference does."""
+    A = rand_csr(rng, 50, 50, 0.1, np.float64, np.int32)
+    ctx = nonzero._context.host_context()
+    gc.collect()
+    gc.disable()
+    try:
+        before = ctx.alloc_stats()["live_blocks"]
+        N = nonzero.csr_matrix(A)
+        N @ np.ones(50)
+        N.T @ np.ones(50)
+        N @ np.ones((50, 3))
+        assert ctx.alloc_stats()["live_blocks"] > before
+        del N
+        assert ctx.alloc_stats()["live_blocks"] == before
+    finally:
+        gc.enable()
