@@ -460,3 +460,16 @@ def test_freed_without_the_garbage_collector(rng):
         assert ctx.alloc_stats()["live_blocks"] == before
     finally:
         gc.enable()
+
+
+def test_csr_device_arrays_refuses_host_matrix():
+    import ctypes
+    from nonzero import _lib
+    A = nonzero.laplace2d(3)
+    ctx = A._h.ctx
+    p = ctypes.c_void_p()
+    t = ctypes.c_int()
+    st = _lib.lib.nz_matrix_csr_device_arrays(ctx.handle, ctypes.byref(p), ctypes.byref(t), None,
+                                              None, A._h.ptr)
+    with pytest.raises(nonzero.WrongLocationError, match="on the host"):
+        ctx.check(st, "nz_matrix_csr_device_arrays")
