@@ -399,7 +399,8 @@ def test_no_leak_10k_cycles(rng):
     after_rss, after = _rss_kb(), ctx.alloc_stats()
     assert after["live_blocks"] == before["live_blocks"]
     assert after["live_bytes"] == before["live_bytes"]
-    assert after_rss - before_rss < 8 * 1024, (before_rss, after_rss)
+    if not os.environ.get("NZ_PY_SANITIZED"):  # ASan's quarantine holds freed memory
+        assert after_rss - before_rss < 8 * 1024, (before_rss, after_rss)
 
 
 def test_context_cached_per_thread():
