@@ -244,9 +244,10 @@ def bench_overhead(gpu, out, calls=20000):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python3 -m nonzero.bench", description=__doc__.split("\n")[0])
-    ap.add_argument("--size", choices=sorted(SUITES), default="medium")
+    ap.add_argument("--size", choices=sorted(SUITES), default=None,
+                    help="matrix suite (default: medium on the GPU, small on the CPU)")
     ap.add_argument("--only", default="spmv,spgemm,cg,overhead")
-    ap.add_argument("--cg-n", type=int, default=200)
+    ap.add_argument("--cg-n", type=int, default=None, help="CG grid (default 200 GPU, 48 CPU)")
     ap.add_argument("--cg-iters", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--cpu", action="store_true", help="compare with SciPy on the CPU even with a GPU")
@@ -281,9 +282,10 @@ def main(argv=None):
         import scipy
         print("CPU-ONLY comparison vs SciPy %s (%s)" % (scipy.__version__, why or "--cpu"))
         ctxm = contextlib.nullcontext()
-        if args.size == "medium" and args.cg_n == 200:
-            args.size, args.cg_n = "small", 48
+        if args.size is None or args.cg_n is None:
             print("(CPU: small suite and a 48^3 CG unless --size / --cg-n are given)")
+    args.size = args.size or ("medium" if gpu else "small")
+    args.cg_n = args.cg_n or (200 if gpu else 48)
     timer = Timer(gpu)
     t0 = time.time()
     with ctxm:
