@@ -138,6 +138,8 @@ class csr_matrix:
             data, indices, indptr, shape = A.data, A.indices, A.indptr, A.shape
             if validate is None:
                 validate = False  # CuPy built the structure; canonical form is still checked
+            # CuPy caches has_canonical_format on the matrix: checked once, not per wrap
+            self._known_canonical = bool(A.has_canonical_format)
             self._from_arrays(data, indices, indptr, shape, dtype, copy, validate)
         elif _is_scipy_sparse(arg):
             A = arg
@@ -230,13 +232,12 @@ class csr_matrix:
         if copy is True:
             data, indices, indptr = data.copy(), indices.copy(), indptr.copy()
         canonical = None
-        if not validate or nnz == 0:
-            pass
         h = _Handle(ctx, (data, indices, indptr))
         st = L.nz_matrix_wrap_csr_device(ctx.handle, ctypes.byref(h.ptr), rows, cols, nnz, ot,
                                          _ptr(indptr) or None, _ptr(indices) or None, vt,
                                          _ptr(data) or None, 1 if validate else 0)
-        if st == _lib.ERR_NOT_SORTED or (st == 0 and not validate and nnz > 0):
+        known = getattr(self, "_known_canonical", False) and copy is not True
+        if st == _lib.ERR_NOT_SORTED or (st == 0 and not validate and nnz > 0 and not known):
             if st == 0:
                 M = csp.csr_matrix((data[:nnz], indices[:nnz], indptr), shape=(rows, cols))
                 canonical = bool(M.has_canonical_format)
