@@ -328,6 +328,13 @@ nz_status_t nz_matrix_info(nz_context_t *ctx, nz_matrix_info_t *info, const nz_m
 nz_status_t nz_matrix_csr_arrays(nz_context_t *ctx, const int64_t **row_offsets,
                                  const int32_t **col_indices, const void **values,
                                  const nz_matrix_t *A);
+/* The same for a device CSR matrix (e.g. the C of a device nz_spgemm): device pointers valid
+ * while A lives, never to be freed by the caller; *offset_type is NZ_I32 or NZ_I64. Lets a
+ * binding hand C to another library without a copy. NZ_ERR_WRONG_LOCATION for a host matrix. */
+nz_status_t nz_matrix_csr_device_arrays(nz_context_t *ctx, const void **row_offsets,
+                                        nz_index_type_t *offset_type,
+                                        const int32_t **col_indices, const void **values,
+                                        const nz_matrix_t *A);
 
 /* Row-length statistics and structure (host matrices; any format). ctx must be a valid context
  * (A's own, errors are recorded on it). */

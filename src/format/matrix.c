@@ -482,3 +482,22 @@ nz_status_t nz_matrix_csr_arrays(nz_context_t *ctx, const int64_t **row_offsets,
     if (values) *values = A->host.csr.values;
     return NZ_SUCCESS;
 }
+
+nz_status_t nz_matrix_csr_device_arrays(nz_context_t *ctx, const void **row_offsets,
+                                        nz_index_type_t *offset_type,
+                                        const int32_t **col_indices, const void **values,
+                                        const nz_matrix_t *A) {
+    NZI_TRY(nzi_check_context(ctx));
+    NZI_TRY(nzi_check_matrix(ctx, A, "A"));
+    if (A->location != NZ_DEVICE)
+        return nzi_error(ctx, NZ_ERR_WRONG_LOCATION,
+                         "nz_matrix_csr_device_arrays: matrix is on the host");
+    if (A->format != NZ_FORMAT_CSR)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "nz_matrix_csr_device_arrays: matrix is %s, not csr",
+                         nz_format_name(A->format));
+    if (row_offsets) *row_offsets = A->device.row_offsets;
+    if (offset_type) *offset_type = A->device.offset_type;
+    if (col_indices) *col_indices = A->device.col_indices;
+    if (values) *values = A->device.values;
+    return NZ_SUCCESS;
+}

@@ -96,4 +96,15 @@ if [ -f "$cuda_home/include/cuda_runtime.h" ]; then
     fail "cc device_arrays.c"
 fi
 run_examples "$T/build-pc" pkg-config
+
+echo "== python: import nonzero from the prefix, outside the source tree, PYTHONPATH only"
+if /usr/bin/python3 -c "import numpy" >/dev/null 2>&1; then
+  out=$(cd "$T" && env -u NONZERO_LIBRARY PYTHONPATH="$P/lib/python3/dist-packages" /usr/bin/python3 -c \
+    "import nonzero, numpy; print(nonzero.library_path); print((nonzero.laplace2d(3) @ numpy.ones(9)).sum())") ||
+    fail "python3 -c 'import nonzero' with PYTHONPATH=$P/lib/python3/dist-packages"
+  echo "$out"
+  case $out in "$P"/*) ;; *) fail "nonzero loaded a library outside the prefix: $out" ;; esac
+else
+  echo "python: skipped (/usr/bin/python3 has no numpy)"
+fi
 echo "install: all checks passed"

@@ -1,0 +1,34 @@
+"""nonzero: sparse matrices on NVIDIA GPUs and CPUs, a ctypes binding of libnonzero.
+
+A SciPy or CuPy user switches by one line: wrap the matrix with nonzero.asmatrix(A) (or
+nonzero.csr_matrix(A)); A @ x, A.T @ x, A @ X, nonzero.cg, nonzero.spgemm then run in Nonzero
+and return the caller's array kind (NumPy in, NumPy out; CuPy in, CuPy out).
+"""
+from . import _lib
+from ._context import Context, device_count
+from ._errors import (BreakdownError, DeviceError, DimensionMismatchError, InvalidArgumentError,
+                      InvalidMatrixError, NoDeviceError, NonzeroError, NonzeroIOError,
+                      NonzeroOverflowError, NotSortedError, OutOfMemoryError, ParseError,
+                      UnsupportedError, WrongLocationError)
+from ._matrix import Plan, asmatrix, csr_matrix
+from ._ops import (banded, cg, fe3d, laplace2d, laplace3d, mixed, mmread, mmwrite, random, rail,
+                   rmat, spgemm)
+
+__version__ = _lib.lib.nz_version().decode()
+library_path = _lib.path
+
+
+def alg_names():
+    """SpMV algorithm names accepted by plan(alg=...)."""
+    names = []
+    for a in (0, 1, 2, 3) + tuple(range(10, 21)):
+        names.append(_lib.lib.nz_alg_name(a).decode())
+    return names
+
+
+__all__ = ["csr_matrix", "asmatrix", "Plan", "spgemm", "cg", "mmread", "mmwrite", "laplace2d",
+           "laplace3d", "fe3d", "random", "rmat", "rail", "mixed", "banded", "device_count",
+           "alg_names", "NonzeroError", "InvalidArgumentError", "DimensionMismatchError",
+           "WrongLocationError", "InvalidMatrixError", "NotSortedError", "UnsupportedError",
+           "NoDeviceError", "OutOfMemoryError", "NonzeroOverflowError", "DeviceError",
+           "NonzeroIOError", "ParseError", "BreakdownError", "Context"]

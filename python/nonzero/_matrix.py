@@ -1,0 +1,751 @@
+"""_matrix.py: csr_matrix over nz_matrix_t (host or device), SpMV/SpMM plans, info."""
+import ctypes
+import sys
+
+import numpy as np
+
+from . import _lib
+from ._context import host_context, device_context
+from ._errors import (DimensionMismatchError, InvalidArgumentError, InvalidMatrixError,
+                      NotSortedError)
+
+L = _lib.lib
+_VT = {np.dtype(np.float32): _lib.F32, np.dtype(np.float64): _lib.F64}
+_DT = {_lib.F32: np.dtype(np.float32), _lib.F64: np.dtype(np.float64)}
+_I32_MAX = 2**31 - 1
+
+
+# ---- array kinds --------------------------------------------------------------------------------
+
+def _is_cupy(a):
+    return type(a).__module__.startswith("cupy") and hasattr(a, "data") and hasattr(a, "__cuda_array_interface__")
+
+
+def _is_cupy_sparse(a):
+    return type(a).__module__.startswith("cupyx.scipy.sparse")
+
+
+def _is_scipy_sparse(a):
+    if "scipy.sparse" not in sys.modules:
+        return False
+    return sys.modules["scipy.sparse"].issparse(a) and not _is_cupy_sparse(a)
+
+
+def _is_scipy_array(a):
+    """True for the scipy.sparse *_array classes (sparray; _is_array before SciPy 1.11)."""
+    sparse = sys.modules["scipy.sparse"]
+    if hasattr(sparse, "sparray"):
+        return isinstance(a, sparse.sparray)
+    return bool(getattr(a, "_is_array", False))
+
+
+def _cupy():
+    import cupy
+    return cupy
+
+
+def _ptr(a):
+    """Data pointer of a NumPy or CuPy array."""
+    if isinstance(a, np.ndarray):
+        return a.ctypes.data
+    return a.data.ptr
+
+
+def _value_dtype(dtype):
+    dt = np.dtype(dtype)
+    if dt not in _VT:
+        if dt.kind in "biuf":
+            return np.dtype(np.float64)
+        raise InvalidArgumentError("nonzero: unsupported value dtype %s (float32 or float64; "
+                                   "integers and booleans become float64)" % dt)
+    return dt
+
+
+class _Handle:
+    """Owns one nz_matrix_t; keeps its context and any borrowed arrays alive."""
+
+    def __init__(self, ctx, keep=()):
+        self.ctx = ctx
+        self.ptr = ctypes.c_void_p()
+        self.keep = keep
+
+    _destroy = L.nz_matrix_destroy  # bound here: module globals may be gone at exit
+
+    def __del__(self):
+        if self.ptr:
+            self._destroy(ctypes.byref(self.ptr))
+
+
+class _PlanHandle:
+    def __init__(self, ctx, destroy, keep):
+        self.ctx = ctx
+        self.ptr = ctypes.c_void_p()
+        self.destroy = destroy
+        self.keep = keep  # the matrix handle: A must outlive the plan
+
+    def __del__(self):
+        if self.ptr:
+            self.destroy(ctypes.byref(self.ptr))
+
+
+def _to_int32_indices(indices, cols, reasons):
+    if indices.dtype != np.int32:
+        reasons.append("column indices are %s, not int32" % indices.dtype)
+        if indices.size and (int(indices.max()) > _I32_MAX or int(indices.min()) < -2**31):
+            raise InvalidMatrixError("nonzero: column index out of int32 range")
+        return indices.astype(np.int32)
+    return indices
+
+
+class csr_matrix:
+    """A sparse matrix held by Nonzero (host or device CSR).
+
+    csr_matrix(A) for a scipy.sparse matrix/array (CSR wrapped without a copy; CSC and COO
+    converted), a cupyx.scipy.sparse matrix (device, wrapped without a copy), another
+    nonzero.csr_matrix, or csr_matrix((data, indices, indptr), shape=(m, n)) with NumPy or CuPy
+    arrays. dtype: float32 or float64 (default: the data's, integers become float64).
+    copy: None = wrap when dtype and layout allow, else copy; True = always copy; False = raise
+    ValueError when a copy would be needed. device: None = where the input lives, True or an
+    int = the GPU (CuPy's current device by default), False = the host.
+    validate (device input): check the structure on the host (one device-to-host copy);
+    default: True for raw device arrays, False for cupyx.scipy.sparse matrices (whose
+    has_canonical_format is checked instead: unsorted or duplicate input is never used as is).
+    """
+
+    __array_priority__ = 100
+
+    def __init__(self, arg, shape=None, dtype=None, copy=None, device=None, validate=None):
+        self._plans = {}
+        self._host_arrays = None
+        self._ncalls = 0
+        if isinstance(arg, _Handle):  # internal: a handle the library made
+            self._h = arg
+            self._fill_info()
+            self._move(device)
+            return
+        if isinstance(arg, csr_matrix):
+            self._h = arg._h
+            self._fill_info()
+            self._move(device)
+            return
+        if _is_cupy_sparse(arg):
+            A = arg
+            if A.format != "csr":
+                if copy is False:
+                    raise ValueError("nonzero: copy=False but a %s matrix must be converted to CSR"
+                                     % A.format)
+                A = A.tocsr()
+            data, indices, indptr, shape = A.data, A.indices, A.indptr, A.shape
+            if validate is None:
+                validate = False  # CuPy built the structure; canonical form is still checked
+            # CuPy caches has_canonical_format on the matrix: checked once, not per wrap
+            self._known_canonical = bool(A.has_canonical_format)
+            self._from_arrays(data, indices, indptr, shape, dtype, copy, validate)
+        elif _is_scipy_sparse(arg):
+            A = arg
+            self._scipy_array = _is_scipy_array(arg)
+            if A.format != "csr":
+                if copy is False:
+                    raise ValueError("nonzero: copy=False but a %s matrix must be converted to CSR"
+                                     % A.format)
+                A = A.tocsr()
+            self._from_arrays(A.data, A.indices, A.indptr, A.shape, dtype, copy, validate)
+        elif isinstance(arg, tuple) and len(arg) == 3:
+            if shape is None:
+                raise InvalidArgumentError("nonzero: (data, indices, indptr) needs shape=(rows, cols)")
+            self._from_arrays(arg[0], arg[1], arg[2], shape, dtype, copy, validate)
+        else:
+            raise InvalidArgumentError("nonzero: cannot make a csr_matrix from %s" % type(arg).__name__)
+        self._fill_info()
+        self._move(device)
+
+    # ---- construction ---------------------------------------------------------------------
+    def _from_arrays(self, data, indices, indptr, shape, dtype, copy, validate):
+        rows, cols = (int(shape[0]), int(shape[1]))
+        if rows < 0 or cols < 0:
+            raise InvalidArgumentError("nonzero: negative shape %r" % (shape,))
+        on_device = _is_cupy(data) or _is_cupy(indices) or _is_cupy(indptr)
+        xp = _cupy() if on_device else np
+        data, indices, indptr = xp.asarray(data), xp.asarray(indices), xp.asarray(indptr)
+        reasons = []
+        vdt = _value_dtype(dtype if dtype is not None else data.dtype)
+        if data.dtype != vdt:
+            reasons.append("values are %s, not %s" % (data.dtype, vdt))
+            data = data.astype(vdt)
+        if data.ndim != 1 or indices.ndim != 1 or indptr.ndim != 1:
+            raise InvalidArgumentError("nonzero: data, indices and indptr must be 1-D")
+        if indptr.shape[0] != rows + 1:
+            raise DimensionMismatchError("nonzero: indptr has %d entries, shape %r needs %d"
+                                         % (indptr.shape[0], (rows, cols), rows + 1))
+        if indptr.dtype not in (np.int32, np.int64):
+            reasons.append("indptr is %s" % indptr.dtype)
+            indptr = indptr.astype(np.int64)
+        indices = _to_int32_indices(indices, cols, reasons)
+        if not (data.flags.c_contiguous and indices.flags.c_contiguous and indptr.flags.c_contiguous):
+            reasons.append("arrays are not contiguous")
+            data, indices, indptr = (xp.ascontiguousarray(a) for a in (data, indices, indptr))
+        nnz = int(indptr[rows]) if rows >= 0 else 0
+        if int(indptr[0]) != 0 or nnz < 0:
+            raise InvalidMatrixError("nonzero: indptr must start at 0 (indptr[0] = %d)" % int(indptr[0]))
+        if indices.shape[0] < nnz or data.shape[0] < nnz:
+            raise InvalidMatrixError("nonzero: indptr[-1] = %d but indices has %d and data %d entries"
+                                     % (nnz, indices.shape[0], data.shape[0]))
+        if reasons and copy is False:
+            raise ValueError("nonzero: copy=False but a copy is needed: " + "; ".join(reasons))
+        vt = _VT[vdt]
+        ot = _lib.I32 if indptr.dtype == np.int32 else _lib.I64
+        if on_device:
+            self._from_device_arrays(data, indices, indptr, rows, cols, nnz, vt, ot, copy,
+                                     True if validate is None else validate)
+            return
+        ctx = host_context()
+        h = _Handle(ctx, (data, indices, indptr))
+        if copy is True:
+            ctx.check(L.nz_matrix_create_csr(ctx.handle, ctypes.byref(h.ptr), rows, cols, ot,
+                                             indptr.ctypes.data, indices.ctypes.data, vt,
+                                             data.ctypes.data), "nz_matrix_create_csr")
+            h.keep = ()
+            self._h = h
+            return
+        st = L.nz_matrix_wrap_csr(ctx.handle, ctypes.byref(h.ptr), rows, cols, ot,
+                                  indptr.ctypes.data, indices.ctypes.data, vt, data.ctypes.data)
+        if st == _lib.ERR_NOT_SORTED:
+            msg = ctx.last_error()
+            if copy is False:
+                raise NotSortedError("nonzero: copy=False but the input is not canonical (%s); "
+                                     "sort and sum duplicates first (A.sum_duplicates())" % msg,
+                                     st)
+            h = _Handle(ctx)
+            st = L.nz_matrix_create_csr(ctx.handle, ctypes.byref(h.ptr), rows, cols, ot,
+                                        indptr.ctypes.data, indices.ctypes.data, vt,
+                                        data.ctypes.data)
+            ctx.check(st, "nz_matrix_create_csr")
+        else:
+            ctx.check(st, "nz_matrix_wrap_csr")
+        self._h = h
+
+    def _from_device_arrays(self, data, indices, indptr, rows, cols, nnz, vt, ot, copy, validate):
+        cupy = _cupy()
+        import cupyx.scipy.sparse as csp
+        dev = data.device.id
+        ctx = device_context(dev)
+        if copy is True:
+            data, indices, indptr = data.copy(), indices.copy(), indptr.copy()
+        canonical = None
+        h = _Handle(ctx, (data, indices, indptr))
+        st = L.nz_matrix_wrap_csr_device(ctx.handle, ctypes.byref(h.ptr), rows, cols, nnz, ot,
+                                         _ptr(indptr) or None, _ptr(indices) or None, vt,
+                                         _ptr(data) or None, 1 if validate else 0)
+        known = getattr(self, "_known_canonical", False) and copy is not True
+        if st == _lib.ERR_NOT_SORTED or (st == 0 and not validate and nnz > 0 and not known):
+            if st == 0:
+                M = csp.csr_matrix((data[:nnz], indices[:nnz], indptr), shape=(rows, cols))
+                canonical = bool(M.has_canonical_format)
+            else:
+                canonical = False
+            if not canonical:
+                h.ptr and L.nz_matrix_destroy(ctypes.byref(h.ptr))
+                if copy is False:
+                    raise NotSortedError("nonzero: copy=False but the device input is not canonical "
+                                         "(unsorted or duplicate column indices)", _lib.ERR_NOT_SORTED)
+                M = csp.csr_matrix((data[:nnz].copy(), indices[:nnz].copy(), indptr.astype(cupy.int64)),
+                                   shape=(rows, cols))
+                M.sum_duplicates()
+                if not M.has_sorted_indices:
+                    M.sort_indices()
+                data, indices, indptr = M.data, M.indices, M.indptr
+                nnz = int(indptr[rows])
+                ot = _lib.I32 if indptr.dtype == np.int32 else _lib.I64
+                h = _Handle(ctx, (data, indices, indptr))
+                st = L.nz_matrix_wrap_csr_device(ctx.handle, ctypes.byref(h.ptr), rows, cols, nnz,
+                                                 ot, _ptr(indptr) or None, _ptr(indices) or None,
+                                                 vt, _ptr(data) or None, 1 if validate else 0)
+        ctx.check(st, "nz_matrix_wrap_csr_device")
+        self._h = h
+
+    def _handle_in(self, ctx):
+        """A handle of this matrix in context ctx (the library refuses objects of another
+        context): its own, or a borrowed wrap of its CSR arrays made once and cached."""
+        if ctx is self._h.ctx:
+            return self._h
+        wraps = self.__dict__.setdefault("_wraps", {})
+        h = wraps.get(id(ctx))
+        if h is not None:
+            return h
+        src = self._h
+        h = _Handle(ctx, (src,))
+        rows, cols = self.shape
+        if self.on_device:
+            rp, ci, vp, ot = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_int()
+            src.ctx.check(L.nz_matrix_csr_device_arrays(src.ctx.handle, ctypes.byref(rp),
+                                                        ctypes.byref(ot), ctypes.byref(ci),
+                                                        ctypes.byref(vp), src.ptr),
+                          "nz_matrix_csr_device_arrays")
+            ctx.check(L.nz_matrix_wrap_csr_device(ctx.handle, ctypes.byref(h.ptr), rows, cols,
+                                                  self.nnz, ot.value, rp, ci, self._vt, vp, 0),
+                      "nz_matrix_wrap_csr_device")
+        else:
+            rp, ci, vp = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+            src.ctx.check(L.nz_matrix_csr_arrays(src.ctx.handle, ctypes.byref(rp), ctypes.byref(ci),
+                                                 ctypes.byref(vp), src.ptr), "nz_matrix_csr_arrays")
+            ctx.check(L.nz_matrix_wrap_csr(ctx.handle, ctypes.byref(h.ptr), rows, cols, _lib.I64,
+                                           rp, ci, self._vt, vp), "nz_matrix_wrap_csr")
+        wraps[id(ctx)] = h
+        return h
+
+    def _fill_info(self):
+        info = _lib.MatrixInfo()
+        ctx = self._h.ctx
+        ctx.check(L.nz_matrix_info(ctx.handle, ctypes.byref(info), self._h.ptr), "nz_matrix_info")
+        self.shape = (int(info.rows), int(info.cols))
+        self.nnz = int(info.nnz)
+        self.dtype = _DT[info.value_type]
+        self._vt = info.value_type
+        self.on_device = info.location == _lib.DEVICE
+        self.format = L.nz_format_name(info.format).decode()
+        self._info = info
+
+    def _move(self, device):
+        if device is None:
+            return
+        want = not (device is False or device == "cpu" or device == "host")
+        if want and not self.on_device:
+            self._to_device(None if device is True or device in ("gpu", "cuda") else int(device))
+        elif not want and self.on_device:
+            self._to_host()
+
+    def _to_device(self, dev):
+        ctx = device_context(dev)
+        h = _Handle(ctx)
+        ctx.check(L.nz_matrix_to_device(ctx.handle, ctypes.byref(h.ptr), self._handle_in(ctx).ptr,
+                                        _lib.INDEX_AUTO), "nz_matrix_to_device")
+        self._h, self._plans, self._wraps = h, {}, {}
+        self._fill_info()
+
+    def _to_host(self):
+        ctx = self._h.ctx  # the host copy is allocated (and freed) through the device context
+        h = _Handle(ctx)
+        ctx.check(L.nz_matrix_to_host(ctx.handle, ctypes.byref(h.ptr), self._h.ptr),
+                  "nz_matrix_to_host")
+        self._h, self._plans, self._wraps = h, {}, {}
+        self._fill_info()
+
+    # ---- conversions back -------------------------------------------------------------------
+    def to_device(self, device=None):
+        """A device copy (or self if already on the device)."""
+        if self.on_device:
+            return self
+        B = csr_matrix(self)
+        B._to_device(device)
+        return B
+
+    def to_host(self):
+        if not self.on_device:
+            return self
+        B = csr_matrix(self)
+        B._to_host()
+        return B
+
+    def _csr_arrays_host(self):
+        """(data, indices, indptr) NumPy copies of a host matrix (CSR; other formats converted)."""
+        ctx = self._h.ctx
+        rp, ci, vp = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+        ctx.check(L.nz_matrix_csr_arrays(ctx.handle, ctypes.byref(rp), ctypes.byref(ci),
+                                         ctypes.byref(vp), self._h.ptr), "nz_matrix_csr_arrays")
+        rows, nnz = self.shape[0], self.nnz
+        indptr = np.ctypeslib.as_array(ctypes.cast(rp, ctypes.POINTER(ctypes.c_int64)), (rows + 1,)).copy()
+        if nnz:
+            indices = np.ctypeslib.as_array(ctypes.cast(ci, ctypes.POINTER(ctypes.c_int32)), (nnz,)).copy()
+            ct = ctypes.c_float if self.dtype == np.float32 else ctypes.c_double
+            data = np.ctypeslib.as_array(ctypes.cast(vp, ctypes.POINTER(ct)), (nnz,)).copy()
+        else:
+            indices = np.zeros(0, np.int32)
+            data = np.zeros(0, self.dtype)
+        if nnz <= _I32_MAX:
+            indptr = indptr.astype(np.int32)
+        return data, indices, indptr
+
+    def toscipy(self, array=None):
+        """A scipy.sparse CSR copy (csr_array when the input was one, else csr_matrix)."""
+        import scipy.sparse as sp
+        A = self.to_host()
+        data, indices, indptr = A._csr_arrays_host()
+        if array is None:
+            array = getattr(self, "_scipy_array", False)
+        cls = sp.csr_array if array and hasattr(sp, "csr_array") else sp.csr_matrix
+        return cls((data, indices, indptr), shape=self.shape)
+
+    def tocupy(self):
+        """A cupyx.scipy.sparse.csr_matrix (a view of the device arrays when possible)."""
+        import cupyx.scipy.sparse as csp
+        A = self.to_device()
+        data, indices, indptr = _device_arrays(A._h, A.shape[0], A.nnz, A.dtype)
+        return csp.csr_matrix((data, indices, indptr), shape=A.shape, copy=False)
+
+    def _like_input(self):
+        """The result kind the caller passed in: CuPy for device matrices, else SciPy."""
+        return self.tocupy() if self.on_device else self.toscipy()
+
+    # ---- operations -------------------------------------------------------------------------
+    @property
+    def T(self):
+        return _Transposed(self)
+
+    def transpose(self):
+        return _Transposed(self)
+
+    def _default_plan(self, op):
+        ctx = self._ctx_now()
+        key = (id(ctx), op)
+        p = self._plans.get(key)
+        if p is None:
+            p = self._plans[key] = Plan(self, op=op, _ctx=ctx)
+        return p
+
+    def _ctx_now(self):
+        """The context for work now: the matrix's own on the host; on the device, the one of
+        CuPy's current stream (a plan per stream, so work orders with the caller's)."""
+        ctx = self._h.ctx
+        if not self.on_device:
+            return ctx
+        cupy = sys.modules.get("cupy")
+        if cupy is None or cupy.cuda.runtime.getDevice() != ctx.device:
+            return ctx  # another current device: keep the matrix's own stream
+        s = cupy.cuda.get_current_stream().ptr or 1  # legacy default stream: cudaStreamLegacy
+        if s == ctx.stream.value or (s == 1 and ctx.stream.value in (None, 1)):
+            return ctx
+        return device_context(ctx.device, s)
+
+    def __matmul__(self, other):
+        if isinstance(other, (csr_matrix, _Transposed)) or _is_scipy_sparse(other) or _is_cupy_sparse(other):
+            from ._ops import spgemm
+            return spgemm(self, other)
+        return self._default_plan(_lib.OP_N)(other)
+
+    def dot(self, other):
+        return self.__matmul__(other)
+
+    def matvec(self, x):
+        return self._default_plan(_lib.OP_N)(x)
+
+    def rmatvec(self, x):
+        return self._default_plan(_lib.OP_T)(x)
+
+    def plan(self, format=None, alg="auto", deterministic=False, tune=False, mixed=False,
+             op="N", **format_options):
+        """A reusable SpMV/SpMM plan: plan(x, y=None, alpha=1, beta=0) -> y = alpha op(A) x + beta y.
+        format: None/'csr', or 'sell', 'ell', 'hyb', 'bsr', 'dia', 'coo' (converted once, on the
+        host; options sell_chunk, sell_sigma, bsr_block, hyb_ell_width, max_padding_ratio);
+        'auto': the planner's format. alg: an algorithm name (nonzero.alg_names()) or 'auto'."""
+        opv = _lib.OP_T if op in ("T", "t", 1) else _lib.OP_N
+        return Plan(self, op=opv, format=format, alg=alg, deterministic=deterministic, tune=tune,
+                    mixed=mixed, format_options=format_options)
+
+    def aslinearoperator(self):
+        """A SciPy LinearOperator (host matrix) or CuPy LinearOperator (device matrix) whose
+        matvec, rmatvec and matmat run Nonzero's SpMV / SpMM."""
+        if self.on_device:
+            from cupyx.scipy.sparse.linalg import LinearOperator
+        else:
+            from scipy.sparse.linalg import LinearOperator
+        return LinearOperator(self.shape, matvec=self.matvec, rmatvec=self.rmatvec,
+                              matmat=lambda X: self @ X, dtype=self.dtype)
+
+    def info(self):
+        """Storage, and the planner's choice of SpMV algorithm and why (dict)."""
+        i = self._info
+        out = {"shape": self.shape, "nnz": self.nnz, "dtype": str(self.dtype),
+               "format": self.format, "location": "device" if self.on_device else "host",
+               "offset_type": "int%d" % (8 * i.offset_type) if i.offset_type else "auto",
+               "bytes": int(i.bytes)}
+        if self.on_device:
+            out["device"] = self._h.ctx.device_name()
+        host = self.to_host()
+        ctx = host._h.ctx
+        stats = _lib.MatrixStats()
+        ctx.check(L.nz_matrix_stats(ctx.handle, ctypes.byref(stats), host._h.ptr), "nz_matrix_stats")
+        out["stats"] = {k: getattr(stats, k) for k, _ in stats._fields_ if k != "bytes"}
+        for backend, name in ((_lib.BACKEND_CPU, "cpu"), (_lib.BACKEND_CUDA, "gpu")):
+            fmt, alg = ctypes.c_int(), ctypes.c_int()
+            why = ctypes.create_string_buffer(512)
+            st = L.nz_spmv_plan_choose(ctypes.byref(fmt), ctypes.byref(alg), why, 512,
+                                       ctypes.byref(stats), backend, _lib.FORMAT_CSR, 0)
+            out["planner_" + name] = {
+                "alg": L.nz_alg_name(alg.value).decode() if st >= 0 else None,
+                "why": why.value.decode(errors="replace")}
+        p = self._default_plan(_lib.OP_N)
+        out["plan"] = p.info()
+        return out
+
+    def alloc_stats(self):
+        return self._h.ctx.alloc_stats()
+
+    def __repr__(self):
+        return "<nonzero.csr_matrix %dx%d, %d nonzeros, %s, %s%s>" % (
+            self.shape[0], self.shape[1], self.nnz, self.dtype, self.format,
+            ", device %d" % self._h.ctx.device if self.on_device else "")
+
+    def __len__(self):
+        raise TypeError("sparse matrix length is ambiguous; use .shape or .nnz")
+
+
+class _Transposed:
+    """A.T: products with op(A) = A^T (no copy; the plan transposes where the backend needs)."""
+    __array_priority__ = 100
+
+    def __init__(self, A):
+        self.A = A
+        self.shape = (A.shape[1], A.shape[0])
+        self.dtype = A.dtype
+
+    @property
+    def T(self):
+        return self.A
+
+    def __matmul__(self, other):
+        if isinstance(other, (csr_matrix, _Transposed)) or _is_scipy_sparse(other) or _is_cupy_sparse(other):
+            from ._ops import spgemm
+            return spgemm(self, other)
+        return self.A._default_plan(_lib.OP_T)(other)
+
+    def dot(self, other):
+        return self.__matmul__(other)
+
+    def plan(self, **kw):
+        return self.A.plan(op="T", **kw)
+
+    def materialize(self):
+        """A^T as a new host csr_matrix."""
+        host = self.A.to_host()
+        ctx = host._h.ctx
+        h = _Handle(ctx)
+        ctx.check(L.nz_matrix_transpose(ctx.handle, ctypes.byref(h.ptr), host._h.ptr),
+                  "nz_matrix_transpose")
+        B = csr_matrix(h)
+        return B.to_device() if self.A.on_device else B
+
+
+def _device_arrays(h, rows, nnz, dtype):
+    """CuPy views of a device CSR matrix's arrays; they keep the handle alive."""
+    cupy = _cupy()
+    if not _lib.HAVE_DEVICE_ARRAYS:
+        raise NotImplementedError("nonzero: this libnonzero lacks nz_matrix_csr_device_arrays")
+    rp, ci, vp, ot = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_int()
+    ctx = h.ctx
+    ctx.check(L.nz_matrix_csr_device_arrays(ctx.handle, ctypes.byref(rp), ctypes.byref(ot),
+                                            ctypes.byref(ci), ctypes.byref(vp), h.ptr),
+              "nz_matrix_csr_device_arrays")
+    dev = ctx.device
+
+    def view(ptr, n, dt):
+        if n == 0 or not ptr:
+            return cupy.zeros(n, dt)
+        mem = cupy.cuda.UnownedMemory(ptr, n * np.dtype(dt).itemsize, h, dev)
+        return cupy.ndarray((n,), dt, cupy.cuda.MemoryPointer(mem, 0))
+
+    with cupy.cuda.Device(dev):
+        indptr = view(rp.value, rows + 1, np.int32 if ot.value == _lib.I32 else np.int64)
+        return view(vp.value, nnz, dtype), view(ci.value, nnz, np.int32), indptr
+
+
+class Plan:
+    """y = alpha op(A) x + beta y with a plan made once (see csr_matrix.plan)."""
+
+    def __init__(self, A, op=_lib.OP_N, format=None, alg="auto", deterministic=False, tune=False,
+                 mixed=False, format_options=None, _ctx=None):
+        # no reference to A itself: A caches its default plans, and a cycle would keep the C
+        # handles (device memory) alive until the garbage collector runs; self.mh keeps A's
+        # arrays alive
+        self.op = op
+        ctx = _ctx if _ctx is not None else A._ctx_now()
+        self.ctx = ctx
+        self.on_device = A.on_device
+        self.dtype = A.dtype
+        m, n = A.shape
+        self.shape = (n, m) if op == _lib.OP_T else (m, n)
+        algv = ctypes.c_int()
+        ctx.check(L.nz_alg_from_name(ctypes.byref(algv), str(alg).encode()), "nz_alg_from_name")
+        self.alg = algv.value
+        self.flags = ((_lib.PLAN_DETERMINISTIC if deterministic else 0) |
+                      (_lib.PLAN_TUNE if tune else 0) | (_lib.PLAN_MIXED if mixed else 0))
+        if format not in (None, "csr"):
+            # converted once in the matrix's own context (and stream)
+            self.mh = _convert(A, format, format_options or {})
+            self.ctx = ctx = self.mh.ctx
+        else:
+            self.mh = A._handle_in(ctx)
+        self._spmv = None
+        self._spmm = {}
+        self._ncalls = 0
+
+    def _spmv_plan(self):
+        if self._spmv is None:
+            p = _PlanHandle(self.ctx, L.nz_spmv_plan_destroy, self.mh)
+            self.ctx.check(L.nz_spmv_plan_create(self.ctx.handle, ctypes.byref(p.ptr), self.mh.ptr,
+                                                 self.op, self.alg, self.flags),
+                           "nz_spmv_plan_create")
+            self._spmv = p
+        return self._spmv
+
+    def _spmm_plan(self, k, layout):
+        key = (k, layout)
+        p = self._spmm.get(key)
+        if p is None:
+            p = _PlanHandle(self.ctx, L.nz_spmm_plan_destroy, self.mh)
+            alg = self.alg if self.alg in (0, 1, 2, 10, 11) else 0
+            self.ctx.check(L.nz_spmm_plan_create(self.ctx.handle, ctypes.byref(p.ptr), self.mh.ptr,
+                                                 self.op, k, layout, alg, self.flags),
+                           "nz_spmm_plan_create")
+            self._spmm[key] = p
+        return p
+
+    def info(self):
+        """The plan's format, algorithm, reproducibility, plan time and workspace (dict)."""
+        i = _lib.SpmvPlanInfo()
+        p = self._spmv_plan()
+        self.ctx.check(L.nz_spmv_plan_info(p.ptr, ctypes.byref(i)), "nz_spmv_plan_info")
+        return {"format": L.nz_format_name(i.format).decode(), "alg": L.nz_alg_name(i.alg).decode(),
+                "backend": "cuda" if i.backend == _lib.BACKEND_CUDA else "cpu",
+                "reproducible": bool(i.reproducible), "vector_width": i.vector_width,
+                "plan_seconds": i.plan_seconds, "workspace_bytes": int(i.workspace_bytes)}
+
+    def _operand(self, x):
+        """x as an array of the plan's kind and dtype; returns (x, back) with back() converting
+        the result to the caller's kind."""
+        x_cupy = _is_cupy(x)
+        if self.on_device:
+            if x_cupy:
+                return x, None
+            cupy = _cupy()
+            return cupy.asarray(np.asarray(x)), (lambda y: y.get())
+        if x_cupy:
+            cupy = _cupy()
+            return x.get(), (lambda y: cupy.asarray(y))
+        return np.asarray(x), None
+
+    def __call__(self, x, y=None, alpha=1.0, beta=0.0):
+        self._ncalls += 1
+        # fast path: a contiguous 1-D array of the right dtype and length
+        if (y is None and type(x) is np.ndarray and not self.on_device and x.ndim == 1
+                and x.dtype == self.dtype and x.flags.c_contiguous and x.shape[0] == self.shape[1]
+                and self.shape[0] > 0 and self.shape[1] > 0):
+            p = self._spmv if self._spmv is not None else self._spmv_plan()
+            out = np.empty(self.shape[0], self.dtype)
+            st = L.nz_spmv_execute(p.ptr, alpha, x.ctypes.data, 0.0, out.ctypes.data)
+            if st < 0:
+                self.ctx.check(st, "nz_spmv_execute")
+            return out
+        x, back = self._operand(x)
+        xp = _cupy() if self.on_device else np
+        m, n = self.shape
+        if x.ndim not in (1, 2):
+            raise DimensionMismatchError("nonzero: x must be 1-D or 2-D, not %d-D" % x.ndim)
+        if x.shape[0] != n:
+            raise DimensionMismatchError("nonzero: op(A) is %dx%d but x has %d rows"
+                                         % (m, n, x.shape[0]))
+        if x.dtype != self.dtype:
+            x = x.astype(self.dtype)
+        out_shape = (m,) + x.shape[1:]
+        if y is None:
+            if x.ndim == 2 and x.flags.f_contiguous and not x.flags.c_contiguous:
+                y = xp.empty(out_shape, self.dtype, order="F")
+            else:
+                y = xp.empty(out_shape, self.dtype)
+            beta = 0.0
+        else:
+            if back is not None:
+                raise InvalidArgumentError("nonzero: y must be the same kind of array as the matrix "
+                                           "location (NumPy for host, CuPy for device)")
+            if y.shape != out_shape or y.dtype != self.dtype:
+                raise DimensionMismatchError("nonzero: y is %s %s, expected %s %s"
+                                             % (y.shape, y.dtype, out_shape, self.dtype))
+        if m == 0:
+            return back(y) if back else y
+        if n == 0 or (x.ndim == 2 and x.shape[1] == 0):
+            if beta == 0:
+                y[...] = 0
+            else:
+                y *= beta
+            return back(y) if back else y
+        if x.ndim == 1:
+            if not x.flags.c_contiguous:
+                x = xp.ascontiguousarray(x)
+            if not y.flags.c_contiguous:
+                raise InvalidArgumentError("nonzero: y must be contiguous")
+            p = self._spmv_plan()
+            self.ctx.check(L.nz_spmv_execute(p.ptr, float(alpha), _ptr(x), float(beta), _ptr(y)),
+                           "nz_spmv_execute")
+        else:
+            self._spmm_call(x, y, float(alpha), float(beta))
+        return back(y) if back else y
+
+    def _spmm_call(self, X, Y, alpha, beta):
+        xp = _cupy() if self.on_device else np
+        m, n = self.shape
+        k = X.shape[1]
+        if X.flags.c_contiguous:
+            layout = _lib.ROW_MAJOR
+        elif X.flags.f_contiguous:
+            layout = _lib.COL_MAJOR
+        else:
+            X = xp.ascontiguousarray(X)
+            layout = _lib.ROW_MAJOR
+        want_c = layout == _lib.ROW_MAJOR
+        if (want_c and not Y.flags.c_contiguous) or (not want_c and not Y.flags.f_contiguous):
+            Yw = xp.ascontiguousarray(Y) if want_c else xp.asfortranarray(Y)
+        else:
+            Yw = Y
+        isz = self.dtype.itemsize
+        for j in range(0, k, 64):
+            kk = min(64, k - j)
+            p = self._spmm_plan(kk, layout)
+            if want_c:
+                xo, yo, ldx, ldy = j * isz, j * isz, k, k
+            else:
+                xo, yo, ldx, ldy = j * n * isz, j * m * isz, max(n, 1), max(m, 1)
+            self.ctx.check(L.nz_spmm_execute(p.ptr, alpha, _ptr(X) + xo, ldx, beta, _ptr(Yw) + yo,
+                                             ldy), "nz_spmm_execute")
+        if Yw is not Y:
+            Y[...] = Yw
+
+
+def _convert(A, format, options):
+    """A handle of A in another format (host conversion; uploaded again for device A)."""
+    host = A.to_host()
+    ctx = host._h.ctx
+    opts = _lib.FormatOptions()
+    for k, v in options.items():
+        if not hasattr(opts, k):
+            raise InvalidArgumentError("nonzero: unknown format option %r" % k)
+        setattr(opts, k, v)
+    if format == "auto":
+        stats = _lib.MatrixStats()
+        ctx.check(L.nz_matrix_stats(ctx.handle, ctypes.byref(stats), host._h.ptr), "nz_matrix_stats")
+        f, a = ctypes.c_int(), ctypes.c_int()
+        backend = _lib.BACKEND_CUDA if A.on_device else _lib.BACKEND_CPU
+        ctx.check(L.nz_spmv_plan_choose(ctypes.byref(f), ctypes.byref(a), None, 0,
+                                        ctypes.byref(stats), backend, _lib.FORMAT_COUNT, 0),
+                  "nz_spmv_plan_choose")
+        fv = f.value
+    else:
+        fmt = ctypes.c_int()
+        ctx.check(L.nz_format_from_name(ctypes.byref(fmt), str(format).encode()), "nz_format_from_name")
+        fv = fmt.value
+    h = _Handle(ctx, (host._h,))
+    ctx.check(L.nz_matrix_convert(ctx.handle, ctypes.byref(h.ptr), host._h.ptr, fv, ctypes.byref(opts)),
+              "nz_matrix_convert")
+    if not A.on_device:
+        return h
+    dctx = A._h.ctx
+    d = _Handle(dctx, (h,))
+    dctx.check(L.nz_matrix_to_device(dctx.handle, ctypes.byref(d.ptr), h.ptr, _lib.INDEX_AUTO),
+               "nz_matrix_to_device")
+    d.keep = ()
+    return d
+
+
+def asmatrix(A, **kw):
+    """A as a nonzero.csr_matrix (itself if it already is one)."""
+    if isinstance(A, csr_matrix) and not kw:
+        return A
+    return csr_matrix(A, **kw)
