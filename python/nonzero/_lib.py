@@ -112,7 +112,8 @@ class SpmmPlanInfo(ctypes.Structure):
 class CgOptions(ctypes.Structure):
     _fields_ = [("rtol", c_double), ("atol", c_double), ("max_iterations", c_int64),
                 ("precond", c_int), ("alg", c_int), ("plan_flags", ctypes.c_uint),
-                ("record_history", c_int), ("use_graph", c_int), ("check_interval", c_int)]
+                ("record_history", c_int), ("use_graph", c_int), ("check_interval", c_int),
+                ("keep_format", c_int)]
 
 
 class CgResult(ctypes.Structure):
@@ -120,7 +121,7 @@ class CgResult(ctypes.Structure):
                 ("relative_residual", c_double), ("setup_seconds", c_double),
                 ("solve_seconds", c_double), ("seconds_per_iteration", c_double),
                 ("spmv_seconds", c_double), ("alg", c_int), ("used_graph", c_int),
-                ("history_length", c_int64), ("history", P(c_double))]
+                ("history_length", c_int64), ("history", P(c_double)), ("format", c_int)]
 
 
 class SpgemmOptions(ctypes.Structure):

@@ -474,3 +474,38 @@ def test_csr_device_arrays_refuses_host_matrix():
                                               None, A._h.ptr)
     with pytest.raises(nonzero.WrongLocationError, match="on the host"):
         ctx.check(st, "nz_matrix_csr_device_arrays")
+
+
+def _header_struct_fields(text, name):
+    """Member names of `typedef struct name {...}` in nonzero.h, in order (comments removed)."""
+    import re
+    body = re.search(r"typedef struct %s \{(.*?)\}" % name, text, re.S).group(1)
+    body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
+    fields = []
+    for decl in body.split(";"):
+        decl = decl.strip()
+        if not decl:
+            continue
+        # "int64_t rows, cols" / "size_t bytes[NZ_FORMAT_COUNT]" / "double *history"
+        head, *rest = decl.split(",")
+        names = [head.split()[-1]] + [r.strip() for r in rest]
+        fields += [n.lstrip("*").split("[")[0] for n in names]
+    return fields
+
+
+def test_ctypes_structs_match_the_header():
+    """Every ctypes mirror of a public struct has the header's members in the header's order: a
+    member added in C but not here would make the library write past the Python buffer."""
+    from nonzero import _lib
+    header = os.path.join(os.path.dirname(__file__), "..", "..", "include", "nonzero.h")
+    if not os.path.exists(header):
+        pytest.skip("nonzero.h not beside the package (installed copy)")
+    text = open(header).read()
+    pairs = {"nz_alloc_stats": _lib.AllocStats, "nz_matrix_info": _lib.MatrixInfo,
+             "nz_matrix_stats": _lib.MatrixStats, "nz_format_options": _lib.FormatOptions,
+             "nz_spmv_plan_info": _lib.SpmvPlanInfo, "nz_spmm_plan_info": _lib.SpmmPlanInfo,
+             "nz_cg_options": _lib.CgOptions, "nz_cg_result": _lib.CgResult,
+             "nz_spgemm_options": _lib.SpgemmOptions, "nz_spgemm_info": _lib.SpgemmInfo}
+    for cname, cls in pairs.items():
+        ours = [f[0] for f in cls._fields_]
+        assert ours == _header_struct_fields(text, cname), cname
