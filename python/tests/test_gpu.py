@@ -114,10 +114,15 @@ def test_spgemm_device(rng, dtype):
 
 
 def test_spgemm_host_operands_gpu_panels(rng):
-    A = rand(rng, 300, 300, 0.02, np.float64)
-    C = nonzero.spgemm(A, A, alg="hash", gpu_memory_limit=1 << 16)
+    # a budget that holds A (twice, ~170 KB) and some rows of C at a time (far smaller ones are
+    # refused cleanly: a panel must hold at least one row of C), so C comes back in panels
+    A = rand(rng, 800, 800, 0.01, np.float64)
+    C, info = nonzero.spgemm(A, A, alg="hash", gpu_memory_limit=400000, return_info=True)
     assert isinstance(C, sp.csr_matrix)
+    assert info["panels"] > 1, info
     close(C.toarray(), (A @ A).toarray(), 1e-12)
+    with pytest.raises(nonzero.NonzeroError):
+        nonzero.spgemm(A, A, alg="hash", gpu_memory_limit=1 << 12)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
