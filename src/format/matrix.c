@@ -242,12 +242,10 @@ static nz_status_t check_common(nz_context_t *ctx, nz_matrix_t **A, int64_t rows
     return nzi_check_dims(ctx, rows, cols, what);
 }
 
-nz_status_t nz_matrix_create_csr(nz_context_t *ctx, nz_matrix_t **A, int64_t rows, int64_t cols,
-                                 nz_index_type_t offset_type, const void *row_offsets,
-                                 const int32_t *col_indices, nz_value_type_t value_type,
-                                 const void *values) {
-    const char *what = "nz_matrix_create_csr";
-    NZI_TRY(check_common(ctx, A, rows, cols, value_type, what));
+/* Caller row offsets (int32 or int64): the type is known, the array is given, starts at 0 and
+ * never decreases; *nnz = row_offsets[rows]. The first bad row is named. */
+static nz_status_t check_offsets(nz_context_t *ctx, int64_t rows, nz_index_type_t offset_type,
+                                 const void *row_offsets, const char *what, int64_t *nnz) {
     if (offset_type != NZ_I32 && offset_type != NZ_I64)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: invalid offset type %d", what,
                          (int)offset_type);
@@ -264,7 +262,22 @@ nz_status_t nz_matrix_create_csr(nz_context_t *ctx, nz_matrix_t **A, int64_t row
             return nzi_error(ctx, NZ_ERR_INVALID_MATRIX,
                              "%s: row %lld: row_offsets decrease (%lld then %lld)", what,
                              (long long)i, (long long)OFFSET(i), (long long)OFFSET(i + 1));
-    int64_t nnz = OFFSET(rows);
+    *nnz = OFFSET(rows);
+#undef OFFSET
+    return NZ_SUCCESS;
+}
+
+nz_status_t nz_matrix_create_csr(nz_context_t *ctx, nz_matrix_t **A, int64_t rows, int64_t cols,
+                                 nz_index_type_t offset_type, const void *row_offsets,
+                                 const int32_t *col_indices, nz_value_type_t value_type,
+                                 const void *values) {
+    const char *what = "nz_matrix_create_csr";
+    NZI_TRY(check_common(ctx, A, rows, cols, value_type, what));
+    int64_t nnz = 0;
+    NZI_TRY(check_offsets(ctx, rows, offset_type, row_offsets, what, &nnz));
+#define OFFSET(i)                                                                              \
+    (offset_type == NZ_I32 ? (int64_t)((const int32_t *)row_offsets)[i]                       \
+                           : ((const int64_t *)row_offsets)[i])
     if (nnz > 0 && col_indices == NULL)
         return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "%s: col_indices is NULL", what);
     for (int64_t i = 0; i < rows; i++)
@@ -301,23 +314,11 @@ nz_status_t nz_matrix_wrap_csr(nz_context_t *ctx, nz_matrix_t **A, int64_t rows,
     nz_status_t status = NZ_SUCCESS;
     nz_matrix_t *M = NULL;
     NZI_TRY(check_common(ctx, A, rows, cols, value_type, what));
-    if (offset_type != NZ_I32 && offset_type != NZ_I64)
-        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: invalid offset type %d", what,
-                         (int)offset_type);
-    if (row_offsets == NULL)
-        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "%s: row_offsets is NULL", what);
+    int64_t nnz = 0;
+    NZI_TRY(check_offsets(ctx, rows, offset_type, row_offsets, what, &nnz));
 #define OFFSET(i)                                                                              \
     (offset_type == NZ_I32 ? (int64_t)((const int32_t *)row_offsets)[i]                       \
                            : ((const int64_t *)row_offsets)[i])
-    if (OFFSET(0) != 0)
-        return nzi_error(ctx, NZ_ERR_INVALID_MATRIX, "%s: row_offsets[0] is %lld, not 0", what,
-                         (long long)OFFSET(0));
-    for (int64_t i = 0; i < rows; i++)
-        if (OFFSET(i + 1) < OFFSET(i))
-            return nzi_error(ctx, NZ_ERR_INVALID_MATRIX,
-                             "%s: row %lld: row_offsets decrease (%lld then %lld)", what,
-                             (long long)i, (long long)OFFSET(i), (long long)OFFSET(i + 1));
-    int64_t nnz = OFFSET(rows);
     if (nnz > 0 && col_indices == NULL)
         return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "%s: col_indices is NULL", what);
     if (nnz > 0 && values == NULL)
