@@ -261,3 +261,22 @@ nz_status_t nz_cli_context_create(nz_context_t **ctx) {
         status = nz_context_set_memory_budget(*ctx, nz_cli_memory_budget);
     return status;
 }
+
+double nz_cli_hash_unit(uint64_t i) {
+    uint64_t z = i + 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return 2.0 * (double)(z >> 11) * 0x1.0p-53 - 1.0;
+}
+
+double nz_cli_value_get(const void *values, nz_value_type_t type, int64_t i) {
+    return type == NZ_F32 ? (double)((const float *)values)[i] : ((const double *)values)[i];
+}
+
+void nz_cli_value_set(void *values, nz_value_type_t type, int64_t i, double value) {
+    if (type == NZ_F32)
+        ((float *)values)[i] = (float)value;
+    else
+        ((double *)values)[i] = value;
+}

@@ -90,6 +90,13 @@ int nz_cli_write_matrix(const char *cmd, nz_context_t *ctx, const nz_matrix_t *A
 int nz_cli_check_not_input(const char *cmd, const char *option, const char *output,
                            const char *const *inputs, int count);
 
+/* Deterministic x0_i in [-1, 1) for global index i (the splitmix64 finaliser): the initial guess
+ * of `nz cg`, single-process and distributed alike, so both start from the same x0. */
+double nz_cli_hash_unit(uint64_t i);
+/* Entry i of a float or double array as a double, and the other way. */
+double nz_cli_value_get(const void *values, nz_value_type_t type, int64_t i);
+void nz_cli_value_set(void *values, nz_value_type_t type, int64_t i, double value);
+
 /* Check that an output path has a known matrix extension (before doing any work). */
 int nz_cli_check_matrix_path(const char *cmd, const char *path);
 

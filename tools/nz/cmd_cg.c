@@ -197,25 +197,6 @@ static int parse_options(int argc, char **argv, cg_cli_options_t *o) {
     return NZ_EXIT_OK;
 }
 
-/* Deterministic x0_i in [-1, 1): the splitmix64 finaliser of i. */
-static double hash_unit(uint64_t i) {
-    uint64_t z = i + 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return 2.0 * (double)(z >> 11) * 0x1.0p-53 - 1.0;
-}
-
-static double get_value(const void *v, nz_value_type_t t, int64_t i) {
-    return t == NZ_F32 ? (double)((const float *)v)[i] : ((const double *)v)[i];
-}
-static void set_value(void *v, nz_value_type_t t, int64_t i, double x) {
-    if (t == NZ_F32)
-        ((float *)v)[i] = (float)x;
-    else
-        ((double *)v)[i] = x;
-}
-
 /* Library failures inside nz_cmd_cg: print the message, pick the exit status, leave. */
 #define LIB(call)                                                                               \
     do {                                                                                        \
@@ -301,9 +282,9 @@ int nz_cmd_cg(int argc, char **argv) {
             if (nz_matrix_csr_arrays(ctx, &offsets, &columns, &values, A) == NZ_SUCCESS) {
                 for (int64_t i = 0; i < n; i++)
                     for (int64_t k = offsets[i]; k < offsets[i + 1]; k++)
-                        if (!isfinite(get_value(values, vt, k))) {
+                        if (!isfinite(nz_cli_value_get(values, vt, k))) {
                             nz_cli_error(CMD, "%s: A holds %g at (%lld, %lld); CG needs finite "
-                                              "values", o.matrix_path, get_value(values, vt, k),
+                                              "values", o.matrix_path, nz_cli_value_get(values, vt, k),
                                          (long long)i + 1, (long long)columns[k] + 1);
                             rc = NZ_EXIT_FAIL;
                             goto cleanup;
@@ -311,7 +292,7 @@ int nz_cmd_cg(int argc, char **argv) {
             }
             void *ones = NULL;
             LIB(nz_malloc(ctx, &ones, (size_t)n * vs + 1));
-            for (int64_t i = 0; i < n; i++) set_value(ones, vt, i, 1.0);
+            for (int64_t i = 0; i < n; i++) nz_cli_value_set(ones, vt, i, 1.0);
             status = nz_malloc(ctx, &b, (size_t)n * vs + 1);
             if (status == NZ_SUCCESS) status = nz_spmv(ctx, A, NZ_ALG_AUTO, 1.0, ones, 0.0, b);
             nz_free(ctx, ones);
@@ -319,7 +300,8 @@ int nz_cmd_cg(int argc, char **argv) {
         }
     }
     LIB(nz_malloc(ctx, &x, (size_t)n * vs + 1));
-    for (int64_t i = 0; i < n; i++) set_value(x, vt, i, o.x0_random ? hash_unit((uint64_t)i) : 0.0);
+    for (int64_t i = 0; i < n; i++)
+        nz_cli_value_set(x, vt, i, o.x0_random ? nz_cli_hash_unit((uint64_t)i) : 0.0);
 
     /* ---- format and location ---- */
     /* --format auto on cuda: the planner's format for the GPU, converted here on the host before
@@ -414,7 +396,7 @@ int nz_cmd_cg(int argc, char **argv) {
             LIB(nz_device_copy_to_host(ctx, u, du, (size_t)n * vs));
         }
         for (int64_t i = 0; i < n; i++) {
-            double d = get_value(x, vt, i) - get_value(u, vt, i);
+            double d = nz_cli_value_get(x, vt, i) - nz_cli_value_get(u, vt, i);
             err += d * d;
         }
         double h = 1.0 / (double)o.fe3d;

@@ -56,26 +56,6 @@ int nz_dist_cli_wanted(const char *command, int argc, char **argv) {
     return dist || size != 1;
 }
 
-/* Deterministic x0_i in [-1, 1): the splitmix64 finaliser of the global index (as nz cg). */
-static double hash_unit(uint64_t i) {
-    uint64_t z = i + 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return 2.0 * (double)(z >> 11) * 0x1.0p-53 - 1.0;
-}
-
-static double get_value(const void *v, nz_value_type_t t, int64_t i) {
-    return t == NZ_F32 ? (double)((const float *)v)[i] : ((const double *)v)[i];
-}
-
-static void set_value(void *v, nz_value_type_t t, int64_t i, double value) {
-    if (t == NZ_F32)
-        ((float *)v)[i] = (float)value;
-    else
-        ((double *)v)[i] = value;
-}
-
 static void usage(const char *command) {
     if (strcmp(command, "bench") == 0) {
         printf("usage: mpiexec -n P nz bench --dist [--n N] [--weak N] [--repeat R] [--iterations K]\n"
@@ -314,13 +294,13 @@ static int run_cg(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_options_
     const int64_t rows = L.row_end - L.row_begin, n = L.global_rows;
     LIB(nz_malloc(ctx, &hx, (size_t)rows * vs + 16));
     if (b == NULL) { /* b = A ones */
-        for (int64_t i = 0; i < rows; i++) set_value(hx, vt, i, 1.0);
+        for (int64_t i = 0; i < rows; i++) nz_cli_value_set(hx, vt, i, 1.0);
         LIB(to_location(ctx, device, hx, (size_t)rows * vs, &x));
         LIB(to_location(ctx, device, hx, (size_t)rows * vs, &b));
         LIB(nz_dist_spmv(dA, 1.0, x, 0.0, b));
     }
     for (int64_t i = 0; i < rows; i++)
-        set_value(hx, vt, i, o->x0_random ? hash_unit((uint64_t)(L.row_begin + i)) : 0.0);
+        nz_cli_value_set(hx, vt, i, o->x0_random ? nz_cli_hash_unit((uint64_t)(L.row_begin + i)) : 0.0);
     free_location(ctx, device, x);
     x = NULL;
     LIB(to_location(ctx, device, hx, (size_t)rows * vs, &x));
@@ -340,7 +320,7 @@ static int run_cg(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_options_
             LIB(to_host(ctx, hu, u, (size_t)rows * vs));
         }
         for (int64_t i = 0; i < rows; i++) {
-            double d = get_value(hx, vt, i) - get_value(device ? hu : u, vt, i);
+            double d = nz_cli_value_get(hx, vt, i) - nz_cli_value_get(device ? hu : u, vt, i);
             err += d * d;
         }
         MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
@@ -401,7 +381,8 @@ static int run_spmv(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_option
     const int64_t rows = L.row_end - L.row_begin, cols = L.col_end - L.col_begin;
     LIB(nz_malloc(ctx, &hx, (size_t)cols * vs + 16));
     LIB(nz_malloc(ctx, &hy, (size_t)rows * vs + 16));
-    for (int64_t j = 0; j < cols; j++) set_value(hx, vt, j, 1.0 + (double)((L.col_begin + j) % 7) / 8.0);
+    for (int64_t j = 0; j < cols; j++)
+        nz_cli_value_set(hx, vt, j, 1.0 + (double)((L.col_begin + j) % 7) / 8.0);
     LIB(to_location(ctx, device, hx, (size_t)cols * vs, &x));
     LIB(to_location(ctx, device, hy, (size_t)rows * vs, &y));
     LIB(nz_dist_spmv_profile(dA, x, y, o->repeat, &prof));
