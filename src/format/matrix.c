@@ -242,6 +242,12 @@ static nz_status_t check_common(nz_context_t *ctx, nz_matrix_t **A, int64_t rows
     return nzi_check_dims(ctx, rows, cols, what);
 }
 
+/* Entry i of caller row offsets of either width, widened. */
+static inline int64_t offset_at(nz_index_type_t offset_type, const void *row_offsets, int64_t i) {
+    return offset_type == NZ_I32 ? (int64_t)((const int32_t *)row_offsets)[i]
+                                 : ((const int64_t *)row_offsets)[i];
+}
+
 /* Caller row offsets (int32 or int64): the type is known, the array is given, starts at 0 and
  * never decreases; *nnz = row_offsets[rows]. The first bad row is named. */
 static nz_status_t check_offsets(nz_context_t *ctx, int64_t rows, nz_index_type_t offset_type,
@@ -251,19 +257,16 @@ static nz_status_t check_offsets(nz_context_t *ctx, int64_t rows, nz_index_type_
                          (int)offset_type);
     if (row_offsets == NULL)
         return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "%s: row_offsets is NULL", what);
-#define OFFSET(i)                                                                              \
-    (offset_type == NZ_I32 ? (int64_t)((const int32_t *)row_offsets)[i]                       \
-                           : ((const int64_t *)row_offsets)[i])
-    if (OFFSET(0) != 0)
+    if (offset_at(offset_type, row_offsets, 0) != 0)
         return nzi_error(ctx, NZ_ERR_INVALID_MATRIX, "%s: row_offsets[0] is %lld, not 0", what,
-                         (long long)OFFSET(0));
+                         (long long)offset_at(offset_type, row_offsets, 0));
     for (int64_t i = 0; i < rows; i++)
-        if (OFFSET(i + 1) < OFFSET(i))
+        if (offset_at(offset_type, row_offsets, i + 1) < offset_at(offset_type, row_offsets, i))
             return nzi_error(ctx, NZ_ERR_INVALID_MATRIX,
                              "%s: row %lld: row_offsets decrease (%lld then %lld)", what,
-                             (long long)i, (long long)OFFSET(i), (long long)OFFSET(i + 1));
-    *nnz = OFFSET(rows);
-#undef OFFSET
+                             (long long)i, (long long)offset_at(offset_type, row_offsets, i),
+                             (long long)offset_at(offset_type, row_offsets, i + 1));
+    *nnz = offset_at(offset_type, row_offsets, rows);
     return NZ_SUCCESS;
 }
 
@@ -275,21 +278,20 @@ nz_status_t nz_matrix_create_csr(nz_context_t *ctx, nz_matrix_t **A, int64_t row
     NZI_TRY(check_common(ctx, A, rows, cols, value_type, what));
     int64_t nnz = 0;
     NZI_TRY(check_offsets(ctx, rows, offset_type, row_offsets, what, &nnz));
-#define OFFSET(i)                                                                              \
-    (offset_type == NZ_I32 ? (int64_t)((const int32_t *)row_offsets)[i]                       \
-                           : ((const int64_t *)row_offsets)[i])
     if (nnz > 0 && col_indices == NULL)
         return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "%s: col_indices is NULL", what);
     for (int64_t i = 0; i < rows; i++)
-        for (int64_t k = OFFSET(i); k < OFFSET(i + 1); k++)
+        for (int64_t k = offset_at(offset_type, row_offsets, i),
+                     end = offset_at(offset_type, row_offsets, i + 1);
+             k < end; k++)
             if (col_indices[k] < 0 || col_indices[k] >= cols)
                 return nzi_error(ctx, NZ_ERR_INVALID_MATRIX,
                                  "%s: row %lld: column index %d out of range [0, %lld)", what,
                                  (long long)i, col_indices[k], (long long)cols);
     nz_matrix_t *M = NULL;
     NZI_TRY(nzi_csr_alloc(ctx, &M, value_type, rows, cols, nnz));
-    for (int64_t i = 0; i <= rows; i++) M->host.csr.row_offsets[i] = OFFSET(i);
-#undef OFFSET
+    for (int64_t i = 0; i <= rows; i++)
+        M->host.csr.row_offsets[i] = offset_at(offset_type, row_offsets, i);
     if (nnz > 0) memcpy(M->host.csr.col_indices, col_indices, (size_t)nnz * sizeof(int32_t));
     if (values != NULL) {
         if (nnz > 0) memcpy(M->host.csr.values, values, (size_t)nnz * nzi_value_size(value_type));
@@ -316,21 +318,20 @@ nz_status_t nz_matrix_wrap_csr(nz_context_t *ctx, nz_matrix_t **A, int64_t rows,
     NZI_TRY(check_common(ctx, A, rows, cols, value_type, what));
     int64_t nnz = 0;
     NZI_TRY(check_offsets(ctx, rows, offset_type, row_offsets, what, &nnz));
-#define OFFSET(i)                                                                              \
-    (offset_type == NZ_I32 ? (int64_t)((const int32_t *)row_offsets)[i]                       \
-                           : ((const int64_t *)row_offsets)[i])
     if (nnz > 0 && col_indices == NULL)
         return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "%s: col_indices is NULL", what);
     if (nnz > 0 && values == NULL)
         return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT,
                          "%s: values is NULL (a wrapped matrix needs its values)", what);
     for (int64_t i = 0; i < rows; i++) {
-        for (int64_t k = OFFSET(i); k < OFFSET(i + 1); k++) {
+        for (int64_t k = offset_at(offset_type, row_offsets, i),
+                     end = offset_at(offset_type, row_offsets, i + 1);
+             k < end; k++) {
             if (col_indices[k] < 0 || col_indices[k] >= cols)
                 return nzi_error(ctx, NZ_ERR_INVALID_MATRIX,
                                  "%s: row %lld: column index %d out of range [0, %lld)", what,
                                  (long long)i, col_indices[k], (long long)cols);
-            if (k > OFFSET(i) && col_indices[k] <= col_indices[k - 1])
+            if (k > offset_at(offset_type, row_offsets, i) && col_indices[k] <= col_indices[k - 1])
                 return nzi_error(ctx, NZ_ERR_NOT_SORTED,
                                  "%s: row %lld: column %d after column %d (columns must be "
                                  "strictly increasing in a wrapped matrix; nz_matrix_create_csr "
@@ -348,9 +349,9 @@ nz_status_t nz_matrix_wrap_csr(nz_context_t *ctx, nz_matrix_t **A, int64_t rows,
     } else {
         NZI_CHECK(nzi_alloc_array(ctx, (void **)&M->host.csr.row_offsets, (size_t)rows + 1,
                                   sizeof(int64_t), "CSR row offsets"));
-        for (int64_t i = 0; i <= rows; i++) M->host.csr.row_offsets[i] = OFFSET(i);
+        for (int64_t i = 0; i <= rows; i++)
+            M->host.csr.row_offsets[i] = offset_at(offset_type, row_offsets, i);
     }
-#undef OFFSET
     *A = M;
     return NZ_SUCCESS;
 cleanup:
