@@ -391,7 +391,11 @@ static double run_ours(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c,
         if (nz_spmv_plan_info(l.plan, &info) == NZ_SUCCESS) {
             r.plan_seconds = info.plan_seconds;
             if (alg == NZ_ALG_AUTO) /* the planner's column: say what it chose */
-                snprintf(r.note, sizeof r.note, "planner chose %s", nz_alg_name(info.alg));
+                snprintf(r.note, sizeof r.note, "planner chose %s%s%s%s%s", nz_alg_name(info.alg),
+                         (info.flags & NZ_PLAN_CACHE_HINTS) ? "+hints" : "",
+                         (info.flags & NZ_PLAN_COLUMN_PANELS) ? "+panels" : "",
+                         (info.flags & NZ_PLAN_REORDER) ? "+reorder" : "",
+                         (info.flags & NZ_PLAN_COMPRESS_INDICES) ? "+compressed" : "");
         }
         if (verify_launch(g, &l, c, host_y, (size_t)dA->rows * vs, &r) != 0 ||
             (r.status == NZB_OK && time_launch(g, &l, runs, &r) != 0)) {
@@ -410,36 +414,45 @@ static double run_ours(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c,
 }
 
 /* The plan-flag variants of an algorithm, timed in the same run as its default form (kernel
- * "csr/alg:label"; variants never count as the best kernel in the summary), with a note
- * comparing the two:
+ * "csr/alg:label"; variants never count as the best kernel in the summary), each with a note
+ * comparing it with the default form:
  *   light-vector, light-warp: ":per-row", NZ_PLAN_LIGHT_PER_ROW (the paper's one row per
  *     atomic; the default takes chunks of rows per atomic);
- *   vector, merge: ":hints", NZ_PLAN_CACHE_HINTS (matrix arrays loaded as streaming). */
+ *   vector, merge: ":hints", NZ_PLAN_CACHE_HINTS (matrix arrays loaded as streaming),
+ *     ":panels" (NZ_PLAN_COLUMN_PANELS, with hints), ":reorder" (NZ_PLAN_REORDER, with hints);
+ *   vector: ":compressed" (NZ_PLAN_COMPRESS_INDICES). */
 static void run_flag_variants(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c,
                               const nz_matrix_t *dA, nz_alg_t alg, double default_seconds,
                               void *dx, void *dy, void *host_y, int runs, double best_cusparse,
                               const nzb_result_t *base) {
-    unsigned flags;
-    const char *label, *meaning;
-    if (alg == NZ_ALG_LIGHT_VECTOR || alg == NZ_ALG_LIGHT_WARP) {
-        flags = NZ_PLAN_LIGHT_PER_ROW;
-        label = "per-row";
-        meaning = "chunked rows per atomic vs one row per atomic";
-    } else if (alg == NZ_ALG_VECTOR || alg == NZ_ALG_MERGE) {
-        flags = NZ_PLAN_CACHE_HINTS;
-        label = "hints";
-        meaning = "streaming cache hints vs plain loads";
-    } else {
-        return;
-    }
-    double t = run_ours(g, rep, c, dA, alg, flags, dx, dy, host_y, runs, best_cusparse, base,
-                        label);
-    if (t > 0 && default_seconds > 0) {
-        const double with = flags == NZ_PLAN_CACHE_HINTS ? t : default_seconds;
-        const double without = flags == NZ_PLAN_CACHE_HINTS ? default_seconds : t;
-        nzb_report_note(rep, "%s %s csr/%s: %s: %.1f us vs %.1f us (%.2fx)", c->name,
-                        c->value_type == NZ_F32 ? "single" : "double", nz_alg_name(alg), meaning,
-                        with * 1e6, without * 1e6, without / with);
+    static const struct {
+        unsigned flags;
+        const char *label, *meaning;
+        bool vector, merge, light;
+    } variants[] = {
+        {NZ_PLAN_LIGHT_PER_ROW, "per-row", "one row per atomic vs chunked rows per atomic", false,
+         false, true},
+        {NZ_PLAN_CACHE_HINTS, "hints", "streaming cache hints vs plain loads", true, true, false},
+        {NZ_PLAN_COLUMN_PANELS | NZ_PLAN_CACHE_HINTS, "panels", "column panels (+hints) vs plain",
+         true, true, false},
+        {NZ_PLAN_REORDER | NZ_PLAN_CACHE_HINTS, "reorder", "columns by degree (+hints) vs plain",
+         true, true, false},
+        {NZ_PLAN_COMPRESS_INDICES, "compressed", "16-bit column steps vs plain", true, false,
+         false},
+    };
+    const bool light = alg == NZ_ALG_LIGHT_VECTOR || alg == NZ_ALG_LIGHT_WARP;
+    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
+        if (!((variants[v].vector && alg == NZ_ALG_VECTOR) ||
+              (variants[v].merge && alg == NZ_ALG_MERGE) || (variants[v].light && light)))
+            continue;
+        const unsigned flags = variants[v].flags;
+        double t = run_ours(g, rep, c, dA, alg, flags, dx, dy, host_y, runs, best_cusparse, base,
+                            variants[v].label);
+        if (t > 0 && default_seconds > 0)
+            nzb_report_note(rep, "%s %s csr/%s: %s: %.1f us vs %.1f us (%.2fx)", c->name,
+                            c->value_type == NZ_F32 ? "single" : "double", nz_alg_name(alg),
+                            variants[v].meaning, t * 1e6, default_seconds * 1e6,
+                            default_seconds / t);
     }
 }
 

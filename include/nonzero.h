@@ -464,6 +464,23 @@ typedef enum nz_operation { NZ_OP_N = 0, NZ_OP_T = 1 } nz_operation_t;
                                        level), instead of the default chunks of rows per atomic;
                                        for comparisons. Same results bit for bit; other
                                        algorithms ignore the flag. */
+/* Plan layouts of a GPU CSR matrix (op N; one at a time; the plan builds them at creation, keeps
+ * them in its workspace and leaves A untouched; docs/PERF_NOTES.md has the measurements): */
+#define NZ_PLAN_COLUMN_PANELS 0x20u /* any GPU csr algorithm: A split by column ranges into panels
+                                       whose slice of x fits in a third of the L2 cache, run one
+                                       after another into y (gather-bound matrices whose x is
+                                       larger than L2). Results are summed panel by panel: not
+                                       bitwise equal to the unsplit plan, reproducible as the
+                                       algorithm is. One panel (x fits): the plain plan. */
+#define NZ_PLAN_REORDER       0x40u /* any GPU csr algorithm: columns renumbered by descending
+                                       nonzero count, so the most-read entries of x share cache
+                                       lines (power-law graphs); each execute first gathers x
+                                       into the new order; the caller's x and y keep theirs. */
+#define NZ_PLAN_COMPRESS_INDICES 0x80u /* GPU csr vector: column indices as 16-bit differences
+                                       from the previous column of the row (rows where a step
+                                       exceeds 65535 or columns are unsorted keep 32-bit ones):
+                                       2 bytes less per nonzero. Same products, same order of
+                                       summation as a width-V CSR-vector without unrolling. */
 
 typedef struct nz_spmv_plan nz_spmv_plan_t;
 
@@ -496,6 +513,10 @@ typedef struct nz_spmv_plan_info {
     int vector_width;          /* threads per row where it applies (CSR-vector, LightSpMV) */
     double plan_seconds;       /* preprocessing time */
     size_t workspace_bytes;    /* bytes the plan holds beyond the matrix */
+    unsigned flags;            /* the flags the plan runs with: the caller's, plus the layout
+                                  and hint flags NZ_ALG_AUTO added (NZ_PLAN_CACHE_HINTS,
+                                  NZ_PLAN_COLUMN_PANELS, ...) */
+    int layout_parts;          /* column panels the plan runs (1 without NZ_PLAN_COLUMN_PANELS) */
 } nz_spmv_plan_info_t;
 nz_status_t nz_spmv_plan_info(const nz_spmv_plan_t *plan, nz_spmv_plan_info_t *info);
 

@@ -21,6 +21,8 @@ BACKEND_CPU, BACKEND_CUDA = 0, 1
 OP_N, OP_T = 0, 1
 COL_MAJOR, ROW_MAJOR = 0, 1
 PLAN_DETERMINISTIC, PLAN_TUNE, PLAN_MIXED = 0x1, 0x2, 0x4
+PLAN_CACHE_HINTS, PLAN_LIGHT_PER_ROW = 0x8, 0x10
+PLAN_COLUMN_PANELS, PLAN_REORDER, PLAN_COMPRESS_INDICES = 0x20, 0x40, 0x80
 PRECOND_NONE, PRECOND_JACOBI = 0, 1
 FORMAT_CSR, FORMAT_COUNT = 0, 8
 MAX_ITERATIONS = 1
@@ -99,7 +101,7 @@ class FormatOptions(ctypes.Structure):
 class SpmvPlanInfo(ctypes.Structure):
     _fields_ = [("format", c_int), ("alg", c_int), ("backend", c_int), ("reproducible", c_int),
                 ("vector_width", c_int), ("plan_seconds", c_double),
-                ("workspace_bytes", c_size_t)]
+                ("workspace_bytes", c_size_t), ("flags", ctypes.c_uint), ("layout_parts", c_int)]
 
 
 class SpmmPlanInfo(ctypes.Structure):

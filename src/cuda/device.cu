@@ -250,6 +250,11 @@ nz_status_t nzi_cuda_join(nz_context_t *ctx) {
     return NZ_SUCCESS;
 }
 
+size_t nz_cuda_l2_bytes(const nz_context_t *ctx) {
+    const nzi_cuda_state_t *cs = ctx != NULL ? nzi_cuda(ctx) : NULL;
+    return cs != NULL ? cs->l2_bytes : 0;
+}
+
 nz_status_t nz_cuda_synchronize(nz_context_t *ctx) {
     NZI_TRY(nzi_cuda_enter(ctx));
     NZI_CUDA_TRY(ctx, cudaStreamSynchronize(nzi_cuda(ctx)->stream));

@@ -55,6 +55,8 @@ nz_status_t nz_cuda_time_plan(const nz_spmv_plan_t *plan, const void *x, void *y
 typedef struct row_partial {
     double sum_squares;  /* sum of len^2 over the block's rows */
     long long min_len, max_len, empty;
+    long long lower, upper; /* max (i - j), max (j - i) (op N: from each row's first and last
+                               column, exact for sorted rows) */
 } row_partial_t;
 
 /* Length of row i: from row offsets, or a count array (Counts). */
@@ -73,24 +75,34 @@ static __device__ __forceinline__ long long row_length(const Data *__restrict__ 
 template <typename Data, bool Counts>
 __global__ void __launch_bounds__(STATS_THREADS)
     length_stats_kernel(int64_t rows, const Data *__restrict__ data,
+                        const int32_t *__restrict__ col_indices,
                         row_partial_t *__restrict__ partials) {
     __shared__ double sum_squares[STATS_THREADS];
     __shared__ long long min_len[STATS_THREADS], max_len[STATS_THREADS], empty[STATS_THREADS];
+    __shared__ long long lower[STATS_THREADS], upper[STATS_THREADS];
     const int t = threadIdx.x;
     const int64_t stride = (int64_t)gridDim.x * STATS_THREADS;
     double squares = 0;
-    long long lo = LLONG_MAX, hi = 0, zeros = 0;
+    long long lo = LLONG_MAX, hi = 0, zeros = 0, below = 0, above = 0;
     for (int64_t i = (int64_t)blockIdx.x * STATS_THREADS + t; i < rows; i += stride) {
         const long long len = row_length<Data, Counts>(data, i);
         squares += (double)len * (double)len;
         lo = len < lo ? len : lo;
         hi = len > hi ? len : hi;
         zeros += len == 0;
+        if (!Counts && len > 0) {
+            const long long first = __ldg(col_indices + __ldg(data + i));
+            const long long last = __ldg(col_indices + __ldg(data + i + 1) - 1);
+            below = i - first > below ? i - first : below;
+            above = last - i > above ? last - i : above;
+        }
     }
     sum_squares[t] = squares;
     min_len[t] = lo;
     max_len[t] = hi;
     empty[t] = zeros;
+    lower[t] = below;
+    upper[t] = above;
     __syncthreads();
     for (int half = STATS_THREADS / 2; half > 0; half /= 2) {
         if (t < half) {
@@ -98,6 +110,8 @@ __global__ void __launch_bounds__(STATS_THREADS)
             min_len[t] = min_len[t + half] < min_len[t] ? min_len[t + half] : min_len[t];
             max_len[t] = max_len[t + half] > max_len[t] ? max_len[t + half] : max_len[t];
             empty[t] += empty[t + half];
+            lower[t] = lower[t + half] > lower[t] ? lower[t + half] : lower[t];
+            upper[t] = upper[t + half] > upper[t] ? upper[t + half] : upper[t];
         }
         __syncthreads();
     }
@@ -106,6 +120,8 @@ __global__ void __launch_bounds__(STATS_THREADS)
         partials[blockIdx.x].min_len = min_len[0];
         partials[blockIdx.x].max_len = max_len[0];
         partials[blockIdx.x].empty = empty[0];
+        partials[blockIdx.x].lower = lower[0];
+        partials[blockIdx.x].upper = upper[0];
     }
 }
 
@@ -169,13 +185,14 @@ nz_status_t nz_cuda_csr_row_stats(nz_context_t *ctx, const nz_matrix_t *dA, nz_o
                 NZI_CUDA_CHECK(ctx, cudaGetLastError());
             }
             length_stats_kernel<unsigned long long, true>
-                <<<(unsigned)blocks, STATS_THREADS, 0, cs->stream>>>(s.rows, counts, partials);
+                <<<(unsigned)blocks, STATS_THREADS, 0, cs->stream>>>(s.rows, counts, NULL,
+                                                                     partials);
         } else if (wide) {
             length_stats_kernel<int64_t, false><<<(unsigned)blocks, STATS_THREADS, 0, cs->stream>>>(
-                s.rows, (const int64_t *)dA->device.row_offsets, partials);
+                s.rows, (const int64_t *)dA->device.row_offsets, dA->device.col_indices, partials);
         } else {
             length_stats_kernel<int32_t, false><<<(unsigned)blocks, STATS_THREADS, 0, cs->stream>>>(
-                s.rows, (const int32_t *)dA->device.row_offsets, partials);
+                s.rows, (const int32_t *)dA->device.row_offsets, dA->device.col_indices, partials);
         }
         NZI_CUDA_CHECK(ctx, cudaGetLastError());
         NZI_CHECK(nz_cuda_memcpy(ctx, host, partials, (size_t)blocks * sizeof *partials, NZI_D2H));
@@ -186,6 +203,8 @@ nz_status_t nz_cuda_csr_row_stats(nz_context_t *ctx, const nz_matrix_t *dA, nz_o
             if (host[b].min_len < s.row_min) s.row_min = host[b].min_len;
             if (host[b].max_len > s.row_max) s.row_max = host[b].max_len;
             s.empty_rows += host[b].empty;
+            if (!transpose && host[b].lower > s.lower_bandwidth) s.lower_bandwidth = host[b].lower;
+            if (!transpose && host[b].upper > s.upper_bandwidth) s.upper_bandwidth = host[b].upper;
         }
         s.row_mean = (double)s.nnz / (double)s.rows;
         double variance = sum_squares / (double)s.rows - s.row_mean * s.row_mean;

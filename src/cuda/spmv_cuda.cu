@@ -7,6 +7,11 @@ nz_status_t nzi_cuda_transpose_setup(nz_spmv_plan_t *plan, const nzi_cuda_spmv_o
 nz_status_t nzi_cuda_transpose_execute(const nz_spmv_plan_t *plan, const nzi_cuda_spmv_ops_t *ops,
                                        double alpha, const void *x, double beta, void *y);
 void nzi_cuda_transpose_release(nz_spmv_plan_t *plan, const nzi_cuda_spmv_ops_t *ops);
+/* spmv_csr_layout.cu: column panels, reordering, compressed indices (NZI_PLAN_LAYOUTS). */
+nz_status_t nzi_cuda_layout_setup(nz_spmv_plan_t *plan, const nzi_cuda_spmv_ops_t *ops);
+nz_status_t nzi_cuda_layout_execute(const nz_spmv_plan_t *plan, const nzi_cuda_spmv_ops_t *ops,
+                                    double alpha, const void *x, double beta, void *y);
+void nzi_cuda_layout_release(nz_spmv_plan_t *plan, const nzi_cuda_spmv_ops_t *ops);
 
 /* Every CSR algorithm the backend has, in the order nz_spmv_list reports them. */
 static const nzi_cuda_spmv_ops_t *const csr_ops[] = {
@@ -112,15 +117,26 @@ nz_status_t nz_cuda_spmv_plan_setup(nz_spmv_plan_t *plan) {
                          "on the GPU for csr with the scalar, vector and merge algorithms, not "
                          "%s with %s", what, nz_format_name(A->format), nz_alg_name(plan->alg));
     NZI_TRY(nzi_cuda_enter(ctx));
+    plan->layout_parts = 1;
+    if ((plan->flags & NZI_PLAN_LAYOUTS) && (A->format != NZ_FORMAT_CSR || plan->op != NZ_OP_N))
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "%s: the plan layouts (column panels, "
+                         "reordering, compressed indices) are implemented for csr with op N, not "
+                         "%s%s", what, nz_format_name(A->format),
+                         plan->op != NZ_OP_N ? " with op T" : "");
     if (plan->op == NZ_OP_T) {
         NZI_TRY(nzi_cuda_transpose_setup(plan, ops));
     } else {
         if (A->rows == 0 || A->nnz == 0) return NZ_SUCCESS;
-        NZI_TRY(ops->setup(plan));
+        if (plan->flags & NZI_PLAN_LAYOUTS)
+            NZI_TRY(nzi_cuda_layout_setup(plan, ops));
+        else
+            NZI_TRY(ops->setup(plan));
     }
     if ((plan->flags & NZ_PLAN_DETERMINISTIC) && !plan->reproducible) {
         if (plan->state != NULL && plan->op == NZ_OP_T)
             nzi_cuda_transpose_release(plan, ops);
+        else if (plan->state != NULL && (plan->flags & NZI_PLAN_LAYOUTS))
+            nzi_cuda_layout_release(plan, ops);
         else if (plan->state != NULL)
             ops->release(plan);
         plan->state = NULL;
@@ -144,6 +160,7 @@ nz_status_t nz_cuda_spmv_execute(const nz_spmv_plan_t *plan, double alpha, const
     if (plan->op == NZ_OP_T) return nzi_cuda_transpose_execute(plan, ops, alpha, x, beta, y);
     if (A->rows == 0) return NZ_SUCCESS;
     if (A->nnz == 0 || alpha == 0.0) return nzi_cuda_scale(ctx, A->value_type, A->rows, beta, y);
+    if (plan->flags & NZI_PLAN_LAYOUTS) return nzi_cuda_layout_execute(plan, ops, alpha, x, beta, y);
     return ops->execute(plan, alpha, x, beta, y);
 }
 
@@ -154,6 +171,8 @@ void nz_cuda_spmv_plan_release(nz_spmv_plan_t *plan) {
         if (plan->ctx->cuda != NULL) (void)cudaSetDevice(plan->ctx->device);
         if (plan->op == NZ_OP_T)
             nzi_cuda_transpose_release(plan, ops);
+        else if (plan->flags & NZI_PLAN_LAYOUTS)
+            nzi_cuda_layout_release(plan, ops);
         else
             ops->release(plan);
     }

@@ -18,6 +18,7 @@ struct nz_spmv_plan {
     nz_backend_t backend;
     int reproducible;
     int vector_width;
+    int layout_parts;         /* column panels run (NZ_PLAN_COLUMN_PANELS), else 1 */
     double plan_seconds;
     size_t workspace_bytes;
     void *state;              /* backend-owned preprocessing (row blocks, counters, ...) */
@@ -90,6 +91,9 @@ nz_status_t nz_cuda_matrix_download(nz_context_t *ctx, nz_matrix_t **H, const nz
 /* Free the device arrays a matrix owns (not borrowed ones). */
 void nz_cuda_matrix_release(nz_matrix_t *dA);
 
+/* The bound device's L2 cache in bytes (0 without a device); the planner sizes layouts by it. */
+size_t nz_cuda_l2_bytes(const nz_context_t *ctx);
+
 bool nz_cuda_spmv_supports(nz_format_t format, nz_alg_t alg);
 nz_status_t nz_cuda_spmv_plan_setup(nz_spmv_plan_t *plan);
 nz_status_t nz_cuda_spmv_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
@@ -127,8 +131,8 @@ nz_status_t nz_cuda_gen_fe3d(nz_context_t *ctx, nz_matrix_t **dA, int64_t n,
 nz_status_t nz_cuda_time_plan(const nz_spmv_plan_t *plan, const void *x, void *y, int runs,
                               double *median_seconds);
 /* Row-length statistics of op(dA) for a device CSR matrix (rows, cols, nnz, row_min, row_max,
- * row_mean, row_std, empty_rows; other fields 0): op N one reduction kernel over the row
- * offsets; op T (the rows of A^T are A's columns) a column count over the nonzeros first. */
+ * row_mean, row_std, empty_rows, and for op N lower / upper bandwidth from each row's first and
+ * last column; other fields 0): op N one reduction kernel over the row offsets; op T (the rows of A^T are A's columns) a column count over the nonzeros first. */
 nz_status_t nz_cuda_csr_row_stats(nz_context_t *ctx, const nz_matrix_t *dA, nz_operation_t op,
                                   nz_matrix_stats_t *stats);
 

@@ -23,7 +23,9 @@ extern "C" {
 /* Every SpMV plan flag nz_spmv_plan_create and nz_spmv_plan_choose accept. */
 #define NZI_SPMV_PLAN_FLAGS                                                                    \
     (NZ_PLAN_DETERMINISTIC | NZ_PLAN_TUNE | NZ_PLAN_MIXED | NZ_PLAN_CACHE_HINTS |               \
-     NZ_PLAN_LIGHT_PER_ROW)
+     NZ_PLAN_LIGHT_PER_ROW | NZI_PLAN_LAYOUTS)
+/* The plan layouts (GPU csr, op N, one at a time): src/cuda/spmv_csr_layout.cu. */
+#define NZI_PLAN_LAYOUTS (NZ_PLAN_COLUMN_PANELS | NZ_PLAN_REORDER | NZ_PLAN_COMPRESS_INDICES)
 
 struct nz_context {
     uint64_t magic;

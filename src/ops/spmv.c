@@ -70,6 +70,10 @@ nz_status_t nz_spmv_plan_create(nz_context_t *ctx, nz_spmv_plan_t **plan, const 
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spmv_plan_create: unknown flags 0x%x",
                          flags);
     nz_backend_t backend = A->location == NZ_DEVICE ? NZ_BACKEND_CUDA : NZ_BACKEND_CPU;
+    if ((flags & NZI_PLAN_LAYOUTS) && backend == NZ_BACKEND_CPU)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "nz_spmv_plan_create: the plan layouts "
+                         "(column panels, reordering, compressed indices) are GPU csr plans; A is "
+                         "a host matrix");
     bool supported = alg == NZ_ALG_AUTO ||
                      (backend == NZ_BACKEND_CPU ? nz_cpu_spmv_supports(A->format, alg)
                                                 : nz_cuda_spmv_supports(A->format, alg));
@@ -163,6 +167,8 @@ nz_status_t nz_spmv_plan_info(const nz_spmv_plan_t *plan, nz_spmv_plan_info_t *i
     info->vector_width = plan->vector_width;
     info->plan_seconds = plan->plan_seconds;
     info->workspace_bytes = plan->workspace_bytes;
+    info->flags = plan->flags;
+    info->layout_parts = plan->layout_parts > 0 ? plan->layout_parts : 1;
     return NZ_SUCCESS;
 }
 

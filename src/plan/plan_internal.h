@@ -43,9 +43,18 @@ typedef struct nzi_plan_thresholds {
     int tune_candidates;        /* NZ_PLAN_TUNE times at most this many of the ranked list */
     int tune_runs_gpu;          /* timed executions per candidate (after one warm-up) */
     int tune_runs_cpu;
+    double layout_window_min;   /* bytes of x a row range spans before GPU CSR loads the
+                                   matrix as streaming (nzi_plan_layout_flags) */
 } nzi_plan_thresholds_t;
 
 extern const nzi_plan_thresholds_t nzi_plan_thresholds;
+
+/* The GPU CSR plan flags NZ_ALG_AUTO adds for candidate alg (op N, caller set no layout):
+ * NZ_PLAN_CACHE_HINTS, NZ_PLAN_COLUMN_PANELS, NZ_PLAN_COMPRESS_INDICES, from the statistics
+ * (bandwidths, cols), the value size and the device's L2 bytes (0: unknown, nothing added).
+ * Pure function of its arguments; unit-tested (tests/unit/test_planner.c). */
+unsigned nzi_plan_layout_flags(const nz_matrix_stats_t *stats, nz_alg_t alg, size_t value_size,
+                               size_t l2_bytes);
 
 #define NZI_PLAN_MAX_CANDIDATES 16
 #define NZI_PLAN_WHY_SIZE 320

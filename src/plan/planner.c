@@ -55,6 +55,7 @@ const nzi_plan_thresholds_t nzi_plan_thresholds = {
     .tune_candidates = 4,
     .tune_runs_gpu = 7,
     .tune_runs_cpu = 3,
+    .layout_window_min = 4.0 * 1024 * 1024, /* 4 MB of x between a row's first and last column */
 };
 
 #define T nzi_plan_thresholds
@@ -410,10 +411,47 @@ static void backend_release(nz_spmv_plan_t *plan) {
     plan->state = NULL;
 }
 
+/*
+ * GPU CSR layouts and hints (issue 19; measurements in docs/PERF_NOTES.md). x's "window" is the
+ * span of columns a run of rows reads, (lower + upper bandwidth) x value size:
+ *   hints     the window exceeds layout_window_min (x is gathered from far apart, so the matrix
+ *             stream would evict x's lines between their reuses): vector and merge load the
+ *             matrix as streaming. Banded matrices (Laplacian, FE) keep their window in L1/L2
+ *             anyway and measured 1-3% slower with hints.
+ *   panels    x and its window both exceed L2 / 2: split the columns so each panel's x fits.
+ *   compress  vector on a matrix whose bandwidths are below 65536 (every column step fits in
+ *             16 bits): 2 bytes less per nonzero.
+ * Reordering is never added automatically (see docs/PERF_NOTES.md).
+ */
+unsigned nzi_plan_layout_flags(const nz_matrix_stats_t *s, nz_alg_t alg, size_t value_size,
+                               size_t l2_bytes) {
+    unsigned flags = 0;
+    if (l2_bytes == 0 || s->rows <= 0 || s->nnz <= 0) return 0;
+    const double window = (double)(s->lower_bandwidth + s->upper_bandwidth + 1) * (double)value_size;
+    const double x_bytes = (double)s->cols * (double)value_size;
+    const double half_l2 = 0.5 * (double)l2_bytes;
+    if ((alg == NZ_ALG_VECTOR || alg == NZ_ALG_MERGE) && window > T.layout_window_min)
+        flags |= NZ_PLAN_CACHE_HINTS;
+    if (x_bytes > half_l2 && window > half_l2 && (double)s->nnz >= T.tiny_nnz)
+        flags |= NZ_PLAN_COLUMN_PANELS;
+    else if (alg == NZ_ALG_VECTOR && s->lower_bandwidth < 65536 && s->upper_bandwidth < 65536 &&
+             (double)s->nnz >= T.tiny_nnz)
+        flags |= NZ_PLAN_COMPRESS_INDICES;
+    return flags;
+}
+
 /* Set the plan up with alg; a plan that is not reproducible under NZ_PLAN_DETERMINISTIC is
- * released and refused (NZ_ERR_UNSUPPORTED, so the caller moves on to the next candidate). */
-static nz_status_t try_candidate(nz_spmv_plan_t *plan, nz_alg_t alg) {
+ * released and refused (NZ_ERR_UNSUPPORTED, so the caller moves on to the next candidate).
+ * With layout_stats (GPU CSR, op N, the caller chose no layout), the candidate runs with the
+ * layout and hint flags nzi_plan_layout_flags gives it, on top of the caller's flags. */
+static nz_status_t try_candidate(nz_spmv_plan_t *plan, nz_alg_t alg, unsigned caller_flags,
+                                 const nz_matrix_stats_t *layout_stats) {
     plan->alg = alg;
+    plan->flags = caller_flags;
+    if (layout_stats != NULL)
+        plan->flags |= nzi_plan_layout_flags(layout_stats, alg,
+                                             nzi_value_size(plan->A->value_type),
+                                             nz_cuda_l2_bytes(plan->ctx));
     nz_status_t status = backend_setup(plan);
     if (status < 0) {
         backend_release(plan);
@@ -490,7 +528,9 @@ static void scratch_free(nz_spmv_plan_t *plan, void *ptr) {
  * Cost: tune_candidates set-ups plus (runs + 1) products each. A backend's plan state must not
  * point into the plan object itself: the winner's state moves into `plan`.
  */
-static nz_status_t tune(nz_spmv_plan_t *plan, const nzi_plan_choice_t *choice) {
+static nz_status_t tune(nz_spmv_plan_t *plan, const nzi_plan_choice_t *choice,
+                        const nz_matrix_stats_t *layout_stats) {
+    const unsigned caller_flags = plan->flags;
     nz_status_t status = NZ_SUCCESS;
     nz_context_t *ctx = plan->ctx;
     const nz_matrix_t *A = plan->A;
@@ -507,7 +547,7 @@ static nz_status_t tune(nz_spmv_plan_t *plan, const nzi_plan_choice_t *choice) {
     NZI_CHECK(scratch_alloc(plan, &y, ylen, "tuning y"));
     for (int i = 0; i < choice->count && timed < T.tune_candidates; i++) {
         trial = *plan;
-        status = try_candidate(&trial, choice->algs[i]);
+        status = try_candidate(&trial, choice->algs[i], caller_flags, layout_stats);
         if (status == NZ_ERR_UNSUPPORTED) {
             snprintf(last, sizeof last, "%s", ctx->message);
             status = NZ_SUCCESS;
@@ -538,6 +578,8 @@ static nz_status_t tune(nz_spmv_plan_t *plan, const nzi_plan_choice_t *choice) {
         goto cleanup;
     }
     plan->alg = best.alg;
+    plan->flags = best.flags;
+    plan->layout_parts = best.layout_parts;
     plan->state = best.state;
     plan->reproducible = best.reproducible;
     plan->vector_width = best.vector_width;
@@ -568,11 +610,19 @@ nz_status_t nzi_plan_auto(nz_spmv_plan_t *plan) {
                          "nz_spmv_plan_create: no %salgorithm for %s matrices on the %s",
                          (plan->flags & NZ_PLAN_DETERMINISTIC) ? "bitwise reproducible " : "",
                          nz_format_name(A->format), where);
+    /* GPU CSR, op N, no layout asked for: each candidate gets the layout and hints the rule
+     * gives it (nzi_plan_layout_flags) */
+    const nz_matrix_stats_t *layout_stats =
+        plan->backend == NZ_BACKEND_CUDA && A->format == NZ_FORMAT_CSR && plan->op == NZ_OP_N &&
+                !(plan->flags & (NZI_PLAN_LAYOUTS | NZ_PLAN_CACHE_HINTS))
+            ? &stats
+            : NULL;
+    const unsigned caller_flags = plan->flags;
     if ((plan->flags & NZ_PLAN_TUNE) && choice.count > 1 && A->rows > 0 && A->cols > 0 &&
         A->nnz > 0)
-        return tune(plan, &choice);
+        return tune(plan, &choice, layout_stats);
     for (int i = 0; i < choice.count; i++) {
-        status = try_candidate(plan, choice.algs[i]);
+        status = try_candidate(plan, choice.algs[i], caller_flags, layout_stats);
         if (status == NZ_SUCCESS) {
             nzi_clear_error(ctx);
             return NZ_SUCCESS;

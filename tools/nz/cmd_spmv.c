@@ -25,6 +25,7 @@ typedef struct spmv_options {
     nz_backend_t backend;
     nz_format_options_t format_options;
     int check, repeat, verbose, list, threads;
+    unsigned plan_flags;        /* --plan-flags */
 } spmv_options_t;
 
 /* What one run (a format and an algorithm) produced. */
@@ -71,12 +72,40 @@ static void usage(void) {
         "                     and fails if E > 1e-12 (double) or 1e-5 (single); entries\n"
         "                     where y_ref is NaN or Inf must match exactly and are left out of E\n"
         "  --repeat N         execute N times (timing; every run starts from the input y)\n"
+        "  --plan-flags LIST  GPU plan flags, a comma list of hints, panels, reorder,\n"
+        "                     compressed, per-row, mixed (docs/PERF_NOTES.md)\n"
         "  --verbose          plan and execute times on stderr\n"
         "  --list             print the FORMAT/ALG pairs of the backend, one per line\n"
         "  --help             this text\n\n"
         "exit status: 0 success, 1 failure (including a failed --check), 2 bad command line,\n"
         "3 refused (the format needs too much padding, or the format / algorithm / backend\n"
         "combination is not available).\n");
+}
+
+/* --plan-flags: a comma list of flag names into *flags; 1 (after the message) on a bad name. */
+static int parse_plan_flags(const char *list, unsigned *flags) {
+    static const struct {
+        const char *name;
+        unsigned flag;
+    } names[] = {{"hints", NZ_PLAN_CACHE_HINTS},      {"panels", NZ_PLAN_COLUMN_PANELS},
+                 {"reorder", NZ_PLAN_REORDER},         {"compressed", NZ_PLAN_COMPRESS_INDICES},
+                 {"per-row", NZ_PLAN_LIGHT_PER_ROW},   {"mixed", NZ_PLAN_MIXED}};
+    *flags = 0;
+    while (*list != '\0') {
+        size_t len = strcspn(list, ",");
+        size_t i = 0;
+        while (i < sizeof names / sizeof names[0] &&
+               !(strlen(names[i].name) == len && strncmp(names[i].name, list, len) == 0))
+            i++;
+        if (i == sizeof names / sizeof names[0]) {
+            nz_cli_error(CMD, "option --plan-flags: '%.*s' is not hints, panels, reorder, "
+                         "compressed, per-row or mixed", (int)len, list);
+            return 1;
+        }
+        *flags |= names[i].flag;
+        list += list[len] == ',' ? len + 1 : len;
+    }
+    return 0;
 }
 
 static int parse_options(int argc, char **argv, spmv_options_t *o) {
@@ -95,7 +124,7 @@ static int parse_options(int argc, char **argv, spmv_options_t *o) {
         static const char *const with_value[] = {
             "--x", "--y", "--alpha", "--beta", "--precision", "--format", "--alg", "--backend",
             "--sell-chunk", "--sell-sigma", "--bsr-block", "--max-padding", "--threads", "-o",
-            "--output", "--write-x", "--repeat"};
+            "--output", "--write-x", "--repeat", "--plan-flags"};
         for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
             if (strcmp(arg, with_value[k]) == 0) {
                 if ((v = nz_cli_value(CMD, argc, argv, &i)) == NULL) return NZ_EXIT_USAGE;
@@ -153,6 +182,8 @@ static int parse_options(int argc, char **argv, spmv_options_t *o) {
             bad = nz_cli_threads(CMD, arg, v, 0, &o->threads);
         } else if (strcmp(arg, "--repeat") == 0) {
             bad = nz_cli_int(CMD, arg, v, 1, 1000000000, &o->repeat);
+        } else if (strcmp(arg, "--plan-flags") == 0) {
+            bad = parse_plan_flags(v, &o->plan_flags);
         } else if (strcmp(arg, "--check") == 0) {
             o->check = 1;
         } else if (strcmp(arg, "--verbose") == 0 || strcmp(arg, "-v") == 0) {
@@ -307,7 +338,7 @@ static nz_status_t run_alg(nz_context_t *ctx, const spmv_options_t *o, const nz_
     nz_status_t status;
     nz_spmv_plan_t *plan = NULL;
     int device = o->backend == NZ_BACKEND_CUDA;
-    if ((status = nz_spmv_plan_create(ctx, &plan, M, NZ_OP_N, alg, 0)) != NZ_SUCCESS)
+    if ((status = nz_spmv_plan_create(ctx, &plan, M, NZ_OP_N, alg, o->plan_flags)) != NZ_SUCCESS)
         goto cleanup;
     nz_spmv_plan_info_t plan_info;
     if ((status = nz_spmv_plan_info(plan, &plan_info)) != NZ_SUCCESS) goto cleanup;
