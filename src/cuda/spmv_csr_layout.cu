@@ -374,16 +374,23 @@ __global__ void __launch_bounds__(LAYOUT_BLOCK)
                 col[u] = in && wide ? nzi_ld_matrix<Hints>(col_indices + begin + i) : 0;
                 val[u] = in ? nzi_ld_matrix<Hints>(values + begin + i) : Value(0);
             }
+            /* the U groups' scans are independent (their shuffles pipeline); then each group's
+             * total (its last lane) chains the carries in registers */
 #pragma unroll
-            for (int u = 0; u < U; u++) {
+            for (int offset = 1; offset < V; offset *= 2)
 #pragma unroll
-                for (int offset = 1; offset < V; offset *= 2) {
+                for (int u = 0; u < U; u++) {
                     const uint32_t below = __shfl_up_sync(0xffffffffu, step[u], offset, V);
                     if (lane_in_vector >= offset) step[u] += below;
                 }
-                const int32_t decoded = carry + (int32_t)step[u];
-                carry = __shfl_sync(0xffffffffu, decoded, vector_base + V - 1);
-                if (!wide) col[u] = decoded;
+            uint32_t total[U];
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                total[u] = __shfl_sync(0xffffffffu, step[u], vector_base + V - 1);
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                if (!wide) col[u] = carry + (int32_t)step[u];
+                carry += (int32_t)total[u];
             }
 #pragma unroll
             for (int u = 0; u < U; u++)

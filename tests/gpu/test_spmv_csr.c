@@ -459,8 +459,8 @@ static void compare_forms(const job_t *j, const nz_matrix_t *dA, int bits) {
         unsigned settings[MAX_FLAG_SETTINGS];
         const int num_settings = alg_flag_settings(algs[a], settings);
         for (int f = 1; f < num_settings; f++)
-        for (int mixed = 0; mixed <= (j->vt == NZ_F32 && algs[a] != NZ_ALG_LIGHT_VECTOR &&
-                                      algs[a] != NZ_ALG_LIGHT_WARP);
+        for (int mixed = 0; mixed <= (j->vt == NZ_F32 && (algs[a] == NZ_ALG_VECTOR ||
+                                                          algs[a] == NZ_ALG_MERGE));
              mixed++) {
             const unsigned extra = mixed ? NZ_PLAN_MIXED : 0u;
             nz_spmv_plan_t *plain = NULL, *other = NULL;
