@@ -414,7 +414,7 @@ static double run_ours(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c,
 }
 
 /* The plan-flag variants of an algorithm, timed in the same run as its default form (kernel
- * "csr/alg:label"; variants never count as the best kernel in the summary), each with a note
+ * "csr/alg:label"; they count as Nonzero kernels in the summary), each with a note
  * comparing it with the default form:
  *   light-vector, light-warp: ":per-row", NZ_PLAN_LIGHT_PER_ROW (the paper's one row per
  *     atomic; the default takes chunks of rows per atomic);

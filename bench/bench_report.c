@@ -298,14 +298,14 @@ void nzb_report_note(nzb_report_t *rep, const char *fmt, ...) {
 
 /* ---- summary -------------------------------------------------------------------------------- */
 
-/* Which of our rows a summary looks at: the CSR algorithms with their defaults (the issue's
- * comparison), any format, or the planner's choice (csr/auto). Tuning variants (kernel names
- * with ':') never count. */
+/* Which of our rows a summary looks at: the CSR algorithms (with their plan-flag forms, e.g.
+ * csr/vector:panels, which a caller gets with a flag and the planner picks), any format, or the
+ * planner's choice (csr/auto). Tuning sweeps (kernel names with 'VAR=value') never count. */
 enum { ROWS_CSR = 0, ROWS_ANY = 1, ROWS_AUTO = 2 };
 
 static int row_kind_matches(const nzb_result_t *r, int kind) {
     if (r->is_cusparse) return 1;
-    if (strchr(r->kernel, ':') != NULL) return 0;
+    if (strchr(r->kernel, '=') != NULL) return 0;
     int is_auto = strcmp(r->kernel, "csr/auto") == 0;
     if (kind == ROWS_AUTO) return is_auto;
     if (is_auto) return 0;

@@ -467,7 +467,7 @@ typedef enum nz_operation { NZ_OP_N = 0, NZ_OP_T = 1 } nz_operation_t;
 /* Plan layouts of a GPU CSR matrix (op N; one at a time; the plan builds them at creation, keeps
  * them in its workspace and leaves A untouched; docs/PERF_NOTES.md has the measurements): */
 #define NZ_PLAN_COLUMN_PANELS 0x20u /* any GPU csr algorithm: A split by column ranges into panels
-                                       whose slice of x fits in a third of the L2 cache, run one
+                                       whose slice of x fits in a sixth of the L2 cache, run one
                                        after another into y (gather-bound matrices whose x is
                                        larger than L2). Results are summed panel by panel: not
                                        bitwise equal to the unsplit plan, reproducible as the

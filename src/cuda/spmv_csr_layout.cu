@@ -12,7 +12,7 @@
  * at plan creation on the device and owned by the plan (A itself is never modified):
  *
  *  - Column panels: A = A_0 + A_1 + ... + A_{P-1} by column ranges [p w, (p + 1) w), with w
- *    chosen so that w entries of x fill at most a third of L2. Each panel is a CSR matrix of the
+ *    chosen so that w entries of x fill at most a sixth of L2. Each panel is a CSR matrix of the
  *    same rows (copied: same total nonzeros, P (rows + 1) offsets); the plan runs the chosen
  *    algorithm on each in turn, the first with the caller's beta, the rest with beta = 1, so
  *    while a panel streams only its slice of x is gathered and it stays resident. Cost per SpMV:
@@ -36,9 +36,10 @@
 #define LAYOUT_BLOCK 256
 #define LAYOUT_MAX_PANELS 8
 /* A panel's slice of x: at most this fraction of L2, so x's slice, the lines of y being written
- * and the streaming matrix lines can share L2 (the issue's probe: two panels of 16 MB on a 50 MB
- * L2 ran fastest; four panels cost more in y traffic than they saved). */
-#define LAYOUT_PANEL_L2_DIVISOR 3
+ * and the streaming matrix lines share L2 with room to spare. H100 (50 MB L2), random 4M x 16
+ * f64 (x 32 MB), ncu with flushed caches: 2 panels 1.35 GB DRAM read / 870 us, 3 panels 1.23 GB /
+ * 868 us, 4 panels 1.13 GB / 807 us (the issue's simpler probe kernel lost with four). */
+#define LAYOUT_PANEL_L2_DIVISOR 6
 /* Largest step a compressed column index can hold. */
 #define LAYOUT_MAX_STEP 65535
 
@@ -116,7 +117,7 @@ __global__ void __launch_bounds__(LAYOUT_BLOCK)
     }
 }
 
-/* The panel count for A: enough panels that one panel's slice of x fits in L2 / 3
+/* The panel count for A: enough panels that one panel's slice of x fits in L2 / 6
  * (NZ_TUNE_PANELS=1..8 overrides, for sweeps and tests), at most LAYOUT_MAX_PANELS. */
 static int panel_count(const nzi_cuda_state_t *cs, const nz_matrix_t *A) {
     static const int allowed[] = {1, 2, 3, 4, 5, 6, 7, 8};

@@ -418,10 +418,11 @@ static void backend_release(nz_spmv_plan_t *plan) {
  *             stream would evict x's lines between their reuses): vector and merge load the
  *             matrix as streaming. Banded matrices (Laplacian, FE) keep their window in L1/L2
  *             anyway and measured 1-3% slower with hints.
- *   panels    x and its window both exceed L2 / 2: split the columns so each panel's x fits.
- *   compress  vector on a matrix whose bandwidths are below 65536 (every column step fits in
- *             16 bits): 2 bytes less per nonzero.
- * Reordering is never added automatically (see docs/PERF_NOTES.md).
+ *   panels    x and its window both exceed L2 / 2: split the columns so each panel's x fits
+ *             (H100, random 4M x 16 f64: vector 1089 -> 871 us, merge 1854 -> 913 us; DRAM read
+ *             2.49 -> 1.13 GB with four panels).
+ * Compressed indices and reordering are never added: both measured slower on every suite matrix
+ * where they apply (docs/PERF_NOTES.md, session 8).
  */
 unsigned nzi_plan_layout_flags(const nz_matrix_stats_t *s, nz_alg_t alg, size_t value_size,
                                size_t l2_bytes) {
@@ -434,9 +435,6 @@ unsigned nzi_plan_layout_flags(const nz_matrix_stats_t *s, nz_alg_t alg, size_t 
         flags |= NZ_PLAN_CACHE_HINTS;
     if (x_bytes > half_l2 && window > half_l2 && (double)s->nnz >= T.tiny_nnz)
         flags |= NZ_PLAN_COLUMN_PANELS;
-    else if (alg == NZ_ALG_VECTOR && s->lower_bandwidth < 65536 && s->upper_bandwidth < 65536 &&
-             (double)s->nnz >= T.tiny_nnz)
-        flags |= NZ_PLAN_COMPRESS_INDICES;
     return flags;
 }
 
