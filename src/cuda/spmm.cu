@@ -537,6 +537,11 @@ static nz_status_t dense_scale(nz_context_t *ctx, int64_t rows, int64_t k, bool 
 
 /* ---- the backend entry points --------------------------------------------------------------- */
 
+/* The only SpMM algorithm of each format: the CSR vector kernel, the SELL slot kernel. */
+nz_alg_t nz_cuda_spmm_default_alg(nz_format_t format) {
+    return format == NZ_FORMAT_SELL ? NZ_ALG_SCALAR : NZ_ALG_VECTOR;
+}
+
 bool nz_cuda_spmm_supports(nz_format_t format, nz_alg_t alg) {
     return (format == NZ_FORMAT_CSR && alg == NZ_ALG_VECTOR) ||
            (format == NZ_FORMAT_SELL && alg == NZ_ALG_SCALAR);

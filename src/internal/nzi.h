@@ -264,6 +264,11 @@ static inline void nzi_set(void *values, nz_value_type_t t, int64_t k, double v)
 /* ---- timing ------------------------------------------------------------------------------ */
 double nzi_wtime(void); /* monotonic seconds */
 
+/* ---- algorithm names (src/core/alg_names.c) ------------------------------------------------ */
+/* The index-th algorithm of the name table (0: NZ_ALG_AUTO, then every algorithm in enum order);
+ * NZ_ALG_AUTO past the end, so `for (i = 1; nzi_alg_at(i) != NZ_ALG_AUTO; i++)` visits each. */
+nz_alg_t nzi_alg_at(int index);
+
 /* ---- deterministic random numbers (splitmix64 seeding xoshiro256**) --------------------- */
 typedef struct nzi_rng { uint64_t s[4]; } nzi_rng_t;
 void nzi_rng_seed(nzi_rng_t *rng, uint64_t seed);

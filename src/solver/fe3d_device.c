@@ -25,5 +25,5 @@ nz_status_t nz_gen_fe3d_device(nz_context_t *ctx, nz_matrix_t **dA, void **d_b, 
         return nzi_error(ctx, NZ_ERR_NO_DEVICE,
                          "%s: the context is not bound to a CUDA device (nz_context_set_device)",
                          what);
-    return nz_cuda_gen_fe3d(ctx, dA, n, value_type, d_b, d_u_exact);
+    return nzi_backend_get(NZ_BACKEND_CUDA)->gen_fe3d(ctx, dA, n, value_type, d_b, d_u_exact);
 }
