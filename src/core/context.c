@@ -66,6 +66,7 @@ nz_status_t nz_context_create(nz_context_t **ctx) {
     if (c == NULL) return NZ_ERR_OUT_OF_MEMORY;
     c->magic = NZI_CONTEXT_MAGIC;
     c->device = -1;
+    nz_tunables_default(&c->tunables);
     snprintf(c->device_name, sizeof c->device_name, "cpu");
     *ctx = c;
     return NZ_SUCCESS;

@@ -29,6 +29,7 @@ struct nz_context {
     uint64_t magic;
     char message[NZI_MESSAGE_SIZE];
     int threads;
+    nz_tunables_t tunables; /* nz_context_set_tunables; read at plan setup */
     size_t memory_budget;  /* 0: the default (nz_context_set_memory_budget) */
     /* allocation accounting */
     int64_t live_blocks, live_bytes, total_allocs, failed_allocs;
