@@ -195,10 +195,10 @@ nz_status_t nz_cuda_spmv_execute(const nz_spmv_plan_t *plan, double alpha, const
 void nz_cuda_spmv_plan_release(nz_spmv_plan_t *plan);
 
 /* A^T of a device CSR matrix as a new device CSR matrix (same offset width, columns sorted);
- * deterministic (src/cuda/spmv_transpose.cu). */
+ * deterministic (src/cuda/spmv/spmv_transpose.cu). */
 nz_status_t nz_cuda_csr_transpose(nz_context_t *ctx, const nz_matrix_t *A, nz_matrix_t **AT);
 
-/* SpMM on the GPU (src/cuda/spmm.cu): CSR with NZ_ALG_VECTOR, SELL with NZ_ALG_SCALAR. */
+/* SpMM on the GPU (src/cuda/spmm/spmm.cu): CSR with NZ_ALG_VECTOR, SELL with NZ_ALG_SCALAR. */
 nz_alg_t nz_cuda_spmm_default_alg(nz_format_t format);
 bool nz_cuda_spmm_supports(nz_format_t format, nz_alg_t alg);
 nz_status_t nz_cuda_spmm_plan_setup(nz_spmm_plan_t *plan);
@@ -206,7 +206,7 @@ nz_status_t nz_cuda_spmm_execute(const nz_spmm_plan_t *plan, double alpha, const
                                  int64_t ldx, double beta, void *Y, int64_t ldy);
 void nz_cuda_spmm_plan_release(nz_spmm_plan_t *plan);
 
-/* ---- CUDA conjugate gradient and FE assembly (src/cuda/cg_kernels.cu, gen_fe3d.cu) ------- */
+/* ---- CUDA conjugate gradient and FE assembly (src/cuda/cg/cg_kernels.cu, gen/gen_fe3d.cu) */
 
 /* The GPU's CG vector-operation table (struct nzi_cg_ops, src/internal/cg_work.h): fused update
  * + dot kernels with on-device scalars. NULL when the library is built without CUDA. */
@@ -216,7 +216,7 @@ const struct nzi_cg_ops *nz_cuda_cg_ops(void);
 nz_status_t nz_cuda_gen_fe3d(nz_context_t *ctx, nz_matrix_t **dA, int64_t n,
                              nz_value_type_t value_type, void **d_b, void **d_u_exact);
 
-/* ---- CUDA planner support (src/cuda/plan_timing.cu) --------------------------------------- */
+/* ---- CUDA planner support (src/cuda/runtime/plan_timing.cu) ----------------------------- */
 
 /* Median seconds of `runs` (1..NZI_TIME_MAX_RUNS) executions of a set-up plan, y = 1 A x + 0 y on
  * the device vectors x and y, each timed with the context's CUDA events on its stream after one

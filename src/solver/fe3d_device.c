@@ -2,7 +2,7 @@
 #include "nzi.h"
 #include "backend.h"
 
-/* Checks the arguments once and hands the assembly to src/cuda/gen_fe3d.cu. */
+/* Checks the arguments once and hands the assembly to src/cuda/gen/gen_fe3d.cu. */
 nz_status_t nz_gen_fe3d_device(nz_context_t *ctx, nz_matrix_t **dA, void **d_b, void **d_u_exact,
                                int64_t n, nz_value_type_t value_type) {
     const char *what = "nz_gen_fe3d_device";
