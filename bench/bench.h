@@ -114,6 +114,11 @@ void nzb_poison(void *y, nz_value_type_t value_type, int64_t n);
 
 /* Minimal CSR bytes of one SpMV (y = A x, beta = 0): row offsets (rows + 1) x offset_width +
  * nnz x (4 + value size) + cols x value size (x read once) + rows x value size (y written once). */
+/* The NZ_TUNE_* environment variables onto ctx's tunables (nz_tunables_parse; the library reads
+ * no environment): what the benchmark and the CLI run under. A value the library does not accept
+ * is ignored (the tunable stays automatic), as the kernels ignored it when they read the
+ * environment themselves. */
+nz_status_t nzb_tunables_from_environment(nz_context_t *ctx);
 size_t nzb_min_bytes(int64_t rows, int64_t cols, int64_t nnz, size_t offset_width,
                      nz_value_type_t value_type);
 

@@ -457,37 +457,42 @@ static void run_flag_variants(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t 
 }
 
 /* Tuning sweeps (scripts/tune-sweep.sh): NZ_BENCH_TUNE="alg:VAR=v+VAR=v;alg:VAR=v;..." runs
- * algorithm `alg` once more per entry with those NZ_TUNE_* variables set while its plan is made
- * (the kernels read them at plan setup), as kernel "csr/alg:VAR=v+..." without the NZ_TUNE_
- * prefixes; the variables are unset afterwards. Entries for other algorithms are skipped. */
+ * algorithm `alg` once more per entry with those tunables (nz_tunables_parse names, NZ_TUNE_*)
+ * set on the context while its plan is made (the kernels read them at plan setup), as kernel
+ * "csr/alg:VAR=v+..." without the NZ_TUNE_ prefixes; the context's tunables are restored
+ * afterwards. Entries for other algorithms are skipped. */
 static void run_tuned(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c, const nz_matrix_t *dA,
                       nz_alg_t alg, void *dx, void *dy, void *host_y, int runs,
                       double best_cusparse, const nzb_result_t *base) {
     const char *spec = getenv("NZ_BENCH_TUNE");
     const char *name = nz_alg_name(alg);
     size_t name_len = strlen(name);
+    nz_tunables_t saved, tuned;
+    if (nz_context_get_tunables(g->ctx, &saved) != NZ_SUCCESS) return;
     while (spec != NULL && *spec != '\0') {
-        char entry[256], label[NZB_NAME_SIZE], *vars[16];
+        char entry[256], label[NZB_NAME_SIZE];
         size_t len = strcspn(spec, ";"), num_vars = 0, used = 0;
         snprintf(entry, sizeof entry, "%.*s", (int)(len < sizeof entry ? len : sizeof entry - 1),
                  spec);
         spec += spec[len] == ';' ? len + 1 : len;
         if (strncmp(entry, name, name_len) != 0 || entry[name_len] != ':') continue;
         label[0] = '\0';
+        tuned = saved;
         for (char *tok = strtok(entry + name_len + 1, "+"); tok != NULL && num_vars < 16;
              tok = strtok(NULL, "+")) {
             char *eq = strchr(tok, '=');
             if (eq == NULL) continue;
+            (void)nz_tunables_parse(&tuned, tok); /* a value the library refuses stays auto */
+            num_vars++;
             *eq = '\0';
-            setenv(tok, eq + 1, 1);
-            vars[num_vars++] = tok;
             const char *shown = strncmp(tok, "NZ_TUNE_", 8) == 0 ? tok + 8 : tok;
             int n = snprintf(label + used, sizeof label - used, "%s%s=%s", used ? "+" : "", shown,
                              eq + 1);
             if (n > 0) used = used + (size_t)n < sizeof label ? used + (size_t)n : sizeof label - 1;
         }
+        if (nz_context_set_tunables(g->ctx, &tuned) != NZ_SUCCESS) continue;
         run_ours(g, rep, c, dA, alg, 0, dx, dy, host_y, runs, best_cusparse, base, label);
-        for (size_t i = 0; i < num_vars; i++) unsetenv(vars[i]);
+        nz_context_set_tunables(g->ctx, &saved);
     }
 }
 

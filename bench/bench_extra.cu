@@ -1,5 +1,6 @@
 /* bench_extra.cu: transpose SpMV and SpMM (k right-hand sides, both layouts) on the GPU, Nonzero vs cuSPARSE. */
 #include "bench_extra.h"
+#include "bench.h"
 #include "safe_output.h"
 
 #include <cuda_runtime.h>
@@ -669,6 +670,7 @@ int nzb_bench_transpose_spmm(FILE *out, const nzb_extra_options_t *options) {
         cudaSetDevice(0) != cudaSuccess ||
         cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking) != cudaSuccess ||
         nz_context_set_device(b.ctx, 0, (void *)b.stream) != NZ_SUCCESS ||
+        nzb_tunables_from_environment(b.ctx) != NZ_SUCCESS ||
         cusparseCreate(&b.handle) != CUSPARSE_STATUS_SUCCESS ||
         cusparseSetStream(b.handle, b.stream) != CUSPARSE_STATUS_SUCCESS) {
         fprintf(b.out, "transpose / SpMM benchmark: GPU setup failed: %s\n",

@@ -166,6 +166,40 @@ const char *nz_context_device_name(const nz_context_t *ctx);
  * negative or above NZ_MAX_THREADS (the setting is then unchanged). */
 nz_status_t nz_context_set_threads(nz_context_t *ctx, int threads);
 
+/* Performance tunables of the GPU kernels, one setting per context (read when a plan is made).
+ * Each field is NZ_TUNE_AUTO (the library's own choice, the default) or one of the values listed;
+ * a setting changes speed only: results stay correct, bitwise reproducible run to run where the
+ * algorithm is, and may differ in the last bits between settings that change the summation order
+ * (vector_width, vector_unroll). The SpGEMM hash algorithm's tunables are still read from the
+ * environment (NZ_TUNE_SPGEMM_*) until the SpGEMM code moves them here. */
+#define NZ_TUNE_AUTO (-1)
+typedef struct nz_tunables {
+    int vector_width;            /* CSR-vector lanes per row: 2, 4, 8, 16, 32 (auto: from the mean
+                                    row length) */
+    int vector_unroll;           /* CSR-vector loads in flight per lane: 1, 2, 4, 8 (auto: 4;
+                                    mixed precision always uses 4) */
+    int adaptive_nnz_per_thread; /* CSR-Adaptive row-block nonzeros per thread: 4, 8, 16, 32
+                                    (auto: 16; still capped by shared memory) */
+    int spmm_long_row;           /* GPU SpMM rows at least this long are cut into pieces: 0 (no
+                                    split), 16, 64, 256, 1024, 4096, 16384 (auto: from the work) */
+    int column_panels;           /* NZ_PLAN_COLUMN_PANELS: panels 1..8 (auto: x's slice fits in
+                                    a sixth of L2) */
+} nz_tunables_t;
+
+/* *tunables = every field NZ_TUNE_AUTO. */
+nz_status_t nz_tunables_default(nz_tunables_t *tunables);
+/* Set one field from "NAME=value", NAME the field's environment-style name (NZ_TUNE_VECTOR_WIDTH,
+ * NZ_TUNE_VECTOR_UNROLL, NZ_TUNE_ADAPTIVE_NNZ_PER_THREAD, NZ_TUNE_SPMM_LONG, NZ_TUNE_PANELS) and value an allowed
+ * number or "auto". NZ_ERR_INVALID_ARGUMENT for another name or value (*tunables unchanged). For
+ * tools that map environment variables or options onto the tunables; the library reads no
+ * environment. */
+nz_status_t nz_tunables_parse(nz_tunables_t *tunables, const char *assignment);
+/* The context's tunables (new contexts: all NZ_TUNE_AUTO). Set checks every field and changes
+ * nothing when one is not allowed (NZ_ERR_INVALID_ARGUMENT, the message names it); plans made
+ * before keep the setting they were made with. */
+nz_status_t nz_context_set_tunables(nz_context_t *ctx, const nz_tunables_t *tunables);
+nz_status_t nz_context_get_tunables(const nz_context_t *ctx, nz_tunables_t *tunables);
+
 /* Memory budget for allocations driven by declared sizes: readers (Matrix Market, .nzb) and
  * generators check what a matrix would need (8 (rows + 1) bytes of row offsets plus
  * (4 + value size) per nonzero, a dense array rows x cols x value size, and the reader's

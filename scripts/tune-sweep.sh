@@ -5,7 +5,7 @@
 #   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release && cmake --build build-gpu -j16
 # It makes ONE `nz bench` call (the six generated matrices are built once), with NZ_BENCH_TUNE
 # listing extra plans per algorithm: bench_cuda.cu runs each algorithm with its defaults, then
-# once per entry with those NZ_TUNE_* variables set while the plan is made (the kernels read them
+# once per entry with those NZ_TUNE_* tunables set on the context while the plan is made (read
 # at plan setup), every variant verified against the CPU reference like the defaults.
 # Output (under $OUT, default ./tune-out): sweep.csv (every row), sweep.log (stderr of the run),
 # and a table of GB/s per (matrix, precision, kernel) printed last, best of ours and cuSPARSE's

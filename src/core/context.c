@@ -66,6 +66,7 @@ nz_status_t nz_context_create(nz_context_t **ctx) {
     if (c == NULL) return NZ_ERR_OUT_OF_MEMORY;
     c->magic = NZI_CONTEXT_MAGIC;
     c->device = -1;
+    nz_tunables_default(&c->tunables);
     snprintf(c->device_name, sizeof c->device_name, "cpu");
     *ctx = c;
     return NZ_SUCCESS;
@@ -75,7 +76,7 @@ nz_status_t nz_context_destroy(nz_context_t **ctx) {
     if (ctx == NULL || *ctx == NULL) return NZ_SUCCESS;
     nz_context_t *c = *ctx;
     if (c->magic != NZI_CONTEXT_MAGIC) return NZ_ERR_INVALID_HANDLE;
-    if (c->cuda != NULL) nz_cuda_context_release(c);
+    if (c->cuda != NULL) nzi_backend_get(NZ_BACKEND_CUDA)->context_release(c);
     c->magic = NZI_DEAD_MAGIC;
     free(c);
     *ctx = NULL;
@@ -86,11 +87,12 @@ nz_status_t nz_context_set_device(nz_context_t *ctx, int device, void *stream) {
     NZI_TRY(nzi_check_context(ctx));
     if (device < 0)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "device index %d is negative", device);
-    if (ctx->cuda != NULL) nz_cuda_context_release(ctx);
-    return nz_cuda_context_bind(ctx, device, stream);
+    const nzi_backend_t *device_backend = nzi_backend_get(NZ_BACKEND_CUDA);
+    if (ctx->cuda != NULL) device_backend->context_release(ctx);
+    return device_backend->context_bind(ctx, device, stream);
 }
 
-int nz_device_count(void) { return nz_cuda_device_count(); }
+int nz_device_count(void) { return nzi_backend_get(NZ_BACKEND_CUDA)->device_count(); }
 
 const char *nz_context_device_name(const nz_context_t *ctx) {
     if (nzi_check_context(ctx) != NZ_SUCCESS) return "invalid context";

@@ -64,6 +64,12 @@ bool nz_cuda_spmv_supports(nz_format_t format, nz_alg_t alg) {
     (void)alg;
     return false;
 }
+int nz_cuda_spmv_reproducible(nz_format_t format, nz_alg_t alg, nz_operation_t op) {
+    (void)format;
+    (void)alg;
+    (void)op;
+    return -1;
+}
 nz_status_t nz_cuda_spmv_plan_setup(nz_spmv_plan_t *plan) { return absent(plan->ctx); }
 nz_status_t nz_cuda_spmv_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
                                  double beta, void *y) {
@@ -103,6 +109,9 @@ nz_status_t nz_cuda_csr_transpose(nz_context_t *ctx, const nz_matrix_t *A, nz_ma
     (void)A;
     (void)AT;
     return absent(ctx);
+}
+nz_alg_t nz_cuda_spmm_default_alg(nz_format_t format) {
+    return format == NZ_FORMAT_SELL ? NZ_ALG_SCALAR : NZ_ALG_VECTOR;
 }
 bool nz_cuda_spmm_supports(nz_format_t format, nz_alg_t alg) {
     (void)format;

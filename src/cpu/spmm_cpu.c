@@ -20,6 +20,12 @@ typedef struct spmm_cpu_state {
     const nz_matrix_t *run; /* the CSR matrix the kernel runs on */
 } spmm_cpu_state_t;
 
+/* Row-parallel for every format. */
+nz_alg_t nz_cpu_spmm_default_alg(nz_format_t format) {
+    (void)format;
+    return NZ_ALG_PARALLEL;
+}
+
 bool nz_cpu_spmm_supports(nz_format_t format, nz_alg_t alg) {
     return format >= 0 && format < NZ_FORMAT_COUNT &&
            (alg == NZ_ALG_SERIAL || alg == NZ_ALG_PARALLEL);

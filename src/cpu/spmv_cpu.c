@@ -3,6 +3,7 @@
 #include "backend.h"
 #include "cpu_kernels.h"
 
+#include <math.h>
 #include <string.h>
 
 /* Preprocessing of a CPU plan. For the transpose product op(A) = A^T the plan keeps A^T in CSR
@@ -38,6 +39,10 @@ nz_status_t nz_cpu_spmv_plan_setup(nz_spmv_plan_t *plan) {
     const nz_matrix_t *csr = NULL;
     if (A->location != NZ_HOST)
         return nzi_error(ctx, NZ_ERR_WRONG_LOCATION, "the CPU backend needs a host matrix");
+    if (plan->flags & NZI_PLAN_LAYOUTS)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "nz_spmv_plan_create: the plan layouts (column "
+                         "panels, reordering, compressed indices) are GPU csr plans; A is a host "
+                         "matrix");
     if (plan->alg == NZ_ALG_SIMD && A->format == NZ_FORMAT_SELL && A->host.sell.chunk != 4 &&
         A->host.sell.chunk != 8)
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
@@ -123,5 +128,63 @@ nz_status_t nz_cpu_spmv_execute(const nz_spmv_plan_t *plan, double alpha, const 
         return nzi_error(plan->ctx, NZ_ERR_UNSUPPORTED, "no CPU SpMV kernel for %s",
                          nz_format_name(A->format));
     }
+    return NZ_SUCCESS;
+}
+
+/* Insertion sort of the few timings, then the middle one (mean of the two middle ones). */
+static double median(double *v, int n) {
+    for (int i = 1; i < n; i++) {
+        double x = v[i];
+        int j = i - 1;
+        while (j >= 0 && v[j] > x) {
+            v[j + 1] = v[j];
+            j--;
+        }
+        v[j + 1] = x;
+    }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+nz_status_t nz_cpu_spmv_time(const nz_spmv_plan_t *plan, const void *x, void *y, int runs,
+                             double *median_seconds) {
+    double times[NZI_TIME_MAX_RUNS];
+    if (runs > NZI_TIME_MAX_RUNS) runs = NZI_TIME_MAX_RUNS;
+    if (runs < 1) runs = 1;
+    NZI_TRY(nz_cpu_spmv_execute(plan, 1.0, x, 0.0, y));
+    for (int r = 0; r < runs; r++) {
+        double t0 = nzi_wtime();
+        NZI_TRY(nz_cpu_spmv_execute(plan, 1.0, x, 0.0, y));
+        times[r] = nzi_wtime() - t0;
+    }
+    *median_seconds = median(times, runs);
+    return NZ_SUCCESS;
+}
+
+nz_status_t nz_cpu_csr_row_stats(nz_context_t *ctx, const nz_matrix_t *A, nz_operation_t op,
+                                 nz_matrix_stats_t *stats) {
+    nz_matrix_stats_t s;
+    (void)ctx;
+    memset(&s, 0, sizeof s);
+    s.rows = op == NZ_OP_N ? A->rows : A->cols;
+    s.cols = op == NZ_OP_N ? A->cols : A->rows;
+    s.nnz = A->nnz;
+    if (op == NZ_OP_N && A->rows > 0) {
+        const int64_t *offsets = A->host.csr.row_offsets;
+        double sum_squares = 0;
+        s.row_min = INT64_MAX;
+        for (int64_t i = 0; i < A->rows; i++) {
+            int64_t len = offsets[i + 1] - offsets[i];
+            if (len < s.row_min) s.row_min = len;
+            if (len > s.row_max) s.row_max = len;
+            if (len == 0) s.empty_rows++;
+            sum_squares += (double)len * (double)len;
+        }
+        s.row_mean = (double)A->nnz / (double)A->rows;
+        double variance = sum_squares / (double)A->rows - s.row_mean * s.row_mean;
+        s.row_std = variance > 0 ? sqrt(variance) : 0;
+    } else if (s.rows > 0) {
+        s.row_mean = (double)A->nnz / (double)s.rows;
+    }
+    *stats = s;
     return NZ_SUCCESS;
 }

@@ -206,7 +206,7 @@ static nz_status_t check_options(nz_context_t *ctx, const nz_cg_options_t *in, i
     return NZ_SUCCESS;
 }
 
-/* The scalar state machine of nz_cg_solve (src/solver/cg_work.h), on the host of every rank;
+/* The scalar state machine of nz_cg_solve (src/internal/cg_work.h), on the host of every rank;
  * the reduced sums are bitwise the same on all ranks, so every rank takes the same decisions. */
 typedef struct cg_scalars {
     double rr, rz, pq, alpha, beta, tol2;

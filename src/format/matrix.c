@@ -1,6 +1,7 @@
 /* matrix.c: the matrix handle: create from caller CSR / COO arrays, validate, canonicalise, free. */
 #include "nzi.h"
 #include "backend.h"
+#include "backend.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -84,7 +85,7 @@ void nzi_matrix_free(nz_matrix_t *A) {
     if (A == NULL) return;
     nz_context_t *ctx = A->ctx;
     if (A->location == NZ_DEVICE) {
-        nz_cuda_matrix_release(A);
+        nzi_backend_of(A)->matrix_release(A);
     } else {
         switch (A->format) {
         case NZ_FORMAT_CSR:

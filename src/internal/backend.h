@@ -1,4 +1,4 @@
-/* backend.h: the plan object and the entry points of the CPU and CUDA backends. */
+/* backend.h: the backend interface (one table per backend), the plan objects, the entry points. */
 #ifndef NZI_BACKEND_H
 #define NZI_BACKEND_H
 
@@ -8,6 +8,9 @@
 extern "C" {
 #endif
 
+struct nzi_backend;
+struct nzi_cg_ops;
+
 struct nz_spmv_plan {
     uint64_t magic;
     nz_context_t *ctx;
@@ -16,6 +19,9 @@ struct nz_spmv_plan {
     nz_alg_t alg;             /* resolved, never NZ_ALG_AUTO */
     unsigned flags;
     nz_backend_t backend;
+    const struct nzi_backend *ops; /* the backend's table, looked up once at plan creation */
+    const void *impl;         /* the backend's entry for (format, alg), looked up once by setup
+                                 (CUDA: the algorithm family's nzi_cuda_spmv_ops_t), or NULL */
     int reproducible;
     int vector_width;
     int layout_parts;         /* column panels run (NZ_PLAN_COLUMN_PANELS), else 1 */
@@ -36,6 +42,7 @@ struct nz_spmm_plan {
     nz_alg_t alg;             /* resolved, never NZ_ALG_AUTO */
     unsigned flags;
     nz_backend_t backend;
+    const struct nzi_backend *ops; /* the backend's table, looked up once at plan creation */
     int reproducible;
     int vector_width;         /* lanes per row where it applies */
     double plan_seconds;
@@ -43,6 +50,90 @@ struct nz_spmm_plan {
     void *state;              /* backend-owned (CSR copy, transpose, kernel choice) */
 };
 #define NZI_SPMM_MAX_K 64
+
+/* An SpGEMM algorithm's entry point (the contract: src/spgemm/spgemm_internal.h). */
+typedef nz_status_t (*nzi_spgemm_entry_t)(nz_context_t *ctx, nz_matrix_t **C,
+                                          const nz_matrix_t *A, const nz_matrix_t *B,
+                                          const nz_spgemm_options_t *opt, nz_spgemm_info_t *info);
+
+/*
+ * The backend interface: every operation the layers above (ops, plan, solver, spgemm) reach a
+ * backend by, one constant table per backend (src/backend/backend.c), as Ginkgo's executor is its
+ * one way in. A plan looks its table up once, at creation, and keeps the pointer; the planner asks
+ * the same table which (format, algorithm) pairs exist and which are bitwise reproducible, so no
+ * second list of pairs exists anywhere. Nothing outside nzi_backend_get / nzi_backend_of chooses
+ * between the CPU and the GPU.
+ *
+ * Adding an SpMV algorithm to a backend is one entry in that backend's own list (CUDA: the
+ * table in src/cuda/spmv/spmv_cuda.cu; CPU: nz_cpu_spmv_supports); the planner then ranks it.
+ * Entries a backend does not have are NULL (the CPU backend has no device matrices).
+ */
+typedef struct nzi_backend {
+    nz_backend_t id;
+    const char *name; /* "CPU" or "GPU", for messages */
+
+    /* SpMV. supports: the pair exists. reproducible: 1 bitwise identical run to run, 0 not, -1 a
+     * pair the backend does not have. setup does all preprocessing (plan->state, impl,
+     * reproducible, vector_width, workspace_bytes); execute allocates nothing; release frees
+     * plan->state (NULL allowed). time: median seconds of `runs` (1..NZI_TIME_MAX_RUNS) products
+     * y = A x of a set-up plan after one warm-up. csr_row_stats: row-length statistics of op(A)
+     * for a CSR matrix of this backend (nzi_plan_row_stats says which fields). */
+    bool (*spmv_supports)(nz_format_t format, nz_alg_t alg);
+    int (*spmv_reproducible)(nz_format_t format, nz_alg_t alg, nz_operation_t op);
+    nz_status_t (*spmv_plan_setup)(nz_spmv_plan_t *plan);
+    nz_status_t (*spmv_execute)(const nz_spmv_plan_t *plan, double alpha, const void *x,
+                                double beta, void *y);
+    void (*spmv_plan_release)(nz_spmv_plan_t *plan);
+    nz_status_t (*spmv_time)(const nz_spmv_plan_t *plan, const void *x, void *y, int runs,
+                             double *median_seconds);
+    nz_status_t (*csr_row_stats)(nz_context_t *ctx, const nz_matrix_t *A, nz_operation_t op,
+                                 nz_matrix_stats_t *stats);
+
+    /* SpMM: the same lifecycle; default_alg is what NZ_ALG_AUTO means for a format. */
+    nz_alg_t (*spmm_default_alg)(nz_format_t format);
+    bool (*spmm_supports)(nz_format_t format, nz_alg_t alg);
+    nz_status_t (*spmm_plan_setup)(nz_spmm_plan_t *plan);
+    nz_status_t (*spmm_execute)(const nz_spmm_plan_t *plan, double alpha, const void *X,
+                                int64_t ldx, double beta, void *Y, int64_t ldy);
+    void (*spmm_plan_release)(nz_spmm_plan_t *plan);
+
+    /* SpGEMM: the entry point of algorithm alg on this backend, NULL when it runs elsewhere (or
+     * is not in this build). */
+    nzi_spgemm_entry_t (*spgemm)(nz_spgemm_alg_t alg);
+
+    /* CG: the vector-operation table (struct nzi_cg_ops, cg_work.h); NULL when absent. */
+    const struct nzi_cg_ops *(*cg_ops)(void);
+
+    /* Memory where this backend's vectors live, counted by the context (failure injection
+     * included). alloc returns zeroed memory on the CPU, uninitialised memory on the GPU; free
+     * takes bytes == (size_t)-1 to look the size up (GPU). */
+    nz_status_t (*mem_alloc)(nz_context_t *ctx, void **ptr, size_t bytes, const char *what);
+    void (*mem_free)(nz_context_t *ctx, void *ptr, size_t bytes);
+    nz_status_t (*mem_set)(nz_context_t *ctx, void *dst, int byte, size_t bytes);
+
+    /* The device (NULL on the CPU backend): binding, copies, matrices on the device. */
+    int (*device_count)(void);
+    nz_status_t (*context_bind)(nz_context_t *ctx, int device, void *stream);
+    void (*context_release)(nz_context_t *ctx);
+    nz_status_t (*synchronize)(nz_context_t *ctx);
+    nz_status_t (*mem_copy)(nz_context_t *ctx, void *dst, const void *src, size_t bytes, int kind);
+    nz_status_t (*matrix_upload)(nz_context_t *ctx, nz_matrix_t *dA, const nz_matrix_t *A,
+                                 int offset_bits);
+    nz_status_t (*matrix_validate)(nz_context_t *ctx, const nz_matrix_t *dA);
+    nz_status_t (*matrix_download)(nz_context_t *ctx, nz_matrix_t **H, const nz_matrix_t *dA);
+    void (*matrix_release)(nz_matrix_t *dA);
+    nz_status_t (*gen_fe3d)(nz_context_t *ctx, nz_matrix_t **dA, int64_t n,
+                            nz_value_type_t value_type, void **d_b, void **d_u_exact);
+    /* The bound device's L2 cache in bytes (0 unbound): the planner sizes GPU CSR layouts by it. */
+    size_t (*l2_bytes)(const nz_context_t *ctx);
+} nzi_backend_t;
+
+/* The table of a backend (NULL for an unknown id), and the one that owns a matrix (host: CPU,
+ * device: CUDA). The only place the library chooses between the CPU and the GPU. */
+const nzi_backend_t *nzi_backend_get(nz_backend_t id);
+const nzi_backend_t *nzi_backend_of(const nz_matrix_t *A);
+
+#define NZI_TIME_MAX_RUNS 64
 
 /* ---- CPU backend (src/cpu) --------------------------------------------------------------- */
 
@@ -54,10 +145,18 @@ nz_status_t nz_cpu_spmv_execute(const nz_spmv_plan_t *plan, double alpha, const 
 /* Preprocessing for CPU plans (e.g. NZ_OP_T); may leave plan->state NULL. */
 nz_status_t nz_cpu_spmv_plan_setup(nz_spmv_plan_t *plan);
 void nz_cpu_spmv_plan_release(nz_spmv_plan_t *plan);
+/* Median wall-clock seconds of `runs` products y = A x of a set-up plan after one warm-up. */
+nz_status_t nz_cpu_spmv_time(const nz_spmv_plan_t *plan, const void *x, void *y, int runs,
+                             double *median_seconds);
+/* Row-length statistics of op(A) for a host CSR matrix: op N one pass over the row offsets, no
+ * allocation; op T rows, cols, nnz and the mean only (the CPU rules need no more). */
+nz_status_t nz_cpu_csr_row_stats(nz_context_t *ctx, const nz_matrix_t *A, nz_operation_t op,
+                                 nz_matrix_stats_t *stats);
 
 /* SpMM on the host (src/cpu/spmm_cpu.c): any host format with NZ_ALG_SERIAL / NZ_ALG_PARALLEL.
  * Setup keeps A in CSR (a copy for other formats) or A^T in CSR (op T) in plan->state; execute
  * allocates nothing. Arguments are checked by src/ops/spmm.c. */
+nz_alg_t nz_cpu_spmm_default_alg(nz_format_t format);
 bool nz_cpu_spmm_supports(nz_format_t format, nz_alg_t alg);
 nz_status_t nz_cpu_spmm_plan_setup(nz_spmm_plan_t *plan);
 nz_status_t nz_cpu_spmm_execute(const nz_spmm_plan_t *plan, double alpha, const void *X,
@@ -95,36 +194,36 @@ void nz_cuda_matrix_release(nz_matrix_t *dA);
 size_t nz_cuda_l2_bytes(const nz_context_t *ctx);
 
 bool nz_cuda_spmv_supports(nz_format_t format, nz_alg_t alg);
+int nz_cuda_spmv_reproducible(nz_format_t format, nz_alg_t alg, nz_operation_t op);
 nz_status_t nz_cuda_spmv_plan_setup(nz_spmv_plan_t *plan);
 nz_status_t nz_cuda_spmv_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
                                  double beta, void *y);
 void nz_cuda_spmv_plan_release(nz_spmv_plan_t *plan);
 
 /* A^T of a device CSR matrix as a new device CSR matrix (same offset width, columns sorted);
- * deterministic (src/cuda/spmv_transpose.cu). */
+ * deterministic (src/cuda/spmv/spmv_transpose.cu). */
 nz_status_t nz_cuda_csr_transpose(nz_context_t *ctx, const nz_matrix_t *A, nz_matrix_t **AT);
 
-/* SpMM on the GPU (src/cuda/spmm.cu): CSR with NZ_ALG_VECTOR, SELL with NZ_ALG_SCALAR. */
+/* SpMM on the GPU (src/cuda/spmm/spmm.cu): CSR with NZ_ALG_VECTOR, SELL with NZ_ALG_SCALAR. */
+nz_alg_t nz_cuda_spmm_default_alg(nz_format_t format);
 bool nz_cuda_spmm_supports(nz_format_t format, nz_alg_t alg);
 nz_status_t nz_cuda_spmm_plan_setup(nz_spmm_plan_t *plan);
 nz_status_t nz_cuda_spmm_execute(const nz_spmm_plan_t *plan, double alpha, const void *X,
                                  int64_t ldx, double beta, void *Y, int64_t ldy);
 void nz_cuda_spmm_plan_release(nz_spmm_plan_t *plan);
 
-/* ---- CUDA conjugate gradient and FE assembly (src/cuda/cg_kernels.cu, gen_fe3d.cu) ------- */
+/* ---- CUDA conjugate gradient and FE assembly (src/cuda/cg/cg_kernels.cu, gen/gen_fe3d.cu) */
 
-/* The GPU's CG vector-operation table (struct nzi_cg_ops, src/solver/cg_work.h): fused update +
- * dot kernels with on-device scalars. NULL when the library is built without CUDA. */
-struct nzi_cg_ops;
+/* The GPU's CG vector-operation table (struct nzi_cg_ops, src/internal/cg_work.h): fused update
+ * + dot kernels with on-device scalars. NULL when the library is built without CUDA. */
 const struct nzi_cg_ops *nz_cuda_cg_ops(void);
 /* Assemble the Q1 FE problem of nz_gen_fe3d on the device (arguments checked by the caller;
  * *dA is a new device CSR matrix; d_b / d_u_exact may be NULL). */
 nz_status_t nz_cuda_gen_fe3d(nz_context_t *ctx, nz_matrix_t **dA, int64_t n,
                              nz_value_type_t value_type, void **d_b, void **d_u_exact);
 
-/* ---- CUDA planner support (src/cuda/plan_timing.cu) --------------------------------------- */
+/* ---- CUDA planner support (src/cuda/runtime/plan_timing.cu) ----------------------------- */
 
-#define NZI_TIME_MAX_RUNS 64
 /* Median seconds of `runs` (1..NZI_TIME_MAX_RUNS) executions of a set-up plan, y = 1 A x + 0 y on
  * the device vectors x and y, each timed with the context's CUDA events on its stream after one
  * untimed warm-up execution. */

@@ -31,6 +31,7 @@ struct nz_context {
     uint64_t magic;
     char message[NZI_MESSAGE_SIZE];
     int threads;
+    nz_tunables_t tunables; /* nz_context_set_tunables; read at plan setup */
     size_t memory_budget;  /* 0: the default (nz_context_set_memory_budget) */
     /* allocation accounting */
     int64_t live_blocks, live_bytes, total_allocs, failed_allocs;
@@ -265,6 +266,11 @@ static inline void nzi_set(void *values, nz_value_type_t t, int64_t k, double v)
 
 /* ---- timing ------------------------------------------------------------------------------ */
 double nzi_wtime(void); /* monotonic seconds */
+
+/* ---- algorithm names (src/core/alg_names.c) ------------------------------------------------ */
+/* The index-th algorithm of the name table (0: NZ_ALG_AUTO, then every algorithm in enum order);
+ * NZ_ALG_AUTO past the end, so `for (i = 1; nzi_alg_at(i) != NZ_ALG_AUTO; i++)` visits each. */
+nz_alg_t nzi_alg_at(int index);
 
 /* ---- deterministic random numbers (splitmix64 seeding xoshiro256**) --------------------- */
 typedef struct nzi_rng { uint64_t s[4]; } nzi_rng_t;

@@ -4,13 +4,6 @@
 
 #include <string.h>
 
-/* The default algorithm: CPU row-parallel; on the GPU the CSR vector kernel or the SELL slot
- * kernel (the only SpMM algorithm of each format). */
-static nz_alg_t default_alg(const nz_matrix_t *A) {
-    if (A->location == NZ_HOST) return NZ_ALG_PARALLEL;
-    return A->format == NZ_FORMAT_SELL ? NZ_ALG_SCALAR : NZ_ALG_VECTOR;
-}
-
 nz_status_t nz_spmm_plan_create(nz_context_t *ctx, nz_spmm_plan_t **plan, const nz_matrix_t *A,
                                 nz_operation_t op, int64_t k, nz_dense_layout_t layout,
                                 nz_alg_t alg, unsigned flags) {
@@ -32,16 +25,14 @@ nz_status_t nz_spmm_plan_create(nz_context_t *ctx, nz_spmm_plan_t **plan, const 
                          (int)layout);
     if (flags & ~(NZ_PLAN_DETERMINISTIC | NZ_PLAN_TUNE | NZ_PLAN_MIXED))
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: unknown flags 0x%x", what, flags);
-    nz_backend_t backend = A->location == NZ_DEVICE ? NZ_BACKEND_CUDA : NZ_BACKEND_CPU;
-    if (alg == NZ_ALG_AUTO) alg = default_alg(A);
-    bool supported = backend == NZ_BACKEND_CPU ? nz_cpu_spmm_supports(A->format, alg)
-                                               : nz_cuda_spmm_supports(A->format, alg);
-    if (!supported)
+    /* AUTO: the backend's default (CPU row-parallel; GPU the CSR vector or SELL slot kernel) */
+    const nzi_backend_t *table = nzi_backend_of(A);
+    if (alg == NZ_ALG_AUTO) alg = table->spmm_default_alg(A->format);
+    if (!table->spmm_supports(A->format, alg))
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
                          "%s: SpMM algorithm %s is not available for %s on the %s (CPU: serial or "
                          "parallel, any format; GPU: vector for csr, scalar for sell)",
-                         what, nz_alg_name(alg), nz_format_name(A->format),
-                         backend == NZ_BACKEND_CPU ? "CPU" : "GPU");
+                         what, nz_alg_name(alg), nz_format_name(A->format), table->name);
 
     P = (nz_spmm_plan_t *)nzi_calloc(ctx, 1, sizeof *P);
     if (P == NULL) return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "%s: cannot allocate a plan", what);
@@ -53,13 +44,11 @@ nz_status_t nz_spmm_plan_create(nz_context_t *ctx, nz_spmm_plan_t **plan, const 
     P->layout = layout;
     P->alg = alg;
     P->flags = flags;
-    P->backend = backend;
+    P->backend = table->id;
+    P->ops = table;
     P->reproducible = 1;
     double t0 = nzi_wtime();
-    if (backend == NZ_BACKEND_CPU)
-        NZI_CHECK(nz_cpu_spmm_plan_setup(P));
-    else
-        NZI_CHECK(nz_cuda_spmm_plan_setup(P));
+    NZI_CHECK(table->spmm_plan_setup(P));
     P->plan_seconds = nzi_wtime() - t0;
     *plan = P;
     return NZ_SUCCESS;
@@ -113,18 +102,14 @@ nz_status_t nz_spmm_execute(nz_spmm_plan_t *plan, double alpha, const void *X, i
                            dense_bytes(yrows, plan->k, plan->layout, ldy, vs)))
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
                          "nz_spmm_execute: X and Y overlap in memory; use separate arrays");
-    if (plan->backend == NZ_BACKEND_CPU) return nz_cpu_spmm_execute(plan, alpha, X, ldx, beta, Y, ldy);
-    return nz_cuda_spmm_execute(plan, alpha, X, ldx, beta, Y, ldy);
+    return plan->ops->spmm_execute(plan, alpha, X, ldx, beta, Y, ldy);
 }
 
 nz_status_t nz_spmm_plan_destroy(nz_spmm_plan_t **plan) {
     if (plan == NULL || *plan == NULL) return NZ_SUCCESS;
     nz_spmm_plan_t *P = *plan;
     if (P->magic != NZI_SPMM_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
-    if (P->backend == NZ_BACKEND_CPU)
-        nz_cpu_spmm_plan_release(P);
-    else
-        nz_cuda_spmm_plan_release(P);
+    P->ops->spmm_plan_release(P);
     P->magic = NZI_DEAD_MAGIC;
     nzi_free(P->ctx, P);
     *plan = NULL;

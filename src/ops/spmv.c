@@ -5,50 +5,17 @@
 
 #include <string.h>
 
-static const struct {
-    nz_alg_t alg;
-    const char *name;
-} alg_names[] = {
-    {NZ_ALG_AUTO, "auto"},           {NZ_ALG_SERIAL, "serial"},
-    {NZ_ALG_PARALLEL, "parallel"},   {NZ_ALG_SIMD, "simd"},
-    {NZ_ALG_SCALAR, "scalar"},       {NZ_ALG_VECTOR, "vector"},
-    {NZ_ALG_LIGHT_VECTOR, "light-vector"}, {NZ_ALG_LIGHT_WARP, "light-warp"},
-    {NZ_ALG_IPCSR, "ipcsr"},         {NZ_ALG_ADAPTIVE, "adaptive"},
-    {NZ_ALG_MERGE, "merge"},         {NZ_ALG_ATOMIC, "atomic"},
-    {NZ_ALG_SEGMENTED, "segmented"}, {NZ_ALG_BSR_ROW, "bsr-row"},
-    {NZ_ALG_BSR_COL, "bsr-col"},
-};
-#define NUM_ALGS ((int)(sizeof alg_names / sizeof alg_names[0]))
-
-const char *nz_alg_name(nz_alg_t alg) {
-    for (int i = 0; i < NUM_ALGS; i++)
-        if (alg_names[i].alg == alg) return alg_names[i].name;
-    return "unknown";
-}
-
-nz_status_t nz_alg_from_name(nz_alg_t *alg, const char *name) {
-    if (alg == NULL || name == NULL) return NZ_ERR_NULL_ARGUMENT;
-    for (int i = 0; i < NUM_ALGS; i++)
-        if (strcmp(alg_names[i].name, name) == 0) {
-            *alg = alg_names[i].alg;
-            return NZ_SUCCESS;
-        }
-    return NZ_ERR_INVALID_ARGUMENT;
-}
-
 nz_status_t nz_spmv_list(nz_format_t *format, nz_alg_t *alg, nz_backend_t backend, int index) {
     if (format == NULL || alg == NULL) return NZ_ERR_NULL_ARGUMENT;
-    if (backend != NZ_BACKEND_CPU && backend != NZ_BACKEND_CUDA) return NZ_ERR_INVALID_ARGUMENT;
+    const nzi_backend_t *table = nzi_backend_get(backend);
+    if (table == NULL) return NZ_ERR_INVALID_ARGUMENT;
     int seen = 0;
     for (int f = 0; f < NZ_FORMAT_COUNT; f++)
-        for (int i = 1; i < NUM_ALGS; i++) {
-            bool ok = backend == NZ_BACKEND_CPU
-                          ? nz_cpu_spmv_supports((nz_format_t)f, alg_names[i].alg)
-                          : nz_cuda_spmv_supports((nz_format_t)f, alg_names[i].alg);
-            if (!ok) continue;
+        for (int i = 1; nzi_alg_at(i) != NZ_ALG_AUTO; i++) {
+            if (!table->spmv_supports((nz_format_t)f, nzi_alg_at(i))) continue;
             if (seen++ == index) {
                 *format = (nz_format_t)f;
-                *alg = alg_names[i].alg;
+                *alg = nzi_alg_at(i);
                 return NZ_SUCCESS;
             }
         }
@@ -69,18 +36,10 @@ nz_status_t nz_spmv_plan_create(nz_context_t *ctx, nz_spmv_plan_t **plan, const 
     if (flags & ~NZI_SPMV_PLAN_FLAGS)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spmv_plan_create: unknown flags 0x%x",
                          flags);
-    nz_backend_t backend = A->location == NZ_DEVICE ? NZ_BACKEND_CUDA : NZ_BACKEND_CPU;
-    if ((flags & NZI_PLAN_LAYOUTS) && backend == NZ_BACKEND_CPU)
-        return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "nz_spmv_plan_create: the plan layouts "
-                         "(column panels, reordering, compressed indices) are GPU csr plans; A is "
-                         "a host matrix");
-    bool supported = alg == NZ_ALG_AUTO ||
-                     (backend == NZ_BACKEND_CPU ? nz_cpu_spmv_supports(A->format, alg)
-                                                : nz_cuda_spmv_supports(A->format, alg));
-    if (!supported)
+    const nzi_backend_t *table = nzi_backend_of(A);
+    if (alg != NZ_ALG_AUTO && !table->spmv_supports(A->format, alg))
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "algorithm %s is not available for %s on the %s",
-                         nz_alg_name(alg), nz_format_name(A->format),
-                         backend == NZ_BACKEND_CPU ? "CPU" : "GPU");
+                         nz_alg_name(alg), nz_format_name(A->format), table->name);
 
     P = (nz_spmv_plan_t *)nzi_calloc(ctx, 1, sizeof *P);
     if (P == NULL) return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "cannot allocate an SpMV plan");
@@ -90,16 +49,15 @@ nz_status_t nz_spmv_plan_create(nz_context_t *ctx, nz_spmv_plan_t **plan, const 
     P->op = op;
     P->alg = alg;
     P->flags = flags;
-    P->backend = backend;
+    P->backend = table->id;
+    P->ops = table;
     /* NZ_ALG_AUTO: the planner (src/plan) picks, tunes if asked, and sets the plan up; its
      * statistics and tuning count as plan time. */
     double t0 = nzi_wtime();
     if (alg == NZ_ALG_AUTO)
         NZI_CHECK(nzi_plan_auto(P));
-    else if (backend == NZ_BACKEND_CPU)
-        NZI_CHECK(nz_cpu_spmv_plan_setup(P));
     else
-        NZI_CHECK(nz_cuda_spmv_plan_setup(P));
+        NZI_CHECK(table->spmv_plan_setup(P));
     P->plan_seconds = nzi_wtime() - t0;
     if ((flags & NZ_PLAN_DETERMINISTIC) && !P->reproducible) {
         status = nzi_error(ctx, NZ_ERR_UNSUPPORTED,
@@ -110,12 +68,7 @@ nz_status_t nz_spmv_plan_create(nz_context_t *ctx, nz_spmv_plan_t **plan, const 
     *plan = P;
     return NZ_SUCCESS;
 cleanup:
-    if (P->state != NULL) {
-        if (backend == NZ_BACKEND_CPU)
-            nz_cpu_spmv_plan_release(P);
-        else
-            nz_cuda_spmv_plan_release(P);
-    }
+    if (P->state != NULL) table->spmv_plan_release(P);
     P->magic = NZI_DEAD_MAGIC;
     nzi_free(ctx, P);
     return status;
@@ -138,18 +91,14 @@ nz_status_t nz_spmv_execute(nz_spmv_plan_t *plan, double alpha, const void *x, d
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
                          "nz_spmv_execute: x and y overlap in memory (y would be overwritten while "
                          "x is read); use separate arrays");
-    if (plan->backend == NZ_BACKEND_CPU) return nz_cpu_spmv_execute(plan, alpha, x, beta, y);
-    return nz_cuda_spmv_execute(plan, alpha, x, beta, y);
+    return plan->ops->spmv_execute(plan, alpha, x, beta, y);
 }
 
 nz_status_t nz_spmv_plan_destroy(nz_spmv_plan_t **plan) {
     if (plan == NULL || *plan == NULL) return NZ_SUCCESS;
     nz_spmv_plan_t *P = *plan;
     if (P->magic != NZI_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
-    if (P->backend == NZ_BACKEND_CPU)
-        nz_cpu_spmv_plan_release(P);
-    else
-        nz_cuda_spmv_plan_release(P);
+    P->ops->spmv_plan_release(P);
     P->magic = NZI_DEAD_MAGIC;
     nzi_free(P->ctx, P);
     *plan = NULL;
@@ -182,6 +131,9 @@ nz_status_t nz_spmv(nz_context_t *ctx, const nz_matrix_t *A, nz_alg_t alg, doubl
 }
 
 /* ---- device matrices and memory ------------------------------------------------------------ */
+
+/* Device matrices and memory belong to the CUDA backend (its stubs without CUDA). */
+static const nzi_backend_t *device_backend(void) { return nzi_backend_get(NZ_BACKEND_CUDA); }
 
 static nz_status_t need_device(nz_context_t *ctx, const char *what) {
     NZI_TRY(nzi_check_context(ctx));
@@ -219,7 +171,7 @@ nz_status_t nz_matrix_to_device(nz_context_t *ctx, nz_matrix_t **dA, const nz_ma
                          (long long)A->nnz);
     NZI_TRY(nzi_matrix_new(ctx, &M, A->format, A->value_type, A->rows, A->cols, A->nnz));
     M->location = NZ_DEVICE;
-    NZI_CHECK(nz_cuda_matrix_upload(ctx, M, A, offset_bits));
+    NZI_CHECK(device_backend()->matrix_upload(ctx, M, A, offset_bits));
     *dA = M;
     return NZ_SUCCESS;
 cleanup:
@@ -237,7 +189,7 @@ nz_status_t nz_matrix_to_host(nz_context_t *ctx, nz_matrix_t **A, const nz_matri
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
                          "nz_matrix_to_host: dA is a device %s matrix; only device csr matrices "
                          "are copied back", nz_format_name(dA->format));
-    return nz_cuda_matrix_download(ctx, A, dA);
+    return device_backend()->matrix_download(ctx, A, dA);
 }
 
 nz_status_t nz_matrix_wrap_csr_device(nz_context_t *ctx, nz_matrix_t **A, int64_t rows,
@@ -267,7 +219,7 @@ nz_status_t nz_matrix_wrap_csr_device(nz_context_t *ctx, nz_matrix_t **A, int64_
     M->device.col_indices = (int32_t *)col_indices;
     M->device.values = (void *)values;
     M->device.borrowed = true;
-    if (validate) NZI_CHECK(nz_cuda_matrix_validate(ctx, M));
+    if (validate) NZI_CHECK(device_backend()->matrix_validate(ctx, M));
     *A = M;
     return NZ_SUCCESS;
 cleanup:
@@ -278,12 +230,12 @@ cleanup:
 nz_status_t nz_device_malloc(nz_context_t *ctx, void **ptr, size_t bytes) {
     NZI_TRY(need_device(ctx, "nz_device_malloc"));
     if (ptr == NULL) return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_device_malloc: ptr is NULL");
-    return nz_cuda_malloc(ctx, ptr, bytes, "nz_device_malloc");
+    return device_backend()->mem_alloc(ctx, ptr, bytes, "nz_device_malloc");
 }
 
 nz_status_t nz_device_free(nz_context_t *ctx, void *ptr) {
     NZI_TRY(need_device(ctx, "nz_device_free"));
-    nz_cuda_free(ctx, ptr, (size_t)-1); /* size looked up by the backend */
+    device_backend()->mem_free(ctx, ptr, (size_t)-1); /* size looked up by the backend */
     return NZ_SUCCESS;
 }
 
@@ -292,7 +244,7 @@ nz_status_t nz_device_copy_from_host(nz_context_t *ctx, void *device_dst, const 
     NZI_TRY(need_device(ctx, "nz_device_copy_from_host"));
     if (bytes > 0 && (device_dst == NULL || host_src == NULL))
         return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_device_copy_from_host: NULL pointer");
-    return nz_cuda_memcpy(ctx, device_dst, host_src, bytes, NZI_H2D);
+    return device_backend()->mem_copy(ctx, device_dst, host_src, bytes, NZI_H2D);
 }
 
 nz_status_t nz_device_copy_to_host(nz_context_t *ctx, void *host_dst, const void *device_src,
@@ -300,18 +252,18 @@ nz_status_t nz_device_copy_to_host(nz_context_t *ctx, void *host_dst, const void
     NZI_TRY(need_device(ctx, "nz_device_copy_to_host"));
     if (bytes > 0 && (host_dst == NULL || device_src == NULL))
         return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_device_copy_to_host: NULL pointer");
-    return nz_cuda_memcpy(ctx, host_dst, device_src, bytes, NZI_D2H);
+    return device_backend()->mem_copy(ctx, host_dst, device_src, bytes, NZI_D2H);
 }
 
 nz_status_t nz_device_memset(nz_context_t *ctx, void *dst, int byte, size_t bytes) {
     NZI_TRY(need_device(ctx, "nz_device_memset"));
     if (bytes > 0 && dst == NULL)
         return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_device_memset: NULL pointer");
-    return nz_cuda_memset(ctx, dst, byte, bytes);
+    return device_backend()->mem_set(ctx, dst, byte, bytes);
 }
 
 nz_status_t nz_context_synchronize(nz_context_t *ctx) {
     NZI_TRY(nzi_check_context(ctx));
     if (ctx->cuda == NULL) return NZ_SUCCESS;
-    return nz_cuda_synchronize(ctx);
+    return device_backend()->synchronize(ctx);
 }

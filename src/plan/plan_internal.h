@@ -59,15 +59,15 @@ unsigned nzi_plan_layout_flags(const nz_matrix_stats_t *stats, nz_alg_t alg, siz
 #define NZI_PLAN_MAX_CANDIDATES 16
 #define NZI_PLAN_WHY_SIZE 320
 
-/* Which (format, alg) pairs exist; NULL in a request means the backend's own table. */
-typedef bool (*nzi_plan_supports_fn)(nz_format_t format, nz_alg_t alg);
-
 typedef struct nzi_plan_request {
     nz_backend_t backend;
     nz_format_t format;            /* the matrix's format, or NZ_FORMAT_COUNT: advise one */
     nz_operation_t op;
     unsigned flags;                /* NZ_PLAN_DETERMINISTIC filters the list */
-    nzi_plan_supports_fn supports; /* NULL: nz_cpu_spmv_supports / nz_cuda_spmv_supports */
+    /* Which (format, alg) pairs exist and which are reproducible: NULL asks the backend's own
+     * table (nzi_backend_get); tests pass a table of their own (only spmv_supports and
+     * spmv_reproducible are read). */
+    const nzi_backend_t *table;
 } nzi_plan_request_t;
 
 typedef struct nzi_plan_choice {
@@ -84,8 +84,8 @@ typedef struct nzi_plan_choice {
 nz_status_t nzi_plan_choose(const nz_matrix_stats_t *stats, const nzi_plan_request_t *request,
                             nzi_plan_choice_t *choice);
 
-/* Bitwise run-to-run reproducibility of (format, alg, op) on a backend, from the planner's table:
- * 1 reproducible, 0 not, -1 a pair the table does not know (treated as not reproducible when
+/* Bitwise run-to-run reproducibility of (format, alg, op) on a backend, as its table says:
+ * 1 reproducible, 0 not, -1 a pair the backend does not have (treated as not reproducible when
  * NZ_PLAN_DETERMINISTIC is asked for). tests/gpu/test_planner.c checks it against what plans
  * report. */
 int nzi_plan_reproducible(nz_backend_t backend, nz_format_t format, nz_alg_t alg,
@@ -96,9 +96,9 @@ int nzi_plan_reproducible(nz_backend_t backend, nz_format_t format, nz_alg_t alg
 int nzi_plan_vector_width(double row_mean);
 
 /* Cheap statistics of op(A) for the algorithm rules: rows, cols, nnz, row_min / row_max /
- * row_mean / row_std, empty_rows. Device CSR: nz_cuda_csr_row_stats (op T: the rows of A^T,
- * which the cached-transpose plans run on); host CSR, op N: one pass over the row offsets, no
- * allocation; otherwise rows, cols, nnz and the mean only (the CPU rules need no more).
+ * row_mean / row_std, empty_rows. CSR: the backend's csr_row_stats (device: op T gives the rows
+ * of A^T, which the cached-transpose plans run on; host: op N one pass over the row offsets, no
+ * allocation); otherwise rows, cols, nnz and the mean only (the CPU rules need no more).
  * Bandwidths, diagonals, symmetry and bytes[] are left 0 (nz_matrix_stats computes those). */
 nz_status_t nzi_plan_row_stats(nz_context_t *ctx, const nz_matrix_t *A, nz_operation_t op,
                                nz_matrix_stats_t *stats);

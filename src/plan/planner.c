@@ -63,44 +63,14 @@ const nzi_plan_thresholds_t nzi_plan_thresholds = {
 
 /* ---- reproducibility --------------------------------------------------------------------- */
 
-/* The CUDA backend's (format, alg) pairs and whether a plan gives bitwise identical results run
- * to run (op = N; for op = T the cached-transpose path runs the same kernels on A^T, and the
- * atomic scatter path is never reproducible). */
-static const struct {
-    nz_format_t format;
-    nz_alg_t alg;
-    int reproducible;
-} cuda_reproducible[] = {
-    {NZ_FORMAT_CSR, NZ_ALG_SCALAR, 1},     {NZ_FORMAT_CSR, NZ_ALG_VECTOR, 1},
-    {NZ_FORMAT_CSR, NZ_ALG_LIGHT_VECTOR, 1}, {NZ_FORMAT_CSR, NZ_ALG_LIGHT_WARP, 1},
-    {NZ_FORMAT_CSR, NZ_ALG_IPCSR, 1},      {NZ_FORMAT_CSR, NZ_ALG_ADAPTIVE, 1},
-    {NZ_FORMAT_CSR, NZ_ALG_MERGE, 1},      {NZ_FORMAT_CSR, NZ_ALG_ATOMIC, 0},
-    {NZ_FORMAT_ELL, NZ_ALG_SCALAR, 1},     {NZ_FORMAT_SELL, NZ_ALG_SCALAR, 1},
-    {NZ_FORMAT_DIA, NZ_ALG_SCALAR, 1},     {NZ_FORMAT_HYB, NZ_ALG_SCALAR, 1},
-    {NZ_FORMAT_HYB, NZ_ALG_SEGMENTED, 1},  {NZ_FORMAT_HYB, NZ_ALG_ATOMIC, 0},
-    {NZ_FORMAT_COO, NZ_ALG_SEGMENTED, 1},  {NZ_FORMAT_COO, NZ_ALG_ATOMIC, 0},
-    {NZ_FORMAT_BSR, NZ_ALG_BSR_ROW, 1},    {NZ_FORMAT_BSR, NZ_ALG_BSR_COL, 1},
-};
-
 int nzi_plan_reproducible(nz_backend_t backend, nz_format_t format, nz_alg_t alg,
                           nz_operation_t op) {
-    if (backend == NZ_BACKEND_CPU) return 1; /* every CPU kernel sums each row in a fixed order */
-    if (op == NZ_OP_T && alg == NZ_ALG_ATOMIC) return 0;
-    for (int i = 0; i < COUNT_OF(cuda_reproducible); i++)
-        if (cuda_reproducible[i].format == format && cuda_reproducible[i].alg == alg)
-            return cuda_reproducible[i].reproducible;
-    return -1;
+    const nzi_backend_t *table = nzi_backend_get(backend);
+    if (table == NULL) return -1;
+    return table->spmv_reproducible(format, alg, op);
 }
 
 /* ---- ranked lists -------------------------------------------------------------------------- */
-
-/* Every algorithm, so that whatever a backend supports beyond a rule's list is still ranked. */
-static const nz_alg_t all_algs[] = {
-    NZ_ALG_SERIAL,     NZ_ALG_PARALLEL,   NZ_ALG_SIMD,         NZ_ALG_SCALAR,
-    NZ_ALG_VECTOR,     NZ_ALG_LIGHT_VECTOR, NZ_ALG_LIGHT_WARP, NZ_ALG_IPCSR,
-    NZ_ALG_ADAPTIVE,   NZ_ALG_MERGE,      NZ_ALG_ATOMIC,       NZ_ALG_SEGMENTED,
-    NZ_ALG_BSR_ROW,    NZ_ALG_BSR_COL,
-};
 
 static const nz_alg_t rank_uniform[] = {NZ_ALG_VECTOR, NZ_ALG_ADAPTIVE,     NZ_ALG_IPCSR,
                                         NZ_ALG_LIGHT_VECTOR, NZ_ALG_MERGE, NZ_ALG_SCALAR,
@@ -229,25 +199,22 @@ static rule_t cpu_rule(const nz_matrix_stats_t *s, nz_format_t format, char *why
 
 /* ---- format advice ------------------------------------------------------------------------- */
 
-static bool format_usable(const nzi_plan_request_t *r, nzi_plan_supports_fn supports,
-                          nz_format_t format) {
-    for (int i = 0; i < COUNT_OF(all_algs); i++)
-        if (supports(format, all_algs[i]) &&
+/* The backend has an algorithm for the format (a reproducible one under NZ_PLAN_DETERMINISTIC). */
+static bool format_usable(const nzi_plan_request_t *r, const nzi_backend_t *t, nz_format_t format) {
+    for (int i = 1; nzi_alg_at(i) != NZ_ALG_AUTO; i++)
+        if (t->spmv_supports(format, nzi_alg_at(i)) &&
             (!(r->flags & NZ_PLAN_DETERMINISTIC) ||
-             nzi_plan_reproducible(r->backend, format, all_algs[i], r->op) == 1))
+             t->spmv_reproducible(format, nzi_alg_at(i), r->op) == 1))
             return true;
     return false;
 }
 
-/* The fewest bytes read wins if it saves at least 1 - format_gain over CSR. The GPU list has
- * ELL and HYB, whose column-major layout the CPU kernels walk with a large stride. */
+/* The fewest bytes read wins if it saves at least 1 - format_gain over CSR. The formats tried
+ * are the backend policy's (the GPU list has ELL and HYB, whose column-major layout the CPU
+ * kernels walk with a large stride). */
 static nz_format_t advise_format(const nz_matrix_stats_t *s, const nzi_plan_request_t *r,
-                                 nzi_plan_supports_fn supports, char *why, size_t size) {
-    static const nz_format_t gpu_formats[] = {NZ_FORMAT_DIA, NZ_FORMAT_BSR, NZ_FORMAT_ELL,
-                                              NZ_FORMAT_SELL, NZ_FORMAT_HYB};
-    static const nz_format_t cpu_formats[] = {NZ_FORMAT_DIA, NZ_FORMAT_BSR, NZ_FORMAT_SELL};
-    const nz_format_t *list = r->backend == NZ_BACKEND_CUDA ? gpu_formats : cpu_formats;
-    int n = r->backend == NZ_BACKEND_CUDA ? COUNT_OF(gpu_formats) : COUNT_OF(cpu_formats);
+                                 const nzi_backend_t *t, const nz_format_t *list, int n,
+                                 char *why, size_t size) {
     double csr = (double)s->bytes[NZ_FORMAT_CSR];
     if (s->nnz <= 0 || csr <= 0) {
         say(why, size, "format csr (%s); ", s->nnz <= 0 ? "no nonzeros" : "no size information");
@@ -258,7 +225,7 @@ static nz_format_t advise_format(const nz_matrix_stats_t *s, const nzi_plan_requ
     char sizes[160] = "";
     for (int i = 0; i < n; i++) {
         nz_format_t f = list[i];
-        if (!format_usable(r, supports, f)) continue;
+        if (!format_usable(r, t, f)) continue;
         if (s->bytes[f] == 0) {
             say(sizes, sizeof sizes, "%s%s refused", sizes[0] ? ", " : "", nz_format_name(f));
             continue;
@@ -270,7 +237,7 @@ static nz_format_t advise_format(const nz_matrix_stats_t *s, const nzi_plan_requ
             best_bytes = b;
         }
     }
-    if (best == NZ_FORMAT_CSR && !format_usable(r, supports, NZ_FORMAT_CSR)) {
+    if (best == NZ_FORMAT_CSR && !format_usable(r, t, NZ_FORMAT_CSR)) {
         say(why, size, "format csr (nothing else saves traffic, but the backend lacks csr); ");
         return NZ_FORMAT_CSR;
     }
@@ -285,20 +252,29 @@ static nz_format_t advise_format(const nz_matrix_stats_t *s, const nzi_plan_requ
 
 /* ---- the choice ------------------------------------------------------------------------------ */
 
-static bool cpu_supports(nz_format_t format, nz_alg_t alg) {
-    return nz_cpu_spmv_supports(format, alg);
-}
-static bool cuda_supports(nz_format_t format, nz_alg_t alg) {
-    return nz_cuda_spmv_supports(format, alg);
-}
+/* What the planner does differently per backend: the rules, the formats format advice tries,
+ * the timed runs per tuning candidate. Indexed by nz_backend_t; which (format, algorithm) pairs
+ * exist and are reproducible is the backend table's answer, not the planner's. */
+typedef rule_t (*rule_fn)(const nz_matrix_stats_t *s, nz_format_t format, char *why, size_t size);
+static const nz_format_t gpu_formats[] = {NZ_FORMAT_DIA, NZ_FORMAT_BSR, NZ_FORMAT_ELL,
+                                          NZ_FORMAT_SELL, NZ_FORMAT_HYB};
+static const nz_format_t cpu_formats[] = {NZ_FORMAT_DIA, NZ_FORMAT_BSR, NZ_FORMAT_SELL};
+static const struct policy {
+    rule_fn rule;
+    const nz_format_t *advice_formats;
+    int advice_count;
+    const int *tune_runs; /* timed executions per candidate */
+} policies[] = {
+    [NZ_BACKEND_CPU] = {cpu_rule, cpu_formats, COUNT_OF(cpu_formats), &T.tune_runs_cpu},
+    [NZ_BACKEND_CUDA] = {cuda_rule, gpu_formats, COUNT_OF(gpu_formats), &T.tune_runs_gpu},
+};
 
 /* Append alg to the choice if the backend has it, it is not there yet and, under
- * NZ_PLAN_DETERMINISTIC, the table says it is reproducible. */
+ * NZ_PLAN_DETERMINISTIC, the backend says it is reproducible. */
 static void add_candidate(nzi_plan_choice_t *c, const nzi_plan_request_t *r,
-                          nzi_plan_supports_fn supports, nz_alg_t alg) {
-    if (c->count >= NZI_PLAN_MAX_CANDIDATES || !supports(c->format, alg)) return;
-    if ((r->flags & NZ_PLAN_DETERMINISTIC) &&
-        nzi_plan_reproducible(r->backend, c->format, alg, r->op) != 1)
+                          const nzi_backend_t *t, nz_alg_t alg) {
+    if (c->count >= NZI_PLAN_MAX_CANDIDATES || !t->spmv_supports(c->format, alg)) return;
+    if ((r->flags & NZ_PLAN_DETERMINISTIC) && t->spmv_reproducible(c->format, alg, r->op) != 1)
         return;
     for (int i = 0; i < c->count; i++)
         if (c->algs[i] == alg) return;
@@ -309,26 +285,24 @@ nz_status_t nzi_plan_choose(const nz_matrix_stats_t *stats, const nzi_plan_reque
                             nzi_plan_choice_t *choice) {
     if (stats == NULL || request == NULL || choice == NULL) return NZ_ERR_NULL_ARGUMENT;
     const nzi_plan_request_t *r = request;
-    if (r->backend != NZ_BACKEND_CPU && r->backend != NZ_BACKEND_CUDA)
-        return NZ_ERR_INVALID_ARGUMENT;
+    if (nzi_backend_get(r->backend) == NULL) return NZ_ERR_INVALID_ARGUMENT;
+    const nzi_backend_t *t = r->table != NULL ? r->table : nzi_backend_get(r->backend);
+    const struct policy *policy = &policies[r->backend];
     if ((int)r->format < 0 || (int)r->format > NZ_FORMAT_COUNT) return NZ_ERR_INVALID_ARGUMENT;
     if (r->op != NZ_OP_N && r->op != NZ_OP_T) return NZ_ERR_INVALID_ARGUMENT;
-    nzi_plan_supports_fn supports = r->supports;
-    if (supports == NULL) supports = r->backend == NZ_BACKEND_CPU ? cpu_supports : cuda_supports;
 
     memset(choice, 0, sizeof *choice);
     choice->format = r->format;
     if (r->format == NZ_FORMAT_COUNT)
-        choice->format = advise_format(stats, r, supports, choice->why, sizeof choice->why);
+        choice->format = advise_format(stats, r, t, policy->advice_formats, policy->advice_count,
+                                       choice->why, sizeof choice->why);
     say(choice->why, sizeof choice->why, "%s on the %s: ", nz_format_name(choice->format),
-        r->backend == NZ_BACKEND_CPU ? "CPU" : "GPU");
+        t->name);
     size_t head = strlen(choice->why);
-    rule_t rule = r->backend == NZ_BACKEND_CUDA
-                      ? cuda_rule(stats, choice->format, choice->why, sizeof choice->why)
-                      : cpu_rule(stats, choice->format, choice->why, sizeof choice->why);
+    rule_t rule = policy->rule(stats, choice->format, choice->why, sizeof choice->why);
     choice->rule = rule.name;
-    for (int i = 0; i < rule.count; i++) add_candidate(choice, r, supports, rule.rank[i]);
-    for (int i = 0; i < COUNT_OF(all_algs); i++) add_candidate(choice, r, supports, all_algs[i]);
+    for (int i = 0; i < rule.count; i++) add_candidate(choice, r, t, rule.rank[i]);
+    for (int i = 1; nzi_alg_at(i) != NZ_ALG_AUTO; i++) add_candidate(choice, r, t, nzi_alg_at(i));
 
     /* Name the winner in front of the reason: "csr on the GPU: vector (uniform rows ...)". */
     char reason[NZI_PLAN_WHY_SIZE];
@@ -364,29 +338,12 @@ nz_status_t nz_spmv_plan_choose(nz_format_t *chosen_format, nz_alg_t *alg, char 
 nz_status_t nzi_plan_row_stats(nz_context_t *ctx, const nz_matrix_t *A, nz_operation_t op,
                                nz_matrix_stats_t *stats) {
     nz_matrix_stats_t s;
+    if (A->format == NZ_FORMAT_CSR) return nzi_backend_of(A)->csr_row_stats(ctx, A, op, stats);
     memset(&s, 0, sizeof s);
-    if (A->location == NZ_DEVICE && A->format == NZ_FORMAT_CSR)
-        return nz_cuda_csr_row_stats(ctx, A, op, stats);
     s.rows = op == NZ_OP_N ? A->rows : A->cols;
     s.cols = op == NZ_OP_N ? A->cols : A->rows;
     s.nnz = A->nnz;
-    if (A->location == NZ_HOST && A->format == NZ_FORMAT_CSR && op == NZ_OP_N && A->rows > 0) {
-        const int64_t *offsets = A->host.csr.row_offsets;
-        double sum_squares = 0;
-        s.row_min = INT64_MAX;
-        for (int64_t i = 0; i < A->rows; i++) {
-            int64_t len = offsets[i + 1] - offsets[i];
-            if (len < s.row_min) s.row_min = len;
-            if (len > s.row_max) s.row_max = len;
-            if (len == 0) s.empty_rows++;
-            sum_squares += (double)len * (double)len;
-        }
-        s.row_mean = (double)A->nnz / (double)A->rows;
-        double variance = sum_squares / (double)A->rows - s.row_mean * s.row_mean;
-        s.row_std = variance > 0 ? sqrt(variance) : 0;
-    } else if (s.rows > 0) {
-        s.row_mean = (double)A->nnz / (double)s.rows;
-    }
+    if (s.rows > 0) s.row_mean = (double)A->nnz / (double)s.rows;
     *stats = s;
     return NZ_SUCCESS;
 }
@@ -395,19 +352,16 @@ nz_status_t nzi_plan_row_stats(nz_context_t *ctx, const nz_matrix_t *A, nz_opera
 
 static nz_status_t backend_setup(nz_spmv_plan_t *plan) {
     plan->state = NULL;
+    plan->impl = NULL;
     plan->workspace_bytes = 0;
     plan->vector_width = 0;
     plan->reproducible = 0;
-    return plan->backend == NZ_BACKEND_CPU ? nz_cpu_spmv_plan_setup(plan)
-                                           : nz_cuda_spmv_plan_setup(plan);
+    return plan->ops->spmv_plan_setup(plan);
 }
 
 static void backend_release(nz_spmv_plan_t *plan) {
     if (plan->state == NULL) return;
-    if (plan->backend == NZ_BACKEND_CPU)
-        nz_cpu_spmv_plan_release(plan);
-    else
-        nz_cuda_spmv_plan_release(plan);
+    plan->ops->spmv_plan_release(plan);
     plan->state = NULL;
 }
 
@@ -449,7 +403,7 @@ static nz_status_t try_candidate(nz_spmv_plan_t *plan, nz_alg_t alg, unsigned ca
     if (layout_stats != NULL)
         plan->flags |= nzi_plan_layout_flags(layout_stats, alg,
                                              nzi_value_size(plan->A->value_type),
-                                             nz_cuda_l2_bytes(plan->ctx));
+                                             plan->ops->l2_bytes(plan->ctx));
     nz_status_t status = backend_setup(plan);
     if (status < 0) {
         backend_release(plan);
@@ -464,59 +418,25 @@ static nz_status_t try_candidate(nz_spmv_plan_t *plan, nz_alg_t alg, unsigned ca
     return NZ_SUCCESS;
 }
 
-static double median(double *v, int n) {
-    for (int i = 1; i < n; i++) {
-        double x = v[i];
-        int j = i - 1;
-        while (j >= 0 && v[j] > x) {
-            v[j + 1] = v[j];
-            j--;
-        }
-        v[j + 1] = x;
-    }
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* Median seconds of a set-up candidate: CUDA events on the GPU, the wall clock on the CPU (one
  * warm-up run either way). */
 static nz_status_t time_candidate(const nz_spmv_plan_t *plan, const void *x, void *y,
                                   double *seconds) {
-    if (plan->backend == NZ_BACKEND_CUDA)
-        return nz_cuda_time_plan(plan, x, y, T.tune_runs_gpu, seconds);
-    double times[NZI_TIME_MAX_RUNS];
-    int runs = T.tune_runs_cpu < NZI_TIME_MAX_RUNS ? T.tune_runs_cpu : NZI_TIME_MAX_RUNS;
-    NZI_TRY(nz_cpu_spmv_execute(plan, 1.0, x, 0.0, y));
-    for (int r = 0; r < runs; r++) {
-        double t0 = nzi_wtime();
-        NZI_TRY(nz_cpu_spmv_execute(plan, 1.0, x, 0.0, y));
-        times[r] = nzi_wtime() - t0;
-    }
-    *seconds = median(times, runs);
-    return NZ_SUCCESS;
+    return plan->ops->spmv_time(plan, x, y, *policies[plan->backend].tune_runs, seconds);
 }
 
+/* Zeroed scratch of n values where the plan's backend keeps its vectors. */
 static nz_status_t scratch_alloc(nz_spmv_plan_t *plan, void **ptr, int64_t n, const char *what) {
     size_t bytes;
     if (nzi_mul_overflow_size((size_t)(n > 0 ? n : 1), nzi_value_size(plan->A->value_type), &bytes))
         return nzi_error(plan->ctx, NZ_ERR_OVERFLOW, "plan tuning: %s of %lld entries", what,
                          (long long)n);
-    if (plan->backend == NZ_BACKEND_CPU) {
-        *ptr = nzi_calloc(plan->ctx, 1, bytes);
-        if (*ptr == NULL)
-            return nzi_error(plan->ctx, NZ_ERR_OUT_OF_MEMORY, "plan tuning: cannot allocate %s (%zu bytes)",
-                             what, bytes);
-        return NZ_SUCCESS;
-    }
-    NZI_TRY(nz_cuda_malloc(plan->ctx, ptr, bytes, what));
-    return nz_cuda_memset(plan->ctx, *ptr, 0, bytes);
+    NZI_TRY(plan->ops->mem_alloc(plan->ctx, ptr, bytes, what));
+    return plan->ops->mem_set(plan->ctx, *ptr, 0, bytes);
 }
 
 static void scratch_free(nz_spmv_plan_t *plan, void *ptr) {
-    if (ptr == NULL) return;
-    if (plan->backend == NZ_BACKEND_CPU)
-        nzi_free(plan->ctx, ptr);
-    else
-        nz_cuda_free(plan->ctx, ptr, (size_t)-1);
+    if (ptr != NULL) plan->ops->mem_free(plan->ctx, ptr, (size_t)-1);
 }
 
 /*
@@ -572,12 +492,13 @@ static nz_status_t tune(nz_spmv_plan_t *plan, const nzi_plan_choice_t *choice,
         status = nzi_error(ctx, NZ_ERR_UNSUPPORTED,
                            "nz_spmv_plan_create: tuning found no usable algorithm for %s on the "
                            "%s (last refusal: %s)", nz_format_name(A->format),
-                           plan->backend == NZ_BACKEND_CPU ? "CPU" : "GPU", last);
+                           plan->ops->name, last);
         goto cleanup;
     }
     plan->alg = best.alg;
     plan->flags = best.flags;
     plan->layout_parts = best.layout_parts;
+    plan->impl = best.impl;
     plan->state = best.state;
     plan->reproducible = best.reproducible;
     plan->vector_width = best.vector_width;
@@ -594,7 +515,7 @@ cleanup:
 nz_status_t nzi_plan_auto(nz_spmv_plan_t *plan) {
     nz_context_t *ctx = plan->ctx;
     const nz_matrix_t *A = plan->A;
-    const char *where = plan->backend == NZ_BACKEND_CPU ? "CPU" : "GPU";
+    const char *where = plan->ops->name;
     nz_matrix_stats_t stats;
     nzi_plan_choice_t choice;
     nzi_plan_request_t request = {plan->backend, A->format, plan->op, plan->flags, NULL};
@@ -611,7 +532,7 @@ nz_status_t nzi_plan_auto(nz_spmv_plan_t *plan) {
     /* GPU CSR, op N, no layout asked for: each candidate gets the layout and hints the rule
      * gives it (nzi_plan_layout_flags) */
     const nz_matrix_stats_t *layout_stats =
-        plan->backend == NZ_BACKEND_CUDA && A->format == NZ_FORMAT_CSR && plan->op == NZ_OP_N &&
+        plan->ops->l2_bytes != NULL && A->format == NZ_FORMAT_CSR && plan->op == NZ_OP_N &&
                 !(plan->flags & (NZI_PLAN_LAYOUTS | NZ_PLAN_CACHE_HINTS))
             ? &stats
             : NULL;

@@ -138,17 +138,13 @@ nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, 
                          "nz_cg_solve: b and x overlap in memory (x is updated while b is still "
                          "needed); use separate arrays");
     NZI_TRY(check_options(ctx, options, n, &opt));
-    if (A->location == NZ_DEVICE) {
-        if (ctx->cuda == NULL)
-            return nzi_error(ctx, NZ_ERR_NO_DEVICE,
-                             "nz_cg_solve: A is a device matrix but the context is not bound to a "
-                             "device");
-        ops = nz_cuda_cg_ops();
-        if (ops == NULL)
-            return nzi_error(ctx, NZ_ERR_NO_DEVICE, "nz_cg_solve: this build has no CUDA backend");
-    } else {
-        ops = &nzi_cg_cpu_ops;
-    }
+    if (A->location == NZ_DEVICE && ctx->cuda == NULL)
+        return nzi_error(ctx, NZ_ERR_NO_DEVICE,
+                         "nz_cg_solve: A is a device matrix but the context is not bound to a "
+                         "device");
+    ops = nzi_backend_of(A)->cg_ops();
+    if (ops == NULL)
+        return nzi_error(ctx, NZ_ERR_NO_DEVICE, "nz_cg_solve: this build has no CUDA backend");
 
     /* ---- setup: format, plan, workspace, preconditioner ---- */
     double t0 = nzi_wtime();

@@ -2,7 +2,7 @@
 #include "nzi.h"
 #include "backend.h"
 
-/* Checks the arguments once and hands the assembly to src/cuda/gen_fe3d.cu. */
+/* Checks the arguments once and hands the assembly to src/cuda/gen/gen_fe3d.cu. */
 nz_status_t nz_gen_fe3d_device(nz_context_t *ctx, nz_matrix_t **dA, void **d_b, void **d_u_exact,
                                int64_t n, nz_value_type_t value_type) {
     const char *what = "nz_gen_fe3d_device";
@@ -25,5 +25,5 @@ nz_status_t nz_gen_fe3d_device(nz_context_t *ctx, nz_matrix_t **dA, void **d_b, 
         return nzi_error(ctx, NZ_ERR_NO_DEVICE,
                          "%s: the context is not bound to a CUDA device (nz_context_set_device)",
                          what);
-    return nz_cuda_gen_fe3d(ctx, dA, n, value_type, d_b, d_u_exact);
+    return nzi_backend_get(NZ_BACKEND_CUDA)->gen_fe3d(ctx, dA, n, value_type, d_b, d_u_exact);
 }

@@ -1,5 +1,6 @@
 /* spgemm.c: nz_spgemm: argument checks, the AUTO choice, dispatch to the algorithms, names. */
 #include "spgemm_internal.h"
+#include "backend.h"
 
 #include <string.h>
 
@@ -28,16 +29,11 @@ static nz_spgemm_alg_t choose_alg(const nz_context_t *ctx) {
     return ctx->cuda != NULL ? NZ_SPGEMM_HASH : NZ_SPGEMM_CPU;
 }
 
+/* The algorithm's entry point from the backend table that runs it, NULL when no backend of this
+ * build has it. */
 static nzi_spgemm_fn alg_function(nz_spgemm_alg_t alg) {
-    switch (alg) {
-    case NZ_SPGEMM_CPU: return nzi_spgemm_cpu;
-#ifdef NZ_HAVE_CUDA
-    case NZ_SPGEMM_HASH: return nzi_spgemm_hash;
-    case NZ_SPGEMM_ESC: return nzi_spgemm_esc;
-    case NZ_SPGEMM_HYSPMM: return nzi_spgemm_hyspmm;
-#endif
-    default: return NULL;
-    }
+    nzi_spgemm_fn run = nzi_backend_get(NZ_BACKEND_CPU)->spgemm(alg);
+    return run != NULL ? run : nzi_backend_get(NZ_BACKEND_CUDA)->spgemm(alg);
 }
 
 /* Check the operands once (handles, locations, value types, shapes), bring non-CSR host formats

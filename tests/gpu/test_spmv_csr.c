@@ -132,7 +132,7 @@ static int expected_vector_width(const job_t *j) {
 /* The plan flags each algorithm is checked with: 0, plus the flag that switches its other form
  * (NZ_PLAN_LIGHT_PER_ROW: LightSpMV's one row per atomic instead of chunks; NZ_PLAN_CACHE_HINTS:
  * streaming loads in vector and merge) and the plan layouts (column panels and reordering on
- * vector, merge and adaptive; compressed indices on vector; main() sets NZ_TUNE_PANELS=3 so
+ * vector, merge and adaptive; compressed indices on vector; main() sets 3 column panels so
  * small matrices are split too). Returns the number of settings written to flags[]. */
 #define MAX_FLAG_SETTINGS 5
 static int with_forms = 1; /* 0: flags 0 only (the tunables section, which needs no second form) */
@@ -878,9 +878,14 @@ static void test_memory(void) {
 int main(int argc, char **argv) {
     nzt_init(argc, argv);
     quick = nzt_env_flag("NZ_TEST_QUICK");
-    /* column panels on the small test matrices too (the default splits only x larger than L2/3) */
-    setenv("NZ_TUNE_PANELS", "3", 1);
+
     ctx = nzt_gpu_context(quick ? " (quick mode)" : "");
+    {   /* column panels on the small test matrices too (auto splits only x wider than L2 / 6) */
+        nz_tunables_t t;
+        NZT_OK(ctx, nz_context_get_tunables(ctx, &t));
+        t.column_panels = 3;
+        NZT_OK(ctx, nz_context_set_tunables(ctx, &t));
+    }
     nz_format_t format;
     nz_alg_t alg;
     for (int i = 0; nz_spmv_list(&format, &alg, NZ_BACKEND_CUDA, i) == NZ_SUCCESS; i++)

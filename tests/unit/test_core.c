@@ -187,6 +187,45 @@ static void test_parallel_memcpy(void) {
     free(dst);
 }
 
+/* Tunables: defaults, set / get, refusal leaves them unchanged, parse by name. */
+static void test_tunables(void) {
+    nz_context_t *ctx = NULL;
+    nz_tunables_t t, got;
+    NZT_CHECK(nz_context_create(&ctx) == NZ_SUCCESS, "context");
+    NZT_CHECK(nz_context_get_tunables(ctx, &got) == NZ_SUCCESS, "get");
+    NZT_CHECK(got.vector_width == NZ_TUNE_AUTO && got.vector_unroll == NZ_TUNE_AUTO &&
+                  got.adaptive_nnz_per_thread == NZ_TUNE_AUTO && got.spmm_long_row == NZ_TUNE_AUTO,
+              "a new context's tunables are automatic");
+    NZT_CHECK(nz_tunables_default(&t) == NZ_SUCCESS, "default");
+    t.vector_width = 8;
+    t.spmm_long_row = 0;
+    NZT_CHECK(nz_context_set_tunables(ctx, &t) == NZ_SUCCESS, "set");
+    NZT_CHECK(nz_context_get_tunables(ctx, &got) == NZ_SUCCESS && got.vector_width == 8 &&
+                  got.spmm_long_row == 0, "get after set");
+    t.vector_unroll = 3;
+    NZT_CHECK(nz_context_set_tunables(ctx, &t) == NZ_ERR_INVALID_ARGUMENT &&
+                  strstr(nz_context_last_error(ctx), "NZ_TUNE_VECTOR_UNROLL") != NULL,
+              "unroll 3 refused: %s", nz_context_last_error(ctx));
+    NZT_CHECK(nz_context_get_tunables(ctx, &got) == NZ_SUCCESS &&
+                  got.vector_unroll == NZ_TUNE_AUTO && got.vector_width == 8,
+              "a refused set changes nothing");
+    NZT_CHECK(nz_tunables_parse(&t, "NZ_TUNE_VECTOR_UNROLL=2") == NZ_SUCCESS &&
+                  t.vector_unroll == 2, "parse unroll");
+    NZT_CHECK(nz_tunables_parse(&t, "NZ_TUNE_VECTOR_WIDTH=auto") == NZ_SUCCESS &&
+                  t.vector_width == NZ_TUNE_AUTO, "parse auto");
+    NZT_CHECK(nz_tunables_parse(&t, "NZ_TUNE_VECTOR_WIDTH=3") == NZ_ERR_INVALID_ARGUMENT &&
+                  t.vector_width == NZ_TUNE_AUTO, "width 3 refused, unchanged");
+    NZT_CHECK(nz_tunables_parse(&t, "NZ_TUNE_VECTOR_WIDTH=") == NZ_ERR_INVALID_ARGUMENT &&
+                  nz_tunables_parse(&t, "NZ_TUNE_VECTOR=4") == NZ_ERR_INVALID_ARGUMENT &&
+                  nz_tunables_parse(&t, "NZ_TUNE_SPGEMM_DENSE=4") == NZ_ERR_INVALID_ARGUMENT &&
+                  nz_tunables_parse(&t, "NZ_TUNE_VECTOR_WIDTH") == NZ_ERR_INVALID_ARGUMENT,
+              "empty value, unknown names, no '='");
+    NZT_CHECK(nz_tunables_parse(&t, "NZ_TUNE_SPMM_LONG=0") == NZ_SUCCESS && t.spmm_long_row == 0,
+              "spmm long 0 (no split)");
+    NZT_CHECK(nz_context_set_tunables(ctx, NULL) == NZ_ERR_NULL_ARGUMENT, "NULL tunables");
+    nz_context_destroy(&ctx);
+}
+
 int main(int argc, char **argv) {
     nzt_init(argc, argv);
     test_parallel_memcpy();
@@ -195,5 +234,6 @@ int main(int argc, char **argv) {
     test_create_csr();
     test_alloc_failure();
     test_zoo_spmv();
+    test_tunables();
     return nzt_finish("test_core");
 }

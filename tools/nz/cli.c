@@ -1,5 +1,6 @@
 /* cli.c: helpers shared by the nz subcommands: option values, numbers, one-line errors, files. */
 #include "cli.h"
+#include "bench.h" /* nzb_tunables_from_environment */
 #include "safe_output.h"
 
 #include <errno.h>
@@ -259,6 +260,7 @@ nz_status_t nz_cli_context_create(nz_context_t **ctx) {
     nz_status_t status = nz_context_create(ctx);
     if (status == NZ_SUCCESS && nz_cli_memory_budget != 0)
         status = nz_context_set_memory_budget(*ctx, nz_cli_memory_budget);
+    if (status == NZ_SUCCESS) status = nzb_tunables_from_environment(*ctx);
     return status;
 }
 

@@ -14,7 +14,8 @@
  * is aligned to a 32-element (128 / 256-byte) segment.
  * V is the smallest power of two >= a quarter of the mean row length, clamped to [2, 32], and
  * each lane keeps U = 4 loads in flight (see csr_vector_kernel and csr_vector_setup).
- * Tunables (read once at plan setup; unset or "auto" = the rule above):
+ * Tunables (nz_tunables_t, by the names nz_tunables_parse and the CLI give them; read once at
+ * plan setup; NZ_TUNE_AUTO = the rule above):
  *   NZ_TUNE_VECTOR_WIDTH=2|4|8|16|32   lanes per row
  *   NZ_TUNE_VECTOR_UNROLL=1|2|4|8      loads in flight per lane (mixed precision always uses 4)
  * NZ_PLAN_CACHE_HINTS loads row_offsets, col_indices and values as streaming (ld.global.cs,
@@ -168,7 +169,6 @@ static nz_status_t csr_vector_launch(const nz_spmv_plan_t *plan, double alpha, c
  * NZ_TUNE_VECTOR_UNROLL overrides both choices (for tuning sweeps). */
 #define VECTOR_ELEMENTS_PER_LANE 4
 static nz_status_t csr_vector_setup(nz_spmv_plan_t *plan) {
-    static const int widths[] = {2, 4, 8, 16, 32}, unrolls[] = {1, 2, 4, 8};
     const nz_matrix_t *A = plan->A;
     const double mean = (double)A->nnz / (double)A->rows;
     int width = 2;
@@ -176,8 +176,8 @@ static nz_status_t csr_vector_setup(nz_spmv_plan_t *plan) {
     plan->state = NULL;
     plan->workspace_bytes = 0;
     plan->reproducible = 1;
-    plan->vector_width = nzi_cuda_tune("NZ_TUNE_VECTOR_WIDTH", widths, 5, width);
-    const int unroll = nzi_cuda_tune("NZ_TUNE_VECTOR_UNROLL", unrolls, 4, VECTOR_UNROLL_DEFAULT);
+    plan->vector_width = nzi_tune_pick(plan->ctx->tunables.vector_width, width);
+    const int unroll = nzi_tune_pick(plan->ctx->tunables.vector_unroll, VECTOR_UNROLL_DEFAULT);
     if (unroll != VECTOR_UNROLL_DEFAULT) {
         vector_state_t *state = (vector_state_t *)nzi_malloc(plan->ctx, sizeof *state);
         if (state == NULL)

@@ -97,9 +97,15 @@ nz_status_t nzi_cuda_enter(nz_context_t *ctx);
 nz_status_t nzi_cuda_scale(nz_context_t *ctx, nz_value_type_t value_type, int64_t n, double beta,
                            void *y);
 
-/* A performance tunable read from the environment at plan setup (NZ_TUNE_*, see each CSR
- * kernel's file header): the value when the variable holds one of the `count` allowed integers,
- * else `fallback` (unset, "auto", anything else). Never changes correctness, only speed. */
+/* A context tunable (nz_tunables_t, read at plan setup): its value, or `fallback` for
+ * NZ_TUNE_AUTO. nz_context_set_tunables lets only the values the kernels implement through. */
+static inline int nzi_tune_pick(int value, int fallback) {
+    return value != NZ_TUNE_AUTO ? value : fallback;
+}
+
+/* The SpGEMM hash algorithm's tunables, still read from the environment at setup
+ * (NZ_TUNE_SPGEMM_*) until they move into nz_tunables_t: the value when the variable holds one
+ * of the `count` allowed integers, else `fallback`. Never changes correctness, only speed. */
 static inline int nzi_cuda_tune(const char *name, const int *allowed, int count, int fallback) {
     const char *s = getenv(name);
     if (s == NULL || *s == '\0') return fallback;

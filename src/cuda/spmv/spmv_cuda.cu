@@ -13,35 +13,41 @@ nz_status_t nzi_cuda_layout_execute(const nz_spmv_plan_t *plan, const nzi_cuda_s
                                     double alpha, const void *x, double beta, void *y);
 void nzi_cuda_layout_release(nz_spmv_plan_t *plan, const nzi_cuda_spmv_ops_t *ops);
 
-/* Every CSR algorithm the backend has, in the order nz_spmv_list reports them. */
-static const nzi_cuda_spmv_ops_t *const csr_ops[] = {
-    &nzi_cuda_csr_scalar_ops,       &nzi_cuda_csr_vector_ops, &nzi_cuda_csr_light_vector_ops,
-    &nzi_cuda_csr_light_warp_ops,   &nzi_cuda_csr_ipcsr_ops,  &nzi_cuda_csr_adaptive_ops,
-    &nzi_cuda_csr_merge_ops,        &nzi_cuda_csr_atomic_ops,
-};
-
-/* The other formats' algorithms (device_formats.cu uploads them and checks their plans). */
+/* Every (format, algorithm) pair the backend has, with
+ * whether its op = N product is bitwise reproducible run to run (op = T runs the same kernels on
+ * a cached A^T, except the atomic scatter, which is never reproducible). The one list of pairs:
+ * the planner asks it through nz_cuda_spmv_supports / nz_cuda_spmv_reproducible. A new
+ * algorithm is one line here. */
 static const struct {
     nz_format_t format;
     const nzi_cuda_spmv_ops_t *ops;
-} format_ops[] = {
-    {NZ_FORMAT_COO, &nzi_cuda_coo_atomic_ops}, {NZ_FORMAT_COO, &nzi_cuda_coo_segmented_ops},
-    {NZ_FORMAT_ELL, &nzi_cuda_ell_scalar_ops}, {NZ_FORMAT_SELL, &nzi_cuda_sell_scalar_ops},
-    {NZ_FORMAT_HYB, &nzi_cuda_hyb_atomic_ops}, {NZ_FORMAT_HYB, &nzi_cuda_hyb_segmented_ops},
-    {NZ_FORMAT_BSR, &nzi_cuda_bsr_row_ops},    {NZ_FORMAT_BSR, &nzi_cuda_bsr_col_ops},
-    {NZ_FORMAT_DIA, &nzi_cuda_dia_scalar_ops},
+    int reproducible;
+} spmv_table[] = {
+    {NZ_FORMAT_CSR, &nzi_cuda_csr_scalar_ops, 1},
+    {NZ_FORMAT_CSR, &nzi_cuda_csr_vector_ops, 1},
+    {NZ_FORMAT_CSR, &nzi_cuda_csr_light_vector_ops, 1},
+    {NZ_FORMAT_CSR, &nzi_cuda_csr_light_warp_ops, 1},
+    {NZ_FORMAT_CSR, &nzi_cuda_csr_ipcsr_ops, 1},
+    {NZ_FORMAT_CSR, &nzi_cuda_csr_adaptive_ops, 1},
+    {NZ_FORMAT_CSR, &nzi_cuda_csr_merge_ops, 1},
+    {NZ_FORMAT_CSR, &nzi_cuda_csr_atomic_ops, 0},
+    {NZ_FORMAT_COO, &nzi_cuda_coo_atomic_ops, 0},
+    {NZ_FORMAT_COO, &nzi_cuda_coo_segmented_ops, 1},
+    {NZ_FORMAT_ELL, &nzi_cuda_ell_scalar_ops, 1},
+    {NZ_FORMAT_SELL, &nzi_cuda_sell_scalar_ops, 1},
+    {NZ_FORMAT_HYB, &nzi_cuda_hyb_atomic_ops, 0},
+    {NZ_FORMAT_HYB, &nzi_cuda_hyb_segmented_ops, 1},
+    {NZ_FORMAT_BSR, &nzi_cuda_bsr_row_ops, 1},
+    {NZ_FORMAT_BSR, &nzi_cuda_bsr_col_ops, 1},
+    {NZ_FORMAT_DIA, &nzi_cuda_dia_scalar_ops, 1},
 };
+#define SPMV_TABLE_SIZE ((int)(sizeof spmv_table / sizeof spmv_table[0]))
 
-static const nzi_cuda_spmv_ops_t *find_ops(nz_format_t format, nz_alg_t alg) {
-    if (format != NZ_FORMAT_CSR) {
-        for (size_t i = 0; i < sizeof format_ops / sizeof format_ops[0]; i++)
-            if (format_ops[i].format == format && format_ops[i].ops->alg == alg)
-                return format_ops[i].ops;
-        return NULL;
-    }
-    for (size_t i = 0; i < sizeof csr_ops / sizeof csr_ops[0]; i++)
-        if (csr_ops[i]->alg == alg) return csr_ops[i];
-    return NULL;
+/* The table's index of (format, alg), or -1. Called at plan setup only: a plan keeps the ops. */
+static int find_pair(nz_format_t format, nz_alg_t alg) {
+    for (int i = 0; i < SPMV_TABLE_SIZE; i++)
+        if (spmv_table[i].format == format && spmv_table[i].ops->alg == alg) return i;
+    return -1;
 }
 
 int64_t nzi_cuda_grid_blocks(const nzi_cuda_state_t *cs, int block, int waves, int64_t needed) {
@@ -89,16 +95,25 @@ nz_status_t nzi_cuda_scale(nz_context_t *ctx, nz_value_type_t value_type, int64_
 
 /* ---- the backend entry points --------------------------------------------------------------- */
 
-bool nz_cuda_spmv_supports(nz_format_t format, nz_alg_t alg) { return find_ops(format, alg) != NULL; }
+bool nz_cuda_spmv_supports(nz_format_t format, nz_alg_t alg) { return find_pair(format, alg) >= 0; }
+
+int nz_cuda_spmv_reproducible(nz_format_t format, nz_alg_t alg, nz_operation_t op) {
+    const int i = find_pair(format, alg);
+    if (i < 0) return -1;
+    if (op == NZ_OP_T && alg == NZ_ALG_ATOMIC) return 0;
+    return spmv_table[i].reproducible;
+}
 
 /* Checks what no algorithm supports yet, then lets the family do its preprocessing. Matrices
  * without rows or nonzeros need none: execute reduces them to y = beta y. */
 nz_status_t nz_cuda_spmv_plan_setup(nz_spmv_plan_t *plan) {
     nz_context_t *ctx = plan->ctx;
     const nz_matrix_t *A = plan->A;
-    const nzi_cuda_spmv_ops_t *ops = find_ops(A->format, plan->alg);
+    const int pair = find_pair(A->format, plan->alg);
+    const nzi_cuda_spmv_ops_t *ops = pair >= 0 ? spmv_table[pair].ops : NULL;
     const char *what = "nz_spmv_plan_create";
 
+    plan->impl = ops;
     plan->state = NULL;
     plan->workspace_bytes = 0;
     plan->vector_width = 0;
@@ -153,7 +168,7 @@ nz_status_t nz_cuda_spmv_execute(const nz_spmv_plan_t *plan, double alpha, const
                                  double beta, void *y) {
     nz_context_t *ctx = plan->ctx;
     const nz_matrix_t *A = plan->A;
-    const nzi_cuda_spmv_ops_t *ops = find_ops(A->format, plan->alg);
+    const nzi_cuda_spmv_ops_t *ops = (const nzi_cuda_spmv_ops_t *)plan->impl;
     if (ops == NULL)
         return nzi_error(ctx, NZ_ERR_INVALID_HANDLE, "nz_spmv_execute: the plan is corrupted");
     NZI_TRY(nzi_cuda_enter(ctx));
@@ -166,7 +181,7 @@ nz_status_t nz_cuda_spmv_execute(const nz_spmv_plan_t *plan, double alpha, const
 
 void nz_cuda_spmv_plan_release(nz_spmv_plan_t *plan) {
     if (plan->state == NULL) return;
-    const nzi_cuda_spmv_ops_t *ops = find_ops(plan->A->format, plan->alg);
+    const nzi_cuda_spmv_ops_t *ops = (const nzi_cuda_spmv_ops_t *)plan->impl;
     if (ops != NULL) {
         if (plan->ctx->cuda != NULL) (void)cudaSetDevice(plan->ctx->device);
         if (plan->op == NZ_OP_T)

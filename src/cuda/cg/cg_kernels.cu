@@ -1,6 +1,6 @@
 /* cg_kernels.cu: CG vector operations on the GPU: fused update + dot kernels, on-device scalars. */
 #include "cuda_internal.h"
-#include "../solver/cg_work.h"
+#include "cg_work.h"
 
 #include <string.h>
 

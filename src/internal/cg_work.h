@@ -149,7 +149,7 @@ typedef struct nzi_cg_ops {
     nz_status_t (*replay)(nzi_cg_work_t *w);
 } nzi_cg_ops_t;
 
-/* The CPU implementation (cg_cpu.c); the GPU one is nz_cuda_cg_ops() (src/cuda/cg_kernels.cu). */
+/* The CPU implementation (cg_cpu.c); the GPU one is nz_cuda_cg_ops() (src/cuda/cg/cg_kernels.cu). */
 extern const nzi_cg_ops_t nzi_cg_cpu_ops;
 
 #ifdef __cplusplus

@@ -118,15 +118,16 @@ __global__ void __launch_bounds__(LAYOUT_BLOCK)
 }
 
 /* The panel count for A: enough panels that one panel's slice of x fits in L2 / 6
- * (NZ_TUNE_PANELS=1..8 overrides, for sweeps and tests), at most LAYOUT_MAX_PANELS. */
-static int panel_count(const nzi_cuda_state_t *cs, const nz_matrix_t *A) {
-    static const int allowed[] = {1, 2, 3, 4, 5, 6, 7, 8};
+ * (the context's tunables.column_panels overrides, for sweeps and tests), at most
+ * LAYOUT_MAX_PANELS. */
+static int panel_count(const nz_context_t *ctx, const nz_matrix_t *A) {
+    const nzi_cuda_state_t *cs = nzi_cuda(ctx);
     const size_t slice = cs->l2_bytes > 0 ? cs->l2_bytes / LAYOUT_PANEL_L2_DIVISOR : (16u << 20);
     const size_t x_bytes = (size_t)A->cols * nzi_value_size(A->value_type);
     int64_t parts = (int64_t)((x_bytes + slice - 1) / slice);
     if (parts < 1) parts = 1;
     if (parts > LAYOUT_MAX_PANELS) parts = LAYOUT_MAX_PANELS;
-    return nzi_cuda_tune("NZ_TUNE_PANELS", allowed, 8, (int)parts);
+    return nzi_tune_pick(ctx->tunables.column_panels, (int)parts);
 }
 
 template <typename Value, typename Offset>
@@ -537,7 +538,7 @@ nz_status_t nzi_cuda_layout_setup(nz_spmv_plan_t *plan, const nzi_cuda_spmv_ops_
     if (layout == NZ_PLAN_COMPRESS_INDICES && plan->alg != NZ_ALG_VECTOR)
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "%s: compressed indices are implemented for "
                          "csr/vector, not csr/%s", what, nz_alg_name(plan->alg));
-    if (layout == NZ_PLAN_COLUMN_PANELS) parts = panel_count(nzi_cuda(ctx), A);
+    if (layout == NZ_PLAN_COLUMN_PANELS) parts = panel_count(ctx, A);
 
     st = (layout_state_t *)nzi_calloc(ctx, 1, sizeof *st);
     if (st == NULL)
@@ -560,11 +561,10 @@ nz_status_t nzi_cuda_layout_setup(nz_spmv_plan_t *plan, const nzi_cuda_spmv_ops_
     } else if (layout == NZ_PLAN_COMPRESS_INDICES) {
         NZI_CHECK(compress_build(ctx, A, st, &bytes));
         /* CSR-vector's width rule (spmv_csr_vector.cu): V >= a quarter of the mean row */
-        static const int widths[] = {2, 4, 8, 16, 32};
         const double mean = (double)A->nnz / (double)A->rows;
         int width = 2;
         while (width < 32 && width * 4.0 < mean) width *= 2;
-        st->width = nzi_cuda_tune("NZ_TUNE_VECTOR_WIDTH", widths, 5, width);
+        st->width = nzi_tune_pick(ctx->tunables.vector_width, width);
         plan->vector_width = st->width;
         plan->layout_parts = 1;
         plan->workspace_bytes = bytes;

@@ -26,7 +26,8 @@
  *     after a __threadfence, and the block holding the last ticket adds the row's partials in
  *     index order, writes y and resets the ticket: one kernel, no floating-point atomics.
  *
- * Tunable (read once at plan setup; unset or "auto" = the default):
+ * Tunable (nz_tunables_t, by the name nz_tunables_parse and the CLI give it; read once at plan
+ * setup; NZ_TUNE_AUTO = the default):
  *   NZ_TUNE_ADAPTIVE_NNZ_PER_THREAD=4|8|16|32   ADAPTIVE_NNZ_PER_THREAD (still capped by the
  *                                               shared memory of a full SM of blocks)
  *
@@ -225,9 +226,8 @@ static nz_status_t adaptive_choose_sizes(nz_context_t *ctx, const nz_matrix_t *A
     const size_t value_size = nzi_value_size(A->value_type);
     const size_t fixed = 32 * value_size + ADAPTIVE_STATIC_SHARED;
     size_t elements = per_block > fixed ? (per_block - fixed) / value_size : 0;
-    static const int nnz_choices[] = {4, 8, 16, 32};
     const int nnz_per_thread =
-        nzi_cuda_tune("NZ_TUNE_ADAPTIVE_NNZ_PER_THREAD", nnz_choices, 4, ADAPTIVE_NNZ_PER_THREAD);
+        nzi_tune_pick(ctx->tunables.adaptive_nnz_per_thread, ADAPTIVE_NNZ_PER_THREAD);
     if (elements > (size_t)nnz_per_thread * ADAPTIVE_THREADS)
         elements = (size_t)nnz_per_thread * ADAPTIVE_THREADS;
     elements &= ~(size_t)31;

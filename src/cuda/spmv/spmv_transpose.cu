@@ -357,7 +357,9 @@ nz_status_t nzi_cuda_transpose_setup(nz_spmv_plan_t *plan, const nzi_cuda_spmv_o
     st->inner.op = NZ_OP_N;
     st->inner.alg = plan->alg;
     st->inner.flags = plan->flags;
-    st->inner.backend = NZ_BACKEND_CUDA;
+    st->inner.backend = plan->backend;
+    st->inner.ops = plan->ops;
+    st->inner.impl = ops;
     st->inner.reproducible = 1;
     NZI_CHECK(ops->setup(&st->inner));
     plan->reproducible = st->inner.reproducible;

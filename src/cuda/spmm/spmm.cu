@@ -537,6 +537,11 @@ static nz_status_t dense_scale(nz_context_t *ctx, int64_t rows, int64_t k, bool 
 
 /* ---- the backend entry points --------------------------------------------------------------- */
 
+/* The only SpMM algorithm of each format: the CSR vector kernel, the SELL slot kernel. */
+nz_alg_t nz_cuda_spmm_default_alg(nz_format_t format) {
+    return format == NZ_FORMAT_SELL ? NZ_ALG_SCALAR : NZ_ALG_VECTOR;
+}
+
 bool nz_cuda_spmm_supports(nz_format_t format, nz_alg_t alg) {
     return (format == NZ_FORMAT_CSR && alg == NZ_ALG_VECTOR) ||
            (format == NZ_FORMAT_SELL && alg == NZ_ALG_SCALAR);
@@ -567,7 +572,8 @@ void nz_cuda_spmm_plan_release(nz_spmm_plan_t *plan) {
  * (column-major, whose group loops over the chunks), and at least 32. Uniform matrices
  * (Laplacian, FE, random rows) have no long rows, so this costs them only the row statistics;
  * power-law rows and a few very long rows are cut into pieces that the whole GPU shares.
- * NZ_TUNE_SPMM_LONG=m (0, 16, 64, 256, 1024, 4096, 16384) fixes the threshold (0: no split).
+ * The tunable spmm_long_row = m (0, 16, 64, 256, 1024, 4096, 16384; nz_tunables_t, the CLI's
+ * NZ_TUNE_SPMM_LONG) fixes the threshold (0: no split).
  */
 static void choose_long_rows(const nzi_cuda_state_t *cs, const nz_spmm_plan_t *plan,
                              const nz_matrix_t *M, spmm_cuda_state_t *st) {
@@ -585,8 +591,7 @@ static void choose_long_rows(const nzi_cuda_state_t *cs, const nz_spmm_plan_t *p
         group_steps_limit = S * st->nonzero_lanes / chunks;
     }
     st->long_min = group_steps_limit < 32.0 ? 32 : (int64_t)group_steps_limit;
-    static const int allowed[] = {0, 16, 64, 256, 1024, 4096, 16384};
-    const int forced = nzi_cuda_tune("NZ_TUNE_SPMM_LONG", allowed, 7, -1);
+    const int forced = nzi_tune_pick(plan->ctx->tunables.spmm_long_row, -1);
     if (forced >= 0) st->long_min = forced;
 }
 
