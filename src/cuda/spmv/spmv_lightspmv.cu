@@ -28,12 +28,14 @@
  *
  * Reproducibility: bitwise reproducible run to run, with and without chunks. Which vector takes a
  * row changes from run to run, but a row's sum depends only on the row's start offset, V and the
- * fixed shuffle tree, and V is fixed for the plan (S changes who computes a row, never how).
+ * fixed shuffle tree, and V is fixed for the plan (S changes who computes a row, never how;
+ * the paper's form, NZ_PLAN_LIGHT_PER_ROW, may have another V and so other roundings).
  *
  * Launch: thread blocks of the device's maximum block size, grid = SMs x (max threads per SM /
- * threads per block), as in the paper's host driver; V from the rounded mean row length with the
- * driver's thresholds (mean <= 2: 2, <= 4: 4, <= 64: 8, else 32), which are those of the
- * LightSpMV 1.0 source release.
+ * threads per block), as in the paper's host driver; V from the rounded mean row length: with
+ * NZ_PLAN_LIGHT_PER_ROW the driver's thresholds (mean <= 2: 2, <= 4: 4, <= 64: 8, else 32, those
+ * of the LightSpMV 1.0 source release), by default about four nonzeros per lane
+ * (light_vector_width).
  */
 #include "cuda_internal.h"
 
@@ -170,12 +172,17 @@ light_warp_kernel(unsigned long long *__restrict__ row_counter, unsigned int row
     }
 }
 
-/* The paper's host driver rule: V from rint(nnz / rows). */
-static int light_vector_width(int64_t rows, int64_t nnz) {
+/* V. The paper's host driver rule (NZ_PLAN_LIGHT_PER_ROW, the paper's form): from
+ * rint(nnz / rows), <= 2: 2, <= 4: 4, <= 64: 8, else 32. The chunked form (default) gives each
+ * lane about four nonzeros of a row as CSR-vector does (<= 8: 2, <= 16: 4, <= 64: 8, else 32;
+ * the kernels exist for V = 2, 4, 8, 32): on the 7-point Laplacian V = 8 left one lane in eight
+ * idle and four rows per warp in flight where CSR-vector has sixteen. */
+static int light_vector_width(int64_t rows, int64_t nnz, unsigned flags) {
     if (rows <= 0) return 2;
     double mean = rint((double)nnz / (double)rows);
-    if (mean <= 2.0) return 2;
-    if (mean <= 4.0) return 4;
+    const bool paper = (flags & NZ_PLAN_LIGHT_PER_ROW) != 0;
+    if (mean <= (paper ? 2.0 : 8.0)) return 2;
+    if (mean <= (paper ? 4.0 : 16.0)) return 4;
     if (mean <= 64.0) return 8;
     return 32;
 }
@@ -207,7 +214,10 @@ static unsigned int light_steps(int64_t rows, int64_t nnz, int vector_width, int
                                 int64_t rows_per_step, unsigned flags) {
     if (flags & NZ_PLAN_LIGHT_PER_ROW) return 1;
     const double mean = rows > 0 ? (double)nnz / (double)rows : 0.0;
-    double steps = mean > 0 ? (double)LIGHT_CHUNK_ELEMENTS * vector_width / mean : LIGHT_MAX_STEPS;
+    /* at least 8 lanes' worth per atomic: narrow vectors (V = 2, 4) would otherwise take 4x or
+     * 2x as many atomics as V = 8 did for the same rows */
+    const int lanes = vector_width > 8 ? vector_width : 8;
+    double steps = mean > 0 ? (double)LIGHT_CHUNK_ELEMENTS * lanes / mean : LIGHT_MAX_STEPS;
     const double balanced = (double)rows / ((double)units * rows_per_step * LIGHT_MIN_GRABS);
     if (steps > balanced) steps = balanced;
     if (steps > LIGHT_MAX_STEPS) steps = LIGHT_MAX_STEPS;
@@ -238,7 +248,7 @@ static nz_status_t light_setup(nz_spmv_plan_t *plan) {
     NZI_CHECK(nz_cuda_malloc(ctx, (void **)&state->row_counter, sizeof(unsigned long long),
                              "LightSpMV row counter"));
     {
-        const int width = light_vector_width(A->rows, A->nnz);
+        const int width = light_vector_width(A->rows, A->nnz, plan->flags);
         const bool warp_level = plan->alg == NZ_ALG_LIGHT_WARP;
         int threads = 0;
         int64_t blocks = 0;
