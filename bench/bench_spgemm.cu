@@ -323,6 +323,25 @@ static int list_real(spgemm_case_t **cases, int *count, int *capacity) {
     return 0;
 }
 
+/* esc / hyspmm: what each stage of the last run took, its wall time and the overlap (wall / sum
+ * of the stages: below 1 where stages ran at the same time), and hySpMM's host bandwidths
+ * against a plain host copy measured in the same call. */
+static void print_stages(FILE *out, const nz_spgemm_profile_t *p) {
+    double sum = 0.0;
+    fprintf(out, "    stages ms:");
+    for (int i = 0; i < p->stage_count; i++) {
+        fprintf(out, " %s %.2f", p->stage_names[i], 1e3 * p->stage_seconds[i]);
+        sum += p->stage_seconds[i];
+    }
+    fprintf(out, " | sum %.2f wall %.2f overlap %.3f\n", 1e3 * sum, 1e3 * p->wall_seconds,
+            sum > 0.0 ? p->wall_seconds / sum : 0.0);
+    if (p->host_copy_bytes_per_second > 0.0)
+        fprintf(out, "    host GB/s: expand %.2f copy-out %.2f memcpy %.2f (expand %.0f%% of memcpy)\n",
+                1e-9 * p->expand_bytes_per_second, 1e-9 * p->copy_out_bytes_per_second,
+                1e-9 * p->host_copy_bytes_per_second,
+                100.0 * p->expand_bytes_per_second / p->host_copy_bytes_per_second);
+}
+
 int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
     nzb_spgemm_options_t o = *options;
     FILE *out = o.out != NULL ? o.out : stdout;
@@ -456,13 +475,16 @@ int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
 
         /* ours */
         nz_spgemm_options_t opt;
+        nz_spgemm_profile_t profile; /* the last run's stages (host wall clock, no extra sync) */
         memset(&opt, 0, sizeof opt);
+        memset(&profile, 0, sizeof profile);
         opt.alg = ours_alg;
         opt.gpu_memory_limit = o.gpu_memory_limit;
         int ok = 1, nruns = runs < 64 ? runs : 64;
         for (int r = 0; r < nruns && ok; r++) {
             nz_matrix_destroy(&C);
-            nz_status_t s = nz_spgemm(ctx, &C, A, A, &opt, &info);
+            nz_status_t s = nz_spgemm_profile(ctx, &C, &profile, A, A, &opt,
+                                              NZ_SPGEMM_PROFILE_STAGES, &info);
             if (s != NZ_SUCCESS) {
                 snprintf(notes, sizeof notes, "ours failed: %s", nz_context_last_error(ctx));
                 ok = 0;
@@ -653,6 +675,7 @@ int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
                 !ok ? "failed" : verified ? "yes" : "WRONG", col[0], col[1], col[2], speedup_device,
                 speedup_e2e);
         if (notes[0] != '\0') fprintf(out, "    note: %s\n", notes);
+        if (ok && ours_alg != NZ_SPGEMM_HASH) print_stages(out, &profile);
         fflush(out);
         if (csv != NULL)
             fprintf(csv, "%s,%s,%lld,%lld,%lld,%lld,%.6g,%.6g,%d,%.6g,%.6g,%.6g,%lld,%.4f,%lld,%d,%.6g,%.6g,%.6g,%.6g,%zu,%.4f,%.4f,\"%s\"\n",

@@ -722,6 +722,44 @@ typedef struct nz_spgemm_info {
 nz_status_t nz_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
                       const nz_matrix_t *B, const nz_spgemm_options_t *options,
                       nz_spgemm_info_t *info);
+
+/* Flags of nz_spgemm_profile. */
+#define NZ_SPGEMM_PROFILE_STAGES 1u /* the call's stages, host wall clock (no extra synchronisation) */
+#define NZ_SPGEMM_PROFILE_BINS 2u   /* hash: also time each row bin's kernels alone, per phase (the
+                                     * bins then run one after another, synchronised: slower) */
+#define NZ_SPGEMM_PROFILE_MAX_STAGES 32
+#define NZ_SPGEMM_PROFILE_MAX_BINS 16
+
+/* Where the time of one nz_spgemm call went: data for the caller (the library prints nothing;
+ * `nz spgemm --profile` prints it). Stages are in the order they ran; names are static strings.
+ * Hash: stage i is the host wall-clock time since stage i - 1 ended (budget, events, operands,
+ * scratch, binned, symbolic, ..., release). hySpMM: per-stage totals over the panels (symbolic,
+ * expand, h2d, multiply, d2h, copy-out, assemble) and, since stages overlap, wall_seconds may
+ * be less than their sum. ESC: setup, then per panel stages summed. */
+typedef struct nz_spgemm_profile {
+    nz_spgemm_alg_t alg;       /* the algorithm that ran */
+    unsigned flags;            /* the flags the call was made with */
+    double wall_seconds;       /* the whole call, host wall clock */
+    int stage_count;
+    const char *stage_names[NZ_SPGEMM_PROFILE_MAX_STAGES];
+    double stage_seconds[NZ_SPGEMM_PROFILE_MAX_STAGES];
+    /* hash with NZ_SPGEMM_PROFILE_BINS: per row bin (the last one is the dense path) */
+    int bin_count, dense_from_bin, max_shared_bin;
+    int bin_threads[NZ_SPGEMM_PROFILE_MAX_BINS];          /* threads per row */
+    int64_t symbolic_rows[NZ_SPGEMM_PROFILE_MAX_BINS], numeric_rows[NZ_SPGEMM_PROFILE_MAX_BINS];
+    int64_t numeric_entries[NZ_SPGEMM_PROFILE_MAX_BINS];  /* C's entries in the bin (host C) */
+    double symbolic_bin_seconds[NZ_SPGEMM_PROFILE_MAX_BINS];
+    double numeric_bin_seconds[NZ_SPGEMM_PROFILE_MAX_BINS];
+    /* hySpMM: bytes per second of its host stages and of a plain host copy measured in the same
+     * call (nzi_parallel_memcpy over the same buffers), so the three compare directly */
+    double expand_bytes_per_second, copy_out_bytes_per_second, host_copy_bytes_per_second;
+} nz_spgemm_profile_t;
+
+/* nz_spgemm, also filling *profile (zeroed first) as `flags` asks (NZ_SPGEMM_PROFILE_*). */
+nz_status_t nz_spgemm_profile(nz_context_t *ctx, nz_matrix_t **C, nz_spgemm_profile_t *profile,
+                              const nz_matrix_t *A, const nz_matrix_t *B,
+                              const nz_spgemm_options_t *options, unsigned flags,
+                              nz_spgemm_info_t *info);
 const char *nz_spgemm_alg_name(nz_spgemm_alg_t alg);
 nz_status_t nz_spgemm_alg_from_name(nz_spgemm_alg_t *alg, const char *name);
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # spgemm-profile.sh: the hash SpGEMM on the suite's generated matrices, once plainly and once
-# with NZ_SPGEMM_PROFILE=1 (rows, C entries and ms per phase and bin), then the tunables that
+# with --profile-bins (rows, C entries and ms per phase and bin), then the tunables that
 # decide the dense rows, one run each.
 # Usage (on the GPU machine, after a build): BUILD_DIR=build-gpu scripts/spgemm-profile.sh [quick]
 B=${BUILD_DIR:-build-gpu}
@@ -17,7 +17,7 @@ if [ "${1:-}" != quick ]; then
   for f in r20 r18 r16 rand fe lap; do
     echo "== $f"
     $B/nz spgemm $G/$f.nzb --alg hash
-    NZ_SPGEMM_PROFILE=1 $B/nz spgemm $G/$f.nzb --alg hash
+    $B/nz spgemm $G/$f.nzb --alg hash --profile-bins
   done
 fi
 for v in "NZ_TUNE_SPGEMM_SYMDENSE=0" "NZ_TUNE_SPGEMM_SYMDENSE=1" "NZ_TUNE_SPGEMM_DENSE=2" "NZ_TUNE_SPGEMM_DENSE=8"; do

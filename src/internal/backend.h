@@ -51,10 +51,13 @@ struct nz_spmm_plan {
 };
 #define NZI_SPMM_MAX_K 64
 
-/* An SpGEMM algorithm's entry point (the contract: src/spgemm/spgemm_internal.h). */
+/* An SpGEMM algorithm's entry point (the contract: src/spgemm/spgemm_internal.h; profile is NULL
+ * unless the caller asked for the stage timeline, nz_spgemm_profile). The same type as
+ * nzi_spgemm_fn in spgemm_common.h. */
 typedef nz_status_t (*nzi_spgemm_entry_t)(nz_context_t *ctx, nz_matrix_t **C,
                                           const nz_matrix_t *A, const nz_matrix_t *B,
-                                          const nz_spgemm_options_t *opt, nz_spgemm_info_t *info);
+                                          const nz_spgemm_options_t *opt, nz_spgemm_info_t *info,
+                                          nz_spgemm_profile_t *profile);
 
 /*
  * The backend interface: every operation the layers above (ops, plan, solver, spgemm) reach a

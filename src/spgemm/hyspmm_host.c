@@ -104,158 +104,29 @@ void nzi_hyspmm_preprocess(const nz_matrix_t *A, const nz_matrix_t *B,
 
 /* Thesis eq. 5 with the exact sizes of each panel: the panel's A entries, its products (the
  * duplicated B and everything the GPU derives from it) and its rows must fit in
- * fraction x budget / slots bytes, since `slots` panels are resident at once. Greedy in row
- * order, two passes (count, then fill). A single row that exceeds the product cap still gets a
- * panel of its own (the cap only bounds staging sizes); one that breaks the inequality cannot be
- * split by rows and is refused. O(rows). */
+ * fraction x budget / slots bytes, since `slots` panels are resident at once. The shared
+ * splitter (nzi_spgemm_split) under that cost; a single row that exceeds the product cap still
+ * gets a panel of its own (the cap only bounds staging sizes); one that breaks the inequality
+ * cannot be split by rows and is refused. O(rows). */
 nz_status_t nzi_hyspmm_split(nz_context_t *ctx, const nz_matrix_t *A, const int64_t *products,
                              const nzi_hyspmm_sizes_t *sizes, double budget, double fraction,
                              int slots, int64_t max_products, nzi_spgemm_panel_t **panels,
                              int64_t *count) {
-    nz_status_t status = NZ_SUCCESS;
-    nzi_spgemm_panel_t *list = NULL;
-    const int64_t rows = A->rows, *a_offsets = A->host.csr.row_offsets;
-    const double limit = fraction * budget / (double)(slots > 0 ? slots : 1);
-    int64_t n = 0;
-
-    for (int pass = 0; pass < 2; pass++) {
-        int64_t begin = 0, panel_products = 0;
-        double panel_bytes = 0.0;
-        n = 0;
-        for (int64_t i = 0; i <= rows; i++) {
-            int64_t p = 0;
-            double bytes = 0.0;
-            bool close = i == rows;
-            if (!close) {
-                p = products[i];
-                bytes = sizes->per_a_nonzero * (double)(a_offsets[i + 1] - a_offsets[i]) +
-                        sizes->per_product * (double)p + sizes->per_row;
-                if (bytes > limit) {
-                    status = nzi_error(ctx, NZ_ERR_DEVICE_OUT_OF_MEMORY,
-                                       "nz_spgemm (hyspmm): row %lld alone needs %.0f bytes of "
-                                       "device memory per pipeline slot, more than %.0f (%.2f x "
-                                       "the budget of %.0f bytes / %d slots)",
-                                       (long long)i, bytes, limit, fraction, budget, slots);
-                    goto cleanup;
-                }
-                close = i > begin && (panel_bytes + bytes > limit ||
-                                      panel_products + p > max_products);
-            }
-            if (close && (i > begin || (rows == 0 && n == 0))) {
-                if (pass == 1) {
-                    list[n].row_begin = begin;
-                    list[n].row_end = i;
-                    list[n].products = panel_products;
-                    list[n].c_nnz = panel_products;
-                }
-                n++;
-                begin = i;
-                panel_products = 0;
-                panel_bytes = 0.0;
-            }
-            panel_products += p;
-            panel_bytes += bytes;
-        }
-        if (pass == 0)
-            NZI_CHECK(nzi_alloc_array(ctx, (void **)&list, (size_t)n, sizeof *list,
-                                      "nz_spgemm (hyspmm): row panels"));
-    }
-    *panels = list;
-    *count = n;
-    list = NULL;
-cleanup:
-    nzi_free(ctx, list);
-    return status;
-}
-
-/* ---- panel results ----------------------------------------------------------------------- */
-
-nz_status_t nzi_spgemm_chunks_init(nz_context_t *ctx, nzi_spgemm_chunks_t *chunks,
-                                   nz_value_type_t vt, int64_t rows, int64_t cols,
-                                   int64_t capacity) {
-    nz_status_t status = NZ_SUCCESS;
-    memset(chunks, 0, sizeof *chunks);
-    chunks->value_type = vt;
-    chunks->rows = rows;
-    chunks->cols = cols;
-    chunks->capacity = capacity;
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&chunks->row_nnz, (size_t)rows, sizeof(int64_t),
-                              "nz_spgemm: C row counts"));
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&chunks->col_indices, (size_t)capacity,
-                              sizeof(int32_t *), "nz_spgemm: panel list"));
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&chunks->values, (size_t)capacity, sizeof(void *),
-                              "nz_spgemm: panel list"));
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&chunks->nnz, (size_t)capacity, sizeof(int64_t),
-                              "nz_spgemm: panel list"));
-    return NZ_SUCCESS;
-cleanup:
-    nzi_spgemm_chunks_free(ctx, chunks);
-    return status;
-}
-
-nz_status_t nzi_spgemm_chunks_add(nz_context_t *ctx, nzi_spgemm_chunks_t *chunks,
-                                  int64_t row_begin, int64_t row_end,
-                                  const int32_t *local_offsets, const int32_t *col_indices,
-                                  const void *values) {
-    nz_status_t status = NZ_SUCCESS;
-    const int64_t rows = row_end - row_begin, nnz = local_offsets[rows];
-    const size_t vs = nzi_value_size(chunks->value_type);
-    int32_t *cols = NULL;
-    void *vals = NULL;
-    if (chunks->count >= chunks->capacity)
-        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spgemm: more panels than planned (%lld)",
-                         (long long)chunks->capacity);
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&cols, (size_t)nnz, sizeof(int32_t),
-                              "nz_spgemm: C panel column indices"));
-    NZI_CHECK(nzi_alloc_array(ctx, &vals, (size_t)nnz, vs, "nz_spgemm: C panel values"));
-    if (nnz > 0) { /* fresh pages: the first touch dominates, so copy with several threads */
-        nzi_parallel_memcpy(ctx, cols, col_indices, (size_t)nnz * sizeof(int32_t));
-        nzi_parallel_memcpy(ctx, vals, values, (size_t)nnz * vs);
-    }
-    for (int64_t i = 0; i < rows; i++)
-        chunks->row_nnz[row_begin + i] = (int64_t)local_offsets[i + 1] - local_offsets[i];
-    chunks->col_indices[chunks->count] = cols;
-    chunks->values[chunks->count] = vals;
-    chunks->nnz[chunks->count] = nnz;
-    chunks->count++;
-    return NZ_SUCCESS;
-cleanup:
-    nzi_free(ctx, cols);
-    nzi_free(ctx, vals);
-    return status;
-}
-
-nz_status_t nzi_spgemm_chunks_finish(nz_context_t *ctx, nzi_spgemm_chunks_t *chunks,
-                                     nz_matrix_t **C) {
-    nz_matrix_t *M = NULL;
-    const size_t vs = nzi_value_size(chunks->value_type);
-    int64_t place = 0;
-    NZI_TRY(nzi_spgemm_alloc_output(ctx, &M, chunks->value_type, chunks->rows, chunks->cols,
-                                    chunks->row_nnz));
-    for (int64_t c = 0; c < chunks->count; c++) {
-        const int64_t nnz = chunks->nnz[c];
-        if (nnz > 0) {
-            nzi_parallel_memcpy(ctx, M->host.csr.col_indices + place, chunks->col_indices[c],
-                                (size_t)nnz * sizeof(int32_t));
-            nzi_parallel_memcpy(ctx, (char *)M->host.csr.values + (size_t)place * vs,
-                                chunks->values[c], (size_t)nnz * vs);
-        }
-        place += nnz;
-    }
-    *C = M;
-    return NZ_SUCCESS;
-}
-
-void nzi_spgemm_chunks_free(nz_context_t *ctx, nzi_spgemm_chunks_t *chunks) {
-    for (int64_t c = 0; c < chunks->count; c++) {
-        nzi_free(ctx, chunks->col_indices[c]);
-        nzi_free(ctx, chunks->values[c]);
-    }
-    nzi_free(ctx, chunks->row_nnz);
-    nzi_free(ctx, chunks->col_indices);
-    nzi_free(ctx, chunks->values);
-    nzi_free(ctx, chunks->nnz);
-    memset(chunks, 0, sizeof *chunks);
+    nzi_spgemm_split_input_t in;
+    nzi_spgemm_panel_cost_t cost;
+    memset(&in, 0, sizeof in);
+    memset(&cost, 0, sizeof cost);
+    in.products = products;
+    in.a_offsets = A->host.csr.row_offsets;
+    in.rows = A->rows;
+    in.b_cols = INT64_MAX; /* c_nnz: the products themselves (no duplicates, the upper bound) */
+    in.max_products = max_products;
+    in.who = "hyspmm";
+    cost.per_row = sizes->per_row;
+    cost.per_a_nonzero = sizes->per_a_nonzero;
+    cost.per_product = sizes->per_product;
+    return nzi_spgemm_split(ctx, &in, &cost, fraction * budget / (double)(slots > 0 ? slots : 1),
+                            panels, count);
 }
 
 /* ---- the pipeline driver (CUDA builds) ------------------------------------------------------ */
@@ -295,7 +166,7 @@ static void panel_maxima(const nz_matrix_t *A, const nzi_spgemm_panel_t *panels,
  * seconds / stage_seconds_sum < 1 measures the overlap. */
 nz_status_t nzi_spgemm_hyspmm(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
                               const nz_matrix_t *B, const nz_spgemm_options_t *opt,
-                              nz_spgemm_info_t *info) {
+                              nz_spgemm_info_t *info, nz_spgemm_profile_t *profile) {
     nz_status_t status = NZ_SUCCESS;
     const nz_value_type_t vt = A->value_type;
     const int64_t rows = A->rows;
@@ -327,7 +198,7 @@ nz_status_t nzi_spgemm_hyspmm(nz_context_t *ctx, nz_matrix_t **C, const nz_matri
                            (long long)max_row, (long long)HYSPMM_MAX_ROW_PRODUCTS);
         goto cleanup;
     }
-    NZI_CHECK(nzi_spgemm_device_budget(ctx, opt, &budget));
+    NZI_CHECK(nzi_device_memory_budget(ctx, opt->gpu_memory_limit, &budget));
     nzi_hyspmm_sizes(vt, &sizes);
     {
         int64_t target = total / HYSPMM_MIN_PANELS;
@@ -405,6 +276,11 @@ nz_status_t nzi_spgemm_hyspmm(nz_context_t *ctx, nz_matrix_t **C, const nz_matri
     NZI_CHECK(nzi_spgemm_chunks_finish(ctx, &chunks, &M));
     stage_sum += nzi_wtime() - t + prep_seconds + h2d + multiply + d2h;
 
+    nzi_spgemm_profile_stage(profile, "symbolic", info->symbolic_seconds);
+    nzi_spgemm_profile_stage(profile, "expand", prep_seconds);
+    nzi_spgemm_profile_stage(profile, "h2d", h2d);
+    nzi_spgemm_profile_stage(profile, "multiply", multiply);
+    nzi_spgemm_profile_stage(profile, "d2h", d2h);
     info->numeric_seconds = multiply;
     info->transfer_seconds = h2d + d2h;
     info->stage_seconds_sum = stage_sum;

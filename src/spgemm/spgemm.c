@@ -41,9 +41,9 @@ static nzi_spgemm_fn alg_function(nz_spgemm_alg_t alg) {
  * algorithm and time the whole call. The peak device bytes of the call are measured by lowering
  * the context's high-water mark to the current use for the duration of the call and restoring
  * the larger of the two afterwards. */
-nz_status_t nz_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
-                      const nz_matrix_t *B, const nz_spgemm_options_t *options,
-                      nz_spgemm_info_t *info) {
+static nz_status_t spgemm_run(nz_context_t *ctx, nz_matrix_t **C, nz_spgemm_profile_t *profile,
+                              const nz_matrix_t *A, const nz_matrix_t *B,
+                              const nz_spgemm_options_t *options, nz_spgemm_info_t *info) {
     nz_status_t status = NZ_SUCCESS;
     const nz_matrix_t *a_csr = NULL, *b_csr = NULL;
     nz_matrix_t *a_owned = NULL, *b_owned = NULL, *result = NULL;
@@ -121,11 +121,13 @@ nz_status_t nz_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
     saved_peak = ctx->peak_device_bytes;
     start_bytes = ctx->device_bytes;
     ctx->peak_device_bytes = ctx->device_bytes;
-    status = run(ctx, &result, a_csr, b_csr, &opt, &local);
+    if (profile != NULL) profile->alg = opt.alg;
+    status = run(ctx, &result, a_csr, b_csr, &opt, &local, profile);
     local.peak_device_bytes = ctx->peak_device_bytes - start_bytes;
     if (saved_peak > ctx->peak_device_bytes) ctx->peak_device_bytes = saved_peak;
     if (status < 0) goto cleanup;
     local.seconds = nzi_wtime() - t0;
+    if (profile != NULL) profile->wall_seconds = local.seconds;
     *C = result;
     if (info != NULL) *info = local;
 
@@ -133,4 +135,27 @@ cleanup:
     nzi_matrix_free(a_owned);
     nzi_matrix_free(b_owned);
     return status;
+}
+
+nz_status_t nz_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
+                      const nz_matrix_t *B, const nz_spgemm_options_t *options,
+                      nz_spgemm_info_t *info) {
+    return spgemm_run(ctx, C, NULL, A, B, options, info);
+}
+
+/* The profile is zeroed before anything is checked, so a failed call leaves no stale data. */
+nz_status_t nz_spgemm_profile(nz_context_t *ctx, nz_matrix_t **C, nz_spgemm_profile_t *profile,
+                              const nz_matrix_t *A, const nz_matrix_t *B,
+                              const nz_spgemm_options_t *options, unsigned flags,
+                              nz_spgemm_info_t *info) {
+    const unsigned known = NZ_SPGEMM_PROFILE_STAGES | NZ_SPGEMM_PROFILE_BINS;
+    NZI_TRY(nzi_check_context(ctx));
+    if (profile == NULL)
+        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_spgemm_profile: profile is NULL");
+    memset(profile, 0, sizeof *profile);
+    if ((flags & ~known) != 0)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spgemm_profile: unknown flags 0x%x",
+                         flags & ~known);
+    profile->flags = flags;
+    return spgemm_run(ctx, C, profile, A, B, options, info);
 }

@@ -197,7 +197,7 @@ NZI_SPGEMM_CPU_NUMERIC(double, f64)
 
 nz_status_t nzi_spgemm_cpu(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
                            const nz_matrix_t *B, const nz_spgemm_options_t *opt,
-                           nz_spgemm_info_t *info) {
+                           nz_spgemm_info_t *info, nz_spgemm_profile_t *profile) {
     nz_status_t status = NZ_SUCCESS;
     const int64_t m = A->rows, n = B->cols;
     const size_t value_size = nzi_value_size(A->value_type);
@@ -274,6 +274,8 @@ nz_status_t nzi_spgemm_cpu(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t
         }
     }
     info->numeric_seconds = nzi_wtime() - t1;
+    nzi_spgemm_profile_stage(profile, "symbolic", info->symbolic_seconds);
+    nzi_spgemm_profile_stage(profile, "numeric", info->numeric_seconds);
     info->stage_seconds_sum = info->symbolic_seconds + info->numeric_seconds;
     info->panels = 1;
     *C = M;

@@ -1,5 +1,5 @@
-/* spgemm_panels.c: SpGEMM helpers shared by the algorithms: product counts, row panels, output. */
-#include "spgemm_internal.h"
+/* spgemm_panels.c: SpGEMM helpers shared by every algorithm: product counts, the row-panel splitter, output. */
+#include "spgemm_common.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -51,51 +51,66 @@ nz_status_t nzi_spgemm_count_products(nz_context_t *ctx, const nz_matrix_t *A,
 }
 
 #ifndef NZ_HAVE_CUDA
-nz_status_t nzi_spgemm_device_budget(nz_context_t *ctx, const nz_spgemm_options_t *opt,
-                                     size_t *budget) {
-    (void)opt;
+nz_status_t nzi_device_memory_budget(nz_context_t *ctx, size_t limit, size_t *budget) {
+    (void)limit;
     (void)budget;
     return nzi_error(ctx, NZ_ERR_NO_DEVICE, "nz_spgemm: this build of Nonzero has no CUDA backend");
 }
 #endif
 
-/* Cost of a panel under the model, in double (exact enough for a budget; an overflowing size_t
- * is simply "too large"). */
-static double panel_cost(const nzi_spgemm_panel_cost_t *cost, int64_t rows, int64_t products,
-                         int64_t c_nnz) {
-    return cost->fixed + cost->per_row * (double)rows + cost->per_product * (double)products +
-           cost->per_output * (double)c_nnz;
+void nzi_spgemm_profile_stage(nz_spgemm_profile_t *profile, const char *name, double seconds) {
+    if (profile == NULL || !(profile->flags & NZ_SPGEMM_PROFILE_STAGES) ||
+        profile->stage_count >= NZ_SPGEMM_PROFILE_MAX_STAGES)
+        return;
+    profile->stage_names[profile->stage_count] = name;
+    profile->stage_seconds[profile->stage_count++] = seconds;
 }
 
-/* Greedy split in row order: a panel grows while its cost stays within the budget. Two passes
- * (count, then fill) so the panel array is allocated exactly. O(rows). */
-nz_status_t nzi_spgemm_split_panels(nz_context_t *ctx, const int64_t *products,
-                                    const int64_t *c_row_nnz, int64_t rows, int64_t b_cols,
-                                    const nzi_spgemm_panel_cost_t *cost, size_t budget,
-                                    nzi_spgemm_panel_t **panels, int64_t *count) {
+/* Cost of a panel under the model, in double (exact enough for a budget; an overflowing size_t
+ * is simply "too large"). */
+static double panel_cost(const nzi_spgemm_panel_cost_t *cost, int64_t rows, int64_t a_nnz,
+                         int64_t products, int64_t c_nnz) {
+    return cost->fixed + cost->per_row * (double)rows + cost->per_a_nonzero * (double)a_nnz +
+           cost->per_product * (double)products + cost->per_output * (double)c_nnz;
+}
+
+/* Greedy in row order: a panel grows while its cost stays within the budget and its products
+ * within the cap. Two passes (count, then fill) so the panel array is allocated exactly. */
+nz_status_t nzi_spgemm_split(nz_context_t *ctx, const nzi_spgemm_split_input_t *in,
+                             const nzi_spgemm_panel_cost_t *cost, double budget,
+                             nzi_spgemm_panel_t **panels, int64_t *count) {
     nz_status_t status = NZ_SUCCESS;
     nzi_spgemm_panel_t *list = NULL;
-    const double limit = (double)budget;
+    const int64_t rows = in->rows, cap = in->max_products > 0 ? in->max_products : INT64_MAX;
     int64_t n = 0;
 
     for (int pass = 0; pass < 2; pass++) {
-        int64_t begin = 0, panel_products = 0, panel_out = 0;
+        int64_t begin = 0, panel_products = 0, panel_out = 0, panel_a = 0;
         n = 0;
         for (int64_t i = 0; i <= rows; i++) {
-            int64_t p = 0, out = 0;
+            int64_t p = 0, out = 0, a = 0;
             bool close = i == rows;
             if (!close) {
-                p = products[i];
-                out = c_row_nnz != NULL ? c_row_nnz[i] : (p < b_cols ? p : b_cols);
-                if (panel_cost(cost, 1, p, out) > limit) {
+                p = in->products != NULL ? in->products[i] : 0;
+                if (in->c_row_nnz != NULL)
+                    out = in->c_row_nnz[i];
+                else if (in->c_offsets != NULL)
+                    out = in->c_offsets[i + 1] - in->c_offsets[i];
+                else
+                    out = p < in->b_cols ? p : in->b_cols;
+                a = in->a_offsets != NULL ? in->a_offsets[i + 1] - in->a_offsets[i] : 0;
+                const double alone = panel_cost(cost, 1, a, p, out);
+                if (alone > budget) {
                     status = nzi_error(ctx, NZ_ERR_DEVICE_OUT_OF_MEMORY,
-                                       "nz_spgemm: row %lld alone needs %.0f bytes of device "
-                                       "memory, more than the budget of %zu bytes",
-                                       (long long)i, panel_cost(cost, 1, p, out), budget);
+                                       "nz_spgemm (%s): row %lld alone needs %.0f bytes of device "
+                                       "memory, more than the budget of %.0f bytes",
+                                       in->who, (long long)i, alone, budget);
                     goto cleanup;
                 }
-                close = i > begin && panel_cost(cost, i - begin + 1, panel_products + p,
-                                                panel_out + out) > limit;
+                close = i > begin &&
+                        (panel_cost(cost, i - begin + 1, panel_a + a, panel_products + p,
+                                    panel_out + out) > budget ||
+                         panel_products + p > cap);
             }
             if (close && (i > begin || (rows == 0 && n == 0))) {
                 if (pass == 1) {
@@ -106,11 +121,11 @@ nz_status_t nzi_spgemm_split_panels(nz_context_t *ctx, const int64_t *products,
                 }
                 n++;
                 begin = i;
-                panel_products = 0;
-                panel_out = 0;
+                panel_products = panel_out = panel_a = 0;
             }
             panel_products += p;
             panel_out += out;
+            panel_a += a;
         }
         if (pass == 0)
             NZI_CHECK(nzi_alloc_array(ctx, (void **)&list, (size_t)n, sizeof *list,

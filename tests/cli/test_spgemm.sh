@@ -46,6 +46,13 @@ if [ -f "$DATA/west0067.mtx" ]; then
 fi
 
 # Errors: one line on stderr, the documented exit status.
+# --profile: the library's stage data, printed by the tool (the library itself prints nothing)
+expect_ok "lap squared --profile" "$NZ" spgemm "$TMP/lap.mtx" --alg cpu --profile
+grep -Eq '^profile \(cpu\): wall [0-9.]+ ms, stages ms: symbolic [0-9.]+ numeric [0-9.]+ \| sum ' "$OUT" ||
+    { fail "--profile: no stage line"; show_output; }
+expect_ok "lap squared, no --profile" "$NZ" spgemm "$TMP/lap.mtx" --alg cpu
+grep -q '^profile' "$OUT" && { fail "profile printed without --profile"; show_output; }
+
 expect_error 1 'A is 2 x 3 and B is 2 x 3' "shape mismatch" "$NZ" spgemm "$TMP/a.mtx" "$TMP/a.mtx"
 expect_error 2 'unknown algorithm' "unknown --alg" "$NZ" spgemm "$TMP/a.mtx" --alg quick
 expect_error 2 'gpu-mem-limit' "bad --gpu-mem-limit" "$NZ" spgemm "$TMP/a.mtx" --gpu-mem-limit lots

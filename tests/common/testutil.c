@@ -3,6 +3,7 @@
 #include "nzi.h"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <stdbool.h>
 #include <float.h>
 #include <math.h>
@@ -347,4 +348,62 @@ void nzt_fill_dense_operands(nz_value_type_t vt, nz_dense_layout_t layout, int64
         for (int64_t r = 0; r < yrows; r++)
             nzi_set(Y, vt, nzt_dense_at(layout, ldy, r, c), beta == 0 ? NAN : y0[r]);
     }
+}
+
+nz_status_t nzt_spgemm_empty_product(nz_context_t *ctx, nz_matrix_t **A, nz_matrix_t **B) {
+    int32_t ri[40], ci[40];
+    for (int e = 0; e < 40; e++) {
+        ri[e] = e;
+        ci[e] = e % 10;
+    }
+    nz_status_t status = nz_matrix_create_coo(ctx, A, 40, 20, 40, ri, ci, NZ_F64, NULL);
+    if (status != NZ_SUCCESS) return status;
+    for (int e = 0; e < 40; e++) {
+        ri[e] = 10 + e % 10;
+        ci[e] = e;
+    }
+    status = nz_matrix_create_coo(ctx, B, 20, 40, 40, ri, ci, NZ_F64, NULL);
+    if (status != NZ_SUCCESS) nz_matrix_destroy(A);
+    return status;
+}
+
+void nzt_spgemm_real(nz_context_t *ctx, const char *test, long long max_bytes,
+                     int (*take)(int index), nzt_product_check_fn check, void *arg) {
+    const char *dir = nzt_matrix_dir();
+    if (dir == NULL) {
+        printf("%s: NZ_MATRIX_DIR not set, real matrices skipped\n", test);
+        return;
+    }
+    char **names = NULL;
+    int count = nzt_list_matrices(dir, &names), used = 0, rectangular = 0;
+    for (int i = 0; i < count; i++) {
+        char path[4096], what[300];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        struct stat st;
+        if (stat(path, &st) != 0 || (long long)st.st_size > max_bytes) continue;
+        nz_matrix_t *A = NULL, *T = NULL;
+        if (nz_matrix_read(ctx, &A, path, NZ_F64) != NZ_SUCCESS) {
+            printf("%s: %s not read (%s), skipped\n", test, names[i], nz_context_last_error(ctx));
+            continue;
+        }
+        nz_matrix_info_t ia;
+        NZT_OK(ctx, nz_matrix_info(ctx, &ia, A));
+        if (take != NULL && !take(i)) {
+            if (ia.rows != ia.cols && rectangular < 4) rectangular++;
+        } else if (ia.rows == ia.cols) {
+            snprintf(what, sizeof what, "%s A*A", names[i]);
+            check(ctx, what, A, A, arg);
+            used++;
+        } else if (rectangular < 4) {
+            NZT_OK(ctx, nz_matrix_transpose(ctx, &T, A));
+            snprintf(what, sizeof what, "%s A*A^T", names[i]);
+            check(ctx, what, A, T, arg);
+            nz_matrix_destroy(&T);
+            rectangular++;
+            used++;
+        }
+        nz_matrix_destroy(&A);
+    }
+    printf("%s: %d real matrices (%d rectangular)\n", test, used, rectangular);
+    nzt_free_names(names, count);
 }

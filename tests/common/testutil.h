@@ -119,6 +119,19 @@ void nzt_fill_dense_operands(nz_value_type_t vt, nz_dense_layout_t layout, int64
                              void *Y, int64_t yrows, int64_t ldy, int64_t ny, double *y0,
                              double beta);
 
+/* SpGEMM operands whose product has no nonzeros: A (40 x 20) uses only columns 0..9, B (20 x 40)
+ * has entries only in rows 10..19. */
+nz_status_t nzt_spgemm_empty_product(nz_context_t *ctx, nz_matrix_t **A, nz_matrix_t **B);
+
+/* SpGEMM on the real matrices of nzt_matrix_dir() (files of at most max_bytes): check(ctx, what,
+ * A, B, arg) with B = A for square matrices and B = A^T for the first four rectangular ones.
+ * take(index) (NULL: every file) is asked once per file read, in order, and a file it refuses is
+ * left out (a rectangular one still counts among the four). Prints what it did under `test`. */
+typedef void (*nzt_product_check_fn)(nz_context_t *ctx, const char *what, const nz_matrix_t *A,
+                                     const nz_matrix_t *B, void *arg);
+void nzt_spgemm_real(nz_context_t *ctx, const char *test, long long max_bytes,
+                     int (*take)(int index), nzt_product_check_fn check, void *arg);
+
 /* Checked malloc for tests (exits on failure). */
 void *nzt_malloc(size_t bytes);
 

@@ -276,17 +276,7 @@ static void test_generated(nz_context_t *ctx) {
     }
     /* a product with no nonzeros: A's columns all meet empty rows of B */
     {
-        int32_t ri[40], ci[40];
-        for (int e = 0; e < 40; e++) {
-            ri[e] = e;
-            ci[e] = e % 10;
-        }
-        NZT_OK(ctx, nz_matrix_create_coo(ctx, &A, 40, 20, 40, ri, ci, NZ_F64, NULL));
-        for (int e = 0; e < 40; e++) {
-            ri[e] = 10 + e % 10;
-            ci[e] = e;
-        }
-        NZT_OK(ctx, nz_matrix_create_coo(ctx, &B, 20, 40, 40, ri, ci, NZ_F64, NULL));
+        NZT_OK(ctx, nzt_spgemm_empty_product(ctx, &A, &B));
         check_all(ctx, "no-nonzero product", A, B);
         nz_matrix_destroy(&A);
         nz_matrix_destroy(&B);
@@ -396,46 +386,21 @@ static void test_sweep(nz_context_t *ctx) {
     }
 }
 
-/* Real matrices: A*A for the square ones, A*A^T for the first few rectangular ones. */
+/* Real matrices: A*A for the square ones, A*A^T for the first few rectangular ones; every
+ * shard walks the same files, and NZ_TEST_QUICK takes every fourth. */
+static int real_take(int index) {
+    const int take = nzt_shard_take();
+    return take && !(quick && index % 4 != 0);
+}
+
+static void real_check(nz_context_t *ctx, const char *what, const nz_matrix_t *A,
+                       const nz_matrix_t *B, void *arg) {
+    (void)arg;
+    check_all(ctx, what, A, B);
+}
+
 static void test_real(nz_context_t *ctx) {
-    const char *dir = nzt_matrix_dir();
-    if (dir == NULL) {
-        printf("test_spgemm: NZ_MATRIX_DIR not set, real matrices skipped\n");
-        return;
-    }
-    char **names = NULL;
-    int count = nzt_list_matrices(dir, &names), used = 0, rectangular = 0;
-    for (int i = 0; i < count; i++) {
-        char path[4096], what[300];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        struct stat st;
-        if (stat(path, &st) != 0 || st.st_size > 4000000) continue;
-        nz_matrix_t *A = NULL, *T = NULL;
-        if (nz_matrix_read(ctx, &A, path, NZ_F64) != NZ_SUCCESS) continue;
-        nz_matrix_info_t ia;
-        NZT_OK(ctx, nz_matrix_info(ctx, &ia, A));
-        const int take = nzt_shard_take(); /* every shard walks the same files */
-        if (!take || (quick && i % 4 != 0)) { /* quick: every fourth file */
-            if (ia.rows != ia.cols && rectangular < 4) rectangular++;
-            nz_matrix_destroy(&A);
-            continue;
-        }
-        if (ia.rows == ia.cols) {
-            snprintf(what, sizeof what, "%s A*A", names[i]);
-            check_all(ctx, what, A, A);
-            used++;
-        } else if (rectangular < 4) {
-            NZT_OK(ctx, nz_matrix_transpose(ctx, &T, A));
-            snprintf(what, sizeof what, "%s A*A^T", names[i]);
-            check_all(ctx, what, A, T);
-            nz_matrix_destroy(&T);
-            rectangular++;
-            used++;
-        }
-        nz_matrix_destroy(&A);
-    }
-    printf("test_spgemm: %d real matrices (%d rectangular)\n", used, rectangular);
-    nzt_free_names(names, count);
+    nzt_spgemm_real(ctx, "test_spgemm", 4000000, real_take, real_check, NULL);
 }
 
 /* A budget that holds A, B and the per-row arrays but only about a tenth of C: the hash

@@ -172,6 +172,51 @@ static void test_split(nz_context_t *ctx) {
     nz_matrix_destroy(&E);
 }
 
+/* The one splitter of every algorithm (nzi_spgemm_split) on the figure's rows: C entries from
+ * row offsets (the hash path), per row, or the bound min(products, b_cols) (ESC); a product cap;
+ * a row alone above the budget refused with its bytes. */
+static void test_shared_split(nz_context_t *ctx) {
+    const int64_t products[] = {1, 6, 2, 2}, c_offsets[] = {0, 1, 5, 5, 7}, c_rows[] = {1, 4, 0, 2};
+    nzi_spgemm_split_input_t in;
+    nzi_spgemm_panel_cost_t cost;
+    nzi_spgemm_panel_t *panels = NULL;
+    int64_t count = 0;
+    memset(&in, 0, sizeof in);
+    memset(&cost, 0, sizeof cost);
+    in.c_offsets = c_offsets;
+    in.rows = 4;
+    in.b_cols = 5;
+    in.who = "test";
+    cost.per_output = 12.0; /* index + double */
+    /* 5 entries a panel: rows 0-2 (5, the empty row 2 joins), row 3 (2) */
+    NZT_OK(ctx, nzi_spgemm_split(ctx, &in, &cost, 60.0, &panels, &count));
+    NZT_CHECK(count == 2 && panels[0].row_end == 3 && panels[0].c_nnz == 5 &&
+                  panels[1].row_begin == 3 && panels[1].c_nnz == 2,
+              "offsets: %lld panels", (long long)count);
+    nzi_free(ctx, panels);
+    in.c_offsets = NULL;
+    in.c_row_nnz = c_rows;
+    NZT_OK(ctx, nzi_spgemm_split(ctx, &in, &cost, 60.0, &panels, &count));
+    NZT_CHECK(count == 2 && panels[0].row_end == 3, "per row: %lld panels", (long long)count);
+    nzi_free(ctx, panels);
+    /* the bound: min(products, 5) = 1, 5, 2, 2, costed per product too; cap 6 products */
+    in.c_row_nnz = NULL;
+    in.products = products;
+    in.max_products = 6;
+    cost.per_product = 1.0;
+    NZT_OK(ctx, nzi_spgemm_split(ctx, &in, &cost, 1000.0, &panels, &count));
+    NZT_CHECK(count == 3 && panels[0].row_end == 1 && panels[1].row_end == 2 &&
+                  panels[1].products == 6 && panels[1].c_nnz == 5 && panels[2].products == 4,
+              "bound and cap: %lld panels", (long long)count);
+    nzi_free(ctx, panels);
+    panels = NULL;
+    /* row 1 alone costs 6 + 60 = 66 bytes */
+    nz_status_t s = nzi_spgemm_split(ctx, &in, &cost, 65.0, &panels, &count);
+    NZT_CHECK(s == NZ_ERR_DEVICE_OUT_OF_MEMORY && panels == NULL &&
+                  strstr(nz_context_last_error(ctx), "(test): row 1 alone needs 66 bytes") != NULL,
+              "refusal: %s", nz_context_last_error(ctx));
+}
+
 /* Random rectangular A, B: every panel's structure multiplied out row by row (dense row
  * accumulator) gives the same C as a direct Gustavson product. */
 static void test_random(nz_context_t *ctx, uint64_t seed) {
@@ -339,6 +384,7 @@ int main(int argc, char **argv) {
     NZT_OK(ctx, nz_context_create(&ctx));
     test_figure(ctx);
     test_split(ctx);
+    test_shared_split(ctx);
     for (uint64_t s = 0; s < 3; s++) test_random(ctx, nzt_seed + s);
     test_chunks(ctx);
     test_large_chunks(ctx);

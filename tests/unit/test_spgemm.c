@@ -367,17 +367,7 @@ static void test_generated(void) {
     nz_matrix_destroy(&A);
     /* a product with no nonzeros: A uses only columns 0..9, B's rows 0..9 are empty */
     {
-        int32_t ri[40], ci[40];
-        for (int e = 0; e < 40; e++) {
-            ri[e] = e;
-            ci[e] = e % 10;
-        }
-        NZT_OK(ctx, nz_matrix_create_coo(ctx, &A, 40, 20, 40, ri, ci, NZ_F64, NULL));
-        for (int e = 0; e < 40; e++) {
-            ri[e] = 10 + e % 10;
-            ci[e] = e;
-        }
-        NZT_OK(ctx, nz_matrix_create_coo(ctx, &B, 20, 40, 40, ri, ci, NZ_F64, NULL));
+        NZT_OK(ctx, nzt_spgemm_empty_product(ctx, &A, &B));
         nz_matrix_t *C = NULL;
         nz_spgemm_info_t info;
         NZT_OK(ctx, nz_spgemm(ctx, &C, A, B, NULL, &info));
@@ -453,44 +443,16 @@ static void test_thread_independence(void) {
 }
 
 /* Real matrices: A*A for square ones, A*A^T for a few rectangular ones (small files only). */
+static void real_check(nz_context_t *ctx, const char *what, const nz_matrix_t *A,
+                       const nz_matrix_t *B, void *arg) {
+    (void)arg;
+    check_product(ctx, what, A, B, 0);
+}
+
 static void test_real_matrices(void) {
-    const char *dir = nzt_matrix_dir();
-    if (dir == NULL) {
-        printf("test_spgemm: NZ_MATRIX_DIR not set, real matrices skipped\n");
-        return;
-    }
-    char **names = NULL;
-    int count = nzt_list_matrices(dir, &names), used = 0, rectangular = 0;
     nz_context_t *ctx = NULL;
     NZT_OK(ctx, nz_context_create(&ctx));
-    for (int i = 0; i < count; i++) {
-        char path[4096], what[256];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        struct stat st;
-        if (stat(path, &st) != 0 || st.st_size > 400000) continue;
-        nz_matrix_t *A = NULL, *T = NULL;
-        if (nz_matrix_read(ctx, &A, path, NZ_F64) != NZ_SUCCESS) {
-            printf("test_spgemm: %s not read (%s), skipped\n", names[i], nz_context_last_error(ctx));
-            continue;
-        }
-        nz_matrix_info_t ia;
-        NZT_OK(ctx, nz_matrix_info(ctx, &ia, A));
-        if (ia.rows == ia.cols) {
-            snprintf(what, sizeof what, "%s A*A", names[i]);
-            check_product(ctx, what, A, A, 0);
-            used++;
-        } else if (rectangular < 4) {
-            NZT_OK(ctx, nz_matrix_transpose(ctx, &T, A));
-            snprintf(what, sizeof what, "%s A*A^T", names[i]);
-            check_product(ctx, what, A, T, 0);
-            nz_matrix_destroy(&T);
-            rectangular++;
-            used++;
-        }
-        nz_matrix_destroy(&A);
-    }
-    printf("test_spgemm: %d real matrices (%d rectangular)\n", used, rectangular);
-    nzt_free_names(names, count);
+    nzt_spgemm_real(ctx, "test_spgemm", 400000, NULL, real_check, NULL);
     nz_context_destroy(&ctx);
 }
 
@@ -537,8 +499,65 @@ static void test_allocation_failures(void) {
     nz_context_destroy(&ctx);
 }
 
+/* nz_spgemm_profile: the CPU algorithm's stages, the flags recorded, the profile zeroed on every
+ * call (also a refused one), bad flags and a NULL profile refused; C the same as nz_spgemm's. */
+static void test_profile(void) {
+    nz_context_t *ctx = NULL;
+    nz_matrix_t *A = NULL, *C = NULL, *D = NULL;
+    nz_spgemm_profile_t profile;
+    nz_spgemm_info_t info;
+    nz_spgemm_options_t opt;
+    memset(&opt, 0, sizeof opt);
+    opt.alg = NZ_SPGEMM_CPU;
+    NZT_OK(ctx, nz_context_create(&ctx));
+    NZT_OK(ctx, nz_gen_random(ctx, &A, 300, 300, 12, nzt_seed + 61, NZ_F64));
+    memset(&profile, 0xff, sizeof profile);
+    NZT_OK(ctx, nz_spgemm_profile(ctx, &C, &profile, A, A, &opt, NZ_SPGEMM_PROFILE_STAGES, &info));
+    NZT_CHECK(profile.alg == NZ_SPGEMM_CPU && profile.flags == NZ_SPGEMM_PROFILE_STAGES,
+              "alg %d flags %u", (int)profile.alg, profile.flags);
+    NZT_CHECK(profile.stage_count == 2 && strcmp(profile.stage_names[0], "symbolic") == 0 &&
+                  strcmp(profile.stage_names[1], "numeric") == 0,
+              "stages %d", profile.stage_count);
+    NZT_CHECK(profile.wall_seconds == info.seconds && profile.wall_seconds > 0.0 &&
+                  profile.stage_seconds[0] + profile.stage_seconds[1] <= profile.wall_seconds,
+              "wall %g, stages %g + %g", profile.wall_seconds, profile.stage_seconds[0],
+              profile.stage_seconds[1]);
+    NZT_CHECK(profile.bin_count == 0 && profile.host_copy_bytes_per_second == 0.0,
+              "nothing else filled");
+    NZT_OK(ctx, nz_spgemm(ctx, &D, A, A, &opt, NULL));
+    {
+        const int64_t *co, *dof;
+        const int32_t *cc, *dc;
+        const void *cv, *dv;
+        nz_matrix_info_t ci;
+        NZT_OK(ctx, nz_matrix_info(ctx, &ci, C));
+        NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &co, &cc, &cv, C));
+        NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &dof, &dc, &dv, D));
+        NZT_CHECK(memcmp(co, dof, (size_t)(ci.rows + 1) * sizeof *co) == 0 &&
+                      memcmp(cc, dc, (size_t)ci.nnz * sizeof *cc) == 0 &&
+                      memcmp(cv, dv, (size_t)ci.nnz * sizeof(double)) == 0,
+                  "profiled C differs from nz_spgemm's");
+    }
+    nz_matrix_destroy(&C);
+    /* no flags: nothing recorded but the algorithm and the wall time */
+    NZT_OK(ctx, nz_spgemm_profile(ctx, &C, &profile, A, A, &opt, 0, NULL));
+    NZT_CHECK(profile.stage_count == 0 && profile.alg == NZ_SPGEMM_CPU, "flags 0: %d stages",
+              profile.stage_count);
+    nz_matrix_destroy(&C);
+    nz_status_t s = nz_spgemm_profile(ctx, &C, &profile, A, A, &opt, 0x80u, NULL);
+    NZT_CHECK(s == NZ_ERR_INVALID_ARGUMENT && C == NULL && profile.stage_count == 0 &&
+                  profile.flags == 0,
+              "unknown flag: status %d", (int)s);
+    s = nz_spgemm_profile(ctx, &C, NULL, A, A, &opt, NZ_SPGEMM_PROFILE_STAGES, NULL);
+    NZT_CHECK(s == NZ_ERR_NULL_ARGUMENT && C == NULL, "NULL profile: status %d", (int)s);
+    nz_matrix_destroy(&A);
+    nz_matrix_destroy(&D);
+    nz_context_destroy(&ctx);
+}
+
 int main(int argc, char **argv) {
     nzt_init(argc, argv);
+    test_profile();
     test_hand_computed();
     test_errors();
     test_zoo();

@@ -13,6 +13,7 @@ typedef struct spgemm_options {
     nz_value_type_t value_type;
     nz_spgemm_options_t spgemm;
     int check;
+    unsigned profile; /* NZ_SPGEMM_PROFILE_* flags: --profile, --profile-bins */
 } spgemm_options_t;
 
 static void usage(void) {
@@ -30,6 +31,10 @@ static void usage(void) {
         "  --precision P        single or double (default double)\n"
         "  --threads N          CPU threads (default: OpenMP's)\n"
         "  -o FILE              write C (.mtx, .mtx.gz or .nzb)\n"
+        "  --profile            also print where the time went: each stage of the call (host wall\n"
+        "                       clock; hySpMM: stage totals, their overlap, host GB/s)\n"
+        "  --profile-bins       --profile, and the hash algorithm's time per row bin and phase\n"
+        "                       (each bin timed alone: the bins run serially, the call is slower)\n"
         "  --check              compare with the CPU algorithm: the structure must be identical\n"
         "                       and every value within 4 eps (k + 2) (|A| |B|)_ij, k the length of\n"
         "                       row i of A; prints 'check ok', or fails naming the first mismatch\n"
@@ -74,6 +79,10 @@ static int parse_options(int argc, char **argv, spgemm_options_t *o) {
             o->out_path = v;
         } else if (strcmp(arg, "--check") == 0) {
             o->check = 1;
+        } else if (strcmp(arg, "--profile") == 0) {
+            o->profile |= NZ_SPGEMM_PROFILE_STAGES;
+        } else if (strcmp(arg, "--profile-bins") == 0) {
+            o->profile |= NZ_SPGEMM_PROFILE_STAGES | NZ_SPGEMM_PROFILE_BINS;
         } else if (arg[0] == '-' && arg[1] != '\0') {
             return nz_cli_unknown_option(CMD, arg);
         } else if (o->a_path == NULL) {
@@ -161,6 +170,38 @@ static int64_t compare(nz_context_t *ctx, const nz_matrix_t *A, const nz_matrix_
     return bad;
 }
 
+/* The profile the library returned, as text: one line of stages, then (hySpMM) the host
+ * bandwidths, then (--profile-bins) a table of the row bins. */
+static void print_profile(const nz_spgemm_profile_t *p) {
+    double sum = 0.0;
+    printf("profile (%s): wall %.3f ms, stages ms:", nz_spgemm_alg_name(p->alg),
+           1e3 * p->wall_seconds);
+    for (int i = 0; i < p->stage_count; i++) {
+        printf(" %s %.3f", p->stage_names[i], 1e3 * p->stage_seconds[i]);
+        sum += p->stage_seconds[i];
+    }
+    printf(" | sum %.3f", 1e3 * sum);
+    if (sum > 0.0) printf(" overlap %.3f", p->wall_seconds / sum);
+    printf("\n");
+    if (p->host_copy_bytes_per_second > 0.0)
+        printf("profile host GB/s: expand %.2f, copy-out %.2f, host memcpy %.2f (expand %.0f%% "
+               "of memcpy)\n",
+               1e-9 * p->expand_bytes_per_second, 1e-9 * p->copy_out_bytes_per_second,
+               1e-9 * p->host_copy_bytes_per_second,
+               100.0 * p->expand_bytes_per_second / p->host_copy_bytes_per_second);
+    if (p->bin_count == 0) return;
+    printf("profile bins: dense_from bin %d, max shared bin %d\n", p->dense_from_bin,
+           p->max_shared_bin);
+    printf("  bin  group  sym rows    sym ms  num rows   C entries    num ms\n");
+    for (int b = 0; b < p->bin_count; b++) {
+        if (p->symbolic_rows[b] == 0 && p->numeric_rows[b] == 0) continue;
+        printf("  %3d %6d %9lld %9.3f %9lld %11lld %9.3f\n", b, p->bin_threads[b],
+               (long long)p->symbolic_rows[b], 1e3 * p->symbolic_bin_seconds[b],
+               (long long)p->numeric_rows[b], (long long)p->numeric_entries[b],
+               1e3 * p->numeric_bin_seconds[b]);
+    }
+}
+
 int nz_cmd_spgemm(int argc, char **argv) {
     spgemm_options_t o;
     int rc = parse_options(argc, argv, &o);
@@ -172,6 +213,7 @@ int nz_cmd_spgemm(int argc, char **argv) {
                 *bound = NULL;
     nz_status_t status = nz_cli_context_create(&ctx);
     nz_spgemm_info_t info;
+    nz_spgemm_profile_t profile;
     if (status != NZ_SUCCESS) {
         nz_cli_error(CMD, "cannot create a context: %s", nz_status_string(status));
         return NZ_EXIT_FAIL;
@@ -186,7 +228,10 @@ int nz_cmd_spgemm(int argc, char **argv) {
               o.spgemm.alg == NZ_SPGEMM_HASH ||
               (o.spgemm.alg == NZ_SPGEMM_AUTO && nz_device_count() > 0);
     if (gpu && (status = nz_context_set_device(ctx, 0, NULL)) != NZ_SUCCESS) goto library_error;
-    if ((status = nz_spgemm(ctx, &C, A, right, &o.spgemm, &info)) != NZ_SUCCESS) goto library_error;
+    if ((status = o.profile != 0 ? nz_spgemm_profile(ctx, &C, &profile, A, right, &o.spgemm,
+                                                     o.profile, &info)
+                                 : nz_spgemm(ctx, &C, A, right, &o.spgemm, &info)) != NZ_SUCCESS)
+        goto library_error;
 
     nz_matrix_info_t ci;
     nz_matrix_info(ctx, &ci, C);
@@ -201,6 +246,7 @@ int nz_cmd_spgemm(int argc, char **argv) {
         printf(" overlap %.3f", info.seconds / info.stage_seconds_sum);
     if (info.peak_device_bytes > 0) printf(" peak-device-bytes %lld", (long long)info.peak_device_bytes);
     printf("\n");
+    if (o.profile != 0) print_profile(&profile);
     fflush(stdout);
 
     if (o.check) {

@@ -1,6 +1,7 @@
 /* spgemm_esc.cu: GPU SpGEMM by expand, sort, compress (Bell, Dalton & Olson; CUSP), in row panels. */
 #include "cuda_internal.h"
-#include "hyspmm.h"
+#include "owner_search.cuh"
+#include "spgemm_common.h"
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
@@ -24,8 +25,8 @@
  *   compress  CUB's reduce-by-key sums equal keys; a thread per entry decodes its column, a
  *             thread per row finds its first entry by binary search over the sorted keys;
  *   copy      C's rows of the panel come back to host memory (pageable) after each panel.
- * Panels: when the expanded products do not fit the budget (nzi_spgemm_device_budget, less what
- * A, B and their offsets hold), rows are split with nzi_spgemm_split_panels under
+ * Panels: when the expanded products do not fit the budget (nzi_device_memory_budget, less what
+ * A, B and their offsets hold), rows are split with nzi_spgemm_split under
  * per_product = 2 x (8 + value bytes) (the key and value buffers and their alternates).
  * A panel holds fewer than 2^31 products (CUB's int item counts).
  * Cost: O(products) work and memory per panel plus the radix sort's passes over 8 + value bytes.
@@ -38,19 +39,8 @@
 /* Bytes for the small allocations outside the cost model (entry count, one-past-the-end
  * entries, one-byte minimum blocks). */
 #define ESC_SLACK 256
-
-/* Largest index in [low, high] with offsets[index] <= target (offsets non-decreasing). */
-static __device__ __forceinline__ int64_t esc_owner(const int64_t *__restrict__ offsets, int64_t low,
-                                                    int64_t high, int64_t target) {
-    while (low < high) {
-        const int64_t mid = low + (high - low + 1) / 2;
-        if (offsets[mid] <= target)
-            low = mid;
-        else
-            high = mid - 1;
-    }
-    return low;
-}
+/* Device bytes of a sort key (panel row bits | column bits). */
+#define KEY_BYTES ((size_t)sizeof(uint64_t))
 
 /* product_offsets[k + 1] = nnz of B's row col(k) (thread per nonzero of A). */
 __global__ void esc_count_kernel(int64_t a_nnz, const int32_t *__restrict__ a_cols,
@@ -68,7 +58,7 @@ __global__ void esc_row_kernel(int64_t rows, int64_t a_nnz, const int64_t *__res
                                int32_t *__restrict__ a_row) {
     for (int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; k < a_nnz;
          k += (int64_t)gridDim.x * blockDim.x)
-        a_row[k] = (int32_t)esc_owner(a_offsets, 0, rows - 1, k);
+        a_row[k] = (int32_t)owner_search<int64_t>(a_offsets, 0, rows - 1, k);
 }
 
 /* Block b: the panel's products [b TILE, (b+1) TILE); thread t: t, t + BLOCK, ... of the tile.
@@ -86,12 +76,12 @@ esc_expand_kernel(int64_t products, int64_t product_base, int64_t k_begin, int64
     const int64_t tile_end = tile_begin + ESC_TILE < products ? tile_begin + ESC_TILE : products;
     if (threadIdx.x < 2) {
         const int64_t target = product_base + (threadIdx.x == 0 ? tile_begin : tile_end - 1);
-        range[threadIdx.x] = esc_owner(product_offsets, k_begin, k_end - 1, target);
+        range[threadIdx.x] = owner_search<int64_t>(product_offsets, k_begin, k_end - 1, target);
     }
     __syncthreads();
     for (int64_t p = tile_begin + threadIdx.x; p < tile_end; p += ESC_BLOCK) {
         const int64_t g = product_base + p;
-        const int64_t k = esc_owner(product_offsets, range[0], range[1], g);
+        const int64_t k = owner_search<int64_t>(product_offsets, range[0], range[1], g);
         const int64_t b = b_offsets[a_cols[k]] + (g - product_offsets[k]);
         keys[p] = ((uint64_t)(uint32_t)(a_row[k] - row_begin) << col_bits) | (uint32_t)b_cols[b];
         values[p] = a_values[k] * b_values[b];
@@ -256,7 +246,7 @@ cleanup:
  * then panel by panel; C is assembled on the host from the panels' rows. */
 extern "C" nz_status_t nzi_spgemm_esc(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
                                       const nz_matrix_t *B, const nz_spgemm_options_t *opt,
-                                      nz_spgemm_info_t *info) {
+                                      nz_spgemm_info_t *info, nz_spgemm_profile_t *profile) {
     nz_status_t status = NZ_SUCCESS;
     const nz_value_type_t vt = A->value_type;
     const size_t vs = nzi_value_size(vt);
@@ -265,6 +255,7 @@ extern "C" nz_status_t nzi_spgemm_esc(nz_context_t *ctx, nz_matrix_t **C, const 
     nzi_spgemm_panel_t *panels = NULL;
     nzi_spgemm_chunks_t chunks;
     nzi_spgemm_panel_cost_t cost;
+    nzi_spgemm_split_input_t split;
     esc_work_t w;
     size_t budget = 0, fixed = 0, temp = 0;
     double t_start = nzi_wtime(), t, transfer = 0.0, numeric = 0.0;
@@ -281,17 +272,24 @@ extern "C" nz_status_t nzi_spgemm_esc(nz_context_t *ctx, nz_matrix_t **C, const 
                               "nz_spgemm (esc): products per row"));
     NZI_CHECK(nzi_spgemm_count_products(ctx, A, B, 0, rows, products, &total));
     info->products = total;
-    NZI_CHECK(nzi_spgemm_device_budget(ctx, opt, &budget));
+    NZI_CHECK(nzi_device_memory_budget(ctx, opt->gpu_memory_limit, &budget));
 
     /* A, B, A's product offsets and rows stay on the device for the whole call, with room for
      * C's local row offsets of any panel (4 bytes per row of A). */
-    fixed = ((size_t)rows + 1) * 8 + (size_t)a_nnz * (4 + vs) + ((size_t)B->rows + 1) * 8 +
-            (size_t)b_nnz * (4 + vs) + ((size_t)a_nnz + 1) * 8 + (size_t)a_nnz * 4 +
-            ((size_t)rows + 1) * 4 + ESC_SLACK;
+    fixed = ((size_t)rows + 1) * NZI_OFFSET_BYTES + (size_t)a_nnz * (NZI_INDEX_BYTES + vs) +
+            ((size_t)B->rows + 1) * NZI_OFFSET_BYTES + (size_t)b_nnz * (NZI_INDEX_BYTES + vs) +
+            ((size_t)a_nnz + 1) * NZI_OFFSET_BYTES + (size_t)a_nnz * NZI_INDEX_BYTES +
+            ((size_t)rows + 1) * NZI_INDEX_BYTES + ESC_SLACK;
     cost.fixed = 0.0;
     cost.per_row = 0.0;
-    cost.per_product = 2.0 * (8.0 + (double)vs);
+    cost.per_a_nonzero = 0.0;
+    cost.per_product = 2.0 * ((double)KEY_BYTES + (double)vs);
     cost.per_output = 0.0;
+    memset(&split, 0, sizeof split);
+    split.products = products;
+    split.rows = rows;
+    split.b_cols = B->cols;
+    split.who = "esc";
     for (int round = 0;; round++) {
         double room = (double)budget - (double)fixed - (double)temp;
         const double cap = (double)(INT32_MAX - 1) * cost.per_product;
@@ -299,8 +297,7 @@ extern "C" nz_status_t nzi_spgemm_esc(nz_context_t *ctx, nz_matrix_t **C, const 
         if (room > cap) room = cap;
         nzi_free(ctx, panels);
         panels = NULL;
-        NZI_CHECK(nzi_spgemm_split_panels(ctx, products, NULL, rows, B->cols, &cost, (size_t)room,
-                                          &panels, &count));
+        NZI_CHECK(nzi_spgemm_split(ctx, &split, &cost, room, &panels, &count));
         max_products = max_rows = 0;
         for (int64_t q = 0; q < count; q++) {
             if (panels[q].products > max_products) max_products = panels[q].products;
@@ -325,28 +322,28 @@ extern "C" nz_status_t nzi_spgemm_esc(nz_context_t *ctx, nz_matrix_t **C, const 
 
     /* Device setup. */
     t = nzi_wtime();
-    NZI_CHECK(upload(ctx, (void **)&w.a_offsets, A->host.csr.row_offsets, ((size_t)rows + 1) * 8,
+    NZI_CHECK(upload(ctx, (void **)&w.a_offsets, A->host.csr.row_offsets, ((size_t)rows + 1) * NZI_OFFSET_BYTES,
                      "nz_spgemm (esc): A row offsets"));
-    NZI_CHECK(upload(ctx, (void **)&w.a_cols, A->host.csr.col_indices, (size_t)a_nnz * 4,
+    NZI_CHECK(upload(ctx, (void **)&w.a_cols, A->host.csr.col_indices, (size_t)a_nnz * NZI_INDEX_BYTES,
                      "nz_spgemm (esc): A column indices"));
     NZI_CHECK(upload(ctx, &w.a_values, A->host.csr.values, (size_t)a_nnz * vs,
                      "nz_spgemm (esc): A values"));
     NZI_CHECK(upload(ctx, (void **)&w.b_offsets, B->host.csr.row_offsets,
-                     ((size_t)B->rows + 1) * 8, "nz_spgemm (esc): B row offsets"));
-    NZI_CHECK(upload(ctx, (void **)&w.b_cols, B->host.csr.col_indices, (size_t)b_nnz * 4,
+                     ((size_t)B->rows + 1) * NZI_OFFSET_BYTES, "nz_spgemm (esc): B row offsets"));
+    NZI_CHECK(upload(ctx, (void **)&w.b_cols, B->host.csr.col_indices, (size_t)b_nnz * NZI_INDEX_BYTES,
                      "nz_spgemm (esc): B column indices"));
     NZI_CHECK(upload(ctx, &w.b_values, B->host.csr.values, (size_t)b_nnz * vs,
                      "nz_spgemm (esc): B values"));
     transfer += nzi_wtime() - t;
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.product_offsets, ((size_t)a_nnz + 1) * 8,
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.product_offsets, ((size_t)a_nnz + 1) * NZI_OFFSET_BYTES,
                              "nz_spgemm (esc): product offsets"));
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.a_row, (size_t)a_nnz * 4 + 4,
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.a_row, ((size_t)a_nnz + 1) * NZI_INDEX_BYTES,
                              "nz_spgemm (esc): rows of A's nonzeros"));
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.keys[0], (size_t)max_products * 8, "nz_spgemm (esc): keys"));
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.keys[1], (size_t)max_products * 8, "nz_spgemm (esc): keys"));
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.keys[0], (size_t)max_products * KEY_BYTES, "nz_spgemm (esc): keys"));
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.keys[1], (size_t)max_products * KEY_BYTES, "nz_spgemm (esc): keys"));
     NZI_CHECK(nz_cuda_malloc(ctx, &w.values[0], (size_t)max_products * vs, "nz_spgemm (esc): values"));
     NZI_CHECK(nz_cuda_malloc(ctx, &w.values[1], (size_t)max_products * vs, "nz_spgemm (esc): values"));
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.row_offsets, ((size_t)rows + 1) * 4,
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.row_offsets, ((size_t)rows + 1) * NZI_INDEX_BYTES,
                              "nz_spgemm (esc): panel row offsets"));
     NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.num_runs, sizeof(int32_t), "nz_spgemm (esc): entry count"));
     NZI_CHECK(nz_cuda_malloc(ctx, &w.temp, temp, "nz_spgemm (esc): CUB workspace"));
@@ -374,6 +371,7 @@ extern "C" nz_status_t nzi_spgemm_esc(nz_context_t *ctx, nz_matrix_t **C, const 
     }
     NZI_CUDA_CHECK(ctx, cudaStreamSynchronize(stream));
     info->symbolic_seconds = nzi_wtime() - t_start;
+    nzi_spgemm_profile_stage(profile, "setup", info->symbolic_seconds);
 
     {
         int64_t product_base = 0;
@@ -390,7 +388,10 @@ extern "C" nz_status_t nzi_spgemm_esc(nz_context_t *ctx, nz_matrix_t **C, const 
             product_base += panels[q].products;
         }
     }
+    nzi_spgemm_profile_stage(profile, "panels", numeric);
+    t = nzi_wtime();
     NZI_CHECK(nzi_spgemm_chunks_finish(ctx, &chunks, &M));
+    nzi_spgemm_profile_stage(profile, "assemble", nzi_wtime() - t);
     info->numeric_seconds = numeric;
     info->transfer_seconds = transfer;
     info->stage_seconds_sum = nzi_wtime() - t_start; /* no pipelining: the stages run in turn */

@@ -1,6 +1,7 @@
 /* spgemm_hyspmm.cu: hySpMM's GPU stages (multiply, per-row sort, compress) and its streams and pinned slots. */
 #include "cuda_internal.h"
-#include "hyspmm.h"
+#include "hyspmm_device.h"
+#include "owner_search.cuh"
 
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
@@ -73,21 +74,6 @@ struct nzi_hyspmm_device {
 
 static size_t align_up(size_t bytes) { return (bytes + HYSPMM_ALIGN - 1) / HYSPMM_ALIGN * HYSPMM_ALIGN; }
 
-/* Largest k in [low, high] with offsets[k] <= target (offsets non-decreasing, offsets[low] <=
- * target): the nonzero of A whose repeat range holds product `target`; nonzeros with an empty
- * range (an empty row of B) share their offset with the next one and are skipped. */
-static __device__ __forceinline__ int32_t owner_search(const int32_t *__restrict__ offsets,
-                                                       int32_t low, int32_t high, int32_t target) {
-    while (low < high) {
-        const int32_t mid = low + (high - low + 1) / 2;
-        if (offsets[mid] <= target)
-            low = mid;
-        else
-            high = mid - 1;
-    }
-    return low;
-}
-
 /* Block b: products [b TILE, (b+1) TILE); thread t: products t, t + BLOCK, ... of the tile. */
 template <typename Value>
 __global__ void __launch_bounds__(HYSPMM_BLOCK)
@@ -99,11 +85,11 @@ hyspmm_multiply_kernel(int32_t products, int32_t a_nnz, const int32_t *__restric
                                                                  : (int64_t)products;
     if (threadIdx.x < 2) {
         const int32_t target = (int32_t)(threadIdx.x == 0 ? tile_begin : tile_end - 1);
-        range[threadIdx.x] = owner_search(offsets, 0, a_nnz - 1, target);
+        range[threadIdx.x] = owner_search<int32_t>(offsets, 0, a_nnz - 1, target);
     }
     __syncthreads();
     for (int64_t p = tile_begin + threadIdx.x; p < tile_end; p += HYSPMM_BLOCK) {
-        const int32_t k = owner_search(offsets, range[0], range[1], (int32_t)p);
+        const int32_t k = owner_search<int32_t>(offsets, range[0], range[1], (int32_t)p);
         dup_values[p] = a_values[k] * dup_values[p];
     }
 }
@@ -181,16 +167,16 @@ static void slot_layout(size_t vs, int64_t max_rows, int64_t max_a_nnz, int64_t 
     const size_t P = (size_t)max_products, R = (size_t)max_rows + 1, K = (size_t)max_a_nnz;
 #define HYSPMM_PLACE(field, bytes) (l->field = at, at += align_up(bytes))
     HYSPMM_PLACE(a_values, K * vs);
-    HYSPMM_PLACE(product_offsets, (K + 1) * 4);
-    HYSPMM_PLACE(row_products, R * 4);
-    HYSPMM_PLACE(cols[0], P * 4);
-    HYSPMM_PLACE(cols[1], P * 4);
+    HYSPMM_PLACE(product_offsets, (K + 1) * NZI_INDEX_BYTES);
+    HYSPMM_PLACE(row_products, R * NZI_INDEX_BYTES);
+    HYSPMM_PLACE(cols[0], P * NZI_INDEX_BYTES);
+    HYSPMM_PLACE(cols[1], P * NZI_INDEX_BYTES);
     HYSPMM_PLACE(values[0], P * vs);
     HYSPMM_PLACE(values[1], P * vs);
-    HYSPMM_PLACE(c_cols, P * 4);
+    HYSPMM_PLACE(c_cols, P * NZI_INDEX_BYTES);
     HYSPMM_PLACE(c_values, P * vs);
-    HYSPMM_PLACE(c_row_offsets, R * 4);
-    HYSPMM_PLACE(num_runs, 4);
+    HYSPMM_PLACE(c_row_offsets, R * NZI_INDEX_BYTES);
+    HYSPMM_PLACE(num_runs, NZI_INDEX_BYTES);
     HYSPMM_PLACE(temp, temp_bytes);
 #undef HYSPMM_PLACE
     l->total = at;
@@ -324,27 +310,27 @@ extern "C" nz_status_t nzi_hyspmm_device_create(nz_context_t *ctx, nzi_hyspmm_de
         sl->temp = base + l.temp;
         sl->temp_bytes = temp;
 
-        sl->pinned_in_bytes = align_up(K * vs) + align_up((K + 1) * 4) + align_up(R * 4) +
-                              align_up(P * 4) + align_up(P * vs);
+        sl->pinned_in_bytes = align_up(K * vs) + align_up((K + 1) * NZI_INDEX_BYTES) + align_up(R * NZI_INDEX_BYTES) +
+                              align_up(P * NZI_INDEX_BYTES) + align_up(P * vs);
         NZI_CHECK(pinned_alloc(ctx, &sl->pinned_in, sl->pinned_in_bytes, "staging input"));
         in = (char *)sl->pinned_in;
         sl->in.a_values = in;
         in += align_up(K * vs);
         sl->in.product_offsets = (int32_t *)in;
-        in += align_up((K + 1) * 4);
+        in += align_up((K + 1) * NZI_INDEX_BYTES);
         sl->in.row_products = (int32_t *)in;
-        in += align_up(R * 4);
+        in += align_up(R * NZI_INDEX_BYTES);
         sl->in.dup_cols = (int32_t *)in;
-        in += align_up(P * 4);
+        in += align_up(P * NZI_INDEX_BYTES);
         sl->in.dup_values = in;
 
-        sl->pinned_out_bytes = align_up(R * 4) + align_up(P * 4) + align_up(P * vs) + align_up(4);
+        sl->pinned_out_bytes = align_up(R * NZI_INDEX_BYTES) + align_up(P * NZI_INDEX_BYTES) + align_up(P * vs) + align_up(NZI_INDEX_BYTES);
         NZI_CHECK(pinned_alloc(ctx, &sl->pinned_out, sl->pinned_out_bytes, "staging output"));
         out = (char *)sl->pinned_out;
         sl->out.row_offsets = (int32_t *)out;
-        out += align_up(R * 4);
+        out += align_up(R * NZI_INDEX_BYTES);
         sl->out.col_indices = (int32_t *)out;
-        out += align_up(P * 4);
+        out += align_up(P * NZI_INDEX_BYTES);
         sl->out.values = out;
         out += align_up(P * vs);
         sl->out.c_nnz = (int32_t *)out;
@@ -444,12 +430,12 @@ extern "C" nz_status_t nzi_hyspmm_enqueue(nz_context_t *ctx, nzi_hyspmm_device_t
         NZI_CUDA_CHECK(ctx, cudaMemcpyAsync(sl->a_values, sl->in.a_values, (size_t)a_nnz * vs,
                                             cudaMemcpyHostToDevice, stream));
         NZI_CUDA_CHECK(ctx, cudaMemcpyAsync(sl->product_offsets, sl->in.product_offsets,
-                                            ((size_t)a_nnz + 1) * 4, cudaMemcpyHostToDevice,
+                                            ((size_t)a_nnz + 1) * NZI_INDEX_BYTES, cudaMemcpyHostToDevice,
                                             stream));
         NZI_CUDA_CHECK(ctx, cudaMemcpyAsync(sl->row_products, sl->in.row_products,
-                                            ((size_t)rows + 1) * 4, cudaMemcpyHostToDevice,
+                                            ((size_t)rows + 1) * NZI_INDEX_BYTES, cudaMemcpyHostToDevice,
                                             stream));
-        NZI_CUDA_CHECK(ctx, cudaMemcpyAsync(sl->cols[0], sl->in.dup_cols, (size_t)products * 4,
+        NZI_CUDA_CHECK(ctx, cudaMemcpyAsync(sl->cols[0], sl->in.dup_cols, (size_t)products * NZI_INDEX_BYTES,
                                             cudaMemcpyHostToDevice, stream));
         NZI_CUDA_CHECK(ctx, cudaMemcpyAsync(sl->values[0], sl->in.dup_values,
                                             (size_t)products * vs, cudaMemcpyHostToDevice, stream));
@@ -464,13 +450,13 @@ extern "C" nz_status_t nzi_hyspmm_enqueue(nz_context_t *ctx, nzi_hyspmm_device_t
                                              (int32_t)products));
     } else {
         /* No products: every row of the panel is empty in C. */
-        NZI_CUDA_CHECK(ctx, cudaMemsetAsync(sl->c_row_offsets, 0, ((size_t)rows + 1) * 4, stream));
-        NZI_CUDA_CHECK(ctx, cudaMemsetAsync(sl->num_runs, 0, 4, stream));
+        NZI_CUDA_CHECK(ctx, cudaMemsetAsync(sl->c_row_offsets, 0, ((size_t)rows + 1) * NZI_INDEX_BYTES, stream));
+        NZI_CUDA_CHECK(ctx, cudaMemsetAsync(sl->num_runs, 0, NZI_INDEX_BYTES, stream));
     }
     NZI_CUDA_CHECK(ctx, cudaEventRecord(sl->ev_kernels, stream));
     NZI_CUDA_CHECK(ctx, cudaMemcpyAsync(sl->out.row_offsets, sl->c_row_offsets,
-                                        ((size_t)rows + 1) * 4, cudaMemcpyDeviceToHost, stream));
-    NZI_CUDA_CHECK(ctx, cudaMemcpyAsync(sl->out.c_nnz, sl->num_runs, 4, cudaMemcpyDeviceToHost,
+                                        ((size_t)rows + 1) * NZI_INDEX_BYTES, cudaMemcpyDeviceToHost, stream));
+    NZI_CUDA_CHECK(ctx, cudaMemcpyAsync(sl->out.c_nnz, sl->num_runs, NZI_INDEX_BYTES, cudaMemcpyDeviceToHost,
                                         stream));
     NZI_CUDA_CHECK(ctx, cudaEventRecord(sl->ev_count, stream));
 cleanup:
@@ -496,7 +482,7 @@ extern "C" nz_status_t nzi_hyspmm_fetch(nz_context_t *ctx, nzi_hyspmm_device_t *
     sl->c_nnz = n;
     NZI_CUDA_CHECK(ctx, cudaEventRecord(sl->ev_d2h_start, sl->stream));
     if (n > 0) {
-        NZI_CUDA_CHECK(ctx, cudaMemcpyAsync(sl->out.col_indices, sl->c_cols, (size_t)n * 4,
+        NZI_CUDA_CHECK(ctx, cudaMemcpyAsync(sl->out.col_indices, sl->c_cols, (size_t)n * NZI_INDEX_BYTES,
                                             cudaMemcpyDeviceToHost, sl->stream));
         NZI_CUDA_CHECK(ctx, cudaMemcpyAsync(sl->out.values, sl->c_values, (size_t)n * vs,
                                             cudaMemcpyDeviceToHost, sl->stream));

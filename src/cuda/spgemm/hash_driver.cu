@@ -1,0 +1,587 @@
+/* hash_driver.cu: GPU hash-based Gustavson SpGEMM: the call, from the upload to C in row panels streamed to the host. */
+#include "hash.cuh"
+
+#include <cub/device/device_scan.cuh>
+
+#include <string.h>
+
+/*
+ * C = A B on the GPU in two phases, after Nagasaka, Nukada & Matsuoka, "High-performance and
+ * memory-saving sparse general matrix-matrix multiplication for NVIDIA Pascal GPU" (ICPP 2017),
+ * with the row binning and dense long-row accumulation of the spECK / OpSparse line (Parger et
+ * al., PPoPP 2020; Du et al., IEEE Access 2022):
+ *   1. products per row (an upper bound on the row's length in C: min(products, cols of B));
+ *   2. rows binned by that bound; symbolic phase per bin: a shared-memory hash table per row
+ *      (open addressing, linear probing, keys inserted with atomicCAS) counts the distinct
+ *      columns; small bins give a row to a group of 4..32 lanes (many rows per block), larger
+ *      ones a group of up to 1024 threads; rows whose table would not fit in shared memory (and,
+ *      by default, rows of more than 1365 products: symbolic_dense_from) are counted on a dense
+ *      bitmap, in shared memory when it fits (see the dense section below);
+ *   3. an inclusive scan of the counts gives C's row offsets (exact sizes, no over-allocation);
+ *   4. numeric phase with the same binning on the exact row lengths: values accumulate in the
+ *      table with shared-memory atomicAdd, the filled slots are compacted to the front of the
+ *      table, and the first P slots (P the power of two at or above the block's longest row)
+ *      are bitonic-sorted in shared memory (padding keys 0xffffffff as unsigned sort last), so
+ *      the first nnz entries are the row in column order; in the three smallest bins each entry
+ *      instead finds its place by counting the smaller keys of its row (no barriers; with
+ *      NZ_TUNE_SPGEMM_RANK=2 also in bin 3, each lane holding its entries in registers and
+ *      reading the row's keys once, see rank_sort_owned); rows
+ *      whose sort would cost more than a pass over a dense bitmap, and rows too long for
+ *      shared memory, take the dense path: columns in a shared bitmap, each column's rank from a
+ *      prefix per pair of words, products added into C's values at their rank (no dense value
+ *      array; B wider than ~1.1M columns: global bitmap and accumulator);
+ *   small products (<= 4M products) bin once: the symbolic binning, by products with the
+ *   numeric rules, also serves a single-panel numeric phase (small_product).
+ * Thread mapping: a row belongs to one group; inside it, SWEEP = min(group, 32) lanes read one
+ * row of B together (coalesced) while group / SWEEP such sweepers take successive entries of
+ * A's row. NZ_TUNE_SPGEMM_SWEEP (sweep_width) narrows SWEEP in the bins of groups up to 32, so
+ * that more sweepers share A's row when B's rows are shorter than the group; the width is then
+ * a kernel argument (one extra kernel per small bin and phase), the products are the same.
+ * Device matrices in give a device C (in core only: C and the temporaries must fit the budget),
+ * with no transfers at all; host matrices in give a host C.
+ * Out of core: A and B stay resident on the device; C's rows are produced in row panels sized
+ * from the memory budget (nzi_device_memory_budget) into two device slots. While the GPU
+ * computes panel p + 1 on the context's stream, the host drains panel p through two pinned
+ * staging buffers (DMA on a second stream into one buffer while the host copies the other into
+ * C), so transfer and computation overlap. Large in-core outputs are also split into four
+ * panels for the same overlap.
+ * Values are summed with atomics in a data-dependent order: not bitwise reproducible run to run
+ * (the structure is). Cost: O(products) hash operations, O(P log^2 P) per row for the sort,
+ * O(cols / 32) per dense row.
+ */
+
+#define STAGE_HALF ((size_t)16 << 20) /* pinned staging halves: large DMAs, small footprint */
+#define PIPELINE_MIN_BYTES ((size_t)64 << 20) /* in-core outputs above this go in 4 panels */
+#define PIPELINE_PANELS 4
+
+/* Everything the call holds, released in one place (also after an error: copies may still be in
+ * flight, so the streams are drained first). */
+static void hash_state_release(hash_state_t *st) {
+    nz_context_t *ctx = st->ctx;
+    nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    /* copies may still be in flight after an error */
+    if (cudaStreamSynchronize(cs->stream) != cudaSuccess) (void)cudaGetLastError();
+    if (st->own_copy_stream && cudaStreamSynchronize(st->copy_stream) != cudaSuccess)
+        (void)cudaGetLastError();
+    if (st->dB != st->dA) nzi_matrix_free(st->dB);
+    nzi_matrix_free(st->dA);
+    free_device(ctx, (void **)&st->a_wide);
+    free_device(ctx, (void **)&st->b_wide);
+    free_device(ctx, (void **)&st->c_off);
+    free_device(ctx, (void **)&st->lists);
+    free_device(ctx, (void **)&st->scan_work);
+    free_device(ctx, (void **)&st->counters);
+    free_device(ctx, (void **)&st->panel_starts);
+    free_device(ctx, (void **)&st->bitmaps);
+    free_device(ctx, &st->dense);
+    for (int s = 0; s < 2; s++) {
+        free_device(ctx, &st->slot_col[s]);
+        free_device(ctx, &st->slot_val[s]);
+    }
+    nzi_free(ctx, st->h_counts);
+    nzi_free(ctx, st->h_panel_starts);
+    if (st->staging != NULL) {
+        cudaFreeHost(st->staging);
+        nzi_account_free(ctx, 2 * STAGE_HALF, false);
+    }
+    cudaEvent_t *events[] = {&st->computed[0], &st->computed[1], &st->numeric_start[0],
+                             &st->numeric_start[1], &st->numeric_stop[0], &st->numeric_stop[1],
+                             &st->staged[0], &st->staged[1], &st->sym_start, &st->sym_stop,
+                             &st->prof_start, &st->prof_stop};
+    for (size_t e = 0; e < sizeof events / sizeof events[0]; e++)
+        if (*events[e] != NULL) cudaEventDestroy(*events[e]);
+    if (st->own_copy_stream) cudaStreamDestroy(st->copy_stream);
+    (void)cudaGetLastError();
+}
+
+/* Device copy of a host CSR matrix with 64-bit row offsets (the kernels index with int64). */
+static nz_status_t upload(nz_context_t *ctx, nz_matrix_t **dM, const nz_matrix_t *M) {
+    nz_status_t status = NZ_SUCCESS;
+    nz_matrix_t *D = NULL;
+    NZI_CHECK(nzi_matrix_new(ctx, &D, NZ_FORMAT_CSR, M->value_type, M->rows, M->cols, M->nnz));
+    D->location = NZ_DEVICE;
+    NZI_CHECK(nz_cuda_matrix_upload(ctx, D, M, 64));
+    *dM = D;
+    return NZ_SUCCESS;
+cleanup:
+    nzi_matrix_free(D);
+    return status;
+}
+
+/* Copy count elements of `size` bytes from a device slot to host memory through the two pinned
+ * halves: the DMA of one half (copy stream) overlaps the host's copy out of the other. */
+static nz_status_t drain_array(hash_state_t *st, void *host, const void *device, int64_t count,
+                               size_t size) {
+    nz_context_t *ctx = st->ctx;
+    const size_t bytes = (size_t)count * size;
+    if (bytes == 0) return NZ_SUCCESS;
+    if (st->staging == NULL) {
+        NZI_CUDA_TRY(ctx, cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost,
+                                          st->copy_stream));
+        NZI_CUDA_TRY(ctx, cudaStreamSynchronize(st->copy_stream));
+        return NZ_SUCCESS;
+    }
+    size_t previous_offset = 0, previous_len = 0;
+    int half = 0;
+    for (size_t offset = 0; offset < bytes; offset += STAGE_HALF) {
+        const size_t len = bytes - offset < STAGE_HALF ? bytes - offset : STAGE_HALF;
+        NZI_CUDA_TRY(ctx, cudaMemcpyAsync(st->staging + (size_t)half * STAGE_HALF,
+                                          (const unsigned char *)device + offset, len,
+                                          cudaMemcpyDeviceToHost, st->copy_stream));
+        NZI_CUDA_TRY(ctx, cudaEventRecord(st->staged[half], st->copy_stream));
+        if (previous_len != 0) {
+            NZI_CUDA_TRY(ctx, cudaEventSynchronize(st->staged[half ^ 1]));
+            nzi_parallel_memcpy(ctx, (unsigned char *)host + previous_offset,
+                                st->staging + (size_t)(half ^ 1) * STAGE_HALF, previous_len);
+        }
+        previous_offset = offset;
+        previous_len = len;
+        half ^= 1;
+    }
+    NZI_CUDA_TRY(ctx, cudaEventSynchronize(st->staged[half ^ 1]));
+    nzi_parallel_memcpy(ctx, (unsigned char *)host + previous_offset,
+                        st->staging + (size_t)(half ^ 1) * STAGE_HALF, previous_len);
+    return NZ_SUCCESS;
+}
+
+/* The profile the caller asked for: the marks as stages, and with NZ_SPGEMM_PROFILE_BINS the
+ * time and rows of every bin per phase (and, for a host C, C's entries in each numeric bin, from
+ * its row offsets by the binning rule). */
+static void fill_profile(const hash_state_t *st, const int64_t *off, int64_t m, int max_bin,
+                         int dense_from) {
+    nz_spgemm_profile_t *pr = st->profile;
+    if (pr == NULL) return;
+    for (int i = 1; i < st->marks; i++)
+        nzi_spgemm_profile_stage(pr, st->mark_name[i], st->mark_time[i] - st->mark_time[i - 1]);
+    if (!st->profile_bins) return;
+    pr->bin_count = NUM_BINS;
+    pr->dense_from_bin = dense_from;
+    pr->max_shared_bin = max_bin;
+    for (int64_t i = 0; off != NULL && i < m; i++) {
+        const int b = bin_of_length(off[i + 1] - off[i], max_bin, dense_from);
+        if (b >= 0) pr->numeric_entries[b] += off[i + 1] - off[i];
+    }
+    for (int b = 0; b < NUM_BINS; b++) {
+        pr->bin_threads[b] = b < SHARED_BINS ? bin_group[b] : DENSE_BLOCK;
+        pr->symbolic_rows[b] = st->prof_rows[0][b];
+        pr->numeric_rows[b] = st->prof_rows[1][b];
+        pr->symbolic_bin_seconds[b] = 1e-3 * st->prof_ms[0][b];
+        pr->numeric_bin_seconds[b] = 1e-3 * st->prof_ms[1][b];
+    }
+}
+
+/* The call's events: per slot the numeric phase's timing and completion, the drain's staging
+ * halves; the symbolic phase; the bins' (NZ_SPGEMM_PROFILE_BINS). */
+static nz_status_t create_events(hash_state_t *st) {
+    nz_context_t *ctx = st->ctx;
+    for (int s = 0; s < 2; s++) {
+        NZI_CUDA_TRY(ctx, cudaEventCreateWithFlags(&st->computed[s], cudaEventDisableTiming));
+        NZI_CUDA_TRY(ctx, cudaEventCreateWithFlags(&st->staged[s], cudaEventDisableTiming));
+        NZI_CUDA_TRY(ctx, cudaEventCreate(&st->numeric_start[s]));
+        NZI_CUDA_TRY(ctx, cudaEventCreate(&st->numeric_stop[s]));
+    }
+    NZI_CUDA_TRY(ctx, cudaEventCreate(&st->sym_start));
+    NZI_CUDA_TRY(ctx, cudaEventCreate(&st->sym_stop));
+    if (st->profile_bins) {
+        NZI_CUDA_TRY(ctx, cudaEventCreate(&st->prof_start));
+        NZI_CUDA_TRY(ctx, cudaEventCreate(&st->prof_stop));
+    }
+    return NZ_SUCCESS;
+}
+
+/* A and B on the device: device operands as they are (int32 row offsets widened), host ones
+ * uploaded (*upload_seconds: their transfer time). */
+template <typename Value>
+static nz_status_t attach_operands(hash_state_t *st, const nz_matrix_t *A, const nz_matrix_t *B,
+                                   hash_args<Value> *args, double *upload_seconds) {
+    nz_context_t *ctx = st->ctx;
+    if (A->location == NZ_DEVICE) {
+        NZI_TRY(hash_device_offsets(ctx, A, &args->a_off, &st->a_wide));
+        if (B == A) args->b_off = args->a_off;
+        else NZI_TRY(hash_device_offsets(ctx, B, &args->b_off, &st->b_wide));
+        args->a_col = A->device.col_indices;
+        args->a_val = (const Value *)A->device.values;
+        args->b_col = B->device.col_indices;
+        args->b_val = (const Value *)B->device.values;
+        return NZ_SUCCESS;
+    }
+    NZI_TRY(upload(ctx, &st->dA, A));
+    *upload_seconds = st->dA->transfer_seconds;
+    if (B == A) {
+        st->dB = st->dA;
+    } else {
+        NZI_TRY(upload(ctx, &st->dB, B));
+        *upload_seconds += st->dB->transfer_seconds;
+    }
+    args->a_off = (const int64_t *)st->dA->device.row_offsets;
+    args->a_col = st->dA->device.col_indices;
+    args->a_val = (const Value *)st->dA->device.values;
+    args->b_off = (const int64_t *)st->dB->device.row_offsets;
+    args->b_col = st->dB->device.col_indices;
+    args->b_val = (const Value *)st->dB->device.values;
+    return NZ_SUCCESS;
+}
+
+/* CUB's workspace for the inclusive scan of m row counts (in place, int64). */
+static nz_status_t scan_bytes(nz_context_t *ctx, int64_t m, size_t *bytes) {
+    int64_t *none = NULL;
+    *bytes = 0;
+    NZI_CUDA_TRY(ctx, cub::DeviceScan::InclusiveSum(NULL, *bytes, none, none, m));
+    return NZ_SUCCESS;
+}
+
+/* The symbolic phase: C's row offsets (st->c_off), its entries (*nnz) and the product count.
+ * Binning by products (with the numeric rules when one_binning), the bins' tables or bitmaps,
+ * then CUB's scan of the counts. Events time it from the product count to the scan. */
+template <typename Value>
+static nz_status_t symbolic_phase(hash_state_t *st, const hash_args<Value> &args, int64_t m,
+                                  int64_t n, int max_bin, int dense_from, size_t avail,
+                                  int64_t *nnz, int64_t *symbolic_huge, nz_spgemm_info_t *info) {
+    nz_context_t *ctx = st->ctx;
+    nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    unsigned long long products = 0;
+    int64_t dense_count = 0;
+    size_t scan = st->scan_bytes;
+    float ms = 0.0f;
+    NZI_CUDA_TRY(ctx, cudaEventRecord(st->sym_start, cs->stream));
+    NZI_TRY(nz_cuda_memset(ctx, st->counters, 0, st->counters_bytes)); /* c_off[0]: the kernel */
+    NZI_TRY(hash_count_products(st, args.a_off, args.a_col, args.b_off, m, n, max_bin, dense_from));
+    NZI_TRY(hash_bin_rows<false>(st, m, n, max_bin, dense_from, 1, &products));
+    info->products = (int64_t)products;
+    st->side_by_side = products <= (unsigned long long)ONEBIN_MAX_PRODUCTS;
+    mark(st, "binned");
+    *symbolic_huge = st->h_counts[HUGE_BIN];
+    if (st->h_counts[HUGE_BIN] > 0)
+        NZI_TRY(hash_dense_slots<Value>(st, st->h_counts[HUGE_BIN], n, false, avail, &dense_count,
+                                        NULL));
+    NZI_TRY((hash_run_bins<Value, false>(st, args, 0, n, dense_count)));
+    free_device(ctx, (void **)&st->bitmaps);
+    if (m > 0)
+        NZI_CUDA_TRY(ctx, cub::DeviceScan::InclusiveSum(st->scan_work, scan, st->c_off + 1,
+                                                        st->c_off + 1, m, cs->stream));
+    NZI_CUDA_TRY(ctx, cudaEventRecord(st->sym_stop, cs->stream));
+    NZI_TRY(nz_cuda_memcpy(ctx, nnz, st->c_off + m, NZI_OFFSET_BYTES, NZI_D2H));
+    NZI_CUDA_TRY(ctx, cudaEventElapsedTime(&ms, st->sym_start, st->sym_stop));
+    info->symbolic_seconds = 1e-3 * (double)ms;
+    return NZ_SUCCESS;
+}
+
+/* The panels of a host C: each panel's C (columns and values) goes into a device slot, two
+ * slots when there are several panels. cap: entries per slot, from what the budget leaves after
+ * the dense slots; a large in-core output still goes in about PIPELINE_PANELS panels so its
+ * transfer overlaps the computation, when two such panels fit. The shared splitter then cuts
+ * C's rows at cap entries (a row of more than cap entries is refused). */
+template <typename Value>
+static nz_status_t plan_panels(hash_state_t *st, const int64_t *off, int64_t m, int64_t n,
+                               int64_t nnz, int max_bin, int dense_from, bool one_binning,
+                               int64_t symbolic_huge, size_t avail, int64_t *dense_count,
+                               int64_t *panels, int64_t *cap) {
+    nz_context_t *ctx = st->ctx;
+    const size_t entry_bytes = NZI_INDEX_BYTES + sizeof(Value);
+    nzi_spgemm_panel_t *list = NULL;
+    nzi_spgemm_split_input_t in;
+    nzi_spgemm_panel_cost_t cost;
+    int64_t huge = 0, longest = 0, count = 0;
+    nz_status_t status = NZ_SUCCESS;
+    /* the rows the numeric binning sends to the dense path */
+    for (int64_t i = 0; i < m; i++) {
+        const int64_t len = off[i + 1] - off[i];
+        if (bin_of_length(len, max_bin, dense_from) == HUGE_BIN) huge++;
+        if (len > longest) longest = len;
+    }
+    if (one_binning && symbolic_huge > huge) huge = symbolic_huge; /* the lists kept */
+    if (huge > 0) {
+        size_t slot_bytes = 0;
+        NZI_TRY(hash_dense_slots<Value>(st, huge, n, true, avail / 2, dense_count, &slot_bytes));
+        avail -= (size_t)*dense_count * slot_bytes;
+    }
+    const size_t c_bytes = (size_t)nnz * entry_bytes;
+    if (c_bytes + BUDGET_SLACK_BYTES <= avail) {
+        const int64_t share = (nnz + PIPELINE_PANELS - 1) / PIPELINE_PANELS;
+        const int64_t quarter = share > longest ? share : longest;
+        *cap = nnz;
+        if (c_bytes > PIPELINE_MIN_BYTES &&
+            2 * (size_t)quarter * entry_bytes + BUDGET_SLACK_BYTES <= avail)
+            *cap = quarter;
+    } else {
+        *cap = (int64_t)((avail > BUDGET_SLACK_BYTES ? avail - BUDGET_SLACK_BYTES : 0) / 2 /
+                         entry_bytes);
+    }
+    if (*cap < 1) *cap = 1;
+    memset(&in, 0, sizeof in);
+    memset(&cost, 0, sizeof cost);
+    in.c_offsets = off;
+    in.rows = m;
+    in.b_cols = n;
+    in.who = "hash";
+    cost.per_output = (double)entry_bytes;
+    NZI_CHECK(nzi_spgemm_split(ctx, &in, &cost, (double)*cap * (double)entry_bytes, &list, &count));
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&st->h_panel_starts, (size_t)count + 1,
+                              sizeof(int64_t), "nz_spgemm (hash): panels"));
+    for (int64_t q = 0; q < count; q++) st->h_panel_starts[q] = list[q].row_begin;
+    st->h_panel_starts[count] = m;
+    *panels = count;
+    if (count == 1) *cap = nnz;
+cleanup:
+    nzi_free(ctx, list);
+    return status;
+}
+
+/* The numeric phase of a host C: panel by panel into the two device slots, draining panel
+ * p - 2 (its DMA on the copy stream through the pinned halves) before its slot is reused, so
+ * the drain of one panel overlaps the computation of the next. */
+template <typename Value>
+static nz_status_t numeric_panels(hash_state_t *st, nz_matrix_t *M, hash_args<Value> args,
+                                  int64_t panels, int64_t n, int64_t dense_count,
+                                  double *numeric_seconds, double *drain_seconds) {
+    nz_context_t *ctx = st->ctx;
+    nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    const int slots = panels > 1 ? 2 : 1;
+    const int64_t *off = M->host.csr.row_offsets;
+    int64_t next_drain = 0;
+    float ms = 0.0f;
+    for (int64_t p = 0; p <= panels; p++) {
+        if (p >= slots || p == panels) {
+            /* drain every panel that is complete and whose slot is needed (or at the end) */
+            const int64_t last = p == panels ? panels - 1 : p - slots;
+            for (; next_drain <= last; next_drain++) {
+                const int s = (int)(next_drain % slots);
+                const int64_t r0 = st->h_panel_starts[next_drain];
+                const int64_t r1 = st->h_panel_starts[next_drain + 1];
+                NZI_CUDA_TRY(ctx, cudaEventSynchronize(st->computed[s]));
+                NZI_CUDA_TRY(ctx, cudaEventElapsedTime(&ms, st->numeric_start[s], st->numeric_stop[s]));
+                *numeric_seconds += 1e-3 * (double)ms;
+                const double t = nzi_wtime();
+                NZI_TRY(drain_array(st, M->host.csr.col_indices + off[r0], st->slot_col[s],
+                                    off[r1] - off[r0], NZI_INDEX_BYTES));
+                NZI_TRY(drain_array(st, (Value *)M->host.csr.values + off[r0], st->slot_val[s],
+                                    off[r1] - off[r0], sizeof(Value)));
+                *drain_seconds += nzi_wtime() - t;
+            }
+        }
+        if (p == panels) break;
+        const int s = (int)(p % slots);
+        args.c_base = off[st->h_panel_starts[p]];
+        args.c_col = (int32_t *)st->slot_col[s];
+        args.c_val = (Value *)st->slot_val[s];
+        NZI_CUDA_TRY(ctx, cudaEventRecord(st->numeric_start[s], cs->stream));
+        NZI_TRY((hash_run_bins<Value, true>(st, args, p, n, dense_count)));
+        NZI_CUDA_TRY(ctx, cudaEventRecord(st->numeric_stop[s], cs->stream));
+        NZI_CUDA_TRY(ctx, cudaEventRecord(st->computed[s], cs->stream));
+        NZI_CUDA_TRY(ctx, cudaStreamWaitEvent(st->copy_stream, st->computed[s], 0));
+    }
+    return NZ_SUCCESS;
+}
+
+/* Pinned staging only where it pays: a small C comes back in one pageable copy (pinning
+ * 32 MB costs milliseconds, more than such a copy); a failed pinning falls back to pageable
+ * copies too (slower, still correct). */
+static nz_status_t staging_alloc(hash_state_t *st, size_t c_bytes) {
+    nz_context_t *ctx = st->ctx;
+    st->staging = NULL;
+    if (c_bytes <= STAGE_HALF) return NZ_SUCCESS;
+    if (!nzi_account_alloc(ctx, 2 * STAGE_HALF, false))
+        return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY,
+                         "nz_spgemm (hash): cannot allocate the pinned staging buffers (injected)");
+    if (cudaMallocHost((void **)&st->staging, 2 * STAGE_HALF) != cudaSuccess) {
+        (void)cudaGetLastError();
+        nzi_account_free(ctx, 2 * STAGE_HALF, false);
+        ctx->failed_allocs++;
+        st->staging = NULL;
+    }
+    return NZ_SUCCESS;
+}
+
+/* Device bytes held for the whole call: A and B (host ones uploaded; device ones already count
+ * as used memory, except widened row offsets), C's row offsets, the row lists, the scan's
+ * workspace, the symbolic counters. */
+static size_t resident_bytes(const nz_matrix_t *A, const nz_matrix_t *B, size_t entry_bytes,
+                             size_t scan) {
+    const bool on_device = A->location == NZ_DEVICE;
+    const int64_t m = A->rows;
+    size_t a_bytes = (size_t)(m + 1) * NZI_OFFSET_BYTES + (on_device ? 0 : (size_t)A->nnz * entry_bytes);
+    size_t b_bytes = B == A ? 0
+                            : (size_t)(B->rows + 1) * NZI_OFFSET_BYTES +
+                                  (on_device ? 0 : (size_t)B->nnz * entry_bytes);
+    if (on_device && A->device.offset_type == NZ_I64) a_bytes = 0;
+    if (on_device && B->device.offset_type == NZ_I64) b_bytes = 0;
+    return a_bytes + b_bytes + (size_t)(m + 1) * NZI_OFFSET_BYTES + (size_t)m * NZI_INDEX_BYTES +
+           scan + RESIDENT_SLACK_BYTES;
+}
+
+/* C when there are no products: nothing for the GPU. */
+static nz_status_t empty_result(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
+                                int64_t n) {
+    nz_status_t status = NZ_SUCCESS;
+    nz_matrix_t *M = NULL;
+    const int64_t m = A->rows;
+    if (A->location == NZ_DEVICE) {
+        NZI_CHECK(hash_device_result(ctx, &M, A->value_type, m, n, 0, NULL));
+        NZI_CHECK(nz_cuda_memset(ctx, M->device.row_offsets, 0, (size_t)(m + 1) * NZI_OFFSET_BYTES));
+        NZI_CUDA_CHECK(ctx, cudaStreamSynchronize(nzi_cuda(ctx)->stream));
+    } else {
+        NZI_CHECK(nzi_csr_alloc(ctx, &M, A->value_type, m, n, 0));
+        memset(M->host.csr.row_offsets, 0, (size_t)(m + 1) * sizeof(int64_t));
+    }
+    *C = M;
+    return NZ_SUCCESS;
+cleanup:
+    nzi_matrix_free(M);
+    return status;
+}
+
+template <typename Value>
+static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
+                               const nz_matrix_t *B, const nz_spgemm_options_t *opt,
+                               nz_spgemm_info_t *info, nz_spgemm_profile_t *profile) {
+    nz_status_t status = NZ_SUCCESS;
+    nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    const int64_t m = A->rows, n = B->cols;
+    const size_t vs = sizeof(Value), entry_bytes = NZI_INDEX_BYTES + vs;
+    nz_matrix_t *M = NULL;
+    const bool on_device = A->location == NZ_DEVICE; /* device A, B in: device C out */
+    hash_state_t st;
+    hash_args<Value> args;
+    size_t budget = 0, used = 0;
+    int64_t nnz = 0, panels = 1, dense_count = 0, cap = 0, symbolic_huge = 0;
+    bool one_binning = false;
+    double upload_seconds = 0.0, drain_seconds = 0.0, numeric_seconds = 0.0;
+    float ms = 0.0f;
+    const int max_bin_sym = hash_max_shared_bin(cs, false, vs);
+    const int max_bin_num = hash_max_shared_bin(cs, true, vs);
+    const int dense_from = hash_dense_from_bin(n, max_bin_num);
+
+    memset(&st, 0, sizeof st);
+    memset(&args, 0, sizeof args);
+    st.ctx = ctx;
+    st.rank = hash_rank_sort_mode();
+    st.sweep = hash_sweep_width(B);
+    st.profile = profile;
+    st.timeline = profile != NULL && (profile->flags & NZ_SPGEMM_PROFILE_STAGES);
+    st.profile_bins = profile != NULL && (profile->flags & NZ_SPGEMM_PROFILE_BINS);
+    mark(&st, "start");
+    info->panels = 1;
+    if (m == 0 || n == 0 || A->nnz == 0 || B->nnz == 0) return empty_result(ctx, C, A, n);
+    NZI_CHECK(nzi_device_memory_budget(ctx, opt->gpu_memory_limit, &budget));
+    NZI_CHECK(scan_bytes(ctx, m, &st.scan_bytes));
+    mark(&st, "budget");
+    used = resident_bytes(A, B, entry_bytes, st.scan_bytes);
+    if (used > budget) {
+        status = nzi_error(ctx, NZ_ERR_DEVICE_OUT_OF_MEMORY,
+                           "nz_spgemm (hash): A, B and C's row offsets need %zu bytes on the "
+                           "device, more than the budget of %zu bytes",
+                           used, budget);
+        goto cleanup;
+    }
+    st.copy_stream = cs->stream; /* a stream of its own once there are panels to overlap */
+    NZI_CHECK(create_events(&st));
+    mark(&st, "events");
+    NZI_CHECK(attach_operands<Value>(&st, A, B, &args, &upload_seconds));
+    mark(&st, "operands");
+    /* C's row offsets (a device C keeps them), the row lists, the scan, the bin counters */
+    NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&st.c_off, (size_t)(m + 1) * NZI_OFFSET_BYTES,
+                                    "nz_spgemm (hash): C row offsets"));
+    NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&st.lists, (size_t)m * NZI_INDEX_BYTES,
+                                    "nz_spgemm (hash): row bins"));
+    NZI_CHECK(nzi_cuda_malloc_async(ctx, &st.scan_work, st.scan_bytes > 0 ? st.scan_bytes : 1,
+                                    "nz_spgemm (hash): scan"));
+    st.counters_bytes = hash_counter_entries(NUM_BINS) * COUNTER_BYTES;
+    NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&st.counters, st.counters_bytes,
+                                    "nz_spgemm (hash): bin counters"));
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&st.h_counts, hash_counter_entries(NUM_BINS),
+                              sizeof(int64_t), "nz_spgemm (hash): bin counts"));
+    args.c_off = st.c_off;
+    one_binning = hash_small_product(A, B);
+    mark(&st, "scratch");
+    NZI_CHECK(symbolic_phase<Value>(&st, args, m, n, one_binning ? max_bin_num : max_bin_sym,
+                                    one_binning ? dense_from : hash_symbolic_dense_from(dense_from),
+                                    budget - used, &nnz, &symbolic_huge, info));
+    mark(&st, "symbolic");
+
+    if (on_device) {
+        NZI_CHECK((hash_device_numeric<Value>(&st, &M, A, n, nnz, budget, used, one_binning,
+                                              max_bin_num, dense_from, args, &numeric_seconds)));
+        mark(&st, "numeric");
+        info->numeric_seconds = numeric_seconds;
+        info->transfer_seconds = 0.0;
+        info->stage_seconds_sum = info->symbolic_seconds + numeric_seconds;
+        *C = M;
+        M = NULL;
+        goto cleanup;
+    }
+
+    /* ---- output, panels ---- */
+    NZI_CHECK(nzi_csr_alloc(ctx, &M, A->value_type, m, n, nnz));
+    {
+        const double t = nzi_wtime();
+        NZI_CHECK(nz_cuda_memcpy(ctx, M->host.csr.row_offsets, st.c_off,
+                                 (size_t)(m + 1) * NZI_OFFSET_BYTES, NZI_D2H));
+        drain_seconds += nzi_wtime() - t;
+    }
+    NZI_CHECK(plan_panels<Value>(&st, M->host.csr.row_offsets, m, n, nnz, max_bin_num, dense_from,
+                                 one_binning, symbolic_huge, budget - used, &dense_count, &panels,
+                                 &cap));
+    info->panels = panels;
+    one_binning = one_binning && panels == 1;
+    if (panels > 1) { /* the drain of panel p overlaps the computation of panel p + 1 */
+        NZI_CUDA_CHECK(ctx, cudaStreamCreateWithFlags(&st.copy_stream, cudaStreamNonBlocking));
+        st.own_copy_stream = true;
+    }
+    if (!one_binning) { /* a new binning per (panel, bin) pair: its counters */
+        NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&st.panel_starts,
+                                        (size_t)(panels + 1) * NZI_OFFSET_BYTES,
+                                        "nz_spgemm (hash): panels"));
+        NZI_CHECK(nz_cuda_memcpy(ctx, st.panel_starts, st.h_panel_starts,
+                                 (size_t)(panels + 1) * NZI_OFFSET_BYTES, NZI_H2D));
+        free_device(ctx, (void **)&st.counters);
+        nzi_free(ctx, st.h_counts);
+        st.h_counts = NULL;
+        st.counters_bytes = hash_counter_entries(panels * NUM_BINS) * COUNTER_BYTES;
+        NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&st.counters, st.counters_bytes,
+                                        "nz_spgemm (hash): bin counters"));
+        NZI_CHECK(nzi_alloc_array(ctx, (void **)&st.h_counts, hash_counter_entries(panels * NUM_BINS),
+                                  sizeof(int64_t), "nz_spgemm (hash): bin counts"));
+    }
+    for (int s = 0; s < (panels > 1 ? 2 : 1); s++) {
+        NZI_CHECK(nzi_cuda_malloc_async(ctx, &st.slot_col[s], (size_t)cap * NZI_INDEX_BYTES,
+                                        "nz_spgemm (hash): C panel"));
+        NZI_CHECK(nzi_cuda_malloc_async(ctx, &st.slot_val[s], (size_t)cap * vs,
+                                        "nz_spgemm (hash): C panel"));
+    }
+    mark(&st, "output+slots");
+    NZI_CHECK(staging_alloc(&st, (size_t)nnz * entry_bytes));
+
+    /* the numeric binning counts as numeric time (timed with the symbolic phase's events) */
+    if (!one_binning) {
+        NZI_CUDA_CHECK(ctx, cudaEventRecord(st.sym_start, cs->stream));
+        NZI_CHECK(hash_bin_rows<true>(&st, m, n, max_bin_num, dense_from, panels, NULL));
+        NZI_CUDA_CHECK(ctx, cudaEventRecord(st.sym_stop, cs->stream));
+        NZI_CUDA_CHECK(ctx, cudaEventSynchronize(st.sym_stop));
+        NZI_CUDA_CHECK(ctx, cudaEventElapsedTime(&ms, st.sym_start, st.sym_stop));
+        numeric_seconds += 1e-3 * (double)ms;
+    }
+    NZI_CHECK(numeric_panels<Value>(&st, M, args, panels, n, dense_count, &numeric_seconds,
+                                    &drain_seconds));
+    mark(&st, "numeric+drain");
+    info->numeric_seconds = numeric_seconds;
+    info->transfer_seconds = upload_seconds + drain_seconds;
+    info->stage_seconds_sum = upload_seconds + info->symbolic_seconds + numeric_seconds + drain_seconds;
+    *C = M;
+    M = NULL;
+
+cleanup:
+    hash_state_release(&st);
+    mark(&st, "release");
+    if (status == NZ_SUCCESS)
+        fill_profile(&st, on_device ? NULL : (*C)->host.csr.row_offsets, m, max_bin_num, dense_from);
+    nzi_matrix_free(M);
+    return status;
+}
+
+extern "C" nz_status_t nzi_spgemm_hash(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
+                                       const nz_matrix_t *B, const nz_spgemm_options_t *opt,
+                                       nz_spgemm_info_t *info, nz_spgemm_profile_t *profile) {
+    NZI_TRY(nzi_cuda_enter(ctx));
+    if (A->value_type == NZ_F32) return hash_spgemm<float>(ctx, C, A, B, opt, info, profile);
+    return hash_spgemm<double>(ctx, C, A, B, opt, info, profile);
+}
