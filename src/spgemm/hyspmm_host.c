@@ -17,9 +17,10 @@
  *   3. multiplication (GPU): product p = a[k(p)] * dup_values[p], contiguous (algorithm 3);
  *   4. partial sort (GPU): a one-key sort of each row's products by column (section 3.2);
  *   5. compression (GPU): duplicates within a row summed.
- * Panels come from the memory inequality (section 3.3.2) and go through a two-deep pipeline
- * (section 3.3.1): while the GPU multiplies panel p, the CPU pre-processes panel p + 1 and the
- * copy engine brings panel p - 1's C back. See docs/SPGEMM.md for what differs from the thesis.
+ * Panels come from the memory inequality (section 3.3.2) and go through a three-slot pipeline
+ * (section 3.3.1): while the GPU multiplies panel p, the CPU pre-processes panel p + 1 on every
+ * thread and the copy engine brings panel p - 1's C back (run_pipeline). See docs/SPGEMM.md for
+ * what differs from the thesis.
  */
 
 void nzi_hyspmm_sizes(nz_value_type_t vt, nzi_hyspmm_sizes_t *sizes) {
