@@ -16,8 +16,9 @@ extern "C" {
 #define NZI_HYSPMM_MAX_PANEL_PRODUCTS ((int64_t)1 << 26)
 /* Fraction of the budget the inequality may plan for (thesis eq. 3-5: 0.9 M). */
 #define NZI_HYSPMM_BUDGET_FRACTION 0.9
-/* Pipeline depth: panels in flight at once (double buffering; np in the thesis's eq. 5). */
-#define NZI_HYSPMM_SLOTS 2
+/* Pipeline depth: panels resident at once (np in the thesis's eq. 5): one being pre-processed
+ * into its pinned input, one on the GPU, one whose C drains and is copied out. */
+#define NZI_HYSPMM_SLOTS 3
 
 /* One panel's pre-processed input, in (pinned) host buffers sized for the largest panel. */
 typedef struct nzi_hyspmm_input {

@@ -38,10 +38,21 @@ void nzi_hyspmm_repeat_counts(const nz_matrix_t *A, const nz_matrix_t *B, int64_
                               int64_t k_end, int64_t *repeat);
 
 /* Build panel `panel`'s input (the multiplication-ordered structure above) into `in`, whose
- * buffers hold at least the panel's sizes. OpenMP over rows (threads = 0: the default).
- * The caller guarantees panel->products <= INT32_MAX. */
+ * buffers hold at least the panel's sizes: every OpenMP thread writes its rows' part of every
+ * array (A's values, product offsets, duplicated B) straight into `in` (pinned upload buffers in
+ * the pipeline), with no intermediate copy. row_products: the panel's products per row (rows
+ * entries, from the symbolic count) or NULL (counted here, one more pass over A's rows).
+ * threads = 0: the default. The caller guarantees panel->products <= INT32_MAX. */
 void nzi_hyspmm_preprocess(const nz_matrix_t *A, const nz_matrix_t *B,
-                           const nzi_spgemm_panel_t *panel, int threads, nzi_hyspmm_input_t *in);
+                           const nzi_spgemm_panel_t *panel, const int64_t *row_products,
+                           int threads, nzi_hyspmm_input_t *in);
+/* Bytes a panel's pre-processing writes (A's values, product offsets, row segments, duplicated
+ * B), for its bandwidth. */
+double nzi_hyspmm_input_bytes(nz_value_type_t vt, int64_t rows, int64_t a_nnz, int64_t products);
+/* Bytes per second of a plain host copy of `bytes` (at least 1) from src to dst with `threads`
+ * OpenMP threads (0: the default), each copying a contiguous part: the reference the host stages
+ * are compared with, measured on the caller's buffers. */
+double nzi_hyspmm_copy_rate(void *dst, const void *src, size_t bytes, int threads);
 
 /* Split A's rows into panels by the thesis's memory inequality (eq. 5, with exact per-panel
  * sizes instead of its dense upper bound):

@@ -407,3 +407,20 @@ void nzt_spgemm_real(nz_context_t *ctx, const char *test, long long max_bytes,
     printf("%s: %d real matrices (%d rectangular)\n", test, used, rectangular);
     nzt_free_names(names, count);
 }
+
+int nzt_csr_identical(nz_context_t *ctx, const nz_matrix_t *C, const nz_matrix_t *D, int values) {
+    const int64_t *co, *dof;
+    const int32_t *cc, *dc;
+    const void *cv, *dv;
+    nz_matrix_info_t ci, di;
+    if (nz_matrix_info(ctx, &ci, C) != NZ_SUCCESS || nz_matrix_info(ctx, &di, D) != NZ_SUCCESS ||
+        nz_matrix_csr_arrays(ctx, &co, &cc, &cv, C) != NZ_SUCCESS ||
+        nz_matrix_csr_arrays(ctx, &dof, &dc, &dv, D) != NZ_SUCCESS)
+        return 0;
+    if (ci.rows != di.rows || ci.cols != di.cols || ci.nnz != di.nnz ||
+        ci.value_type != di.value_type)
+        return 0;
+    return memcmp(co, dof, (size_t)(ci.rows + 1) * sizeof *co) == 0 &&
+           memcmp(cc, dc, (size_t)ci.nnz * sizeof *cc) == 0 &&
+           (!values || memcmp(cv, dv, (size_t)ci.nnz * nzi_value_size(ci.value_type)) == 0);
+}

@@ -132,6 +132,10 @@ typedef void (*nzt_product_check_fn)(nz_context_t *ctx, const char *what, const 
 void nzt_spgemm_real(nz_context_t *ctx, const char *test, long long max_bytes,
                      int (*take)(int index), nzt_product_check_fn check, void *arg);
 
+/* 1 when host CSR matrices C and D have the same shape, row offsets and columns (and, with
+ * values != 0, bitwise the same values), else 0. */
+int nzt_csr_identical(nz_context_t *ctx, const nz_matrix_t *C, const nz_matrix_t *D, int values);
+
 /* Checked malloc for tests (exits on failure). */
 void *nzt_malloc(size_t bytes);
 

@@ -515,6 +515,53 @@ static void test_allocation_failures(nz_context_t *ctx) {
     nz_matrix_destroy(&A);
 }
 
+/* nz_spgemm_profile with the hash algorithm: the stages from "budget" to "release" (host C) and,
+ * with NZ_SPGEMM_PROFILE_BINS, every bin's rows and C entries: the symbolic rows are the rows
+ * with products, the numeric entries add up to nnz(C); C equals the unprofiled one. */
+static void test_profile(nz_context_t *ctx) {
+    nz_matrix_t *A = NULL, *C = NULL, *D = NULL;
+    nz_spgemm_profile_t p;
+    nz_spgemm_info_t info;
+    nz_spgemm_options_t opt;
+    nz_matrix_info_t ci;
+    memset(&opt, 0, sizeof opt);
+    opt.alg = NZ_SPGEMM_HASH;
+    NZT_OK(ctx, nz_gen_rmat(ctx, &A, 12, 8, 0, 0, 0, nzt_seed + 71, NZ_F64));
+    NZT_OK(ctx, nz_spgemm_profile(ctx, &C, &p, A, A, &opt,
+                                  NZ_SPGEMM_PROFILE_STAGES | NZ_SPGEMM_PROFILE_BINS, &info));
+    NZT_OK(ctx, nz_matrix_info(ctx, &ci, C));
+    NZT_CHECK(p.alg == NZ_SPGEMM_HASH && p.stage_count >= 6 &&
+                  strcmp(p.stage_names[0], "budget") == 0 &&
+                  strcmp(p.stage_names[p.stage_count - 1], "release") == 0,
+              "hash stages: %d", p.stage_count);
+    int64_t rows_with_products = 0, sym_rows = 0, entries = 0;
+    {
+        const int64_t *ao;
+        const int32_t *ac;
+        const void *av;
+        NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &ao, &ac, &av, A));
+        const int64_t *bo = ao; /* B = A */
+        for (int64_t i = 0; i < ci.rows; i++) {
+            int64_t products = 0;
+            for (int64_t k = ao[i]; k < ao[i + 1]; k++) products += bo[ac[k] + 1] - bo[ac[k]];
+            rows_with_products += products > 0;
+        }
+    }
+    for (int b = 0; b < p.bin_count; b++) {
+        sym_rows += p.symbolic_rows[b];
+        entries += p.numeric_entries[b];
+    }
+    NZT_CHECK(p.bin_count == 11 && sym_rows == rows_with_products && entries == ci.nnz,
+              "bins %d: symbolic rows %lld (expected %lld), entries %lld (nnz %lld)", p.bin_count,
+              (long long)sym_rows, (long long)rows_with_products, (long long)entries,
+              (long long)ci.nnz);
+    NZT_OK(ctx, nz_spgemm(ctx, &D, A, A, &opt, NULL));
+    NZT_CHECK(nzt_csr_identical(ctx, C, D, 0), "profiled C differs in structure");
+    nz_matrix_destroy(&A);
+    nz_matrix_destroy(&C);
+    nz_matrix_destroy(&D);
+}
+
 int main(int argc, char **argv) {
     nzt_init(argc, argv);
     quick = nzt_env_flag("NZ_TEST_QUICK");
@@ -565,6 +612,7 @@ int main(int argc, char **argv) {
     test_real(ctx);
     test_out_of_core(ctx);
     test_allocation_failures(ctx);
+    if (nzt_shard_take()) test_profile(ctx);
     printf("test_spgemm: %lld GPU runs, %lld entries compared\n", (long long)runs,
            (long long)compared_entries);
     nz_context_destroy(&ctx);

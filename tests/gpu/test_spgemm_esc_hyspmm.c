@@ -132,6 +132,34 @@ static int64_t expected_products(nz_context_t *ctx, const nz_matrix_t *A, const 
     return total;
 }
 
+/* The profile of a call: the algorithm's stages in order, none negative; hySpMM's stages add up
+ * to info's stage sum, and its host bandwidths are measured whenever there were products. */
+static void check_profile(const char *what, const nz_spgemm_profile_t *p,
+                          const nz_spgemm_info_t *info, nz_spgemm_alg_t alg) {
+    static const char *const hyspmm_stages[] = {"symbolic", "expand", "h2d", "multiply",
+                                                "d2h", "copy-out", "assemble"};
+    static const char *const esc_stages[] = {"setup", "panels", "assemble"};
+    const char *const *names = alg == NZ_SPGEMM_HYSPMM ? hyspmm_stages : esc_stages;
+    const int count = alg == NZ_SPGEMM_HYSPMM ? 7 : 3;
+    double sum = 0.0;
+    NZT_CHECK(p->alg == alg && p->wall_seconds == info->seconds, "%s: profile alg %d wall %g",
+              what, (int)p->alg, p->wall_seconds);
+    NZT_CHECK(p->stage_count == count, "%s: %d stages, expected %d", what, p->stage_count, count);
+    for (int i = 0; i < p->stage_count && i < count; i++) {
+        NZT_CHECK(strcmp(p->stage_names[i], names[i]) == 0 && p->stage_seconds[i] >= 0.0,
+                  "%s: stage %d is %s %g, expected %s", what, i, p->stage_names[i],
+                  p->stage_seconds[i], names[i]);
+        sum += p->stage_seconds[i];
+    }
+    if (alg != NZ_SPGEMM_HYSPMM) return;
+    NZT_CHECK(fabs(sum - info->stage_seconds_sum) <= 1e-9 * (1.0 + sum),
+              "%s: stages add to %g, info says %g", what, sum, info->stage_seconds_sum);
+    NZT_CHECK(info->products == 0 ||
+                  (p->expand_bytes_per_second > 0.0 && p->host_copy_bytes_per_second > 0.0),
+              "%s: host rates expand %g copy %g", what, p->expand_bytes_per_second,
+              p->host_copy_bytes_per_second);
+}
+
 /* Both GPU algorithms on (A, B) with a memory limit (0 = none); returns the panels hySpMM used. */
 static int64_t compare(nz_context_t *ctx, const char *name, const nz_matrix_t *A,
                        const nz_matrix_t *B, size_t limit) {
@@ -154,9 +182,12 @@ static int64_t compare(nz_context_t *ctx, const char *name, const nz_matrix_t *A
         memset(&info, 0, sizeof info);
         opt.alg = gpu_algs[a];
         opt.gpu_memory_limit = limit;
-        nz_status_t s = nz_spgemm(ctx, &C, A, B, &opt, &info);
+        nz_spgemm_profile_t profile;
+        nz_status_t s = nz_spgemm_profile(ctx, &C, &profile, A, B, &opt, NZ_SPGEMM_PROFILE_STAGES,
+                                          &info);
         NZT_CHECK(s == NZ_SUCCESS, "%s: status %d (%s)", what, (int)s, nz_context_last_error(ctx));
         if (s != NZ_SUCCESS) continue;
+        check_profile(what, &profile, &info, gpu_algs[a]);
         NZT_CHECK(info.alg == gpu_algs[a], "%s: info.alg %d", what, (int)info.alg);
         NZT_CHECK(info.products == products, "%s: info.products %lld, expected %lld", what,
                   (long long)info.products, (long long)products);
@@ -384,6 +415,7 @@ static void overlap_report(nz_context_t *ctx) {
     nz_matrix_t *A = NULL, *C = NULL;
     nz_spgemm_options_t opt;
     nz_spgemm_info_t info;
+    nz_spgemm_profile_t profile;
     /* a timing report: NZ_TEST_QUICK (compute-sanitizer) takes a small problem */
     const int n = nzt_env_flag("NZ_TEST_QUICK") ? 16 : 96;
     NZT_OK(ctx, nz_gen_laplace3d(ctx, &A, n, n, n, NZ_F64));
@@ -391,7 +423,17 @@ static void overlap_report(nz_context_t *ctx) {
         memset(&opt, 0, sizeof opt);
         memset(&info, 0, sizeof info);
         opt.alg = gpu_algs[a];
-        NZT_OK(ctx, nz_spgemm(ctx, &C, A, A, &opt, &info));
+        NZT_OK(ctx, nz_spgemm_profile(ctx, &C, &profile, A, A, &opt, NZ_SPGEMM_PROFILE_STAGES,
+                                      &info));
+        check_profile("overlap report", &profile, &info, gpu_algs[a]);
+        printf("  stages ms:");
+        for (int i = 0; i < profile.stage_count; i++)
+            printf(" %s %.2f", profile.stage_names[i], 1e3 * profile.stage_seconds[i]);
+        if (profile.host_copy_bytes_per_second > 0.0)
+            printf(" | host GB/s expand %.2f copy-out %.2f memcpy %.2f",
+                   1e-9 * profile.expand_bytes_per_second, 1e-9 * profile.copy_out_bytes_per_second,
+                   1e-9 * profile.host_copy_bytes_per_second);
+        printf("\n");
         printf("laplace3d %d^3 squared, %s: %lld products, %lld panels, %.4f s, stage sum %.4f s, "
                "overlap %.3f (symbolic %.4f, numeric %.4f, transfer %.4f)\n",
                n, nz_spgemm_alg_name(gpu_algs[a]), (long long)info.products, (long long)info.panels,

@@ -63,7 +63,7 @@ static void test_figure(nz_context_t *ctx) {
     buffers_t b;
     buffers_alloc(&b, 4, 6, 11);
     nzi_spgemm_panel_t whole = {0, 4, 11, 11};
-    nzi_hyspmm_preprocess(A, B, &whole, 2, &b.in);
+    nzi_hyspmm_preprocess(A, B, &whole, NULL, 2, &b.in);
     for (int k = 0; k <= 6; k++)
         NZT_CHECK(b.in.product_offsets[k] == offsets_expected[k], "product_offsets[%d] = %d", k,
                   b.in.product_offsets[k]);
@@ -85,7 +85,7 @@ static void test_figure(nz_context_t *ctx) {
     const double sub_values[] = {2, 3, 4, 5, 6, 7, 6, 7};
     nzi_spgemm_panel_t middle = {1, 3, 8, 8};
     memset(b.in.dup_cols, 0xff, 11 * sizeof(int32_t));
-    nzi_hyspmm_preprocess(A, B, &middle, 1, &b.in);
+    nzi_hyspmm_preprocess(A, B, &middle, NULL, 1, &b.in);
     for (int k = 0; k <= 4; k++)
         NZT_CHECK(b.in.product_offsets[k] == sub_offsets[k], "panel product_offsets[%d] = %d", k,
                   b.in.product_offsets[k]);
@@ -244,8 +244,9 @@ static void test_random(nz_context_t *ctx, uint64_t seed) {
                                  &count));
     NZT_CHECK(count >= 8 && count <= 14, "%lld panels for a tenth of the work", (long long)count);
 
-    buffers_t b;
+    buffers_t b, b2;
     buffers_alloc(&b, m, A->nnz, total);
+    buffers_alloc(&b2, m, A->nnz, total);
     double *dense = nzt_malloc((size_t)n * sizeof(double)), *direct = nzt_malloc((size_t)n * sizeof(double));
     int64_t covered = 0, bad = 0;
     for (int64_t q = 0; q < count; q++) {
@@ -257,7 +258,20 @@ static void test_random(nz_context_t *ctx, uint64_t seed) {
             bytes += sizes.per_product * (double)products[i] + sizes.per_row +
                      sizes.per_a_nonzero * (double)(ao[i + 1] - ao[i]);
         NZT_CHECK(bytes <= 0.9 * budget / 2.0, "panel %lld breaks the inequality", (long long)q);
-        nzi_hyspmm_preprocess(A, B, pq, 3, &b.in);
+        /* the driver's way (the symbolic products, 3 threads) and the self-counting one (1
+         * thread) must write the same bytes */
+        nzi_hyspmm_preprocess(A, B, pq, products + pq->row_begin, 3, &b.in);
+        nzi_hyspmm_preprocess(A, B, pq, NULL, 1, &b2.in);
+        {
+            const int64_t rows = pq->row_end - pq->row_begin, nnz = ao[pq->row_end] - ao[pq->row_begin];
+            NZT_CHECK(memcmp(b.in.row_products, b2.in.row_products, (size_t)(rows + 1) * 4) == 0 &&
+                          memcmp(b.in.product_offsets, b2.in.product_offsets, (size_t)(nnz + 1) * 4) == 0 &&
+                          memcmp(b.a_values, b2.a_values, (size_t)nnz * sizeof(double)) == 0 &&
+                          memcmp(b.in.dup_cols, b2.in.dup_cols, (size_t)pq->products * 4) == 0 &&
+                          memcmp(b.dup_values, b2.dup_values, (size_t)pq->products * sizeof(double)) == 0,
+                      "panel %lld: given and counted products differ (seed %llu)", (long long)q,
+                      (unsigned long long)seed);
+        }
         for (int64_t i = pq->row_begin; i < pq->row_end; i++) {
             const int64_t r = i - pq->row_begin, kb = ao[pq->row_begin];
             memset(dense, 0, (size_t)n * sizeof(double));
@@ -279,10 +293,33 @@ static void test_random(nz_context_t *ctx, uint64_t seed) {
     free(dense);
     free(direct);
     buffers_free(&b);
+    buffers_free(&b2);
     free(products);
     nzi_free(ctx, panels);
     nz_matrix_destroy(&A);
     nz_matrix_destroy(&B);
+}
+
+/* The host-stage bandwidth helpers: the bytes a panel's pre-processing writes (figure: 4 rows,
+ * 6 nonzeros, 11 products, double: 6 x 12 + 4 + 5 x 4 + 11 x 12 = 228), and the reference copy
+ * (it copies, and reports a positive rate). */
+static void test_bandwidth_helpers(void) {
+    const double bytes = nzi_hyspmm_input_bytes(NZ_F64, 4, 6, 11);
+    NZT_CHECK(bytes == 228.0, "input bytes %g", bytes);
+    NZT_CHECK(nzi_hyspmm_input_bytes(NZ_F32, 4, 6, 11) == 6 * 8 + 4 + 5 * 4 + 11 * 8,
+              "f32 input bytes");
+    const size_t n = (size_t)3 << 20;
+    unsigned char *src = nzt_malloc(n), *dst = nzt_malloc(n);
+    for (size_t i = 0; i < n; i++) {
+        src[i] = (unsigned char)(i * 7 + 3);
+        dst[i] = 0;
+    }
+    double rate = nzi_hyspmm_copy_rate(dst, src, n, 3);
+    NZT_CHECK(rate > 0.0 && memcmp(dst, src, n) == 0, "copy rate %g", rate);
+    rate = nzi_hyspmm_copy_rate(dst, src, 5, 4); /* fewer bytes than threads */
+    NZT_CHECK(rate >= 0.0 && memcmp(dst, src, n) == 0, "tiny copy");
+    free(src);
+    free(dst);
 }
 
 /* Panels' rows collected and assembled into C; allocation failures leave nothing behind. */
@@ -385,6 +422,7 @@ int main(int argc, char **argv) {
     test_figure(ctx);
     test_split(ctx);
     test_shared_split(ctx);
+    test_bandwidth_helpers();
     for (uint64_t s = 0; s < 3; s++) test_random(ctx, nzt_seed + s);
     test_chunks(ctx);
     test_large_chunks(ctx);
