@@ -20,6 +20,16 @@
 #define TOL_FACTOR 4.0
 
 static nz_context_t *ctx;
+
+/* The context's spmm_long_row tunable from a value as NZ_TUNE_SPMM_LONG spells it ("auto" too). */
+static void set_spmm_long(const char *value) {
+    nz_tunables_t t;
+    char assignment[64];
+    snprintf(assignment, sizeof assignment, "NZ_TUNE_SPMM_LONG=%s", value);
+    NZT_OK(ctx, nz_context_get_tunables(ctx, &t));
+    NZT_CHECK(nz_tunables_parse(&t, assignment) == NZ_SUCCESS, "nz_tunables_parse %s", assignment);
+    NZT_OK(ctx, nz_context_set_tunables(ctx, &t));
+}
 static int quick;
 static int sell_on_device = -1; /* unknown until the first try */
 static int64_t products;
@@ -310,7 +320,7 @@ static void test_long_rows(void) {
                     NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, zs[z], vt, nzt_seed));
                 else
                     NZT_OK(ctx, nz_gen_rmat(ctx, &A, 12, 16, 0, 0, 0, nzt_seed, vt));
-                setenv("NZ_TUNE_SPMM_LONG", thresholds[h], 1);
+                set_spmm_long(thresholds[h]);
                 int before = nzt_failures;
                 check_matrix(name, A, quick ? quick_ks : ks, quick ? 3 : 5);
                 if (vt == NZ_F32) {
@@ -322,7 +332,7 @@ static void test_long_rows(void) {
                                NZ_PLAN_MIXED);
                     nz_matrix_destroy(&dA);
                 }
-                unsetenv("NZ_TUNE_SPMM_LONG");
+                set_spmm_long("auto");
                 printf("  %-40s %s from %s nonzeros: %s\n", name, nzt_vt_name(vt), thresholds[h],
                        nzt_failures == before ? "ok" : "FAILED");
                 fflush(stdout);
@@ -424,13 +434,13 @@ static void test_plans(void) {
      * device lists and partial sums) may fail; zoo 5 has one enormous row */
     NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, 5, NZ_F64, nzt_seed));
     NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, NZ_INDEX_AUTO));
-    setenv("NZ_TUNE_SPMM_LONG", "64", 1);
+    set_spmm_long("64");
     NZT_OK(ctx, nz_spmm_plan_create(ctx, &plan, dA, NZ_OP_N, 8, NZ_ROW_MAJOR, NZ_ALG_AUTO, 0));
     NZT_OK(ctx, nz_spmm_plan_info(plan, &info));
     NZT_CHECK(info.workspace_bytes > 0, "long-row plan without workspace");
     nz_spmm_plan_destroy(&plan);
     check_plan_alloc_failures("long rows", dA, NZ_OP_N, 10);
-    unsetenv("NZ_TUNE_SPMM_LONG");
+    set_spmm_long("auto");
     NZT_OK(ctx, nz_device_free(ctx, dX));
     NZT_OK(ctx, nz_device_free(ctx, dY));
     free(Y0);

@@ -118,11 +118,10 @@ static int64_t run_case(const job_t *j, nz_spmv_plan_t *plan, const char *label,
 /* CSR-vector's V: NZ_TUNE_VECTOR_WIDTH when set to a valid width, else the smallest power of
  * two >= a quarter of the mean row length, in [2, 32]. */
 static int expected_vector_width(const job_t *j) {
-    const char *tuned = getenv("NZ_TUNE_VECTOR_WIDTH");
-    if (tuned != NULL) {
-        int w = atoi(tuned);
-        if (w == 2 || w == 4 || w == 8 || w == 16 || w == 32) return w;
-    }
+    nz_tunables_t tunables;
+    if (nz_context_get_tunables(ctx, &tunables) == NZ_SUCCESS &&
+        tunables.vector_width != NZ_TUNE_AUTO)
+        return tunables.vector_width;
     double mean = (double)j->nnz / (double)j->rows;
     int width = 2;
     while (width < 32 && width * 4 < mean) width *= 2;
@@ -389,7 +388,8 @@ static void test_long_rows(void) {
     free(mix);
 }
 
-/* Every non-default NZ_TUNE_* setting the kernels accept (read at plan setup), on a few zoo
+/* Every non-default tunable the kernels accept (the context's nz_tunables_t, read at plan setup;
+ * set here through nz_tunables_parse as the CLI maps NZ_TUNE_* variables), on a few zoo
  * matrices, a matrix with long rows among short ones and one single long row: the variants a
  * tuning sweep times must compute the same function. Invalid values fall back to the default. */
 static void test_tunables(void) {
@@ -412,22 +412,25 @@ static void test_tunables(void) {
     const gen_case_t fe = {"fe3d 8", 7, {8, 0, 0, 0}};
     printf("tunables:\n");
     with_forms = 0;
+    nz_tunables_t saved;
+    NZT_OK(ctx, nz_context_get_tunables(ctx, &saved));
     for (size_t t = 0; t < sizeof settings / sizeof settings[0]; t++) {
-        char vars[2][64];
+        nz_tunables_t tunables = saved;
         for (int v = 0; v < 2 && settings[t][v] != NULL; v++) {
-            snprintf(vars[v], sizeof vars[v], "%s", settings[t][v]);
-            char *eq = strchr(vars[v], '=');
-            *eq = '\0';
-            NZT_CHECK(setenv(vars[v], eq + 1, 1) == 0, "setenv %s", settings[t][v]);
+            /* "junk" is refused and leaves the field at its default, as the CLI does */
+            nz_status_t ps = nz_tunables_parse(&tunables, settings[t][v]);
+            NZT_CHECK(ps == NZ_SUCCESS || strstr(settings[t][v], "junk") != NULL,
+                      "nz_tunables_parse %s returned %d", settings[t][v], (int)ps);
         }
+        NZT_OK(ctx, nz_context_set_tunables(ctx, &tunables));
         printf(" %s %s\n", settings[t][0], settings[t][1] ? settings[t][1] : "");
         for (size_t k = 0; k < sizeof zoo / sizeof zoo[0]; k++)
             if (zoo[k] < nzt_zoo_count()) check_both(nzt_zoo_name(zoo[k]), make_zoo, &zoo[k]);
         check_both("3 rows, the middle 70,000 long", make_long_rows, &three);
         check_both(mixed.name, make_gen, &mixed);
         check_both(fe.name, make_gen, &fe);
-        for (int v = 0; v < 2 && settings[t][v] != NULL; v++) unsetenv(vars[v]);
     }
+    NZT_OK(ctx, nz_context_set_tunables(ctx, &saved));
     with_forms = 1;
 }
 
