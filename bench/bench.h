@@ -114,6 +114,8 @@ void nzb_poison(void *y, nz_value_type_t value_type, int64_t n);
 
 /* Minimal CSR bytes of one SpMV (y = A x, beta = 0): row offsets (rows + 1) x offset_width +
  * nnz x (4 + value size) + cols x value size (x read once) + rows x value size (y written once). */
+/* Monotonic wall-clock seconds (CLOCK_MONOTONIC). */
+double nzb_wtime(void);
 /* The NZ_TUNE_* environment variables onto ctx's tunables (nz_tunables_parse; the library reads
  * no environment): what the benchmark and the CLI run under. A value the library does not accept
  * is ignored (the tunable stays automatic), as the kernels ignored it when they read the

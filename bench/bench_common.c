@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void nzb_case_advice(nz_context_t *ctx, nzb_case_t *c, nz_backend_t backend) {
     nz_matrix_stats_t stats;
@@ -141,4 +142,10 @@ nz_status_t nzb_tunables_from_environment(nz_context_t *ctx) {
     for (char **entry = environ; *entry != NULL; entry++)
         if (strncmp(*entry, "NZ_TUNE_", 8) == 0) (void)nz_tunables_parse(&tunables, *entry);
     return nz_context_set_tunables(ctx, &tunables);
+}
+
+double nzb_wtime(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }

@@ -99,13 +99,13 @@ void nzb_cpu_stream_limited(int threads, int reps, size_t max_array_bytes, doubl
     }
     const double s = 3.0;
     for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
-        double t0 = nzi_wtime();
+        double t0 = nzb_wtime();
         NZB_OMP_FOR(nt)
         for (int64_t i = 0; i < n; i++) c[i] = a[i];
-        double t1 = nzi_wtime();
+        double t1 = nzb_wtime();
         NZB_OMP_FOR(nt)
         for (int64_t i = 0; i < n; i++) a[i] = b[i] + s * c[i];
-        double t2 = nzi_wtime();
+        double t2 = nzb_wtime();
         if (r >= 0) {
             copy_t[r] = t1 - t0;
             triad_t[r] = t2 - t1;
@@ -137,9 +137,9 @@ static nz_status_t time_plan(nz_spmv_plan_t *plan, const void *x, void *y, int r
     double *samples = NULL;
     double once = 1e30;
     for (int k = 0; k < 3; k++) {
-        double t0 = nzi_wtime();
+        double t0 = nzb_wtime();
         NZI_CHECK(nz_spmv_execute(plan, 1.0, x, 0.0, y));
-        double t = nzi_wtime() - t0;
+        double t = nzb_wtime() - t0;
         if (t < once) once = t;
         if (once > 1e-3) break;
     }
@@ -155,9 +155,9 @@ static nz_status_t time_plan(nz_spmv_plan_t *plan, const void *x, void *y, int r
         goto cleanup;
     }
     for (int k = 0; k < runs; k++) {
-        double start = nzi_wtime();
+        double start = nzb_wtime();
         for (int b = 0; b < batch; b++) NZI_CHECK(nz_spmv_execute(plan, 1.0, x, 0.0, y));
-        samples[k] = (nzi_wtime() - start) / batch;
+        samples[k] = (nzb_wtime() - start) / batch;
     }
     double min = samples[0];
     for (int k = 1; k < runs; k++)

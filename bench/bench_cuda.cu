@@ -1,6 +1,5 @@
 /* bench_cuda.cu: the GPU side of nz bench: copy bandwidth, Nonzero's CSR algorithms and cuSPARSE. */
 #include "bench.h"
-#include "nzi.h"
 
 #include <cuda_runtime.h>
 #include <cusparse.h>
@@ -305,20 +304,32 @@ static double run_cusparse(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c,
     double one_d = 1.0, zero_d = 0.0;
     const void *alpha = c->value_type == NZ_F32 ? (const void *)&one_f : (const void *)&one_d;
     const void *beta = c->value_type == NZ_F32 ? (const void *)&zero_f : (const void *)&zero_d;
-    cusparseIndexType_t offset_type =
-        dA->device.offset_type == NZ_I32 ? CUSPARSE_INDEX_32I : CUSPARSE_INDEX_64I;
+    /* the library's device arrays through the public API (the caller uploaded dA as CSR) */
+    nz_matrix_info_t info;
+    const void *row_offsets = NULL, *values = NULL;
+    const int32_t *col_indices = NULL;
+    nz_index_type_t index_type = NZ_I32;
+    if (nz_matrix_info(g->ctx, &info, dA) != NZ_SUCCESS ||
+        nz_matrix_csr_device_arrays(g->ctx, &row_offsets, &index_type, &col_indices, &values, dA) !=
+            NZ_SUCCESS) {
+        r.status = NZB_FAILED;
+        snprintf(r.note, sizeof r.note, "device arrays: %s", nz_context_last_error(g->ctx));
+        nzb_report_row(rep, &r);
+        return 0;
+    }
+    cusparseIndexType_t offset_type = index_type == NZ_I32 ? CUSPARSE_INDEX_32I : CUSPARSE_INDEX_64I;
     cusparseStatus_t cs;
     cudaError_t err;
 
     cudaStreamSynchronize(g->stream);
-    double t0 = nzi_wtime();
-    if ((cs = cusparseCreateConstCsr(&l.mat, dA->rows, dA->cols, dA->nnz, dA->device.row_offsets,
-                                     dA->device.col_indices, dA->device.values, offset_type,
+    double t0 = nzb_wtime();
+    if ((cs = cusparseCreateConstCsr(&l.mat, info.rows, info.cols, info.nnz, row_offsets,
+                                     col_indices, values, offset_type,
                                      CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, l.data_type)) !=
             CUSPARSE_STATUS_SUCCESS ||
-        (cs = cusparseCreateConstDnVec(&l.vec_x, dA->cols, dx, l.data_type)) !=
+        (cs = cusparseCreateConstDnVec(&l.vec_x, info.cols, dx, l.data_type)) !=
             CUSPARSE_STATUS_SUCCESS ||
-        (cs = cusparseCreateDnVec(&l.vec_y, dA->rows, dy, l.data_type)) != CUSPARSE_STATUS_SUCCESS ||
+        (cs = cusparseCreateDnVec(&l.vec_y, info.rows, dy, l.data_type)) != CUSPARSE_STATUS_SUCCESS ||
         (cs = cusparseSpMV_bufferSize(g->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, alpha, l.mat,
                                       l.vec_x, beta, l.vec_y, l.data_type, l.alg, &buffer_size)) !=
             CUSPARSE_STATUS_SUCCESS) {
@@ -342,8 +353,8 @@ static double run_cusparse(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c,
         snprintf(l.error, sizeof l.error, "preprocess: %s", cudaGetErrorString(err));
         goto done;
     }
-    r.plan_seconds = nzi_wtime() - t0;
-    if (verify_launch(g, &l, c, host_y, (size_t)dA->rows * vs, &r) != 0) goto done;
+    r.plan_seconds = nzb_wtime() - t0;
+    if (verify_launch(g, &l, c, host_y, (size_t)info.rows * vs, &r) != 0) goto done;
     if (r.status == NZB_OK && time_launch(g, &l, runs, &r) != 0) goto done;
     nzb_result_rates(&r);
 
@@ -371,8 +382,11 @@ static double run_ours(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c,
                        const char *variant) {
     nzb_result_t r = *base;
     launch_t l;
+    nz_matrix_info_t mi;
     memset(&l, 0, sizeof l);
-    snprintf(r.kernel, sizeof r.kernel, "%s/%s%s%s", nz_format_name(dA->format),
+    memset(&mi, 0, sizeof mi);
+    (void)nz_matrix_info(g->ctx, &mi, dA);
+    snprintf(r.kernel, sizeof r.kernel, "%s/%s%s%s", nz_format_name(mi.format),
              nz_alg_name(alg), variant ? ":" : "", variant ? variant : "");
     l.x = dx;
     l.y = dy;
@@ -397,7 +411,7 @@ static double run_ours(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c,
                          (info.flags & NZ_PLAN_REORDER) ? "+reorder" : "",
                          (info.flags & NZ_PLAN_COMPRESS_INDICES) ? "+compressed" : "");
         }
-        if (verify_launch(g, &l, c, host_y, (size_t)dA->rows * vs, &r) != 0 ||
+        if (verify_launch(g, &l, c, host_y, (size_t)mi.rows * vs, &r) != 0 ||
             (r.status == NZB_OK && time_launch(g, &l, runs, &r) != 0)) {
             r.status = NZB_FAILED;
             snprintf(r.note, sizeof r.note, "%s", l.error);

@@ -1,6 +1,5 @@
 /* bench_main.c: nz bench's driver: the suite, the bandwidth reference, per-case setup, the chart. */
 #include "bench.h"
-#include "nzi.h"
 
 #include <dirent.h>
 #include <stdio.h>
@@ -491,7 +490,7 @@ int nzb_run(const nzb_options_t *options) {
     for (int i = 0; i < num_entries; i++) {
         const suite_entry_t *e = &entries[i];
         nz_matrix_t *A64 = NULL, *A32 = NULL;
-        double t0 = nzi_wtime();
+        double t0 = nzb_wtime();
         if (interactive) fprintf(stderr, "[%d/%d] %s ...\r", i + 1, num_entries, e->name);
         nz_status_t s = load_entry(ctx, &A64, e);
         if (s != NZ_SUCCESS) {
@@ -511,7 +510,7 @@ int nzb_run(const nzb_options_t *options) {
         }
         if (e->kind != FROM_FILE && interactive)
             fprintf(stderr, "[%d/%d] %s generated in %.1f s\n", i + 1, num_entries, e->name,
-                    nzi_wtime() - t0);
+                    nzb_wtime() - t0);
         for (int p = 0; p < 2; p++) {
             nz_value_type_t vt = p == 0 ? NZ_F32 : NZ_F64;
             if ((vt == NZ_F32 && !opt.single) || (vt == NZ_F64 && !opt.dbl)) continue;

@@ -762,6 +762,12 @@ nz_status_t nz_spgemm_profile(nz_context_t *ctx, nz_matrix_t **C, nz_spgemm_prof
                               nz_spgemm_info_t *info);
 const char *nz_spgemm_alg_name(nz_spgemm_alg_t alg);
 nz_status_t nz_spgemm_alg_from_name(nz_spgemm_alg_t *alg, const char *name);
+/* The backend that runs SpGEMM algorithm alg: NZ_SPGEMM_CPU the CPU; esc, hyspmm and hash the
+ * GPU (even in a build without CUDA, where nz_spgemm refuses them); NZ_SPGEMM_AUTO the GPU when
+ * this machine has one (nz_device_count() > 0: what nz_spgemm's AUTO picks once the context is
+ * bound to it), else the CPU. For tools that bind a device only when the algorithm needs one.
+ * NZ_ERR_INVALID_ARGUMENT for an unknown algorithm. */
+nz_status_t nz_spgemm_alg_backend(nz_backend_t *backend, nz_spgemm_alg_t alg);
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,20 @@ nz_status_t nz_spgemm_alg_from_name(nz_spgemm_alg_t *alg, const char *name) {
     return NZ_ERR_INVALID_ARGUMENT;
 }
 
+nz_status_t nz_spgemm_alg_backend(nz_backend_t *backend, nz_spgemm_alg_t alg) {
+    if (backend == NULL) return NZ_ERR_NULL_ARGUMENT;
+    switch (alg) {
+    case NZ_SPGEMM_CPU: *backend = NZ_BACKEND_CPU; return NZ_SUCCESS;
+    case NZ_SPGEMM_ESC:
+    case NZ_SPGEMM_HYSPMM:
+    case NZ_SPGEMM_HASH: *backend = NZ_BACKEND_CUDA; return NZ_SUCCESS;
+    case NZ_SPGEMM_AUTO:
+        *backend = nz_device_count() > 0 ? NZ_BACKEND_CUDA : NZ_BACKEND_CPU;
+        return NZ_SUCCESS;
+    default: return NZ_ERR_INVALID_ARGUMENT;
+    }
+}
+
 /* The one place that decides CPU or GPU: the hash algorithm when the context has a device (it
  * handles every shape and, through row panels, every size; device operands exist only then),
  * else the CPU. */

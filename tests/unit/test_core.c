@@ -223,6 +223,16 @@ static void test_tunables(void) {
     NZT_CHECK(nz_tunables_parse(&t, "NZ_TUNE_SPMM_LONG=0") == NZ_SUCCESS && t.spmm_long_row == 0,
               "spmm long 0 (no split)");
     NZT_CHECK(nz_context_set_tunables(ctx, NULL) == NZ_ERR_NULL_ARGUMENT, "NULL tunables");
+    nz_backend_t backend = NZ_BACKEND_CUDA;
+    NZT_CHECK(nz_spgemm_alg_backend(&backend, NZ_SPGEMM_CPU) == NZ_SUCCESS &&
+                  backend == NZ_BACKEND_CPU, "spgemm cpu runs on the CPU");
+    NZT_CHECK(nz_spgemm_alg_backend(&backend, NZ_SPGEMM_HASH) == NZ_SUCCESS &&
+                  backend == NZ_BACKEND_CUDA, "spgemm hash runs on the GPU");
+    NZT_CHECK(nz_spgemm_alg_backend(&backend, NZ_SPGEMM_AUTO) == NZ_SUCCESS &&
+                  backend == (nz_device_count() > 0 ? NZ_BACKEND_CUDA : NZ_BACKEND_CPU),
+              "spgemm auto follows the device count");
+    NZT_CHECK(nz_spgemm_alg_backend(&backend, (nz_spgemm_alg_t)99) == NZ_ERR_INVALID_ARGUMENT,
+              "unknown spgemm algorithm");
     nz_context_destroy(&ctx);
 }
 

@@ -35,6 +35,7 @@
  * reduction trees are fixed by the plan; the last VectorL block sums partials in a fixed order).
  */
 #include "cuda_internal.h"
+#include "row_blocks.cuh"
 
 /* Threads per block (workgroup). 256 as in the SC14 implementation. */
 #define ADAPTIVE_THREADS 256
@@ -77,31 +78,8 @@ adaptive_kernel(const int4 *__restrict__ blocks, const Offset *__restrict__ row_
 
     if (d.w > 1) {
         /* CSR-VectorL: piece d.z of row d.x. */
-        const int row = d.x, slot = d.y, piece = d.z, pieces = d.w;
-        const Offset row_start = __ldg(row_offsets + row);
-        const Offset row_end = __ldg(row_offsets + row + 1);
-        const Offset begin = row_start + (Offset)piece * (Offset)piece_length;
-        const Offset remaining = row_end - begin;
-        const int n = remaining < (Offset)piece_length ? (int)remaining : piece_length;
-        Value sum = nzi_cuda_strided_dot<Value, T>(col_indices + begin, values + begin, n, x);
-        sum = nzi_cuda_block_sum<Value, T>(sum, warp_sums);
-        if (tid == 0) {
-            partials[slot + piece] = sum;
-            __threadfence();
-            const unsigned int ticket = atomicAdd(tickets + slot, 1u);
-            is_last = ticket == (unsigned int)(pieces - 1);
-        }
-        __syncthreads();
-        if (is_last) {
-            __threadfence();
-            Value total = Value(0);
-            for (int p = tid; p < pieces; p += T) total += __ldcg(partials + slot + p);
-            total = nzi_cuda_block_sum<Value, T>(total, warp_sums);
-            if (tid == 0) {
-                tickets[slot] = 0u;
-                nzi_cuda_store_row(y, row, total, alpha, beta);
-            }
-        }
+        nzi_cuda_row_piece<Value, Offset, T>(d, row_offsets, col_indices, values, x, y, alpha, beta,
+                                             piece_length, partials, tickets, warp_sums, &is_last);
         return;
     }
 
@@ -114,9 +92,7 @@ adaptive_kernel(const int4 *__restrict__ blocks, const Offset *__restrict__ row_
 
     if (rows == 1) {
         /* CSR-Vector. */
-        Value sum = nzi_cuda_strided_dot<Value, T>(cols, vals, n, x);
-        sum = nzi_cuda_block_sum<Value, T>(sum, warp_sums);
-        if (tid == 0) nzi_cuda_store_row(y, row_begin, sum, alpha, beta);
+        nzi_cuda_row_whole<Value, T>(cols, vals, n, x, y, row_begin, alpha, beta, warp_sums);
         return;
     }
 

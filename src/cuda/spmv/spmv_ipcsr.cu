@@ -32,6 +32,7 @@
  * finishes last varies, and that block sums the partials in index order regardless.
  */
 #include "cuda_internal.h"
+#include "row_blocks.cuh"
 
 #include <string.h>
 
@@ -72,31 +73,8 @@ ipcsr_kernel(const int4 *__restrict__ blocks, const Offset *__restrict__ row_off
 
     if (d.w > 1) {
         /* Piece d.z of a split row: at most `budget` entries. */
-        const int row = d.x, slot = d.y, piece = d.z, pieces = d.w;
-        const Offset row_start = __ldg(row_offsets + row);
-        const Offset row_end = __ldg(row_offsets + row + 1);
-        const Offset begin = row_start + (Offset)piece * (Offset)budget;
-        const Offset remaining = row_end - begin;
-        const int n = remaining < (Offset)budget ? (int)remaining : budget;
-        Value sum = nzi_cuda_strided_dot<Value, T>(col_indices + begin, values + begin, n, x);
-        sum = nzi_cuda_block_sum<Value, T>(sum, warp_sums);
-        if (tid == 0) {
-            partials[slot + piece] = sum;
-            __threadfence();
-            const unsigned int ticket = atomicAdd(tickets + slot, 1u);
-            is_last = ticket == (unsigned int)(pieces - 1);
-        }
-        __syncthreads();
-        if (is_last) {
-            __threadfence();
-            Value total = Value(0);
-            for (int p = tid; p < pieces; p += T) total += __ldcg(partials + slot + p);
-            total = nzi_cuda_block_sum<Value, T>(total, warp_sums);
-            if (tid == 0) {
-                tickets[slot] = 0u;
-                nzi_cuda_store_row(y, row, total, alpha, beta);
-            }
-        }
+        nzi_cuda_row_piece<Value, Offset, T>(d, row_offsets, col_indices, values, x, y, alpha, beta,
+                                             budget, partials, tickets, warp_sums, &is_last);
         return;
     }
 
@@ -109,9 +87,7 @@ ipcsr_kernel(const int4 *__restrict__ blocks, const Offset *__restrict__ row_off
 
     if (rows == 1) {
         /* A block of one row (Algorithm 8): all threads on the row, no staging. */
-        Value sum = nzi_cuda_strided_dot<Value, T>(cols, vals, n, x);
-        sum = nzi_cuda_block_sum<Value, T>(sum, warp_sums);
-        if (tid == 0) nzi_cuda_store_row(y, row_begin, sum, alpha, beta);
+        nzi_cuda_row_whole<Value, T>(cols, vals, n, x, y, row_begin, alpha, beta, warp_sums);
         return;
     }
 
