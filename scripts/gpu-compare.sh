@@ -3,7 +3,8 @@
 # restructuring or a new kernel can be compared with the revision before it on the same device:
 # build (one architecture, default 90), `nz bench --quick`, `nz bench --spgemm`, the hySpMM
 # pipeline, CG against CuPy, and (STEPS spmv) the generated SpMV suite in both precisions.
-# Usage: scripts/gpu-compare.sh [STEPS]  STEPS: comma list of build,quick,spgemm,hyspmm,cg,spmv
+# Usage: scripts/gpu-compare.sh [STEPS]  STEPS: comma list of build,quick,spgemm,hyspmm,cg,
+#        memcheck,spmv (SPMV_RUNS: runs per kernel, default 20; SHARD for memcheck, default 0/6)
 # Logs go to $OUT/<TAG>-*.txt (TAG defaults to the short revision).
 set -u
 cd "$(dirname "$0")/.."
@@ -48,8 +49,14 @@ if has cg; then
   timeout 240 $BUILD/nz bench --cg --backend gpu > "$OUT/$TAG-cg.txt" 2>&1
   note "nz bench --cg --backend gpu: rc=$?"; grep -iE "laplace|cupy|planner" "$OUT/$TAG-cg.txt" | tee -a "$summary"
 fi
+if has memcheck; then
+  # the SpMV layouts and every CSR form under compute-sanitizer, one shard of the quick suite
+  NZ_TEST_QUICK=1 NZ_TEST_SHARD=${SHARD:-0/6} timeout 200 compute-sanitizer --tool memcheck \
+    --error-exitcode 99 $BUILD/tests/gpu_test_spmv_csr > "$OUT/$TAG-memcheck.txt" 2>&1
+  note "compute-sanitizer --tool memcheck gpu_test_spmv_csr (NZ_TEST_QUICK=1 NZ_TEST_SHARD=${SHARD:-0/6}): rc=$? :: $(grep -E 'ERROR SUMMARY' "$OUT/$TAG-memcheck.txt" | tail -1)"
+fi
 if has spmv; then
-  timeout 420 $BUILD/nz bench --no-real --runs 20 --csv "$OUT/$TAG-spmv.csv" > "$OUT/$TAG-spmv.txt" 2>&1
-  note "nz bench --no-real --runs 20: rc=$?"; grep -iE "geometric|planner|within" "$OUT/$TAG-spmv.txt" | tee -a "$summary"
+  timeout 420 $BUILD/nz bench --no-real --runs ${SPMV_RUNS:-20} --csv "$OUT/$TAG-spmv.csv" > "$OUT/$TAG-spmv.txt" 2>&1
+  note "nz bench --no-real --runs ${SPMV_RUNS:-20}: rc=$?"; grep -iE "geometric|planner|within" "$OUT/$TAG-spmv.txt" | tee -a "$summary"
 fi
 echo "---- summary"; cat "$summary"
