@@ -170,8 +170,8 @@ nz_status_t nz_context_set_threads(nz_context_t *ctx, int threads);
  * Each field is NZ_TUNE_AUTO (the library's own choice, the default) or one of the values listed;
  * a setting changes speed only: results stay correct, bitwise reproducible run to run where the
  * algorithm is, and may differ in the last bits between settings that change the summation order
- * (vector_width, vector_unroll). The SpGEMM hash algorithm's tunables are still read from the
- * environment (NZ_TUNE_SPGEMM_*) until the SpGEMM code moves them here. */
+ * (vector_width, vector_unroll). The spgemm_* fields choose variants of the hash SpGEMM
+ * (docs/SPGEMM.md says what each does and how the defaults were measured). */
 #define NZ_TUNE_AUTO (-1)
 typedef struct nz_tunables {
     int vector_width;            /* CSR-vector lanes per row: 2, 4, 8, 16, 32 (auto: from the mean
@@ -184,12 +184,22 @@ typedef struct nz_tunables {
                                     split), 16, 64, 256, 1024, 4096, 16384 (auto: from the work) */
     int column_panels;           /* NZ_PLAN_COLUMN_PANELS: panels 1..8 (auto: x's slice fits in
                                     a sixth of L2) */
+    int spgemm_dense;            /* hash SpGEMM dense-row factor: 0 (only rows too long for shared
+                                    memory go dense), 1, 2, 4, 8, 16, 32, 64 (auto: 4) */
+    int spgemm_rank;             /* hash SpGEMM sort of the small numeric bins: 0 (bitonic), 1, 2
+                                    (counting; auto: 2) */
+    int spgemm_sweep;            /* hash SpGEMM sweep width of the small bins: 0, 1 (from B's mean
+                                    row length), 2, 4, 8, 16, 32 (auto: 2) */
+    int spgemm_symdense;         /* hash SpGEMM symbolic dense rule: 0, 1, 2 (auto: 1) */
+    int spgemm_onebin;           /* hash SpGEMM one binning for small products: 0, 1 (auto: 1) */
 } nz_tunables_t;
 
 /* *tunables = every field NZ_TUNE_AUTO. */
 nz_status_t nz_tunables_default(nz_tunables_t *tunables);
 /* Set one field from "NAME=value", NAME the field's environment-style name (NZ_TUNE_VECTOR_WIDTH,
- * NZ_TUNE_VECTOR_UNROLL, NZ_TUNE_ADAPTIVE_NNZ_PER_THREAD, NZ_TUNE_SPMM_LONG, NZ_TUNE_PANELS) and value an allowed
+ * NZ_TUNE_VECTOR_UNROLL, NZ_TUNE_ADAPTIVE_NNZ_PER_THREAD, NZ_TUNE_SPMM_LONG, NZ_TUNE_PANELS,
+ * NZ_TUNE_SPGEMM_DENSE, NZ_TUNE_SPGEMM_RANK, NZ_TUNE_SPGEMM_SWEEP, NZ_TUNE_SPGEMM_SYMDENSE,
+ * NZ_TUNE_SPGEMM_ONEBIN) and value an allowed
  * number or "auto". NZ_ERR_INVALID_ARGUMENT for another name or value (*tunables unchanged). For
  * tools that map environment variables or options onto the tunables; the library reads no
  * environment. */

@@ -1,7 +1,8 @@
 #!/bin/bash
 # spgemm-profile.sh: the hash SpGEMM on the suite's generated matrices, once plainly and once
 # with --profile-bins (rows, C entries and ms per phase and bin), then the tunables that
-# decide the dense rows, one run each.
+# decide the dense rows, one run each (NZ_TUNE_* in the environment of the nz CLI, which sets them
+# on its context through nz_tunables_parse; the library itself reads no environment).
 # Usage (on the GPU machine, after a build): BUILD_DIR=build-gpu scripts/spgemm-profile.sh [quick]
 B=${BUILD_DIR:-build-gpu}
 G=/tmp/nzgen; mkdir -p $G

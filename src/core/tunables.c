@@ -22,6 +22,12 @@ static const struct tunable {
     {"NZ_TUNE_SPMM_LONG", offsetof(nz_tunables_t, spmm_long_row), 7,
      {0, 16, 64, 256, 1024, 4096, 16384}},
     {"NZ_TUNE_PANELS", offsetof(nz_tunables_t, column_panels), 8, {1, 2, 3, 4, 5, 6, 7, 8}},
+    {"NZ_TUNE_SPGEMM_DENSE", offsetof(nz_tunables_t, spgemm_dense), 8,
+     {0, 1, 2, 4, 8, 16, 32, 64}},
+    {"NZ_TUNE_SPGEMM_RANK", offsetof(nz_tunables_t, spgemm_rank), 3, {0, 1, 2}},
+    {"NZ_TUNE_SPGEMM_SWEEP", offsetof(nz_tunables_t, spgemm_sweep), 7, {0, 1, 2, 4, 8, 16, 32}},
+    {"NZ_TUNE_SPGEMM_SYMDENSE", offsetof(nz_tunables_t, spgemm_symdense), 3, {0, 1, 2}},
+    {"NZ_TUNE_SPGEMM_ONEBIN", offsetof(nz_tunables_t, spgemm_onebin), 2, {0, 1}},
 };
 #define TUNABLE_COUNT ((int)(sizeof table / sizeof table[0]))
 

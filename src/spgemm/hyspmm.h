@@ -67,6 +67,27 @@ nz_status_t nzi_hyspmm_split(nz_context_t *ctx, const nz_matrix_t *A, const int6
                              int slots, int64_t max_products, nzi_spgemm_panel_t **panels,
                              int64_t *count);
 
+/* Panels are aimed at no more than 1/NZI_HYSPMM_MIN_PANELS of the products (but at least
+ * NZI_HYSPMM_MIN_PANEL_PRODUCTS), so a product that fits the budget in one piece still goes
+ * through the pipeline in several and the stages can overlap. */
+#define NZI_HYSPMM_MIN_PANELS 8
+#define NZI_HYSPMM_MIN_PANEL_PRODUCTS ((int64_t)1 << 20)
+
+/* Products per pipeline panel (the cap handed to nzi_hyspmm_split, which still applies the
+ * memory inequality on top: bounded memory does not depend on this choice). Without measured
+ * rates (expand_rate or multiply_rate <= 0, or overhead_seconds <= 0): the fixed rule
+ * max(total / NZI_HYSPMM_MIN_PANELS, NZI_HYSPMM_MIN_PANEL_PRODUCTS). With rates (products per
+ * second of the host expansion and of the GPU multiply, e.g. timed on a first panel) and a fixed
+ * cost per panel (overhead_seconds): the pipeline's time is about
+ *     total / min(rates) + P (1 / expand_rate + 1 / multiply_rate) + overhead x total / P
+ * (the slowest stage paces the steady state; the first panel's expansion and the last panel's
+ * multiply do not overlap anything; each panel pays the fixed cost), least at
+ *     P = sqrt(overhead x total / (1 / expand_rate + 1 / multiply_rate)),
+ * which is taken, not below NZI_HYSPMM_MIN_PANEL_PRODUCTS. Either way at most max_panel
+ * (when > 0). Pure; O(1). */
+int64_t nzi_hyspmm_panel_target(int64_t total, double expand_rate, double multiply_rate,
+                                double overhead_seconds, int64_t max_panel);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,7 @@
 /* hyspmm_host.c: hySpMM's CPU side: pre-processing, the memory-inequality panel split, the pipeline driver. */
 #include "hyspmm.h"
 
+#include <math.h>
 #include <string.h>
 
 #ifdef _OPENMP
@@ -174,17 +175,25 @@ nz_status_t nzi_hyspmm_split(nz_context_t *ctx, const nz_matrix_t *A, const int6
                             panels, count);
 }
 
+int64_t nzi_hyspmm_panel_target(int64_t total, double expand_rate, double multiply_rate,
+                                double overhead_seconds, int64_t max_panel) {
+    int64_t target = total / NZI_HYSPMM_MIN_PANELS;
+    if (expand_rate > 0.0 && multiply_rate > 0.0 && overhead_seconds > 0.0 && total > 0) {
+        const double edge = 1.0 / expand_rate + 1.0 / multiply_rate; /* seconds per product */
+        const double best = sqrt(overhead_seconds * (double)total / edge);
+        target = best >= (double)INT64_MAX / 2 ? INT64_MAX / 2 : (int64_t)best;
+    }
+    if (target < NZI_HYSPMM_MIN_PANEL_PRODUCTS) target = NZI_HYSPMM_MIN_PANEL_PRODUCTS;
+    if (max_panel > 0 && target > max_panel) target = max_panel;
+    return target;
+}
+
 /* ---- the pipeline driver (CUDA builds) ------------------------------------------------------ */
 
 #ifdef NZ_HAVE_CUDA
 
 /* Largest number of products of one row hySpMM accepts (the int32 offsets of a panel). */
 #define HYSPMM_MAX_ROW_PRODUCTS ((int64_t)1 << 30)
-/* Panels are aimed at no more than 1/HYSPMM_MIN_PANELS of the products (but at least
- * HYSPMM_MIN_PANEL_PRODUCTS), so a product that fits the budget in one piece still goes through
- * the pipeline in several and the stages can overlap. */
-#define HYSPMM_MIN_PANELS 8
-#define HYSPMM_MIN_PANEL_PRODUCTS ((int64_t)1 << 20)
 
 /* Largest rows, nonzeros of A and products over the panels (the slots' sizes). */
 static void panel_maxima(const nz_matrix_t *A, const nzi_spgemm_panel_t *panels, int64_t count,
@@ -323,9 +332,9 @@ nz_status_t nzi_spgemm_hyspmm(nz_context_t *ctx, nz_matrix_t **C, const nz_matri
     NZI_CHECK(nzi_device_memory_budget(ctx, opt->gpu_memory_limit, &budget));
     nzi_hyspmm_sizes(vt, &sizes);
     {
-        int64_t target = total / HYSPMM_MIN_PANELS;
-        if (target < HYSPMM_MIN_PANEL_PRODUCTS) target = HYSPMM_MIN_PANEL_PRODUCTS;
-        if (target > NZI_HYSPMM_MAX_PANEL_PRODUCTS) target = NZI_HYSPMM_MAX_PANEL_PRODUCTS;
+        /* no rates measured yet: the fixed rule (nzi_hyspmm_panel_target) */
+        const int64_t target =
+            nzi_hyspmm_panel_target(total, 0.0, 0.0, 0.0, NZI_HYSPMM_MAX_PANEL_PRODUCTS);
         /* The inequality's per-entry sizes leave out CUB's workspace; if the exact device bytes
          * of the chosen slots exceed the budget, split again against a proportionally smaller
          * budget (a few rounds at most). */

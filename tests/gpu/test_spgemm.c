@@ -283,16 +283,7 @@ static void test_generated(nz_context_t *ctx) {
     }
 }
 
-/* setting "NAME=VALUE": set (setenv) or clear (unsetenv) NAME; false if setenv failed. */
-static bool set_tunable(const char *setting, bool set) {
-    char name[64];
-    const char *eq = strchr(setting, '=');
-    snprintf(name, sizeof name, "%.*s", (int)(eq - setting), setting);
-    if (!set) return unsetenv(name) == 0;
-    return setenv(name, eq + 1, 1) == 0;
-}
-
-/* The hash algorithm with NZ_TUNE_SPGEMM_SWEEP at each of 1 (from B's mean row length), 4, 8
+/* The hash algorithm with the context's tunable NZ_TUNE_SPGEMM_SWEEP at each of 1 (from B's mean row length), 4, 8
  * and 32 lanes against one CPU reference: narrower sweeps than the group in bins 0..3 must give
  * the same structure and values within the bound (the default is 2 lanes with RANK=2, which the
  * other tests run). ranks: also NZ_TUNE_SPGEMM_RANK=1 (the earlier default: bins 0..2 sorted by
@@ -300,7 +291,8 @@ static bool set_tunable(const char *setting, bool set) {
  * (the groups' own kernels), and RANK=0 (bitonic sort everywhere); NZ_TUNE_SPGEMM_ONEBIN=0
  * (small products binned again for the numeric phase, as large ones are), also with
  * NZ_TUNE_SPGEMM_SYMDENSE=2 and 0 (the symbolic phase's dense rule without its floor, and
- * only rows too long for shared memory dense). */
+ * only rows too long for shared memory dense). Each variant is parsed (nz_tunables_parse) onto the
+ * context's tunables as they were and set on the context; they are restored after each run. */
 static void check_sweeps(nz_context_t *ctx, const char *what, const nz_matrix_t *A,
                          const nz_matrix_t *B, bool ranks) {
     /* up to two NAME=VALUE settings per variant; the first `ranks ? 10 : 5` are run */
@@ -312,18 +304,23 @@ static void check_sweeps(nz_context_t *ctx, const char *what, const nz_matrix_t 
         {"NZ_TUNE_SPGEMM_ONEBIN=0", "NZ_TUNE_SPGEMM_SYMDENSE=2"},
         {"NZ_TUNE_SPGEMM_ONEBIN=0", "NZ_TUNE_SPGEMM_SYMDENSE=0"}};
     reference_t ref;
+    nz_tunables_t saved, tunables;
     char label[300];
     memset(&ref, 0, sizeof ref);
     reference_make(ctx, &ref, A, B);
+    NZT_OK(ctx, nz_context_get_tunables(ctx, &saved));
     for (int v = 0; v < (ranks ? 10 : 5); v++) {
+        tunables = saved;
         for (int e = 0; e < 2 && variants[v][e] != NULL; e++)
-            NZT_CHECK(set_tunable(variants[v][e], true), "setenv %s", variants[v][e]);
+            NZT_CHECK(nz_tunables_parse(&tunables, variants[v][e]) == NZ_SUCCESS, "parse %s",
+                      variants[v][e]);
+        NZT_OK(ctx, nz_context_set_tunables(ctx, &tunables));
         snprintf(label, sizeof label, "%s, %s%s%s", what, variants[v][0],
                  variants[v][1] != NULL ? " " : "", variants[v][1] != NULL ? variants[v][1] : "");
         nz_status_t s = run_one(ctx, label, NZ_SPGEMM_HASH, A, B, &ref, 0, NULL);
         NZT_CHECK(s == NZ_SUCCESS, "%s [hash]: status %d: %s", label, (int)s,
                   nz_context_last_error(ctx));
-        for (int e = 0; e < 2 && variants[v][e] != NULL; e++) set_tunable(variants[v][e], false);
+        NZT_OK(ctx, nz_context_set_tunables(ctx, &saved));
     }
     reference_free(&ref);
 }

@@ -217,7 +217,7 @@ static void test_tunables(void) {
                   t.vector_width == NZ_TUNE_AUTO, "width 3 refused, unchanged");
     NZT_CHECK(nz_tunables_parse(&t, "NZ_TUNE_VECTOR_WIDTH=") == NZ_ERR_INVALID_ARGUMENT &&
                   nz_tunables_parse(&t, "NZ_TUNE_VECTOR=4") == NZ_ERR_INVALID_ARGUMENT &&
-                  nz_tunables_parse(&t, "NZ_TUNE_SPGEMM_DENSE=4") == NZ_ERR_INVALID_ARGUMENT &&
+                  nz_tunables_parse(&t, "NZ_TUNE_SPGEMM=4") == NZ_ERR_INVALID_ARGUMENT &&
                   nz_tunables_parse(&t, "NZ_TUNE_VECTOR_WIDTH") == NZ_ERR_INVALID_ARGUMENT,
               "empty value, unknown names, no '='");
     NZT_CHECK(nz_tunables_parse(&t, "NZ_TUNE_SPMM_LONG=0") == NZ_SUCCESS && t.spmm_long_row == 0,
@@ -236,6 +236,64 @@ static void test_tunables(void) {
     nz_context_destroy(&ctx);
 }
 
+/* The hash SpGEMM's tunables: automatic in a new context, every allowed value parses into its
+ * own field (and only there), the values between them are refused, and set checks them too. */
+static void test_tunables_spgemm(void) {
+    static const struct {
+        const char *name;
+        int allowed[8], count, refused[3];
+    } names[] = {
+        {"NZ_TUNE_SPGEMM_DENSE", {0, 1, 2, 4, 8, 16, 32, 64}, 8, {3, 128, -2}},
+        {"NZ_TUNE_SPGEMM_RANK", {0, 1, 2}, 3, {3, -2, 4}},
+        {"NZ_TUNE_SPGEMM_SWEEP", {0, 1, 2, 4, 8, 16, 32}, 7, {3, 64, -2}},
+        {"NZ_TUNE_SPGEMM_SYMDENSE", {0, 1, 2}, 3, {3, -2, 4}},
+        {"NZ_TUNE_SPGEMM_ONEBIN", {0, 1}, 2, {2, -2, 3}},
+    };
+    nz_context_t *ctx = NULL;
+    nz_tunables_t t, got, before;
+    char text[64];
+    NZT_CHECK(nz_context_create(&ctx) == NZ_SUCCESS, "context");
+    NZT_CHECK(nz_context_get_tunables(ctx, &got) == NZ_SUCCESS, "get");
+    NZT_CHECK(got.spgemm_dense == NZ_TUNE_AUTO && got.spgemm_rank == NZ_TUNE_AUTO &&
+                  got.spgemm_sweep == NZ_TUNE_AUTO && got.spgemm_symdense == NZ_TUNE_AUTO &&
+                  got.spgemm_onebin == NZ_TUNE_AUTO,
+              "a new context's SpGEMM tunables are automatic");
+    for (int k = 0; k < (int)(sizeof names / sizeof names[0]); k++) {
+        int *const fields[] = {&t.spgemm_dense, &t.spgemm_rank, &t.spgemm_sweep,
+                               &t.spgemm_symdense, &t.spgemm_onebin};
+        for (int i = 0; i < names[k].count; i++) {
+            NZT_CHECK(nz_tunables_default(&t) == NZ_SUCCESS, "default");
+            snprintf(text, sizeof text, "%s=%d", names[k].name, names[k].allowed[i]);
+            NZT_CHECK(nz_tunables_parse(&t, text) == NZ_SUCCESS && *fields[k] == names[k].allowed[i],
+                      "parse %s", text);
+            for (int j = 0; j < 5; j++)
+                NZT_CHECK(j == k || *fields[j] == NZ_TUNE_AUTO, "%s sets field %d only", text, k);
+            NZT_CHECK(nz_context_set_tunables(ctx, &t) == NZ_SUCCESS, "set %s", text);
+            NZT_CHECK(nz_context_get_tunables(ctx, &got) == NZ_SUCCESS &&
+                          memcmp(&got, &t, sizeof t) == 0, "get after set %s", text);
+        }
+        snprintf(text, sizeof text, "%s=auto", names[k].name);
+        NZT_CHECK(nz_tunables_parse(&t, text) == NZ_SUCCESS && *fields[k] == NZ_TUNE_AUTO,
+                  "parse %s", text);
+        for (int r = 0; r < 3; r++) {
+            snprintf(text, sizeof text, "%s=%d", names[k].name, names[k].refused[r]);
+            before = t;
+            NZT_CHECK(nz_tunables_parse(&t, text) == NZ_ERR_INVALID_ARGUMENT &&
+                          memcmp(&t, &before, sizeof t) == 0, "%s refused, unchanged", text);
+            NZT_CHECK(nz_context_get_tunables(ctx, &before) == NZ_SUCCESS, "get");
+            *fields[k] = names[k].refused[r];
+            NZT_CHECK(nz_context_set_tunables(ctx, &t) == NZ_ERR_INVALID_ARGUMENT &&
+                          strstr(nz_context_last_error(ctx), names[k].name) != NULL,
+                      "set refuses %s: %s", text, nz_context_last_error(ctx));
+            NZT_CHECK(nz_context_get_tunables(ctx, &got) == NZ_SUCCESS &&
+                          memcmp(&got, &before, sizeof got) == 0, "refused set of %s changes nothing",
+                      text);
+            *fields[k] = NZ_TUNE_AUTO;
+        }
+    }
+    nz_context_destroy(&ctx);
+}
+
 int main(int argc, char **argv) {
     nzt_init(argc, argv);
     test_parallel_memcpy();
@@ -245,5 +303,6 @@ int main(int argc, char **argv) {
     test_alloc_failure();
     test_zoo_spmv();
     test_tunables();
+    test_tunables_spgemm();
     return nzt_finish("test_core");
 }

@@ -322,6 +322,33 @@ static void test_bandwidth_helpers(void) {
     free(dst);
 }
 
+/* The panel sizing rule: without rates the fixed max(total / 8, 2^20) (capped), with rates the
+ * minimum of the pipeline-time model; hand-computed cases. */
+static void test_panel_target(void) {
+    const int64_t M = NZI_HYSPMM_MIN_PANEL_PRODUCTS, cap = NZI_HYSPMM_MAX_PANEL_PRODUCTS;
+    NZT_CHECK(nzi_hyspmm_panel_target(0, 0.0, 0.0, 0.0, cap) == M, "no products: the floor");
+    NZT_CHECK(nzi_hyspmm_panel_target(1000, 0.0, 0.0, 0.0, cap) == M, "few products: the floor");
+    NZT_CHECK(nzi_hyspmm_panel_target(80 * M, 0.0, 0.0, 0.0, cap) == 10 * M, "total / 8");
+    NZT_CHECK(nzi_hyspmm_panel_target(80 * cap, 0.0, 0.0, 0.0, cap) == cap, "capped");
+    NZT_CHECK(nzi_hyspmm_panel_target(80 * cap, 0.0, 0.0, 0.0, 0) == 10 * cap, "no cap");
+    NZT_CHECK(nzi_hyspmm_panel_target(80 * M, 1e9, 0.0, 1e-4, cap) == 10 * M,
+              "one rate missing: the fixed rule");
+    /* rates 1e9 and 1e9 products/s (2e-9 s per product at the edges), 1e-3 s per panel,
+     * 2^32 products: sqrt(1e-3 x 2^32 / 2e-9) = sqrt(2^31 x 1e6), about 46341 x 1000 */
+    int64_t p = nzi_hyspmm_panel_target((int64_t)1 << 32, 1e9, 1e9, 1e-3, cap);
+    NZT_CHECK(p == (int64_t)sqrt(1e-3 * 4294967296.0 / 2e-9), "model optimum %lld", (long long)p);
+    NZT_CHECK(p > 46340000 && p < 46342000, "model optimum about 4.634e7: %lld", (long long)p);
+    /* a slower stage makes the edges dearer: smaller panels (more overlap) */
+    const int64_t q = nzi_hyspmm_panel_target((int64_t)1 << 32, 1e8, 1e9, 1e-3, cap);
+    NZT_CHECK(q < p && q >= M, "slower expansion: smaller panels (%lld < %lld)", (long long)q,
+              (long long)p);
+    /* a dearer panel: larger panels, still within the cap */
+    NZT_CHECK(nzi_hyspmm_panel_target((int64_t)1 << 32, 1e9, 1e9, 1.0, cap) == cap,
+              "large overhead: capped");
+    NZT_CHECK(nzi_hyspmm_panel_target((int64_t)1 << 20, 1e12, 1e12, 1e-9, cap) == M,
+              "tiny optimum: the floor");
+}
+
 /* Panels' rows collected and assembled into C; allocation failures leave nothing behind. */
 static nz_status_t assemble(nz_context_t *ctx, nz_matrix_t **C) {
     nz_status_t status;
@@ -423,6 +450,7 @@ int main(int argc, char **argv) {
     test_split(ctx);
     test_shared_split(ctx);
     test_bandwidth_helpers();
+    test_panel_target();
     for (uint64_t s = 0; s < 3; s++) test_random(ctx, nzt_seed + s);
     test_chunks(ctx);
     test_large_chunks(ctx);

@@ -103,20 +103,6 @@ static inline int nzi_tune_pick(int value, int fallback) {
     return value != NZ_TUNE_AUTO ? value : fallback;
 }
 
-/* The SpGEMM hash algorithm's tunables, still read from the environment at setup
- * (NZ_TUNE_SPGEMM_*) until they move into nz_tunables_t: the value when the variable holds one
- * of the `count` allowed integers, else `fallback`. Never changes correctness, only speed. */
-static inline int nzi_cuda_tune(const char *name, const int *allowed, int count, int fallback) {
-    const char *s = getenv(name);
-    if (s == NULL || *s == '\0') return fallback;
-    char *end = NULL;
-    long v = strtol(s, &end, 10);
-    if (end == s || *end != '\0') return fallback;
-    for (int i = 0; i < count; i++)
-        if (allowed[i] == v) return (int)v;
-    return fallback;
-}
-
 /* Blocks for a grid-stride kernel of `block` threads: `waves` times the number of blocks the
  * device holds at once (at least 1), never more than `needed` (when needed > 0). */
 int64_t nzi_cuda_grid_blocks(const nzi_cuda_state_t *cs, int block, int waves, int64_t needed);

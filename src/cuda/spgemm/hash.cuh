@@ -167,12 +167,13 @@ static inline void free_device(nz_context_t *ctx, void **p) {
 #define ONEBIN_MAX_NNZ ((int64_t)1 << 18)
 #define ONEBIN_MAX_PRODUCTS ((int64_t)1 << 22)
 
-/* hash_choices.cu: the kernel variants (measured defaults, NZ_TUNE_SPGEMM_* overrides). */
-int hash_dense_from_bin(int64_t cols, int max_bin);
-int hash_rank_sort_mode(void);
-int hash_sweep_width(const nz_matrix_t *B);
-int hash_symbolic_dense_from(int dense_from);
-bool hash_small_product(const nz_matrix_t *A, const nz_matrix_t *B);
+/* hash_choices.cu: the kernel variants (measured defaults, overridden by the context's
+ * tunables spgemm_*, named NZ_TUNE_SPGEMM_* by nz_tunables_parse). */
+int hash_dense_from_bin(const nz_context_t *ctx, int64_t cols, int max_bin);
+int hash_rank_sort_mode(const nz_context_t *ctx);
+int hash_sweep_width(const nz_context_t *ctx, const nz_matrix_t *B);
+int hash_symbolic_dense_from(const nz_context_t *ctx, int dense_from);
+bool hash_small_product(const nz_context_t *ctx, const nz_matrix_t *A, const nz_matrix_t *B);
 
 /* ---- the phases' entry points (explicitly instantiated for float and double) ------------- */
 

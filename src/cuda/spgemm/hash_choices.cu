@@ -1,7 +1,9 @@
 /* hash_choices.cu: the hash SpGEMM's choices of kernel variant: dense rule, row sort, sweep width, one binning. */
 #include "hash.cuh"
 
-/* Each choice has a measured default and an NZ_TUNE_SPGEMM_* override (docs/SPGEMM.md). */
+/* Each choice has a measured default and an override in the context's tunables (nz_tunables_t
+ * spgemm_*, named NZ_TUNE_SPGEMM_* by nz_tunables_parse; docs/SPGEMM.md). nz_context_set_tunables
+ * lets only the allowed values through, so the fields are taken as they are. */
 #define DENSE_FACTOR 4  /* see dense_from_bin */
 #define DENSE_MIN_BIN 4
 #define RANK_SORT 2     /* see rank_sort_mode: 2 measured 1.6x faster than 1 on random 10^6 x 8 (H100) */
@@ -14,9 +16,8 @@
  * 16-20 with the ranked dense path, docs/SPGEMM.md). Never below bin DENSE_MIN_BIN: short rows
  * waste a 1024-thread block. NZ_TUNE_SPGEMM_DENSE=0|1|2|4|8|16|32|64 sets the factor (0: only
  * rows too long for shared memory go dense). */
-int hash_dense_from_bin(int64_t cols, int max_bin) {
-    static const int factors[] = {0, 1, 2, 4, 8, 16, 32, 64};
-    const int factor = nzi_cuda_tune("NZ_TUNE_SPGEMM_DENSE", factors, 8, DENSE_FACTOR);
+int hash_dense_from_bin(const nz_context_t *ctx, int64_t cols, int max_bin) {
+    const int factor = nzi_tune_pick(ctx->tunables.spgemm_dense, DENSE_FACTOR);
     if (factor == 0) return SHARED_BINS;
     const double words = (double)((cols + 31) / 32);
     for (int b = DENSE_MIN_BIN; b <= max_bin; b++) {
@@ -30,9 +31,8 @@ int hash_dense_from_bin(int64_t cols, int max_bin) {
  * bitonic sort; 1 by counting in bins 0 .. 2, every entry rescanning its row's keys; 2 by
  * counting in bins 0 .. 3 with each lane's entries in registers (rank_sort_owned), one pass over
  * the keys per lane. */
-int hash_rank_sort_mode(void) {
-    static const int choices[] = {0, 1, 2};
-    return nzi_cuda_tune("NZ_TUNE_SPGEMM_RANK", choices, 3, RANK_SORT);
+int hash_rank_sort_mode(const nz_context_t *ctx) {
+    return nzi_tune_pick(ctx->tunables.spgemm_rank, RANK_SORT);
 }
 
 /* Sweep width of the small bins, NZ_TUNE_SPGEMM_SWEEP=0|1|2|4|8|16|32 (default SWEEP_DEFAULT):
@@ -41,9 +41,8 @@ int hash_rank_sort_mode(void) {
  * or above B's mean row length nnz(B) / rows(B) rounded to an integer (a mean of 8.001 is 8),
  * within [2, 32]. Why: rows of B of about 8 entries leave half of a 16-lane sweep idle in both
  * phases (uniform random A*A, mean 8, whose C rows fall mostly in bins 1 .. 3). */
-int hash_sweep_width(const nz_matrix_t *B) {
-    static const int choices[] = {0, 1, 2, 4, 8, 16, 32};
-    int w = nzi_cuda_tune("NZ_TUNE_SPGEMM_SWEEP", choices, 7, SWEEP_DEFAULT);
+int hash_sweep_width(const nz_context_t *ctx, const nz_matrix_t *B) {
+    int w = nzi_tune_pick(ctx->tunables.spgemm_sweep, SWEEP_DEFAULT);
     if (w == 1) {
         const int64_t mean = B->rows > 0 ? (B->nnz + B->rows / 2) / B->rows : 0;
         w = 2;
@@ -61,9 +60,8 @@ int hash_sweep_width(const nz_matrix_t *B) {
  * Laplacian 5.3 -> 6.1: products overstate the length of rows that compress (FE: ~700 products,
  * ~120 entries), whose hash tables stay small; the floor keeps such rows hashed. */
 #define SYM_DENSE_MIN_BIN 7
-int hash_symbolic_dense_from(int dense_from) {
-    static const int choices[] = {0, 1, 2};
-    const int rule = nzi_cuda_tune("NZ_TUNE_SPGEMM_SYMDENSE", choices, 3, 1);
+int hash_symbolic_dense_from(const nz_context_t *ctx, int dense_from) {
+    const int rule = nzi_tune_pick(ctx->tunables.spgemm_symdense, 1);
     if (rule == 0) return SHARED_BINS;
     if (rule == 1 && dense_from < SYM_DENSE_MIN_BIN) return SYM_DENSE_MIN_BIN;
     return dense_from;
@@ -75,9 +73,8 @@ int hash_symbolic_dense_from(int dense_from) {
  * fifth of the time of a product of a few thousand rows). The tables are then sized by the
  * products rather than the exact lengths, which only costs where rows compress a lot, so only
  * below ONEBIN_MAX_PRODUCTS (counted on the host when nnz(A) <= ONEBIN_MAX_NNZ). */
-bool hash_small_product(const nz_matrix_t *A, const nz_matrix_t *B) {
-    static const int choices[] = {0, 1};
-    if (nzi_cuda_tune("NZ_TUNE_SPGEMM_ONEBIN", choices, 2, 1) != 1 || A->nnz > ONEBIN_MAX_NNZ)
+bool hash_small_product(const nz_context_t *ctx, const nz_matrix_t *A, const nz_matrix_t *B) {
+    if (nzi_tune_pick(ctx->tunables.spgemm_onebin, 1) != 1 || A->nnz > ONEBIN_MAX_NNZ)
         return false;
     if (A->location == NZ_DEVICE) /* no host arrays to count: B's mean row length instead */
         return (double)A->nnz * ((double)B->nnz / (double)(B->rows > 0 ? B->rows : 1)) <=

@@ -449,13 +449,13 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     float ms = 0.0f;
     const int max_bin_sym = hash_max_shared_bin(cs, false, vs);
     const int max_bin_num = hash_max_shared_bin(cs, true, vs);
-    const int dense_from = hash_dense_from_bin(n, max_bin_num);
+    const int dense_from = hash_dense_from_bin(ctx, n, max_bin_num);
 
     memset(&st, 0, sizeof st);
     memset(&args, 0, sizeof args);
     st.ctx = ctx;
-    st.rank = hash_rank_sort_mode();
-    st.sweep = hash_sweep_width(B);
+    st.rank = hash_rank_sort_mode(ctx);
+    st.sweep = hash_sweep_width(ctx, B);
     st.profile = profile;
     st.timeline = profile != NULL && (profile->flags & NZ_SPGEMM_PROFILE_STAGES);
     st.profile_bins = profile != NULL && (profile->flags & NZ_SPGEMM_PROFILE_BINS);
@@ -491,10 +491,10 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     NZI_CHECK(nzi_alloc_array(ctx, (void **)&st.h_counts, hash_counter_entries(NUM_BINS),
                               sizeof(int64_t), "nz_spgemm (hash): bin counts"));
     args.c_off = st.c_off;
-    one_binning = hash_small_product(A, B);
+    one_binning = hash_small_product(ctx, A, B);
     mark(&st, "scratch");
     NZI_CHECK(symbolic_phase<Value>(&st, args, m, n, one_binning ? max_bin_num : max_bin_sym,
-                                    one_binning ? dense_from : hash_symbolic_dense_from(dense_from),
+                                    one_binning ? dense_from : hash_symbolic_dense_from(ctx, dense_from),
                                     budget - used, &nnz, &symbolic_huge, info));
     mark(&st, "symbolic");
 
