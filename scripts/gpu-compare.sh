@@ -51,7 +51,7 @@ if has cg; then
 fi
 if has memcheck; then
   # the SpMV layouts and every CSR form under compute-sanitizer, one shard of the quick suite
-  NZ_TEST_QUICK=1 NZ_TEST_SHARD=${SHARD:-0/6} timeout 200 compute-sanitizer --tool memcheck \
+  NZ_TEST_QUICK=1 NZ_TEST_SANITIZER=1 NZ_TEST_SHARD=${SHARD:-0/6} timeout 200 compute-sanitizer --tool memcheck \
     --error-exitcode 99 $BUILD/tests/gpu_test_spmv_csr > "$OUT/$TAG-memcheck.txt" 2>&1
   note "compute-sanitizer --tool memcheck gpu_test_spmv_csr (NZ_TEST_QUICK=1 NZ_TEST_SHARD=${SHARD:-0/6}): rc=$? :: $(grep -E 'ERROR SUMMARY' "$OUT/$TAG-memcheck.txt" | tail -1)"
 fi
