@@ -58,14 +58,17 @@ static void summary_advice(nzb_report_t *rep, nz_value_type_t vt) {
         if (r->value_type != vt || !first_of_case(rep, i) || !r->generated || !r->advice[0])
             continue;
         const nzb_result_t *any = best_row_of(rep, r->matrix, vt, 0, ROWS_ANY), *advised = NULL;
-        /* CSR advice: the planner's own plan on the CSR matrix is the csr/auto row (the advice
-         * names the algorithm only; the plan adds its layout and hint flags) */
-        const char *kernel = strncmp(r->advice, "csr/", 4) == 0 ? "csr/auto" : r->advice;
-        for (int j = 0; j < rep->num_rows; j++) {
-            const nzb_result_t *q = &rep->rows[j];
-            if (q->status == NZB_OK && !q->is_cusparse && q->value_type == vt &&
-                strcmp(q->matrix, r->matrix) == 0 && strcmp(q->kernel, kernel) == 0)
-                advised = q;
+        /* CSR advice: the planner's own plan on the CSR matrix is the csr/auto row where one was
+         * timed (the advice names the algorithm only; the plan adds its layout and hint flags) */
+        for (int pass = 0; pass < 2 && advised == NULL; pass++) {
+            const char *kernel = pass == 0 && strncmp(r->advice, "csr/", 4) == 0 ? "csr/auto"
+                                                                                 : r->advice;
+            for (int j = 0; j < rep->num_rows; j++) {
+                const nzb_result_t *q = &rep->rows[j];
+                if (q->status == NZB_OK && !q->is_cusparse && q->value_type == vt &&
+                    strcmp(q->matrix, r->matrix) == 0 && strcmp(q->kernel, kernel) == 0)
+                    advised = q;
+            }
         }
         if (any == NULL) continue;
         if (advised == NULL) {
