@@ -505,9 +505,10 @@ typedef enum nz_operation { NZ_OP_N = 0, NZ_OP_T = 1 } nz_operation_t;
                                        measured on every suite matrix (docs/PERF_NOTES.md). */
 #define NZ_PLAN_LIGHT_PER_ROW 0x10u /* GPU csr light-vector / light-warp: the paper's distribution,
                                        one atomic per row (vector level) or per warp step (warp
-                                       level) and the paper's vector width, instead of the
-                                       default chunks of rows per atomic and about four nonzeros
-                                       per lane; for comparisons. Both forms are bitwise
+                                       level) and, at warp level, the paper's vector width,
+                                       instead of the default chunks of rows per atomic (and
+                                       about four nonzeros per lane at warp level); for
+                                       comparisons. Both forms are bitwise
                                        reproducible; other algorithms ignore the flag. */
 /* Plan layouts of a GPU CSR matrix (op N; one at a time; the plan builds them at creation, keeps
  * them in its workspace and leaves A untouched; docs/PERF_NOTES.md has the measurements): */
