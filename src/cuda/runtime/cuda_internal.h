@@ -128,6 +128,10 @@ extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_light_warp_ops;   /* spmv_ligh
 extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_ipcsr_ops;        /* spmv_ipcsr.cu */
 extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_adaptive_ops;     /* spmv_csr_adaptive.cu */
 extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_merge_ops;        /* spmv_merge.cu */
+/* CSR-vector's lanes per row for A (the context's vector_width tunable, else the smallest power
+ * of two >= a quarter of the mean row length, in [2, 32]); spmv_csr_vector.cu, also used by the
+ * compressed-index layout (spmv_csr_layout.cu). Rows > 0. */
+int nzi_cuda_vector_width(const nz_context_t *ctx, const nz_matrix_t *A);
 
 /* ---- formats other than CSR ---------------------------------------------------------------- */
 /* A device matrix of format F != CSR keeps the host layout of F (nzi_ell_t, nzi_sell_t, ...) with

@@ -560,11 +560,7 @@ nz_status_t nzi_cuda_layout_setup(nz_spmv_plan_t *plan, const nzi_cuda_spmv_ops_
         NZI_CHECK(reorder_build(ctx, A, st, &bytes));
     } else if (layout == NZ_PLAN_COMPRESS_INDICES) {
         NZI_CHECK(compress_build(ctx, A, st, &bytes));
-        /* CSR-vector's width rule (spmv_csr_vector.cu): V >= a quarter of the mean row */
-        const double mean = (double)A->nnz / (double)A->rows;
-        int width = 2;
-        while (width < 32 && width * 4.0 < mean) width *= 2;
-        st->width = nzi_tune_pick(ctx->tunables.vector_width, width);
+        st->width = nzi_cuda_vector_width(ctx, A); /* CSR-vector's V */
         plan->vector_width = st->width;
         plan->layout_parts = 1;
         plan->workspace_bytes = bytes;

@@ -168,15 +168,18 @@ static nz_status_t csr_vector_launch(const nz_spmv_plan_t *plan, double alpha, c
  * rows: one element per lane and a fifth of the lanes idle. Setting NZ_TUNE_VECTOR_WIDTH and
  * NZ_TUNE_VECTOR_UNROLL overrides both choices (for tuning sweeps). */
 #define VECTOR_ELEMENTS_PER_LANE 4
-static nz_status_t csr_vector_setup(nz_spmv_plan_t *plan) {
-    const nz_matrix_t *A = plan->A;
+int nzi_cuda_vector_width(const nz_context_t *ctx, const nz_matrix_t *A) {
     const double mean = (double)A->nnz / (double)A->rows;
     int width = 2;
     while (width < 32 && (double)width * VECTOR_ELEMENTS_PER_LANE < mean) width *= 2;
+    return nzi_tune_pick(ctx->tunables.vector_width, width);
+}
+
+static nz_status_t csr_vector_setup(nz_spmv_plan_t *plan) {
     plan->state = NULL;
     plan->workspace_bytes = 0;
     plan->reproducible = 1;
-    plan->vector_width = nzi_tune_pick(plan->ctx->tunables.vector_width, width);
+    plan->vector_width = nzi_cuda_vector_width(plan->ctx, plan->A);
     const int unroll = nzi_tune_pick(plan->ctx->tunables.vector_unroll, VECTOR_UNROLL_DEFAULT);
     if (unroll != VECTOR_UNROLL_DEFAULT) {
         vector_state_t *state = (vector_state_t *)nzi_malloc(plan->ctx, sizeof *state);
