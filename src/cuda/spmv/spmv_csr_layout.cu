@@ -531,10 +531,6 @@ nz_status_t nzi_cuda_layout_setup(nz_spmv_plan_t *plan, const nzi_cuda_spmv_ops_
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: one plan layout at a time "
                          "(column panels, reordering or compressed indices), flags 0x%x", what,
                          layout);
-    if (A->format != NZ_FORMAT_CSR || plan->op != NZ_OP_N)
-        return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "%s: the plan layouts are implemented for csr "
-                         "with op N, not %s%s", what, nz_format_name(A->format),
-                         plan->op != NZ_OP_N ? " with op T" : "");
     if (layout == NZ_PLAN_COMPRESS_INDICES && plan->alg != NZ_ALG_VECTOR)
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "%s: compressed indices are implemented for "
                          "csr/vector, not csr/%s", what, nz_alg_name(plan->alg));

@@ -7,7 +7,8 @@ nz_status_t nzi_cuda_transpose_setup(nz_spmv_plan_t *plan, const nzi_cuda_spmv_o
 nz_status_t nzi_cuda_transpose_execute(const nz_spmv_plan_t *plan, const nzi_cuda_spmv_ops_t *ops,
                                        double alpha, const void *x, double beta, void *y);
 void nzi_cuda_transpose_release(nz_spmv_plan_t *plan, const nzi_cuda_spmv_ops_t *ops);
-/* spmv_csr_layout.cu: column panels, reordering, compressed indices (NZI_PLAN_LAYOUTS). */
+/* spmv_csr_layout.cu: column panels, reordering, compressed indices (NZI_PLAN_LAYOUTS); setup is
+ * called for non-empty csr matrices with op N only (checked here, in nz_cuda_spmv_plan_setup). */
 nz_status_t nzi_cuda_layout_setup(nz_spmv_plan_t *plan, const nzi_cuda_spmv_ops_t *ops);
 nz_status_t nzi_cuda_layout_execute(const nz_spmv_plan_t *plan, const nzi_cuda_spmv_ops_t *ops,
                                     double alpha, const void *x, double beta, void *y);
