@@ -240,6 +240,31 @@ void *nzi_calloc(nz_context_t *ctx, size_t count, size_t size) {
     return p;
 }
 
+/* Grow or shrink a block from nzi_malloc, keeping its contents (up to the smaller size). Counted
+ * as one allocation (failure injection included): on failure NULL is returned and the old block is
+ * untouched. Large blocks are mmap'ed by the C library, whose realloc then remaps pages instead of
+ * copying them, so growing an array of C panel by panel costs no copy. */
+void *nzi_realloc(nz_context_t *ctx, void *ptr, size_t bytes) {
+    if (ptr == NULL) return nzi_malloc(ctx, bytes);
+    if (bytes == 0) bytes = 1;
+    nzi_block_header_t *h = (nzi_block_header_t *)ptr - 1;
+    const size_t old = h->bytes;
+    if (bytes > SIZE_MAX - sizeof(nzi_block_header_t)) {
+        ctx->failed_allocs++;
+        return NULL;
+    }
+    if (!nzi_account_alloc(ctx, bytes, false)) return NULL;
+    nzi_block_header_t *g = (nzi_block_header_t *)realloc(h, sizeof *g + bytes);
+    if (g == NULL) {
+        nzi_account_free(ctx, bytes, false);
+        ctx->failed_allocs++;
+        return NULL;
+    }
+    nzi_account_free(ctx, old, false);
+    g->bytes = bytes;
+    return g + 1;
+}
+
 void nzi_parallel_memcpy(const nz_context_t *ctx, void *dst, const void *src, size_t bytes) {
     int threads = 1;
 #ifdef _OPENMP

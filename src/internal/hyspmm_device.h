@@ -37,7 +37,7 @@ typedef struct nzi_hyspmm_output {
     int32_t *c_nnz;            /* one int32: the panel's C entries */
 } nzi_hyspmm_output_t;
 
-/* ---- the device side of the pipeline (src/cuda/spgemm_hyspmm.cu, CUDA builds only) --------- */
+/* ---- the device side of the pipeline (src/cuda/spgemm/hyspmm.cu, CUDA builds only) --------- */
 
 typedef struct nzi_hyspmm_device nzi_hyspmm_device_t;
 
@@ -68,6 +68,14 @@ nz_status_t nzi_hyspmm_enqueue(nz_context_t *ctx, nzi_hyspmm_device_t *dev, int 
 /* Wait for the slot's entry count, then queue the D2H of C's entries. Returns the count. */
 nz_status_t nzi_hyspmm_fetch(nz_context_t *ctx, nzi_hyspmm_device_t *dev, int slot,
                              int64_t *c_nnz);
+/* The stage rates a call measured (products per second of the host expansion and of the GPU
+ * stages with their transfers, seconds per panel beyond them), kept with the pipeline when it is
+ * parked in the context. */
+void nzi_hyspmm_device_set_rates(nzi_hyspmm_device_t *dev, double expand_rate, double gpu_rate,
+                                 double panel_overhead);
+/* The rates the parked pipeline of the context's last call measured into rates[0..2] (zeros
+ * when none is parked or it measured none). */
+void nzi_hyspmm_pooled_rates(nz_context_t *ctx, double rates[3]);
 /* Wait until the slot's output is in host memory; the panel's stage times. */
 nz_status_t nzi_hyspmm_wait(nz_context_t *ctx, nzi_hyspmm_device_t *dev, int slot,
                             nzi_hyspmm_times_t *times);

@@ -84,6 +84,8 @@ int nzi_cuda_arch_code(const char *arch_list, int major, int minor);
 void *nzi_malloc(nz_context_t *ctx, size_t bytes);
 void *nzi_calloc(nz_context_t *ctx, size_t count, size_t size);
 void nzi_free(nz_context_t *ctx, void *ptr);
+/* Resize a block from nzi_malloc (contents kept); NULL on failure, the old block untouched. */
+void *nzi_realloc(nz_context_t *ctx, void *ptr, size_t bytes);
 /* memcpy of `bytes` split over up to 8 OpenMP threads (the context's thread setting, 0 = the
  * OpenMP default) when it is large: the first touch of fresh destination pages (page faults)
  * and the copy itself then proceed in parallel. One thread below 8 MB. */

@@ -40,6 +40,10 @@ typedef struct nzi_cuda_state {
     cudaStream_t side[NZI_SIDE_STREAMS];
     cudaEvent_t side_done[NZI_SIDE_STREAMS], fork;
     bool side_ready;
+    /* hySpMM's pipeline (streams, events, pinned staging) parked between calls, and the function
+     * that frees it (src/cuda/spgemm/hyspmm.cu); NULL when none is parked. */
+    void *hyspmm_pool;
+    void (*hyspmm_pool_free)(nz_context_t *ctx, void *pool);
 } nzi_cuda_state_t;
 
 #define NZI_POOL_KEEP ((uint64_t)256 << 20)

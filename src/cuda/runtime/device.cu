@@ -179,6 +179,8 @@ void nz_cuda_context_release(nz_context_t *ctx) {
     if (cs == NULL) return;
     (void)cudaSetDevice(cs->device);
     (void)cudaStreamSynchronize(cs->stream);
+    if (cs->hyspmm_pool != NULL) cs->hyspmm_pool_free(ctx, cs->hyspmm_pool);
+    cs->hyspmm_pool = NULL;
     for (int i = 0; i < cs->public_count; i++) {
         if (cs->public_pooled[i])
             (void)cudaFreeAsync(cs->public_ptrs[i], cs->stream);

@@ -1,4 +1,4 @@
-/* spgemm_hyspmm.cu: hySpMM's GPU stages (multiply, per-row sort, compress) and its streams and pinned slots. */
+/* hyspmm.cu: hySpMM's GPU stages (multiply, per-row sort, compress) and its streams and pinned slots. */
 #include "cuda_internal.h"
 #include "hyspmm_device.h"
 #include "owner_search.cuh"
@@ -69,6 +69,7 @@ struct nzi_hyspmm_device {
     nz_value_type_t value_type;
     int slots;
     int64_t max_rows, max_a_nnz, max_products;
+    double rates[3];           /* nzi_hyspmm_device_set_rates */
     hyspmm_slot_t slot[NZI_HYSPMM_SLOTS];
 };
 
@@ -203,18 +204,78 @@ extern "C" nz_status_t nzi_hyspmm_device_bytes(nz_context_t *ctx, nz_value_type_
     return NZ_SUCCESS;
 }
 
-/* Pinned host memory, counted by the context's allocator (failure injection included). */
+/*
+ * The slots' host side (streams, events, pinned input and output blocks) is pooled: cudaMallocHost
+ * of a few GB takes about a second, longer than the GPU stages of a whole product. At the end of
+ * a call (nzi_hyspmm_device_destroy) the pipeline is parked in the context's CUDA state
+ * (cs->hyspmm_pool) instead of freed; the next call takes it if its pinned blocks are large
+ * enough for the new panels (any value type: the blocks are carved again per call), or frees it
+ * and allocates larger ones. Device blocks are allocated per call (cudaMalloc is fast, and held
+ * device memory would shrink every other operation's budget). A parked pipeline is not counted
+ * in the context's allocation statistics (it is the context's, not a call's) and is freed by
+ * nz_cuda_context_release; its pinned memory is bounded by NZI_HYSPMM_SLOTS panels of at most
+ * NZI_HYSPMM_MAX_PANEL_PRODUCTS products.
+ */
+
+/* Bytes of a slot's pinned input and output blocks for panels of these sizes. */
+static size_t pinned_in_size(size_t vs, size_t K, size_t R, size_t P) {
+    return align_up(K * vs) + align_up((K + 1) * NZI_INDEX_BYTES) + align_up(R * NZI_INDEX_BYTES) +
+           align_up(P * NZI_INDEX_BYTES) + align_up(P * vs);
+}
+static size_t pinned_out_size(size_t vs, size_t R, size_t P) {
+    return align_up(R * NZI_INDEX_BYTES) + align_up(P * NZI_INDEX_BYTES) + align_up(P * vs) +
+           align_up(NZI_INDEX_BYTES);
+}
+
+/* Point the slot's input and output arrays into its pinned blocks for panels of these sizes. */
+static void carve_pinned(hyspmm_slot_t *sl, size_t vs, size_t K, size_t R, size_t P) {
+    char *in = (char *)sl->pinned_in, *out = (char *)sl->pinned_out;
+    sl->in.a_values = in;
+    in += align_up(K * vs);
+    sl->in.product_offsets = (int32_t *)in;
+    in += align_up((K + 1) * NZI_INDEX_BYTES);
+    sl->in.row_products = (int32_t *)in;
+    in += align_up(R * NZI_INDEX_BYTES);
+    sl->in.dup_cols = (int32_t *)in;
+    in += align_up(P * NZI_INDEX_BYTES);
+    sl->in.dup_values = in;
+    sl->out.row_offsets = (int32_t *)out;
+    out += align_up(R * NZI_INDEX_BYTES);
+    sl->out.col_indices = (int32_t *)out;
+    out += align_up(P * NZI_INDEX_BYTES);
+    sl->out.values = out;
+    out += align_up(P * vs);
+    sl->out.c_nnz = (int32_t *)out;
+}
+
+/* Count (on = true) or uncount the pipeline's host blocks (struct and pinned) in the context's
+ * statistics. Counting is an allocation for failure injection: if one is refused, the ones
+ * counted so far are uncounted again and false is returned. */
+static bool account_host(nz_context_t *ctx, nzi_hyspmm_device_t *d, bool on) {
+    size_t sizes[1 + 2 * NZI_HYSPMM_SLOTS];
+    int n = 0;
+    sizes[n++] = sizeof *d;
+    for (int s = 0; s < d->slots; s++) {
+        if (d->slot[s].pinned_in != NULL) sizes[n++] = d->slot[s].pinned_in_bytes;
+        if (d->slot[s].pinned_out != NULL) sizes[n++] = d->slot[s].pinned_out_bytes;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!on) {
+            nzi_account_free(ctx, sizes[i], false);
+        } else if (!nzi_account_alloc(ctx, sizes[i], false)) {
+            while (i-- > 0) nzi_account_free(ctx, sizes[i], false);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Pinned host memory for a slot (counted by the caller through account_host). */
 static nz_status_t pinned_alloc(nz_context_t *ctx, void **ptr, size_t bytes, const char *what) {
     void *p = NULL;
-    if (!nzi_account_alloc(ctx, bytes, false))
-        return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY,
-                         "nz_spgemm (hyspmm): cannot allocate %zu bytes of pinned %s (injected "
-                         "failure)",
-                         bytes, what);
     cudaError_t err = cudaMallocHost(&p, bytes);
     if (err != cudaSuccess) {
         (void)cudaGetLastError();
-        nzi_account_free(ctx, bytes, false);
         ctx->failed_allocs++;
         return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY,
                          "nz_spgemm (hyspmm): cannot allocate %zu bytes of pinned %s (%s)", bytes,
@@ -224,22 +285,30 @@ static nz_status_t pinned_alloc(nz_context_t *ctx, void **ptr, size_t bytes, con
     return NZ_SUCCESS;
 }
 
-static void pinned_free(nz_context_t *ctx, void *ptr, size_t bytes) {
-    if (ptr == NULL) return;
-    if (cudaFreeHost(ptr) != cudaSuccess) (void)cudaGetLastError();
-    nzi_account_free(ctx, bytes, false);
-}
-
-extern "C" void nzi_hyspmm_device_destroy(nz_context_t *ctx, nzi_hyspmm_device_t **dev) {
-    if (dev == NULL || *dev == NULL) return;
-    nzi_hyspmm_device_t *d = *dev;
-    (void)nzi_cuda_enter(ctx);
+/* Free the slots' device blocks (after their streams drained). */
+static bool free_device_blocks(nz_context_t *ctx, nzi_hyspmm_device_t *d) {
+    bool clean = true;
     for (int s = 0; s < d->slots; s++) {
         hyspmm_slot_t *sl = &d->slot[s];
-        if (sl->stream != NULL) (void)cudaStreamSynchronize(sl->stream);
+        if (sl->stream != NULL && cudaStreamSynchronize(sl->stream) != cudaSuccess) clean = false;
         nz_cuda_free(ctx, sl->device_block, sl->device_bytes);
-        pinned_free(ctx, sl->pinned_in, sl->pinned_in_bytes);
-        pinned_free(ctx, sl->pinned_out, sl->pinned_out_bytes);
+        sl->device_block = NULL;
+        sl->device_bytes = 0;
+    }
+    return clean;
+}
+
+/* Free everything of an uncounted pipeline (streams, events, pinned blocks, the struct). */
+static void pipeline_free(nz_context_t *ctx, void *object) {
+    nzi_hyspmm_device_t *d = (nzi_hyspmm_device_t *)object;
+    if (d == NULL) return;
+    (void)free_device_blocks(ctx, d);
+    for (int s = 0; s < d->slots; s++) {
+        hyspmm_slot_t *sl = &d->slot[s];
+        if (sl->pinned_in != NULL && cudaFreeHost(sl->pinned_in) != cudaSuccess)
+            (void)cudaGetLastError();
+        if (sl->pinned_out != NULL && cudaFreeHost(sl->pinned_out) != cudaSuccess)
+            (void)cudaGetLastError();
         cudaEvent_t *events[] = {&sl->ev_start, &sl->ev_h2d, &sl->ev_kernels,
                                  &sl->ev_count, &sl->ev_d2h_start, &sl->ev_d2h_end};
         for (size_t e = 0; e < sizeof events / sizeof events[0]; e++)
@@ -247,13 +316,91 @@ extern "C" void nzi_hyspmm_device_destroy(nz_context_t *ctx, nzi_hyspmm_device_t
         if (sl->stream != NULL) (void)cudaStreamDestroy(sl->stream);
     }
     (void)cudaGetLastError();
-    nzi_free(ctx, d);
-    *dev = NULL;
+    free(d);
 }
 
-/* Every slot gets its own non-blocking stream, timing events, one device block and two pinned
- * blocks (input, output) sized for the largest panel. Fewer, larger allocations: cudaMallocHost
- * is slow, and one block per slot keeps the accounting simple. */
+/* End of a call: device blocks freed, the rest parked in the context for the next call (or
+ * freed, if the streams reported an error or a pipeline is parked already). */
+extern "C" void nzi_hyspmm_device_destroy(nz_context_t *ctx, nzi_hyspmm_device_t **dev) {
+    if (dev == NULL || *dev == NULL) return;
+    nzi_hyspmm_device_t *d = *dev;
+    nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    *dev = NULL;
+    (void)nzi_cuda_enter(ctx);
+    const bool clean = free_device_blocks(ctx, d);
+    account_host(ctx, d, false);
+    if (clean && cs != NULL && cs->hyspmm_pool == NULL) {
+        cs->hyspmm_pool = d;
+        cs->hyspmm_pool_free = pipeline_free;
+        return;
+    }
+    (void)cudaGetLastError();
+    pipeline_free(ctx, d);
+}
+
+/* The parked pipeline if its pinned blocks hold panels of these sizes (then counted again and
+ * handed over), else NULL (a parked one too small is freed). */
+static nz_status_t take_parked(nz_context_t *ctx, int slots, size_t in_bytes, size_t out_bytes,
+                               nzi_hyspmm_device_t **taken) {
+    nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    nzi_hyspmm_device_t *d = (nzi_hyspmm_device_t *)cs->hyspmm_pool;
+    *taken = NULL;
+    if (d == NULL) return NZ_SUCCESS;
+    bool fits = d->slots == slots;
+    for (int s = 0; fits && s < slots; s++)
+        fits = d->slot[s].pinned_in_bytes >= in_bytes && d->slot[s].pinned_out_bytes >= out_bytes;
+    if (!fits) { /* free it first: its pinned memory would otherwise sit beside the new one */
+        cs->hyspmm_pool = NULL;
+        pipeline_free(ctx, d);
+        return NZ_SUCCESS;
+    }
+    if (!account_host(ctx, d, true))
+        return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY,
+                         "nz_spgemm (hyspmm): cannot take the pinned staging (injected failure)");
+    cs->hyspmm_pool = NULL;
+    *taken = d;
+    return NZ_SUCCESS;
+}
+
+/* A new pipeline's host side: per slot a non-blocking stream, timing events and two pinned
+ * blocks (input, output). Fewer, larger allocations: cudaMallocHost is slow. Counted. */
+static nz_status_t create_host_side(nz_context_t *ctx, int slots, size_t in_bytes,
+                                    size_t out_bytes, nzi_hyspmm_device_t **created) {
+    nz_status_t status = NZ_SUCCESS;
+    nzi_hyspmm_device_t *d = (nzi_hyspmm_device_t *)calloc(1, sizeof *d);
+    if (d == NULL) {
+        ctx->failed_allocs++;
+        return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "nz_spgemm (hyspmm): cannot allocate the pipeline");
+    }
+    d->slots = slots;
+    for (int s = 0; s < slots; s++) {
+        hyspmm_slot_t *sl = &d->slot[s];
+        NZI_CUDA_CHECK(ctx, cudaStreamCreateWithFlags(&sl->stream, cudaStreamNonBlocking));
+        NZI_CUDA_CHECK(ctx, cudaEventCreate(&sl->ev_start));
+        NZI_CUDA_CHECK(ctx, cudaEventCreate(&sl->ev_h2d));
+        NZI_CUDA_CHECK(ctx, cudaEventCreate(&sl->ev_kernels));
+        NZI_CUDA_CHECK(ctx, cudaEventCreate(&sl->ev_count));
+        NZI_CUDA_CHECK(ctx, cudaEventCreate(&sl->ev_d2h_start));
+        NZI_CUDA_CHECK(ctx, cudaEventCreate(&sl->ev_d2h_end));
+        sl->pinned_in_bytes = in_bytes;
+        sl->pinned_out_bytes = out_bytes;
+        NZI_CHECK(pinned_alloc(ctx, &sl->pinned_in, in_bytes, "staging input"));
+        NZI_CHECK(pinned_alloc(ctx, &sl->pinned_out, out_bytes, "staging output"));
+    }
+    if (!account_host(ctx, d, true)) {
+        status = nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY,
+                           "nz_spgemm (hyspmm): cannot allocate the pinned staging (injected failure)");
+        goto cleanup;
+    }
+    *created = d;
+    return NZ_SUCCESS;
+cleanup:
+    pipeline_free(ctx, d);
+    return status;
+}
+
+/* Every slot gets its own stream, events and pinned blocks (pooled, above) and one device block
+ * (per call) sized for the largest panel. */
 extern "C" nz_status_t nzi_hyspmm_device_create(nz_context_t *ctx, nzi_hyspmm_device_t **dev,
                                                 nz_value_type_t vt, int slots, int64_t max_rows,
                                                 int64_t max_a_nnz, int64_t max_products,
@@ -274,25 +421,17 @@ extern "C" nz_status_t nzi_hyspmm_device_create(nz_context_t *ctx, nzi_hyspmm_de
     NZI_TRY(nzi_cuda_enter(ctx));
     NZI_TRY(temp_bytes_for(ctx, vt, max_rows, max_products, &temp));
     slot_layout(vs, max_rows, max_a_nnz, max_products, temp, &l);
-    d = (nzi_hyspmm_device_t *)nzi_calloc(ctx, 1, sizeof *d);
-    if (d == NULL)
-        return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "nz_spgemm (hyspmm): cannot allocate the pipeline");
+    const size_t in_bytes = pinned_in_size(vs, K, R, P), out_bytes = pinned_out_size(vs, R, P);
+    NZI_TRY(take_parked(ctx, slots, in_bytes, out_bytes, &d));
+    if (d == NULL) NZI_TRY(create_host_side(ctx, slots, in_bytes, out_bytes, &d));
     d->value_type = vt;
-    d->slots = slots;
     d->max_rows = max_rows;
     d->max_a_nnz = max_a_nnz;
     d->max_products = max_products;
     for (int s = 0; s < slots; s++) {
         hyspmm_slot_t *sl = &d->slot[s];
-        char *base, *in, *out;
-        NZI_CUDA_CHECK(ctx, cudaStreamCreateWithFlags(&sl->stream, cudaStreamNonBlocking));
-        NZI_CUDA_CHECK(ctx, cudaEventCreate(&sl->ev_start));
-        NZI_CUDA_CHECK(ctx, cudaEventCreate(&sl->ev_h2d));
-        NZI_CUDA_CHECK(ctx, cudaEventCreate(&sl->ev_kernels));
-        NZI_CUDA_CHECK(ctx, cudaEventCreate(&sl->ev_count));
-        NZI_CUDA_CHECK(ctx, cudaEventCreate(&sl->ev_d2h_start));
-        NZI_CUDA_CHECK(ctx, cudaEventCreate(&sl->ev_d2h_end));
-
+        char *base;
+        carve_pinned(sl, vs, K, R, P);
         NZI_CHECK(nz_cuda_malloc(ctx, &sl->device_block, l.total, "nz_spgemm (hyspmm): slot"));
         sl->device_bytes = l.total;
         base = (char *)sl->device_block;
@@ -309,31 +448,6 @@ extern "C" nz_status_t nzi_hyspmm_device_create(nz_context_t *ctx, nzi_hyspmm_de
         sl->num_runs = (int32_t *)(base + l.num_runs);
         sl->temp = base + l.temp;
         sl->temp_bytes = temp;
-
-        sl->pinned_in_bytes = align_up(K * vs) + align_up((K + 1) * NZI_INDEX_BYTES) + align_up(R * NZI_INDEX_BYTES) +
-                              align_up(P * NZI_INDEX_BYTES) + align_up(P * vs);
-        NZI_CHECK(pinned_alloc(ctx, &sl->pinned_in, sl->pinned_in_bytes, "staging input"));
-        in = (char *)sl->pinned_in;
-        sl->in.a_values = in;
-        in += align_up(K * vs);
-        sl->in.product_offsets = (int32_t *)in;
-        in += align_up((K + 1) * NZI_INDEX_BYTES);
-        sl->in.row_products = (int32_t *)in;
-        in += align_up(R * NZI_INDEX_BYTES);
-        sl->in.dup_cols = (int32_t *)in;
-        in += align_up(P * NZI_INDEX_BYTES);
-        sl->in.dup_values = in;
-
-        sl->pinned_out_bytes = align_up(R * NZI_INDEX_BYTES) + align_up(P * NZI_INDEX_BYTES) + align_up(P * vs) + align_up(NZI_INDEX_BYTES);
-        NZI_CHECK(pinned_alloc(ctx, &sl->pinned_out, sl->pinned_out_bytes, "staging output"));
-        out = (char *)sl->pinned_out;
-        sl->out.row_offsets = (int32_t *)out;
-        out += align_up(R * NZI_INDEX_BYTES);
-        sl->out.col_indices = (int32_t *)out;
-        out += align_up(P * NZI_INDEX_BYTES);
-        sl->out.values = out;
-        out += align_up(P * vs);
-        sl->out.c_nnz = (int32_t *)out;
     }
     *device_bytes = l.total * (size_t)slots;
     *dev = d;
@@ -341,6 +455,19 @@ extern "C" nz_status_t nzi_hyspmm_device_create(nz_context_t *ctx, nzi_hyspmm_de
 cleanup:
     nzi_hyspmm_device_destroy(ctx, &d);
     return status;
+}
+
+extern "C" void nzi_hyspmm_device_set_rates(nzi_hyspmm_device_t *dev, double expand_rate,
+                                            double gpu_rate, double panel_overhead) {
+    dev->rates[0] = expand_rate;
+    dev->rates[1] = gpu_rate;
+    dev->rates[2] = panel_overhead;
+}
+
+extern "C" void nzi_hyspmm_pooled_rates(nz_context_t *ctx, double rates[3]) {
+    const nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    const nzi_hyspmm_device_t *d = cs != NULL ? (const nzi_hyspmm_device_t *)cs->hyspmm_pool : NULL;
+    for (int i = 0; i < 3; i++) rates[i] = d != NULL ? d->rates[i] : 0.0;
 }
 
 extern "C" nzi_hyspmm_input_t *nzi_hyspmm_slot_input(nzi_hyspmm_device_t *dev, int slot) {
