@@ -73,9 +73,10 @@ nz_status_t nzi_hyspmm_fetch(nz_context_t *ctx, nzi_hyspmm_device_t *dev, int sl
  * parked in the context. */
 void nzi_hyspmm_device_set_rates(nzi_hyspmm_device_t *dev, double expand_rate, double gpu_rate,
                                  double panel_overhead);
-/* The rates the parked pipeline of the context's last call measured into rates[0..2] (zeros
- * when none is parked or it measured none). */
-void nzi_hyspmm_pooled_rates(nz_context_t *ctx, double rates[3]);
+/* What the context's parked pipeline offers the next call: the rates its last call measured
+ * into rates[0..2] (zeros when none is parked or it measured none) and the products per panel
+ * its pinned blocks were sized for at value type vt (0: none parked, or another value size). */
+void nzi_hyspmm_pooled(nz_context_t *ctx, nz_value_type_t vt, double rates[3], int64_t *products);
 /* Wait until the slot's output is in host memory; the panel's stage times. */
 nz_status_t nzi_hyspmm_wait(nz_context_t *ctx, nzi_hyspmm_device_t *dev, int slot,
                             nzi_hyspmm_times_t *times);

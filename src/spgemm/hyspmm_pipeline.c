@@ -1,8 +1,15 @@
 /* hyspmm_pipeline.c: hySpMM's driver: symbolic phase, the three-slot pipeline, C written in place. */
+#if defined(__linux__) && !defined(_DEFAULT_SOURCE)
+#define _DEFAULT_SOURCE /* madvise's MADV_HUGEPAGE */
+#endif
 #include "hyspmm.h"
 
 #include <math.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -71,6 +78,23 @@ typedef struct c_builder {
     size_t vs;
 } c_builder_t;
 
+/* Ask for transparent huge pages on a large block of C (Linux, where THP is in "madvise" mode):
+ * the copy-out writes C's pages for the first time, and a fault per 4 KB page measured as the
+ * copy-out's limit (4-11 GB/s against a 34-54 GB/s memcpy between faulted pages). Advice only:
+ * failure changes nothing. */
+static void advise_huge_pages(void *block, size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const long page = sysconf(_SC_PAGESIZE);
+    if (page <= 0 || bytes < ((size_t)8 << 20)) return;
+    const uintptr_t begin = ((uintptr_t)block + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+    const uintptr_t end = ((uintptr_t)block + bytes) & ~((uintptr_t)page - 1);
+    if (end > begin) (void)madvise((void *)begin, (size_t)(end - begin), MADV_HUGEPAGE);
+#else
+    (void)block;
+    (void)bytes;
+#endif
+}
+
 /* Room for `more` entries after the used ones: the arrays grow by half again (at least to what
  * is needed). */
 static nz_status_t builder_reserve(nz_context_t *ctx, c_builder_t *b, int64_t more) {
@@ -96,6 +120,8 @@ static nz_status_t builder_reserve(nz_context_t *ctx, c_builder_t *b, int64_t mo
                          "nz_spgemm (hyspmm): cannot grow C's values to %zu bytes", value_bytes);
     b->M->host.csr.values = values;
     b->capacity = grow;
+    advise_huge_pages(cols, col_bytes);
+    advise_huge_pages(values, value_bytes);
     return NZ_SUCCESS;
 }
 
@@ -134,6 +160,9 @@ typedef struct pipeline {
     int slots, threads;
     c_builder_t *C;
     int64_t c_nnz[NZI_HYSPMM_SLOTS];
+    /* bytes per second per thread of the last expansion and copy-out (0: none yet), for the
+     * next iteration's thread split */
+    double expand_thread_rate, copy_thread_rate;
     pipeline_times_t t;
 } pipeline_t;
 
@@ -162,11 +191,14 @@ static double copy_out(pipeline_t *pl, int64_t q, int threads) {
 }
 
 /* The CPU's share of an iteration: pre-process panel `next` and copy panel `done` out (either
- * may be -1: none) side by side, on two groups of threads sized by the bytes each writes
- * (nested OpenMP: the sections' teams need two active levels, set for the call and restored). */
+ * may be -1: none) side by side, on two groups of threads sized so that both finish together:
+ * in proportion to each job's bytes over its per-thread rate in the previous iteration (its
+ * bytes alone at first). Nested OpenMP: the sections' teams need two active levels, set for the
+ * call and restored. */
 static void host_stages(pipeline_t *pl, int64_t next, int64_t done) {
     const size_t vs = nzi_value_size(pl->A->value_type);
     double expand_bytes = 0.0, copy_bytes = 0.0, te = 0.0, tc = 0.0;
+    int threads_expand = 0, threads_copy = 0;
     const double t0 = nzi_wtime();
     int total = pl->threads;
 #ifdef _OPENMP
@@ -183,10 +215,15 @@ static void host_stages(pipeline_t *pl, int64_t next, int64_t done) {
     if (done >= 0) copy_bytes = (double)pl->c_nnz[slot_of(pl, done)] * (double)(sizeof(int32_t) + vs);
 #ifdef _OPENMP
     if (next >= 0 && done >= 0 && total >= 2 && copy_bytes > 0.0) {
-        int threads_expand = (int)lround((double)total * expand_bytes / (expand_bytes + copy_bytes));
+        double work_expand = expand_bytes, work_copy = copy_bytes;
+        if (pl->expand_thread_rate > 0.0 && pl->copy_thread_rate > 0.0) {
+            work_expand /= pl->expand_thread_rate;
+            work_copy /= pl->copy_thread_rate;
+        }
+        threads_expand = (int)lround((double)total * work_expand / (work_expand + work_copy));
         if (threads_expand < 1) threads_expand = 1;
         if (threads_expand > total - 1) threads_expand = total - 1;
-        const int threads_copy = total - threads_expand;
+        threads_copy = total - threads_expand;
         const int levels = omp_get_max_active_levels();
         if (levels < 2) omp_set_max_active_levels(2);
 #pragma omp parallel sections num_threads(2)
@@ -200,9 +237,11 @@ static void host_stages(pipeline_t *pl, int64_t next, int64_t done) {
     } else
 #endif
     {
-        if (next >= 0) te = expand(pl, next, total);
-        if (done >= 0) tc = copy_out(pl, done, total);
+        if (next >= 0) te = expand(pl, next, threads_expand = total);
+        if (done >= 0) tc = copy_out(pl, done, threads_copy = total);
     }
+    if (te > 0.0 && expand_bytes > 0.0) pl->expand_thread_rate = expand_bytes / (te * threads_expand);
+    if (tc > 0.0 && copy_bytes > 0.0) pl->copy_thread_rate = copy_bytes / (tc * threads_copy);
     pl->t.expand += te;
     pl->t.copy_out += tc;
     pl->t.expand_bytes += expand_bytes;
@@ -279,9 +318,13 @@ static nz_status_t plan_panels(nz_context_t *ctx, const nz_matrix_t *A, const in
     double rates[3] = {0.0, 0.0, 0.0};
     double plan_budget = (double)budget;
     nzi_hyspmm_sizes(A->value_type, &sizes);
-    nzi_hyspmm_pooled_rates(ctx, rates);
-    const int64_t target = nzi_hyspmm_panel_target(total, rates[0], rates[1], rates[2],
-                                                   NZI_HYSPMM_MAX_PANEL_PRODUCTS);
+    int64_t pooled = 0;
+    nzi_hyspmm_pooled(ctx, A->value_type, rates, &pooled);
+    int64_t target = nzi_hyspmm_panel_target(total, rates[0], rates[1], rates[2],
+                                             NZI_HYSPMM_MAX_PANEL_PRODUCTS);
+    /* A parked pipeline within a factor two of the target is used as it is: a new one would
+     * cost more (cudaMallocHost) than panels somewhat off the model's optimum. */
+    if (pooled > 0 && target > pooled && target <= 2 * pooled) target = pooled;
     for (int round = 0;; round++) {
         size_t exact = 0;
         nzi_free(ctx, *panels);

@@ -70,6 +70,9 @@ struct nzi_hyspmm_device {
     int slots;
     int64_t max_rows, max_a_nnz, max_products;
     double rates[3];           /* nzi_hyspmm_device_set_rates */
+    /* what the pinned blocks were sized for (slack included): products of this value size */
+    int64_t pinned_products;
+    size_t pinned_value_size;
     hyspmm_slot_t slot[NZI_HYSPMM_SLOTS];
 };
 
@@ -423,7 +426,15 @@ extern "C" nz_status_t nzi_hyspmm_device_create(nz_context_t *ctx, nzi_hyspmm_de
     slot_layout(vs, max_rows, max_a_nnz, max_products, temp, &l);
     const size_t in_bytes = pinned_in_size(vs, K, R, P), out_bytes = pinned_out_size(vs, R, P);
     NZI_TRY(take_parked(ctx, slots, in_bytes, out_bytes, &d));
-    if (d == NULL) NZI_TRY(create_host_side(ctx, slots, in_bytes, out_bytes, &d));
+    if (d == NULL) {
+        /* a quarter more than this call needs, so that the next call's panels (sized from
+         * measured rates, or from another product) still fit the parked blocks */
+        const size_t P2 = P + P / 4, R2 = R + R / 4, K2 = K + K / 4;
+        NZI_TRY(create_host_side(ctx, slots, pinned_in_size(vs, K2, R2, P2),
+                                 pinned_out_size(vs, R2, P2), &d));
+        d->pinned_products = (int64_t)P2;
+        d->pinned_value_size = vs;
+    }
     d->value_type = vt;
     d->max_rows = max_rows;
     d->max_a_nnz = max_a_nnz;
@@ -464,10 +475,12 @@ extern "C" void nzi_hyspmm_device_set_rates(nzi_hyspmm_device_t *dev, double exp
     dev->rates[2] = panel_overhead;
 }
 
-extern "C" void nzi_hyspmm_pooled_rates(nz_context_t *ctx, double rates[3]) {
+extern "C" void nzi_hyspmm_pooled(nz_context_t *ctx, nz_value_type_t vt, double rates[3],
+                                  int64_t *products) {
     const nzi_cuda_state_t *cs = nzi_cuda(ctx);
     const nzi_hyspmm_device_t *d = cs != NULL ? (const nzi_hyspmm_device_t *)cs->hyspmm_pool : NULL;
     for (int i = 0; i < 3; i++) rates[i] = d != NULL ? d->rates[i] : 0.0;
+    *products = d != NULL && d->pinned_value_size == nzi_value_size(vt) ? d->pinned_products : 0;
 }
 
 extern "C" nzi_hyspmm_input_t *nzi_hyspmm_slot_input(nzi_hyspmm_device_t *dev, int slot) {
