@@ -80,8 +80,9 @@ typedef struct c_builder {
 
 /* Ask for transparent huge pages on a large block of C (Linux, where THP is in "madvise" mode):
  * the copy-out writes C's pages for the first time, and a fault per 4 KB page measured as the
- * copy-out's limit (4-11 GB/s against a 34-54 GB/s memcpy between faulted pages). Advice only:
- * failure changes nothing. */
+ * copy-out's limit (4-11 GB/s against a 34-54 GB/s memcpy between faulted pages). Only for
+ * blocks that are never moved: mremap of huge-page memory (a growing realloc) measured slower
+ * than the faults it saves. Advice only: failure changes nothing. */
 static void advise_huge_pages(void *block, size_t bytes) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
     const long page = sysconf(_SC_PAGESIZE);
@@ -93,6 +94,37 @@ static void advise_huge_pages(void *block, size_t bytes) {
     (void)block;
     (void)bytes;
 #endif
+}
+
+/* C's arrays at their upper bound, the product count: address space only (the C library maps
+ * large blocks, and the kernel gives a page memory when it is first written), so C never moves
+ * and may use huge pages; the untouched tail is returned by builder_finish. If the upper bound
+ * cannot be had (a product far larger than memory), the arrays start empty and grow by half
+ * again per step instead (builder_reserve; realloc remaps, no copy). */
+static nz_status_t builder_reserve_upper_bound(nz_context_t *ctx, c_builder_t *b, int64_t products) {
+    size_t col_bytes, value_bytes;
+    if (products <= 0 || nzi_mul_overflow_size((size_t)products, sizeof(int32_t), &col_bytes) ||
+        nzi_mul_overflow_size((size_t)products, b->vs, &value_bytes))
+        return NZ_SUCCESS;
+    /* an injected failure (the test hook) is an error like any other allocation's; a real one
+     * only means the fallback */
+    const int64_t countdown = ctx->fail_countdown;
+    int32_t *cols = (int32_t *)nzi_realloc(ctx, b->M->host.csr.col_indices, col_bytes);
+    if (cols != NULL) {
+        b->M->host.csr.col_indices = cols;
+        void *values = nzi_realloc(ctx, b->M->host.csr.values, value_bytes);
+        if (values != NULL) {
+            b->M->host.csr.values = values;
+            b->capacity = products;
+            advise_huge_pages(cols, col_bytes);
+            advise_huge_pages(values, value_bytes);
+            return NZ_SUCCESS;
+        }
+    } /* (a larger column array alone is harmless: the capacity is unchanged) */
+    if (countdown > 0 && ctx->fail_countdown == 0)
+        return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY,
+                         "nz_spgemm (hyspmm): cannot reserve C's arrays (injected failure)");
+    return NZ_SUCCESS;
 }
 
 /* Room for `more` entries after the used ones: the arrays grow by half again (at least to what
@@ -120,8 +152,6 @@ static nz_status_t builder_reserve(nz_context_t *ctx, c_builder_t *b, int64_t mo
                          "nz_spgemm (hyspmm): cannot grow C's values to %zu bytes", value_bytes);
     b->M->host.csr.values = values;
     b->capacity = grow;
-    advise_huge_pages(cols, col_bytes);
-    advise_huge_pages(values, value_bytes);
     return NZ_SUCCESS;
 }
 
@@ -384,6 +414,7 @@ nz_status_t nzi_spgemm_hyspmm(nz_context_t *ctx, nz_matrix_t **C, const nz_matri
     info->panels = count;
     builder.vs = nzi_value_size(vt);
     NZI_CHECK(nzi_csr_alloc(ctx, &builder.M, vt, rows, B->cols, 0));
+    NZI_CHECK(builder_reserve_upper_bound(ctx, &builder, total));
     NZI_CHECK(nzi_hyspmm_device_create(ctx, &dev, vt, slots, max_rows, max_a_nnz, max_products,
                                        &device_bytes));
     info->symbolic_seconds = nzi_wtime() - t_start;
