@@ -112,6 +112,20 @@ void nzb_verify(nzb_result_t *r, const nzb_case_t *c, const void *y);
 /* Fill n values of value_type with NaN so a kernel that skips a row is caught. */
 void nzb_poison(void *y, nz_value_type_t value_type, int64_t n);
 
+/* Bytes of one value, and entry i of a float or double array as a double (and back). */
+static inline size_t nzb_value_size(nz_value_type_t value_type) {
+    return value_type == NZ_F32 ? sizeof(float) : sizeof(double);
+}
+static inline double nzb_value_get(const void *values, nz_value_type_t value_type, int64_t i) {
+    return value_type == NZ_F32 ? (double)((const float *)values)[i] : ((const double *)values)[i];
+}
+static inline void nzb_value_set(void *values, nz_value_type_t value_type, int64_t i, double v) {
+    if (value_type == NZ_F32)
+        ((float *)values)[i] = (float)v;
+    else
+        ((double *)values)[i] = v;
+}
+
 /* Minimal CSR bytes of one SpMV (y = A x, beta = 0): row offsets (rows + 1) x offset_width +
  * nnz x (4 + value size) + cols x value size (x read once) + rows x value size (y written once). */
 /* Monotonic wall-clock seconds (CLOCK_MONOTONIC). */

@@ -1,16 +1,13 @@
 /* bench_cg.c: the CG benchmark: the Q1 FE showcase per size, backend and format, and the CuPy case. */
 #include "bench_cg.h"
 
+#include "bench.h"
+#include "safe_output.h"
+
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "safe_output.h"
-#include "bench.h"
-#include "nzi.h"
-#include "backend.h"
-
-#include <math.h>
-#include <string.h>
 
 /* bench/cupy_cg.py times CuPy's cg on the same problem in the same run (same device); its path
  * comes from the build (NZB_SOURCE_DIR) unless NZ_CUPY_CG_SCRIPT names another, and the
@@ -122,7 +119,7 @@ static double gpu_copy_gbs(nz_context_t *ctx) {
     for (int k = 0; k < 5; k++) {
         nz_context_synchronize(ctx);
         double t0 = nzb_wtime();
-        if (nz_cuda_memcpy(ctx, b, a, bytes, NZI_D2D) != NZ_SUCCESS) goto done;
+        if (nz_device_copy(ctx, b, a, bytes) != NZ_SUCCESS) goto done;
         nz_context_synchronize(ctx);
         times[k] = nzb_wtime() - t0;
     }
@@ -141,7 +138,7 @@ static const char *status_name(nz_status_t s) {
 static int fe_case(nz_context_t *ctx, const nzb_cg_options_t *o, int64_t N, int gpu,
                    nz_format_t format, double copy_gbs, FILE *out, FILE *csv) {
     const nz_value_type_t vt = o->single ? NZ_F32 : NZ_F64;
-    const size_t vs = nzi_value_size(vt);
+    const size_t vs = nzb_value_size(vt);
     nz_matrix_t *A = NULL, *S = NULL, *dA = NULL, *gA = NULL;
     void *b = NULL, *u = NULL, *x = NULL, *db = NULL, *dx = NULL;
     cg_row_t r;
@@ -168,7 +165,7 @@ static int fe_case(nz_context_t *ctx, const nzb_cg_options_t *o, int64_t N, int 
         M = S;
     }
     if ((st = nz_malloc(ctx, &x, (size_t)n * vs)) != NZ_SUCCESS) goto fail;
-    for (int64_t i = 0; i < n; i++) nzi_set(x, vt, i, hash_unit((uint64_t)i));
+    for (int64_t i = 0; i < n; i++) nzb_value_set(x, vt, i, hash_unit((uint64_t)i));
     nz_cg_options_t opt;
     memset(&opt, 0, sizeof opt);
     opt.rtol = o->rtol;
@@ -226,7 +223,7 @@ static int fe_case(nz_context_t *ctx, const nzb_cg_options_t *o, int64_t N, int 
     {
         double e = 0, h = 1.0 / (double)N;
         for (int64_t i = 0; i < n; i++) {
-            double d = nzi_get(x, vt, i) - nzi_get(u, vt, i);
+            double d = nzb_value_get(x, vt, i) - nzb_value_get(u, vt, i);
             e += d * d;
         }
         r.l2_error = sqrt(e) * pow(h, 1.5);
