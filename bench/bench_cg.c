@@ -402,7 +402,7 @@ int nzb_bench_cg(const nzb_cg_options_t *options) {
         return 1;
     }
     if (o.threads > 0) nz_context_set_threads(ctx, o.threads);
-    nzb_tunables_from_environment(ctx);
+    if (o.tunables != NULL) nz_context_set_tunables(ctx, o.tunables);
     fprintf(out, "CG on the Q1 FE problem (nz_gen_fe3d): %s, precond %s, rtol %.0e, random start\n",
             o.single ? "single" : "double", o.precond == NZ_PRECOND_JACOBI ? "jacobi" : "none",
             o.rtol);

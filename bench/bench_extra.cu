@@ -670,7 +670,7 @@ int nzb_bench_transpose_spmm(FILE *out, const nzb_extra_options_t *options) {
         cudaSetDevice(0) != cudaSuccess ||
         cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking) != cudaSuccess ||
         nz_context_set_device(b.ctx, 0, (void *)b.stream) != NZ_SUCCESS ||
-        nzb_tunables_from_environment(b.ctx) != NZ_SUCCESS ||
+        (o.tunables != NULL && nz_context_set_tunables(b.ctx, o.tunables) != NZ_SUCCESS) ||
         cusparseCreate(&b.handle) != CUSPARSE_STATUS_SUCCESS ||
         cusparseSetStream(b.handle, b.stream) != CUSPARSE_STATUS_SUCCESS) {
         fprintf(b.out, "transpose / SpMM benchmark: GPU setup failed: %s\n",
