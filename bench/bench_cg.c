@@ -377,7 +377,7 @@ int nzb_bench_cg(const nzb_cg_options_t *options) {
         memset(&o, 0, sizeof o);
     FILE *out = o.out != NULL ? o.out : stdout;
     FILE *csv = NULL;
-    nzi_output_t csv_out; /* the CSV replaces an old one only when complete (safe_output.h) */
+    nzu_output_t csv_out; /* the CSV replaces an old one only when complete (safe_output.h) */
     nz_context_t *ctx = NULL;
     int failures = 0;
     if (o.rtol <= 0) o.rtol = 1e-8;
@@ -390,7 +390,7 @@ int nzb_bench_cg(const nzb_cg_options_t *options) {
     if (o.num_sizes > NZB_CG_MAX_SIZES) o.num_sizes = NZB_CG_MAX_SIZES;
     int want_cpu = o.backend <= 0 || o.backend == 1 + NZ_BACKEND_CPU;
     int want_gpu = o.backend <= 0 || o.backend == 1 + NZ_BACKEND_CUDA;
-    if (o.csv_path != NULL && (csv = nzi_output_fopen(&csv_out, o.csv_path)) == NULL) {
+    if (o.csv_path != NULL && (csv = nzu_output_fopen(&csv_out, o.csv_path)) == NULL) {
         fprintf(stderr, "nz bench: cannot write %s\n", o.csv_path);
         return 1;
     }
@@ -398,7 +398,7 @@ int nzb_bench_cg(const nzb_cg_options_t *options) {
         fprintf(csv, "problem,backend,format,alg,graph,unknowns,nnz,status,iterations,us_per_iteration,"
                      "mups,spmv_us,floor_us,transfer_ms,host_assembly_ms,device_assembly_ms,l2_error\n");
     if (nz_context_create(&ctx) != NZ_SUCCESS) {
-        if (csv != NULL) nzi_output_fclose(&csv_out, csv);
+        if (csv != NULL) nzu_output_fclose(&csv_out, csv);
         return 1;
     }
     if (o.threads > 0) nz_context_set_threads(ctx, o.threads);
@@ -442,7 +442,7 @@ int nzb_bench_cg(const nzb_cg_options_t *options) {
         }
     }
     nz_context_destroy(&ctx);
-    if (csv != NULL && nzi_output_fclose(&csv_out, csv) != 0) {
+    if (csv != NULL && nzu_output_fclose(&csv_out, csv) != 0) {
         fprintf(stderr, "nz bench: cannot write %s\n", o.csv_path);
         failures++;
     }

@@ -27,7 +27,7 @@
 
 typedef struct bench {
     FILE *out, *csv;
-    nzi_output_t csv_out; /* replaced only when complete (safe_output.h) */
+    nzu_output_t csv_out; /* replaced only when complete (safe_output.h) */
     nz_context_t *ctx;
     cudaStream_t stream;
     cusparseHandle_t handle;
@@ -684,7 +684,7 @@ int nzb_bench_transpose_spmm(FILE *out, const nzb_extra_options_t *options) {
         cudaEventCreate(&b.starts[i]);
         cudaEventCreate(&b.stops[i]);
     }
-    if (o.csv_path != NULL && (b.csv = nzi_output_fopen(&b.csv_out, o.csv_path)) == NULL)
+    if (o.csv_path != NULL && (b.csv = nzu_output_fopen(&b.csv_out, o.csv_path)) == NULL)
         fprintf(b.out, "note: cannot write %s; no CSV\n", o.csv_path);
     fprintf(b.out, "transpose SpMV and SpMM, %s, %s, median of %d runs after %d warm-up runs; "
                    "speedup = cuSPARSE best / ours\n",
@@ -722,7 +722,7 @@ int nzb_bench_transpose_spmm(FILE *out, const nzb_extra_options_t *options) {
     if (b.failures > 0) fprintf(b.out, "%d row(s) failed or were wrong\n", b.failures);
 
 done:
-    if (b.csv != NULL && nzi_output_fclose(&b.csv_out, b.csv) != 0) {
+    if (b.csv != NULL && nzu_output_fclose(&b.csv_out, b.csv) != 0) {
         fprintf(stderr, "nz bench: cannot write %s\n", o.csv_path);
         b.failures++;
     }

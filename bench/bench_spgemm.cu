@@ -352,7 +352,7 @@ int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
     int capacity = 32, count = 0, exit_status = 0;
     spgemm_case_t *cases = (spgemm_case_t *)calloc((size_t)capacity, sizeof(spgemm_case_t));
     FILE *csv = NULL;
-    nzi_output_t csv_out; /* replaced only when complete (safe_output.h) */
+    nzu_output_t csv_out; /* replaced only when complete (safe_output.h) */
     nz_context_t *ctx = NULL;
     cusparseHandle_t handle = NULL;
     cudaStream_t stream = NULL;
@@ -404,7 +404,7 @@ int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
         exit_status = 1;
         goto cleanup;
     }
-    if (o.csv_path != NULL && (csv = nzi_output_fopen(&csv_out, o.csv_path)) != NULL)
+    if (o.csv_path != NULL && (csv = nzu_output_fopen(&csv_out, o.csv_path)) != NULL)
         fprintf(csv, "matrix,precision,rows,nnz,products,c_nnz,ours_seconds,ours_device_seconds,"
                      "ours_device_resident,ours_kernel_seconds,ours_symbolic_seconds,ours_gflops,panels,overlap,ours_peak_bytes,verified,alg1_seconds,alg2_seconds,"
                      "alg3_seconds,cusparse_best_seconds,cusparse_peak_bytes,speedup_device,"
@@ -699,7 +699,7 @@ int nzb_bench_spgemm(const nzb_spgemm_options_t *options) {
             ours_correct_there);
 
 cleanup:
-    if (csv != NULL && nzi_output_fclose(&csv_out, csv) != 0) {
+    if (csv != NULL && nzu_output_fclose(&csv_out, csv) != 0) {
         fprintf(stderr, "nz bench: cannot write %s\n", o.csv_path);
         exit_status = 1;
     }

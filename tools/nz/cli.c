@@ -218,7 +218,7 @@ int nz_cli_check_not_input(const char *cmd, const char *option, const char *outp
                            const char *const *inputs, int count) {
     if (output == NULL) return NZ_EXIT_OK;
     for (int i = 0; i < count; i++) {
-        if (inputs[i] == NULL || !nzi_same_file(output, inputs[i])) continue;
+        if (inputs[i] == NULL || !nzu_same_file(output, inputs[i])) continue;
         nz_cli_error(cmd, "option %s: %s is the input %s; refusing to overwrite an input (write "
                           "to another path)", option, output, inputs[i]);
         return NZ_EXIT_USAGE;
