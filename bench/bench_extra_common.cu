@@ -6,7 +6,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ---- rows ----------------------------------------------------------------------------------- */
 
@@ -55,11 +54,6 @@ void nzb_extra_row_start(nzb_extra_row_t *r, const nzb_extra_case_t *c, char op,
 
 /* ---- timing and checks ---------------------------------------------------------------------- */
 
-static int compare_doubles(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int time_launch(nzb_extra_t *b, nzb_extra_launch_fn fn, void *arg, double *median, char *msg,
                        size_t n) {
     double samples[1024];
@@ -81,8 +75,7 @@ static int time_launch(nzb_extra_t *b, nzb_extra_launch_fn fn, void *arg, double
         cudaEventElapsedTime(&ms, b->starts[i], b->stops[i]);
         samples[i] = 1e-3 * (double)ms;
     }
-    qsort(samples, (size_t)runs, sizeof(double), compare_doubles);
-    *median = runs % 2 ? samples[runs / 2] : 0.5 * (samples[runs / 2 - 1] + samples[runs / 2]);
+    *median = nzb_median(samples, runs);
     return 0;
 }
 
@@ -171,12 +164,6 @@ static int run_cusparse(void *arg, char *msg, size_t n) {
 
 /* ---- cuSPARSE ------------------------------------------------------------------------------- */
 
-static double wall_seconds(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* Buffer size, buffer, preprocess: their wall time (to the end of the preprocessing on the
  * stream) is the plan time, as nz_spmv_plan_info's plan_seconds is for ours. Non-zero =
  * refused. */
@@ -184,7 +171,7 @@ static int cusparse_prepare(nzb_extra_cusparse_t *c, double *plan_seconds, char 
     nzb_extra_t *b = c->b;
     size_t bytes = 0;
     cusparseStatus_t s;
-    const double t0 = wall_seconds();
+    const double t0 = nzb_wtime();
     s = c->spmm ? cusparseSpMM_bufferSize(b->handle, c->op, CUSPARSE_OPERATION_NON_TRANSPOSE,
                                           scalar_one(b), c->mat, c->mx, scalar_zero(b), c->my,
                                           data_type(b), c->spmm_alg, &bytes)
@@ -213,7 +200,7 @@ static int cusparse_prepare(nzb_extra_cusparse_t *c, double *plan_seconds, char 
         snprintf(msg, n, "preprocess: %s", cudaGetErrorString(cudaGetLastError()));
         return 1;
     }
-    *plan_seconds = wall_seconds() - t0;
+    *plan_seconds = nzb_wtime() - t0;
     return 0;
 }
 
