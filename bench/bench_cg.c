@@ -134,6 +134,22 @@ static const char *status_name(nz_status_t s) {
     return s == NZ_SUCCESS ? "ok" : s == NZ_MAX_ITERATIONS ? "limit" : "FAILED";
 }
 
+/* The row's solve columns from CG's result (r->n set): MUPS = unknowns x iterations / solve time. */
+static void row_from_result(cg_row_t *r, const nz_matrix_info_t *mi, nz_status_t st,
+                            const nz_cg_result_t *res) {
+    r->nnz = mi->nnz;
+    r->format = res->format;
+    r->alg = res->alg;
+    r->graph = res->used_graph;
+    r->status = status_name(st);
+    r->iterations = res->iterations;
+    r->us_per_iteration = 1e6 * res->seconds_per_iteration;
+    r->mups = res->solve_seconds > 0
+                  ? (double)r->n * (double)res->iterations / res->solve_seconds / 1e6
+                  : 0;
+    r->spmv_us = 1e6 * res->spmv_seconds;
+}
+
 /* One FE run. Returns 0, 1 (failed) or 2 (refused: format not available; a note is printed). */
 static int fe_case(nz_context_t *ctx, const nzb_cg_options_t *o, int64_t N, int gpu,
                    nz_format_t format, double copy_gbs, FILE *out, FILE *csv) {
@@ -206,15 +222,7 @@ static int fe_case(nz_context_t *ctx, const nzb_cg_options_t *o, int64_t N, int 
     if (st < 0) goto fail;
     nz_matrix_info_t mi;
     nz_matrix_info(ctx, &mi, gpu ? dA : M);
-    r.nnz = mi.nnz;
-    r.format = res.format;
-    r.alg = res.alg;
-    r.graph = res.used_graph;
-    r.status = status_name(st);
-    r.iterations = res.iterations;
-    r.us_per_iteration = 1e6 * res.seconds_per_iteration;
-    r.mups = res.solve_seconds > 0 ? (double)n * (double)res.iterations / res.solve_seconds / 1e6 : 0;
-    r.spmv_us = 1e6 * res.spmv_seconds;
+    row_from_result(&r, &mi, st, &res);
     {
         double vectors = (o->precond == NZ_PRECOND_JACOBI ? 13.0 : 11.0) * (double)n * (double)vs;
         double spmv = (double)mi.bytes + 2.0 * (double)n * (double)vs;
@@ -289,15 +297,7 @@ static int laplace_solve(nz_context_t *ctx, const nzb_cg_options_t *o, const nz_
     st = nz_cg_solve(ctx, dA, db, dx, &opt, &res);
     if (st < 0) goto fail;
     nz_matrix_info(ctx, &mi, dA);
-    r.nnz = mi.nnz;
-    r.format = res.format;
-    r.alg = res.alg;
-    r.graph = res.used_graph;
-    r.status = status_name(st);
-    r.iterations = res.iterations;
-    r.us_per_iteration = 1e6 * res.seconds_per_iteration;
-    r.mups = (double)r.n * (double)res.iterations / res.solve_seconds / 1e6;
-    r.spmv_us = 1e6 * res.spmv_seconds;
+    row_from_result(&r, &mi, st, &res);
     r.floor_us = copy_gbs > 0 ? 1e6 * ((double)mi.bytes + 13.0 * (double)bytes) / (copy_gbs * 1e9) : 0;
     r.transfer_ms = 1e3 * mi.transfer_seconds;
     print_row(out, csv, problem, &r);
