@@ -182,7 +182,8 @@ static nz_matrix_t *load_matrix(run_t *g, spgemm_case_t *c, nz_matrix_info_t *ai
     }
     nzb_spgemm_count_products(g->ctx, A, products, &c_bound, per_row);
     for (int ef = g->edge_factor / 2;
-         c->kind == 3 && ef >= 2 && (double)c_bound * (double)(4 + g->vs) * 2.5 > 0.6 * g->host_bytes;
+         c->kind == 3 && ef >= 2 &&
+         (double)c_bound * (double)(4 + g->vs) * 2.5 > 0.6 * g->host_bytes;
          ef /= 2) {
         free(*per_row);
         *per_row = NULL;

@@ -26,10 +26,11 @@ void nzb_spgemm_count_products(nz_context_t *ctx, const nz_matrix_t *A, int64_t 
     const csr_view_t m = csr_view(ctx, A);
     const int64_t *o = m.o;
     const int32_t *c = m.c;
-    int64_t *rows = (int64_t *)malloc((size_t)(m.info.rows > 0 ? m.info.rows : 1) * sizeof(int64_t));
+    const int64_t n = m.info.rows;
+    int64_t *rows = (int64_t *)malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
     *products = 0;
     *c_bound = 0;
-    for (int64_t i = 0; i < m.info.rows; i++) {
+    for (int64_t i = 0; i < n; i++) {
         int64_t p = 0;
         for (int64_t k = o[i]; k < o[i + 1]; k++) p += o[c[k] + 1] - o[c[k]];
         rows[i] = p;

@@ -17,7 +17,8 @@ void nzb_extra_transpose(nzb_extra_t *b, nzb_extra_case_t *c) {
     char best_name[32] = "";
     nzb_extra_row_t r;
 
-    for (int64_t i = 0; i < n_in; i++) nzb_value_set(hx, b->vt, i, nzb_extra_input_value(i, 0, b->vt));
+    for (int64_t i = 0; i < n_in; i++)
+        nzb_value_set(hx, b->vt, i, nzb_extra_input_value(i, 0, b->vt));
     nzb_extra_reference(c, b->vt, 1, 1, ref, bound, len);
     cudaMalloc(&dx, (size_t)(n_in > 0 ? n_in : 1) * vs);
     cudaMalloc(&dy, (size_t)(n_out > 0 ? n_out : 1) * vs);
