@@ -34,6 +34,8 @@ typedef struct nzb_options {
     const char *filters[NZB_MAX_ALGS];
     int num_files;           /* matrices named on the command line */
     char **files;
+    const nz_tunables_t *tunables; /* the context's tunables (NULL: the library's defaults; nz
+                                      maps the NZ_TUNE_* environment onto them) */
 } nzb_options_t;
 
 /* Run the benchmark; returns the process exit status (0: every kernel ran and verified). */
@@ -112,15 +114,24 @@ void nzb_verify(nzb_result_t *r, const nzb_case_t *c, const void *y);
 /* Fill n values of value_type with NaN so a kernel that skips a row is caught. */
 void nzb_poison(void *y, nz_value_type_t value_type, int64_t n);
 
-/* Minimal CSR bytes of one SpMV (y = A x, beta = 0): row offsets (rows + 1) x offset_width +
- * nnz x (4 + value size) + cols x value size (x read once) + rows x value size (y written once). */
+/* Bytes of one value, and entry i of a float or double array as a double (and back). */
+static inline size_t nzb_value_size(nz_value_type_t value_type) {
+    return value_type == NZ_F32 ? sizeof(float) : sizeof(double);
+}
+static inline double nzb_value_get(const void *values, nz_value_type_t value_type, int64_t i) {
+    return value_type == NZ_F32 ? (double)((const float *)values)[i] : ((const double *)values)[i];
+}
+static inline void nzb_value_set(void *values, nz_value_type_t value_type, int64_t i, double v) {
+    if (value_type == NZ_F32)
+        ((float *)values)[i] = (float)v;
+    else
+        ((double *)values)[i] = v;
+}
+
 /* Monotonic wall-clock seconds (CLOCK_MONOTONIC). */
 double nzb_wtime(void);
-/* The NZ_TUNE_* environment variables onto ctx's tunables (nz_tunables_parse; the library reads
- * no environment): what the benchmark and the CLI run under. A value the library does not accept
- * is ignored (the tunable stays automatic), as the kernels ignored it when they read the
- * environment themselves. */
-nz_status_t nzb_tunables_from_environment(nz_context_t *ctx);
+/* Minimal CSR bytes of one SpMV (y = A x, beta = 0): row offsets (rows + 1) x offset_width +
+ * nnz x (4 + value size) + cols x value size (x read once) + rows x value size (y written once). */
 size_t nzb_min_bytes(int64_t rows, int64_t cols, int64_t nnz, size_t offset_width,
                      nz_value_type_t value_type);
 

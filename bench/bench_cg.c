@@ -1,16 +1,13 @@
 /* bench_cg.c: the CG benchmark: the Q1 FE showcase per size, backend and format, and the CuPy case. */
 #include "bench_cg.h"
 
+#include "bench.h"
+#include "safe_output.h"
+
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "safe_output.h"
-#include "bench.h"
-#include "nzi.h"
-#include "backend.h"
-
-#include <math.h>
-#include <string.h>
 
 /* bench/cupy_cg.py times CuPy's cg on the same problem in the same run (same device); its path
  * comes from the build (NZB_SOURCE_DIR) unless NZ_CUPY_CG_SCRIPT names another, and the
@@ -122,7 +119,7 @@ static double gpu_copy_gbs(nz_context_t *ctx) {
     for (int k = 0; k < 5; k++) {
         nz_context_synchronize(ctx);
         double t0 = nzb_wtime();
-        if (nz_cuda_memcpy(ctx, b, a, bytes, NZI_D2D) != NZ_SUCCESS) goto done;
+        if (nz_device_copy(ctx, b, a, bytes) != NZ_SUCCESS) goto done;
         nz_context_synchronize(ctx);
         times[k] = nzb_wtime() - t0;
     }
@@ -137,11 +134,27 @@ static const char *status_name(nz_status_t s) {
     return s == NZ_SUCCESS ? "ok" : s == NZ_MAX_ITERATIONS ? "limit" : "FAILED";
 }
 
+/* The row's solve columns from CG's result (r->n set): MUPS = unknowns x iterations / solve time. */
+static void row_from_result(cg_row_t *r, const nz_matrix_info_t *mi, nz_status_t st,
+                            const nz_cg_result_t *res) {
+    r->nnz = mi->nnz;
+    r->format = res->format;
+    r->alg = res->alg;
+    r->graph = res->used_graph;
+    r->status = status_name(st);
+    r->iterations = res->iterations;
+    r->us_per_iteration = 1e6 * res->seconds_per_iteration;
+    r->mups = res->solve_seconds > 0
+                  ? (double)r->n * (double)res->iterations / res->solve_seconds / 1e6
+                  : 0;
+    r->spmv_us = 1e6 * res->spmv_seconds;
+}
+
 /* One FE run. Returns 0, 1 (failed) or 2 (refused: format not available; a note is printed). */
 static int fe_case(nz_context_t *ctx, const nzb_cg_options_t *o, int64_t N, int gpu,
                    nz_format_t format, double copy_gbs, FILE *out, FILE *csv) {
     const nz_value_type_t vt = o->single ? NZ_F32 : NZ_F64;
-    const size_t vs = nzi_value_size(vt);
+    const size_t vs = nzb_value_size(vt);
     nz_matrix_t *A = NULL, *S = NULL, *dA = NULL, *gA = NULL;
     void *b = NULL, *u = NULL, *x = NULL, *db = NULL, *dx = NULL;
     cg_row_t r;
@@ -168,7 +181,7 @@ static int fe_case(nz_context_t *ctx, const nzb_cg_options_t *o, int64_t N, int 
         M = S;
     }
     if ((st = nz_malloc(ctx, &x, (size_t)n * vs)) != NZ_SUCCESS) goto fail;
-    for (int64_t i = 0; i < n; i++) nzi_set(x, vt, i, hash_unit((uint64_t)i));
+    for (int64_t i = 0; i < n; i++) nzb_value_set(x, vt, i, hash_unit((uint64_t)i));
     nz_cg_options_t opt;
     memset(&opt, 0, sizeof opt);
     opt.rtol = o->rtol;
@@ -209,15 +222,7 @@ static int fe_case(nz_context_t *ctx, const nzb_cg_options_t *o, int64_t N, int 
     if (st < 0) goto fail;
     nz_matrix_info_t mi;
     nz_matrix_info(ctx, &mi, gpu ? dA : M);
-    r.nnz = mi.nnz;
-    r.format = res.format;
-    r.alg = res.alg;
-    r.graph = res.used_graph;
-    r.status = status_name(st);
-    r.iterations = res.iterations;
-    r.us_per_iteration = 1e6 * res.seconds_per_iteration;
-    r.mups = res.solve_seconds > 0 ? (double)n * (double)res.iterations / res.solve_seconds / 1e6 : 0;
-    r.spmv_us = 1e6 * res.spmv_seconds;
+    row_from_result(&r, &mi, st, &res);
     {
         double vectors = (o->precond == NZ_PRECOND_JACOBI ? 13.0 : 11.0) * (double)n * (double)vs;
         double spmv = (double)mi.bytes + 2.0 * (double)n * (double)vs;
@@ -226,7 +231,7 @@ static int fe_case(nz_context_t *ctx, const nzb_cg_options_t *o, int64_t N, int 
     {
         double e = 0, h = 1.0 / (double)N;
         for (int64_t i = 0; i < n; i++) {
-            double d = nzi_get(x, vt, i) - nzi_get(u, vt, i);
+            double d = nzb_value_get(x, vt, i) - nzb_value_get(u, vt, i);
             e += d * d;
         }
         r.l2_error = sqrt(e) * pow(h, 1.5);
@@ -292,15 +297,7 @@ static int laplace_solve(nz_context_t *ctx, const nzb_cg_options_t *o, const nz_
     st = nz_cg_solve(ctx, dA, db, dx, &opt, &res);
     if (st < 0) goto fail;
     nz_matrix_info(ctx, &mi, dA);
-    r.nnz = mi.nnz;
-    r.format = res.format;
-    r.alg = res.alg;
-    r.graph = res.used_graph;
-    r.status = status_name(st);
-    r.iterations = res.iterations;
-    r.us_per_iteration = 1e6 * res.seconds_per_iteration;
-    r.mups = (double)r.n * (double)res.iterations / res.solve_seconds / 1e6;
-    r.spmv_us = 1e6 * res.spmv_seconds;
+    row_from_result(&r, &mi, st, &res);
     r.floor_us = copy_gbs > 0 ? 1e6 * ((double)mi.bytes + 13.0 * (double)bytes) / (copy_gbs * 1e9) : 0;
     r.transfer_ms = 1e3 * mi.transfer_seconds;
     print_row(out, csv, problem, &r);
@@ -380,7 +377,7 @@ int nzb_bench_cg(const nzb_cg_options_t *options) {
         memset(&o, 0, sizeof o);
     FILE *out = o.out != NULL ? o.out : stdout;
     FILE *csv = NULL;
-    nzi_output_t csv_out; /* the CSV replaces an old one only when complete (safe_output.h) */
+    nzu_output_t csv_out; /* the CSV replaces an old one only when complete (safe_output.h) */
     nz_context_t *ctx = NULL;
     int failures = 0;
     if (o.rtol <= 0) o.rtol = 1e-8;
@@ -393,7 +390,7 @@ int nzb_bench_cg(const nzb_cg_options_t *options) {
     if (o.num_sizes > NZB_CG_MAX_SIZES) o.num_sizes = NZB_CG_MAX_SIZES;
     int want_cpu = o.backend <= 0 || o.backend == 1 + NZ_BACKEND_CPU;
     int want_gpu = o.backend <= 0 || o.backend == 1 + NZ_BACKEND_CUDA;
-    if (o.csv_path != NULL && (csv = nzi_output_fopen(&csv_out, o.csv_path)) == NULL) {
+    if (o.csv_path != NULL && (csv = nzu_output_fopen(&csv_out, o.csv_path)) == NULL) {
         fprintf(stderr, "nz bench: cannot write %s\n", o.csv_path);
         return 1;
     }
@@ -401,11 +398,11 @@ int nzb_bench_cg(const nzb_cg_options_t *options) {
         fprintf(csv, "problem,backend,format,alg,graph,unknowns,nnz,status,iterations,us_per_iteration,"
                      "mups,spmv_us,floor_us,transfer_ms,host_assembly_ms,device_assembly_ms,l2_error\n");
     if (nz_context_create(&ctx) != NZ_SUCCESS) {
-        if (csv != NULL) nzi_output_fclose(&csv_out, csv);
+        if (csv != NULL) nzu_output_fclose(&csv_out, csv);
         return 1;
     }
     if (o.threads > 0) nz_context_set_threads(ctx, o.threads);
-    nzb_tunables_from_environment(ctx);
+    if (o.tunables != NULL) nz_context_set_tunables(ctx, o.tunables);
     fprintf(out, "CG on the Q1 FE problem (nz_gen_fe3d): %s, precond %s, rtol %.0e, random start\n",
             o.single ? "single" : "double", o.precond == NZ_PRECOND_JACOBI ? "jacobi" : "none",
             o.rtol);
@@ -445,7 +442,7 @@ int nzb_bench_cg(const nzb_cg_options_t *options) {
         }
     }
     nz_context_destroy(&ctx);
-    if (csv != NULL && nzi_output_fclose(&csv_out, csv) != 0) {
+    if (csv != NULL && nzu_output_fclose(&csv_out, csv) != 0) {
         fprintf(stderr, "nz bench: cannot write %s\n", o.csv_path);
         failures++;
     }

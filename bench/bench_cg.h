@@ -30,6 +30,7 @@ typedef struct nzb_cg_options {
     int laplace_iterations;             /* its fixed iteration count (default 200) */
     FILE *out;                          /* default stdout */
     const char *csv_path;               /* also write the rows as CSV (NULL: no CSV) */
+    const nz_tunables_t *tunables;      /* the context's tunables (NULL: the library's defaults) */
 } nzb_cg_options_t;
 
 /* Run CG on the Q1 FE problem of nz_gen_fe3d for every N, backend (CPU, GPU) and format (CSR,

@@ -134,16 +134,6 @@ int nzb_selected(const nzb_options_t *options, nz_format_t format, nz_alg_t alg)
     return 0;
 }
 
-nz_status_t nzb_tunables_from_environment(nz_context_t *ctx) {
-    extern char **environ;
-    nz_tunables_t tunables;
-    nz_status_t status = nz_context_get_tunables(ctx, &tunables);
-    if (status != NZ_SUCCESS) return status;
-    for (char **entry = environ; *entry != NULL; entry++)
-        if (strncmp(*entry, "NZ_TUNE_", 8) == 0) (void)nz_tunables_parse(&tunables, *entry);
-    return nz_context_set_tunables(ctx, &tunables);
-}
-
 double nzb_wtime(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -1,6 +1,5 @@
 /* bench_cpu.c: the CPU side of nz bench: STREAM-like bandwidth and every CPU (format, alg) kernel. */
 #include "bench.h"
-#include "nzi.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +14,13 @@
 /* A sample shorter than this repeats the kernel in a batch so the clock's resolution and the
  * OpenMP fork cost do not dominate tiny matrices. */
 #define CPU_MIN_SAMPLE_SECONDS 1e-4
+
+/* status = expr; on an error jump to the function's cleanup block. */
+#define CHECK(expr)                                                                             \
+    do {                                                                                        \
+        status = (expr);                                                                        \
+        if (status < 0) goto cleanup;                                                           \
+    } while (0)
 
 /* Parse a sysfs cache size ("107520K", "32M"). */
 static size_t parse_size(const char *s) {
@@ -138,7 +144,7 @@ static nz_status_t time_plan(nz_spmv_plan_t *plan, const void *x, void *y, int r
     double once = 1e30;
     for (int k = 0; k < 3; k++) {
         double t0 = nzb_wtime();
-        NZI_CHECK(nz_spmv_execute(plan, 1.0, x, 0.0, y));
+        CHECK(nz_spmv_execute(plan, 1.0, x, 0.0, y));
         double t = nzb_wtime() - t0;
         if (t < once) once = t;
         if (once > 1e-3) break;
@@ -156,7 +162,7 @@ static nz_status_t time_plan(nz_spmv_plan_t *plan, const void *x, void *y, int r
     }
     for (int k = 0; k < runs; k++) {
         double start = nzb_wtime();
-        for (int b = 0; b < batch; b++) NZI_CHECK(nz_spmv_execute(plan, 1.0, x, 0.0, y));
+        for (int b = 0; b < batch; b++) CHECK(nz_spmv_execute(plan, 1.0, x, 0.0, y));
         samples[k] = (nzb_wtime() - start) / batch;
     }
     double min = samples[0];

@@ -25,6 +25,7 @@ typedef struct nzb_extra_options {
                                        generated suite (FE 64^3, Laplace 64^3, R-MAT 18, rail) */
     char **files;
     const char *csv_path;           /* also write every row as CSV (NULL: none) */
+    const nz_tunables_t *tunables;  /* the context's tunables (NULL: the library's defaults) */
 } nzb_extra_options_t;
 
 /*

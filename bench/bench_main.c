@@ -339,7 +339,7 @@ int nzb_run(const nzb_options_t *options) {
         return 2;
     }
     if (opt.threads > 0) nz_context_set_threads(ctx, opt.threads);
-    nzb_tunables_from_environment(ctx);
+    if (opt.tunables != NULL) nz_context_set_tunables(ctx, opt.tunables);
 
     /* Backend: the GPU when asked for or by default when present; fail soft to the CPU. */
     if (opt.backend != NZ_BACKEND_CPU) {

@@ -58,9 +58,9 @@ static void make_parent_dirs(const char *path) {
     }
 }
 
-static FILE *open_output(nzi_output_t *target, const char *path) {
+static FILE *open_output(nzu_output_t *target, const char *path) {
     make_parent_dirs(path);
-    FILE *f = nzi_output_fopen(target, path);
+    FILE *f = nzu_output_fopen(target, path);
     if (f == NULL) fprintf(stderr, "nz bench: cannot write %s: %s\n", path, strerror(errno));
     return f;
 }
@@ -81,7 +81,7 @@ nzb_report_t *nzb_report_open(const char *txt_path, const char *csv_path, int ma
                 "note\n");
     return rep;
 fail:
-    if (rep->txt != NULL) nzi_output_fclose(&rep->txt_out, rep->txt);
+    if (rep->txt != NULL) nzu_output_fclose(&rep->txt_out, rep->txt);
     free(rep);
     return NULL;
 }
@@ -298,11 +298,11 @@ int nzb_report_finish(nzb_report_t **report, const nzb_summary_info_t *info) {
                    ok, refused);
     }
     int err;
-    if (rep->txt != NULL && (err = nzi_output_fclose(&rep->txt_out, rep->txt)) != 0) {
+    if (rep->txt != NULL && (err = nzu_output_fclose(&rep->txt_out, rep->txt)) != 0) {
         fprintf(stderr, "nz bench: cannot write %s: %s\n", rep->txt_out.final_path, strerror(err));
         failed++;
     }
-    if (rep->csv != NULL && (err = nzi_output_fclose(&rep->csv_out, rep->csv)) != 0) {
+    if (rep->csv != NULL && (err = nzu_output_fclose(&rep->csv_out, rep->csv)) != 0) {
         fprintf(stderr, "nz bench: cannot write %s: %s\n", rep->csv_out.final_path, strerror(err));
         failed++;
     }

@@ -9,7 +9,7 @@
 
 struct nzb_report {
     FILE *txt, *csv;
-    nzi_output_t txt_out, csv_out; /* replaced only when complete (safe_output.h) */
+    nzu_output_t txt_out, csv_out; /* replaced only when complete (safe_output.h) */
     int markdown, gpu;
     int name_width;
     nzb_result_t *rows;

@@ -106,7 +106,7 @@ def main():
 
 def save_replacing(fig, path):
     """Write the chart to a temporary file next to `path` and rename it over `path` only when it
-    is complete (the same rule as the C writers, src/io/safe_output.c): a failed write never
+    is complete (the same rule as the C writers, src/util/safe_output.c): a failed write never
     destroys an existing chart. "-" and special files (devices, FIFOs) are written in place."""
     if path == "-" or (os.path.exists(path) and not os.path.isfile(path)):
         fig.savefig(sys.stdout.buffer if path == "-" else path, dpi=120, format="png")

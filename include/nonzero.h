@@ -245,7 +245,9 @@ nz_status_t nz_context_fail_alloc_after(nz_context_t *ctx, int64_t fail_after);
  * device memory on the context's device (NZ_ERR_NO_DEVICE on an unbound context):
  * nz_device_malloc / nz_device_free allocate and free, nz_device_memset sets bytes,
  * nz_device_copy_from_host copies host -> device and nz_device_copy_to_host device -> host
- * (destination first, as in memcpy; both return when the copy is complete). */
+ * (destination first, as in memcpy; both return when the copy is complete). nz_device_copy
+ * copies device -> device; like nz_device_memset it is queued on the context's stream, ordered
+ * with the library's later work there (nz_context_synchronize waits for it). */
 nz_status_t nz_malloc(nz_context_t *ctx, void **ptr, size_t bytes);
 nz_status_t nz_free(nz_context_t *ctx, void *ptr);
 nz_status_t nz_device_malloc(nz_context_t *ctx, void **ptr, size_t bytes);
@@ -255,6 +257,8 @@ nz_status_t nz_device_copy_from_host(nz_context_t *ctx, void *device_dst, const 
                                      size_t bytes);
 nz_status_t nz_device_copy_to_host(nz_context_t *ctx, void *host_dst, const void *device_src,
                                    size_t bytes);
+nz_status_t nz_device_copy(nz_context_t *ctx, void *device_dst, const void *device_src,
+                           size_t bytes);
 /* Wait for all work queued on the context's stream. */
 nz_status_t nz_context_synchronize(nz_context_t *ctx);
 

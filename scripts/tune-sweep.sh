@@ -4,7 +4,7 @@
 # Run on the GPU machine from the repository root, after
 #   cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release && cmake --build build-gpu -j16
 # It makes ONE `nz bench` call (the six generated matrices are built once), with NZ_BENCH_TUNE
-# listing extra plans per algorithm: bench_cuda.cu runs each algorithm with its defaults, then
+# listing extra plans per algorithm: bench_cuda_case.cu runs each algorithm with its defaults, then
 # once per entry with those NZ_TUNE_* tunables set on the context while the plan is made (read
 # at plan setup), every variant verified against the CPU reference like the defaults.
 # Output (under $OUT, default ./tune-out): sweep.csv (every row), sweep.log (stderr of the run),

@@ -174,7 +174,7 @@ nz_status_t nz_binary_write(nz_context_t *ctx, const char *path, const nz_matrix
                          "nz_binary_write: matrix A is on the device; copy it to the host first");
     nz_status_t status = NZ_SUCCESS;
     nz_matrix_t *csr = NULL;
-    nzi_output_t out;
+    nzu_output_t out;
     memset(&out, 0, sizeof out);
     out.fd = -1;
     int err = 0;
@@ -195,7 +195,7 @@ nz_status_t nz_binary_write(nz_context_t *ctx, const char *path, const nz_matrix
     put64(header + 48, (uint64_t)A->nnz);
     put64(header + 56, nzb_arrays_hash(A));
     put64(header + 64, nzb_hash(header, 64, 0));
-    err = nzi_output_open(&out, path);
+    err = nzu_output_open(&out, path);
     if (err != 0) {
         status = nzi_error(ctx, NZ_ERR_IO, "%s: cannot create: %s", path, strerror(err));
         goto cleanup;
@@ -211,8 +211,8 @@ cleanup:
     nz_matrix_destroy(&csr);
     /* the previous file at path is replaced only by a complete one (safe_output.h) */
     if (status < 0) {
-        nzi_output_abort(&out);
-    } else if (out.fd >= 0 && (err = nzi_output_commit(&out)) != 0) {
+        nzu_output_abort(&out);
+    } else if (out.fd >= 0 && (err = nzu_output_commit(&out)) != 0) {
         status = nzi_error(ctx, NZ_ERR_IO, "%s: write failed: %s", path, strerror(err));
     }
     return status;

@@ -28,7 +28,7 @@
 typedef struct mm_out {
     nz_context_t *ctx;
     const char *path;
-    nzi_output_t target; /* temporary file renamed over path on success (safe_output.h) */
+    nzu_output_t target; /* temporary file renamed over path on success (safe_output.h) */
     bool opened;
     FILE *file;
 #ifdef NZ_HAVE_ZLIB
@@ -47,7 +47,7 @@ static nz_status_t out_open(mm_out_t *out, nz_context_t *ctx, const char *path) 
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
                          "%s: gzip output requested, but Nonzero was built without zlib", path);
 #endif
-    int err = nzi_output_open(&out->target, path);
+    int err = nzu_output_open(&out->target, path);
     if (err != 0)
         return nzi_error(ctx, NZ_ERR_IO, "%s: cannot create: %s", path, strerror(err));
     out->opened = true;
@@ -121,10 +121,10 @@ static nz_status_t out_close(mm_out_t *out, bool failed) {
     if (!out->opened) return status;
     out->opened = false;
     if (failed || status < 0) {
-        nzi_output_abort(&out->target);
+        nzu_output_abort(&out->target);
         return status;
     }
-    int err = nzi_output_commit(&out->target);
+    int err = nzu_output_commit(&out->target);
     if (err != 0)
         status = nzi_error(out->ctx, NZ_ERR_IO, "%s: write failed: %s", out->path, strerror(err));
     return status;

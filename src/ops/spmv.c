@@ -255,6 +255,14 @@ nz_status_t nz_device_copy_to_host(nz_context_t *ctx, void *host_dst, const void
     return device_backend()->mem_copy(ctx, host_dst, device_src, bytes, NZI_D2H);
 }
 
+nz_status_t nz_device_copy(nz_context_t *ctx, void *device_dst, const void *device_src,
+                           size_t bytes) {
+    NZI_TRY(need_device(ctx, "nz_device_copy"));
+    if (bytes > 0 && (device_dst == NULL || device_src == NULL))
+        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_device_copy: NULL pointer");
+    return device_backend()->mem_copy(ctx, device_dst, device_src, bytes, NZI_D2D);
+}
+
 nz_status_t nz_device_memset(nz_context_t *ctx, void *dst, int byte, size_t bytes) {
     NZI_TRY(need_device(ctx, "nz_device_memset"));
     if (bytes > 0 && dst == NULL)

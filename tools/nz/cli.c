@@ -1,6 +1,5 @@
 /* cli.c: helpers shared by the nz subcommands: option values, numbers, one-line errors, files. */
 #include "cli.h"
-#include "bench.h" /* nzb_tunables_from_environment */
 #include "safe_output.h"
 
 #include <errno.h>
@@ -219,7 +218,7 @@ int nz_cli_check_not_input(const char *cmd, const char *option, const char *outp
                            const char *const *inputs, int count) {
     if (output == NULL) return NZ_EXIT_OK;
     for (int i = 0; i < count; i++) {
-        if (inputs[i] == NULL || !nzi_same_file(output, inputs[i])) continue;
+        if (inputs[i] == NULL || !nzu_same_file(output, inputs[i])) continue;
         nz_cli_error(cmd, "option %s: %s is the input %s; refusing to overwrite an input (write "
                           "to another path)", option, output, inputs[i]);
         return NZ_EXIT_USAGE;
@@ -256,11 +255,22 @@ int nz_cli_bytes(const char *cmd, const char *opt, const char *text, size_t *out
     return 0;
 }
 
+void nz_cli_tunables_from_environment(nz_tunables_t *tunables) {
+    extern char **environ;
+    nz_tunables_default(tunables);
+    for (char **entry = environ; *entry != NULL; entry++)
+        if (strncmp(*entry, "NZ_TUNE_", 8) == 0) (void)nz_tunables_parse(tunables, *entry);
+}
+
 nz_status_t nz_cli_context_create(nz_context_t **ctx) {
     nz_status_t status = nz_context_create(ctx);
     if (status == NZ_SUCCESS && nz_cli_memory_budget != 0)
         status = nz_context_set_memory_budget(*ctx, nz_cli_memory_budget);
-    if (status == NZ_SUCCESS) status = nzb_tunables_from_environment(*ctx);
+    if (status == NZ_SUCCESS) {
+        nz_tunables_t tunables;
+        nz_cli_tunables_from_environment(&tunables);
+        status = nz_context_set_tunables(*ctx, &tunables);
+    }
     return status;
 }
 

@@ -68,7 +68,12 @@ int nz_cli_missing(const char *cmd, const char *what);
 extern size_t nz_cli_memory_budget;
 /* Parse a byte count with an optional K, M, G or T suffix (powers of 1024; "1.5G" allowed). */
 int nz_cli_bytes(const char *cmd, const char *opt, const char *text, size_t *out);
-/* nz_context_create, then the --memory-budget setting. */
+/* The NZ_TUNE_* environment variables onto *tunables, from the defaults (nz_tunables_parse; the
+ * library reads no environment): what every subcommand and the benchmark run under. A value the
+ * library does not accept is ignored (the tunable stays automatic), as the kernels ignored it
+ * when they read the environment themselves. */
+void nz_cli_tunables_from_environment(nz_tunables_t *tunables);
+/* nz_context_create, then the --memory-budget setting and the environment's tunables. */
 nz_status_t nz_cli_context_create(nz_context_t **ctx);
 
 /* Monotonic wall-clock seconds. */

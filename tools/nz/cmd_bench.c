@@ -77,7 +77,10 @@ static int parse_filters(nzb_options_t *opt, char *buffer) {
 int nz_cmd_bench(int argc, char **argv) {
     static char filter_buffer[4096];
     nzb_options_t opt;
+    nz_tunables_t tunables;
     memset(&opt, 0, sizeof opt);
+    nz_cli_tunables_from_environment(&tunables);
+    opt.tunables = &tunables;
     opt.backend = -1;
     opt.real = 1;
     opt.single = opt.dbl = 1;
@@ -186,6 +189,7 @@ int nz_cmd_bench(int argc, char **argv) {
         cg.threads = opt.threads;
         cg.use_graph = 1;
         cg.csv_path = opt.csv_path;
+        cg.tunables = opt.tunables;
         status = nzb_bench_cg(&cg);
     } else if (status == NZ_EXIT_OK && mode_spmm) {
 #ifdef NZ_HAVE_CUDA
@@ -195,6 +199,7 @@ int nz_cmd_bench(int argc, char **argv) {
         eo.files = opt.files;
         eo.num_files = opt.num_files;
         eo.csv_path = opt.csv_path;
+        eo.tunables = opt.tunables;
         status = nzb_bench_transpose_spmm(stdout, &eo);
 #else
         nz_cli_error(CMD, "--spmm needs the CUDA backend (this build has none)");

@@ -538,7 +538,7 @@ int nz_cmd_dist(const char *command, int argc, char **argv) {
     rc = parse(&o, command, argc, argv);
     if (rc >= 0) goto finalize;
     rc = NZ_EXIT_OK;
-    if (nz_context_create(&ctx) != NZ_SUCCESS) {
+    if (nz_cli_context_create(&ctx) != NZ_SUCCESS) { /* --memory-budget, NZ_TUNE_* */
         nz_cli_error(command, "cannot create a context");
         rc = NZ_EXIT_FAIL;
         goto finalize;

@@ -16,7 +16,7 @@
 
 static int copy_path(char *dst, const char *src) {
     size_t n = strlen(src);
-    if (n >= NZI_OUTPUT_PATH_MAX) return ENAMETOOLONG;
+    if (n >= NZU_OUTPUT_PATH_MAX) return ENAMETOOLONG;
     memcpy(dst, src, n + 1);
     return 0;
 }
@@ -24,7 +24,7 @@ static int copy_path(char *dst, const char *src) {
 /* A name ".<base>.tmp-XXXXXX" next to final_path, opened with O_EXCL; the suffix mixes the
  * process id, the clock and a counter (mkstemp would create the file with mode 0600, and
  * fixing that needs umask(), which is process-wide and not thread-safe). */
-static int create_temp(nzi_output_t *out, mode_t mode) {
+static int create_temp(nzu_output_t *out, mode_t mode) {
     const char *slash = strrchr(out->final_path, '/');
     size_t dir_len = slash != NULL ? (size_t)(slash - out->final_path) + 1 : 0;
     const char *base = out->final_path + dir_len;
@@ -62,7 +62,7 @@ static int create_temp(nzi_output_t *out, mode_t mode) {
     return EEXIST;
 }
 
-int nzi_output_open(nzi_output_t *out, const char *path) {
+int nzu_output_open(nzu_output_t *out, const char *path) {
     memset(out, 0, sizeof *out);
     out->fd = -1;
     if (path == NULL || path[0] == '\0') return ENOENT;
@@ -102,13 +102,13 @@ int nzi_output_open(nzi_output_t *out, const char *path) {
     /* an existing file's permission bits are kept (open() applied the umask to them) */
     if (mode != 0666 && fchmod(out->fd, mode) != 0) {
         err = errno;
-        nzi_output_abort(out);
+        nzu_output_abort(out);
         return err;
     }
     return 0;
 }
 
-FILE *nzi_output_fdopen(nzi_output_t *out) {
+FILE *nzu_output_fdopen(nzu_output_t *out) {
     int fd = dup(out->fd);
     if (fd < 0) return NULL;
     FILE *f = fdopen(fd, "wb");
@@ -120,7 +120,7 @@ FILE *nzi_output_fdopen(nzi_output_t *out) {
     return f;
 }
 
-int nzi_output_commit(nzi_output_t *out) {
+int nzu_output_commit(nzu_output_t *out) {
     int err = 0;
     if (out->fd < 0) return EBADF;
     if (!out->in_place && fsync(out->fd) != 0) err = errno;
@@ -134,45 +134,45 @@ int nzi_output_commit(nzi_output_t *out) {
     return err;
 }
 
-void nzi_output_abort(nzi_output_t *out) {
+void nzu_output_abort(nzu_output_t *out) {
     if (out->fd >= 0) close(out->fd);
     out->fd = -1;
     if (!out->in_place && out->temp_path[0] != '\0') unlink(out->temp_path);
     out->temp_path[0] = '\0';
 }
 
-FILE *nzi_output_fopen(nzi_output_t *out, const char *path) {
-    int err = nzi_output_open(out, path);
+FILE *nzu_output_fopen(nzu_output_t *out, const char *path) {
+    int err = nzu_output_open(out, path);
     if (err != 0) {
         errno = err;
         return NULL;
     }
-    FILE *f = nzi_output_fdopen(out);
+    FILE *f = nzu_output_fdopen(out);
     if (f == NULL) {
         err = errno;
-        nzi_output_abort(out);
+        nzu_output_abort(out);
         errno = err;
     }
     return f;
 }
 
-int nzi_output_fclose(nzi_output_t *out, FILE *f) {
+int nzu_output_fclose(nzu_output_t *out, FILE *f) {
     int err = 0;
     if (f == NULL) {
-        nzi_output_abort(out);
+        nzu_output_abort(out);
         return EBADF;
     }
     if (fflush(f) != 0) err = errno != 0 ? errno : EIO;
     if (ferror(f) && err == 0) err = EIO;
     if (fclose(f) != 0 && err == 0) err = errno != 0 ? errno : EIO;
     if (err != 0) {
-        nzi_output_abort(out);
+        nzu_output_abort(out);
         return err;
     }
-    return nzi_output_commit(out);
+    return nzu_output_commit(out);
 }
 
-bool nzi_same_file(const char *a, const char *b) {
+bool nzu_same_file(const char *a, const char *b) {
     struct stat sa, sb;
     if (a == NULL || b == NULL || stat(a, &sa) != 0 || stat(b, &sb) != 0) return false;
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;

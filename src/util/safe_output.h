@@ -1,6 +1,6 @@
 /* safe_output.h: replace an output file only after it was written completely (temp + rename). */
-#ifndef NZI_SAFE_OUTPUT_H
-#define NZI_SAFE_OUTPUT_H
+#ifndef NZU_SAFE_OUTPUT_H
+#define NZU_SAFE_OUTPUT_H
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -10,14 +10,19 @@ extern "C" {
 #endif
 
 /*
+ * src/util is the layer below both the library and its tools: plain C and POSIX, nothing of
+ * Nonzero (prefix nzu_). Its objects are compiled into libnonzero (hidden there, like every
+ * non-nz_ symbol) and into the static library nzutil that the CLI and the benchmark link, so
+ * those never need the library's internal headers.
+ *
  * Every writer of the library (Matrix Market plain and gzip, dense arrays, .nzb) and of the
  * command-line tool and benchmark (CSV, text reports; plot.py follows the same rule in Python)
  * opens its output through this helper:
  *
  * - a regular file (existing or not) is written to a new temporary file in the same directory
  *   (".<name>.tmp-XXXXXX", created with O_EXCL and mode 0666 & ~umask, or the existing file's
- *   permission bits), and only nzi_output_commit renames it over the target after fsync and a
- *   successful close. On any failure nzi_output_abort removes the temporary file and nothing
+ *   permission bits), and only nzu_output_commit renames it over the target after fsync and a
+ *   successful close. On any failure nzu_output_abort removes the temporary file and nothing
  *   else: the previous target, if any, is left byte for byte as it was.
  * - "-" is standard output, and an existing file that is not a regular file (character device,
  *   FIFO, socket) is written in place; neither is ever truncated by us or removed.
@@ -28,43 +33,43 @@ extern "C" {
  * is never changed, the mode comes from open(2)).
  */
 /* Longest path handled (longer: ENAMETOOLONG); no allocation is needed. */
-#define NZI_OUTPUT_PATH_MAX 4096
+#define NZU_OUTPUT_PATH_MAX 4096
 
-typedef struct nzi_output {
+typedef struct nzu_output {
     int fd;            /* write here (-1: not open) */
     bool in_place;     /* "-" or a special file: no temporary, nothing to rename or remove */
     bool is_stdout;
-    char final_path[NZI_OUTPUT_PATH_MAX]; /* the path renamed over (symlinks resolved) */
-    char temp_path[NZI_OUTPUT_PATH_MAX];  /* "" when in place */
-} nzi_output_t;
+    char final_path[NZU_OUTPUT_PATH_MAX]; /* the path renamed over (symlinks resolved) */
+    char temp_path[NZU_OUTPUT_PATH_MAX];  /* "" when in place */
+} nzu_output_t;
 
 /* Open `path` for writing as described above. On failure *out is closed (fd = -1). */
-int nzi_output_open(nzi_output_t *out, const char *path);
+int nzu_output_open(nzu_output_t *out, const char *path);
 
 /* A FILE* on a duplicate of out->fd ("wb"), so the caller can fclose it before the commit;
  * NULL with errno set on failure. */
-FILE *nzi_output_fdopen(nzi_output_t *out);
+FILE *nzu_output_fdopen(nzu_output_t *out);
 
 /* Flush to disk (fsync, regular files only), close, and rename the temporary file over the
  * target. On failure the temporary file is removed and the target is untouched. */
-int nzi_output_commit(nzi_output_t *out);
+int nzu_output_commit(nzu_output_t *out);
 
 /* Close and remove the temporary file (if any); the target is untouched. Safe on a
- * closed or zeroed nzi_output_t. */
-void nzi_output_abort(nzi_output_t *out);
+ * closed or zeroed nzu_output_t. */
+void nzu_output_abort(nzu_output_t *out);
 
-/* stdio convenience for text writers (CSV, reports): nzi_output_open + nzi_output_fdopen; NULL
+/* stdio convenience for text writers (CSV, reports): nzu_output_open + nzu_output_fdopen; NULL
  * with errno set on failure (nothing is left behind). */
-FILE *nzi_output_fopen(nzi_output_t *out, const char *path);
+FILE *nzu_output_fopen(nzu_output_t *out, const char *path);
 /* fclose(f), then commit when every write and the close succeeded, else abort. Returns 0 or an
  * errno value (EIO when the stream had an error without one). f may be NULL (then abort). */
-int nzi_output_fclose(nzi_output_t *out, FILE *f);
+int nzu_output_fclose(nzu_output_t *out, FILE *f);
 
 /* True if the two paths name the same existing file (same device and inode, through symlinks). */
-bool nzi_same_file(const char *a, const char *b);
+bool nzu_same_file(const char *a, const char *b);
 
 #ifdef __cplusplus
 }
 #endif
 
-#endif /* NZI_SAFE_OUTPUT_H */
+#endif /* NZU_SAFE_OUTPUT_H */
