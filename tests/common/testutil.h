@@ -133,8 +133,17 @@ void nzt_spgemm_real(nz_context_t *ctx, const char *test, long long max_bytes,
                      int (*take)(int index), nzt_product_check_fn check, void *arg);
 
 /* 1 when host CSR matrices C and D have the same shape, row offsets and columns (and, with
- * values != 0, bitwise the same values), else 0. */
+ * values != 0, bitwise the same values), else 0 (and a line on stderr says what differs). */
 int nzt_csr_identical(nz_context_t *ctx, const nz_matrix_t *C, const nz_matrix_t *D, int values);
+
+/* Dense row-major copy (rows x cols, at least one element, duplicates summed) of a host CSR
+ * matrix; free() it. */
+double *nzt_dense_of(nz_context_t *ctx, const nz_matrix_t *A, int64_t *rows, int64_t *cols);
+
+/* A whole file, NUL-terminated, its length in *size (NULL when it cannot be opened); free() it. */
+char *nzt_read_file(const char *path, size_t *size);
+/* Write size bytes to path, or exit with a message. */
+void nzt_write_file(const char *path, const void *data, size_t size);
 
 /* Checked malloc for tests (exits on failure). */
 void *nzt_malloc(size_t bytes);
