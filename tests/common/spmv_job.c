@@ -180,6 +180,13 @@ void nzt_both_precisions(nz_context_t *ctx, const char *name, nzt_make_fn make,
     }
 }
 
+void nzt_both_precisions_zoo(nz_context_t *ctx, nzt_matrix_check_fn check, const void *check_arg,
+                             int width) {
+    printf("zoo:\n");
+    for (int k = 0; k < nzt_zoo_count(); k++)
+        nzt_both_precisions(ctx, nzt_zoo_name(k), nzt_make_zoo, &k, check, check_arg, width);
+}
+
 nz_context_t *nzt_csr_gpu_context(const char *note, nz_alg_t *algs, int max, int *num_algs) {
     nz_context_t *ctx = nzt_gpu_context(note);
     nz_tunables_t t;

@@ -96,6 +96,9 @@ typedef void (*nzt_matrix_check_fn)(const char *name, const nz_matrix_t *A, cons
 void nzt_both_precisions(nz_context_t *ctx, const char *name, nzt_make_fn make,
                          const void *make_arg, nzt_matrix_check_fn check, const void *check_arg,
                          int width);
+/* "zoo:", then nzt_both_precisions on every matrix of the zoo. */
+void nzt_both_precisions_zoo(nz_context_t *ctx, nzt_matrix_check_fn check, const void *check_arg,
+                             int width);
 
 /* ---- the CUDA CSR tests (test_spmv_csr*.c) ------------------------------------------------- */
 

@@ -469,3 +469,19 @@ void nzt_write_file(const char *path, const void *data, size_t size) {
     }
     fclose(f);
 }
+
+void nzt_set_tunables(nz_context_t *ctx, const nz_tunables_t *base, const char *const *settings,
+                      int count) {
+    nz_tunables_t tunables;
+    if (base != NULL)
+        tunables = *base;
+    else
+        NZT_OK(ctx, nz_context_get_tunables(ctx, &tunables));
+    for (int i = 0; i < count; i++) {
+        if (settings[i] == NULL) continue;
+        nz_status_t s = nz_tunables_parse(&tunables, settings[i]);
+        NZT_CHECK(s == NZ_SUCCESS || strstr(settings[i], "junk") != NULL,
+                  "nz_tunables_parse %s returned %d", settings[i], (int)s);
+    }
+    NZT_OK(ctx, nz_context_set_tunables(ctx, &tunables));
+}

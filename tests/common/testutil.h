@@ -93,6 +93,13 @@ int nzt_shard_take(void);
  * this build); otherwise a new context bound to device 0, whose name is printed with `note`. */
 nz_context_t *nzt_gpu_context(const char *note);
 
+/* Set on ctx the tunables `base` (the context's own when NULL) with the NZ_TUNE_* assignments
+ * settings[0 .. count) parsed onto it (NULL entries skipped), as the CLI maps its environment.
+ * An assignment nz_tunables_parse refuses is a failure unless its text contains "junk" (a
+ * deliberately invalid value, which leaves the field as it was, as in the CLI). */
+void nzt_set_tunables(nz_context_t *ctx, const nz_tunables_t *base, const char *const *settings,
+                      int count);
+
 /* Small helpers shared by the tests (values are read and written with nzi_get / nzi_set and
  * sized with nzi_value_size from nzi.h). */
 static inline const char *nzt_vt_name(nz_value_type_t vt) { return vt == NZ_F32 ? "f32" : "f64"; }

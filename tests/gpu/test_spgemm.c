@@ -305,17 +305,13 @@ static void check_sweeps(nz_context_t *ctx, const char *what, const nz_matrix_t 
         {"NZ_TUNE_SPGEMM_ONEBIN=0", "NZ_TUNE_SPGEMM_SYMDENSE=2"},
         {"NZ_TUNE_SPGEMM_ONEBIN=0", "NZ_TUNE_SPGEMM_SYMDENSE=0"}};
     reference_t ref;
-    nz_tunables_t saved, tunables;
+    nz_tunables_t saved;
     char label[300];
     memset(&ref, 0, sizeof ref);
     reference_make(ctx, &ref, A, B);
     NZT_OK(ctx, nz_context_get_tunables(ctx, &saved));
     for (int v = 0; v < (ranks ? 10 : 5); v++) {
-        tunables = saved;
-        for (int e = 0; e < 2 && variants[v][e] != NULL; e++)
-            NZT_CHECK(nz_tunables_parse(&tunables, variants[v][e]) == NZ_SUCCESS, "parse %s",
-                      variants[v][e]);
-        NZT_OK(ctx, nz_context_set_tunables(ctx, &tunables));
+        nzt_set_tunables(ctx, &saved, variants[v], 2);
         snprintf(label, sizeof label, "%s, %s%s%s", what, variants[v][0],
                  variants[v][1] != NULL ? " " : "", variants[v][1] != NULL ? variants[v][1] : "");
         nz_status_t s = run_one(ctx, label, NZ_SPGEMM_HASH, A, B, &ref, 0, NULL);

@@ -23,12 +23,10 @@ static nz_context_t *ctx;
 
 /* The context's spmm_long_row tunable from a value as NZ_TUNE_SPMM_LONG spells it ("auto" too). */
 static void set_spmm_long(const char *value) {
-    nz_tunables_t t;
     char assignment[64];
     snprintf(assignment, sizeof assignment, "NZ_TUNE_SPMM_LONG=%s", value);
-    NZT_OK(ctx, nz_context_get_tunables(ctx, &t));
-    NZT_CHECK(nz_tunables_parse(&t, assignment) == NZ_SUCCESS, "nz_tunables_parse %s", assignment);
-    NZT_OK(ctx, nz_context_set_tunables(ctx, &t));
+    const char *settings[1] = {assignment};
+    nzt_set_tunables(ctx, NULL, settings, 1);
 }
 static int quick;
 static int sell_on_device = -1; /* unknown until the first try */

@@ -122,11 +122,6 @@ static void check_both(const char *name, nzt_make_fn make, const void *arg) {
 
 /* ---- the sections -------------------------------------------------------------------------- */
 
-static void test_zoo(void) {
-    printf("zoo:\n");
-    for (int k = 0; k < nzt_zoo_count(); k++) check_both(nzt_zoo_name(k), nzt_make_zoo, &k);
-}
-
 static void test_generated(void) {
     printf("generated:\n");
     int64_t s = quick ? 1 : 2;
@@ -205,14 +200,8 @@ static void test_tunables(void) {
     nz_tunables_t saved;
     NZT_OK(ctx, nz_context_get_tunables(ctx, &saved));
     for (size_t t = 0; t < sizeof settings / sizeof settings[0]; t++) {
-        nz_tunables_t tunables = saved;
-        for (int v = 0; v < 2 && settings[t][v] != NULL; v++) {
-            /* "junk" is refused and leaves the field at its default, as the CLI does */
-            nz_status_t ps = nz_tunables_parse(&tunables, settings[t][v]);
-            NZT_CHECK(ps == NZ_SUCCESS || strstr(settings[t][v], "junk") != NULL,
-                      "nz_tunables_parse %s returned %d", settings[t][v], (int)ps);
-        }
-        NZT_OK(ctx, nz_context_set_tunables(ctx, &tunables));
+        /* "junk" is refused and leaves the field at its default, as the CLI does */
+        nzt_set_tunables(ctx, &saved, settings[t], 2);
         printf(" %s %s\n", settings[t][0], settings[t][1] ? settings[t][1] : "");
         for (size_t k = 0; k < sizeof zoo / sizeof zoo[0]; k++)
             if (zoo[k] < nzt_zoo_count()) check_both(nzt_zoo_name(zoo[k]), nzt_make_zoo, &zoo[k]);
@@ -247,7 +236,7 @@ int main(int argc, char **argv) {
     quick = nzt_env_flag("NZ_TEST_QUICK");
     ctx = nzt_csr_gpu_context(quick ? " (quick mode)" : "", algs, 32, &num_algs);
 
-    test_zoo();
+    nzt_both_precisions_zoo(ctx, check_matrix, NULL, 40);
     test_generated();
     test_long_rows();
     test_tunables();

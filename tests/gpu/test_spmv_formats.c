@@ -238,11 +238,6 @@ static nz_status_t make_boundaries(nz_context_t *ctx, nz_matrix_t **A, nz_value_
 
 /* ---- the sections -------------------------------------------------------------------------- */
 
-static void test_zoo(void) {
-    printf("zoo:\n");
-    for (int k = 0; k < nzt_zoo_count(); k++) check_both(nzt_zoo_name(k), nzt_make_zoo, &k, NULL, 0);
-}
-
 static void test_generated(void) {
     printf("generated:\n");
     variant_t blocky[3];
@@ -503,7 +498,7 @@ int main(int argc, char **argv) {
     if (nzt_shard_take()) test_refusals();
     if (nzt_shard_take()) test_alpha_zero();
     if (nzt_shard_take()) test_alloc_failures();
-    test_zoo();
+    nzt_both_precisions_zoo(ctx, check_matrix, NULL, 44);
     test_generated();
     test_real_matrices();
 

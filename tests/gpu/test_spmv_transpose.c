@@ -111,11 +111,6 @@ static void check_both(const char *name, nzt_make_fn make, const void *arg) {
     nzt_both_precisions(ctx, name, make, arg, check_matrix, NULL, 40);
 }
 
-static void test_zoo(void) {
-    printf("zoo:\n");
-    for (int k = 0; k < nzt_zoo_count(); k++) check_both(nzt_zoo_name(k), nzt_make_zoo, &k);
-}
-
 static void test_generated(void) {
     printf("generated:\n");
     const nzt_gen_case_t gens[] = {
@@ -382,7 +377,7 @@ int main(int argc, char **argv) {
     if (nzt_shard_take()) test_alpha_zero();
     if (nzt_shard_take()) test_alloc_failures();
     if (nzt_shard_take()) test_mixed();
-    test_zoo();
+    nzt_both_precisions_zoo(ctx, check_matrix, NULL, 40);
     test_generated();
     test_real_matrices();
 
