@@ -187,22 +187,51 @@ void nzt_both_precisions_zoo(nz_context_t *ctx, nzt_matrix_check_fn check, const
         nzt_both_precisions(ctx, nzt_zoo_name(k), nzt_make_zoo, &k, check, check_arg, width);
 }
 
+int nzt_both_precisions_real(nz_context_t *ctx, int step, int wanted, nzt_matrix_check_fn check,
+                             const void *check_arg, int width) {
+    const char *dir = nzt_matrix_dir();
+    if (dir == NULL) {
+        printf("real matrices: NZ_MATRIX_DIR not set, skipped\n");
+        return 0;
+    }
+    char **names = NULL;
+    int count = nzt_list_matrices(dir, &names);
+    if (wanted > 0) step = count > wanted ? count / wanted : 1;
+    printf("real matrices (every %d of %d in %s):\n", step, count, dir);
+    for (int m = 0; m < count; m += step) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, names[m]);
+        nzt_both_precisions(ctx, names[m], nzt_make_file, path, check, check_arg, width);
+    }
+    nzt_free_names(names, count);
+    return 1;
+}
+
 nz_context_t *nzt_csr_gpu_context(const char *note, nz_alg_t *algs, int max, int *num_algs) {
     nz_context_t *ctx = nzt_gpu_context(note);
     nz_tunables_t t;
     NZT_OK(ctx, nz_context_get_tunables(ctx, &t));
     t.column_panels = 3;
     NZT_OK(ctx, nz_context_set_tunables(ctx, &t));
-    nz_format_t format;
-    nz_alg_t alg;
-    *num_algs = 0;
-    for (int i = 0; nz_spmv_list(&format, &alg, NZ_BACKEND_CUDA, i) == NZ_SUCCESS; i++)
-        if (format == NZ_FORMAT_CSR && *num_algs < max) algs[(*num_algs)++] = alg;
+    *num_algs = nzt_spmv_algs(NZ_BACKEND_CUDA, NZ_FORMAT_CSR, algs, max);
     NZT_CHECK(*num_algs >= 3, "only %d CUDA CSR algorithms listed", *num_algs);
     printf("algorithms:");
     for (int a = 0; a < *num_algs; a++) printf(" %s", nz_alg_name(algs[a]));
     printf("\n");
     return ctx;
+}
+
+void nzt_csr_each_offset_width(nz_context_t *ctx, const char *name, const nz_matrix_t *A,
+                               nzt_device_check_fn check) {
+    nzt_spmv_job_t j;
+    nzt_spmv_job_begin(&j, ctx, name, A, NZ_OP_N, nzt_seed + 11, 0);
+    for (int bits = 32; bits <= 64; bits += 32) {
+        nz_matrix_t *dA = NULL;
+        NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, bits == 32 ? NZ_I32 : NZ_I64));
+        check(&j, dA, bits);
+        NZT_OK(ctx, nz_matrix_destroy(&dA));
+    }
+    nzt_spmv_job_end(&j);
 }
 
 int nzt_csr_flag_settings(nz_alg_t alg, int with_forms, unsigned flags[NZT_CSR_MAX_FLAG_SETTINGS]) {

@@ -99,6 +99,11 @@ void nzt_both_precisions(nz_context_t *ctx, const char *name, nzt_make_fn make,
 /* "zoo:", then nzt_both_precisions on every matrix of the zoo. */
 void nzt_both_precisions_zoo(nz_context_t *ctx, nzt_matrix_check_fn check, const void *check_arg,
                              int width);
+/* "real matrices ...", then nzt_both_precisions on the real matrices of nzt_matrix_dir() (read
+ * with nzt_make_file): every step-th, or, with wanted > 0, about `wanted` of them. Returns 0,
+ * after a line saying so, when NZ_MATRIX_DIR is not set; else 1. */
+int nzt_both_precisions_real(nz_context_t *ctx, int step, int wanted, nzt_matrix_check_fn check,
+                             const void *check_arg, int width);
 
 /* ---- the CUDA CSR tests (test_spmv_csr*.c) ------------------------------------------------- */
 
@@ -106,6 +111,12 @@ void nzt_both_precisions_zoo(nz_context_t *ctx, nzt_matrix_check_fn check, const
  * test matrices are split too (auto splits only x wider than L2 / 6), and the CSR algorithms of
  * nz_spmv_list(NZ_BACKEND_CUDA), at most max, in algs (printed; at least 3 are expected). */
 nz_context_t *nzt_csr_gpu_context(const char *note, nz_alg_t *algs, int max, int *num_algs);
+
+/* The job of host CSR A (op N, x from nzt_seed + 11) and A on the device with 32-bit, then
+ * 64-bit, row offsets: check(j, dA, bits) on each. */
+typedef void (*nzt_device_check_fn)(const nzt_spmv_job_t *j, const nz_matrix_t *dA, int bits);
+void nzt_csr_each_offset_width(nz_context_t *ctx, const char *name, const nz_matrix_t *A,
+                               nzt_device_check_fn check);
 
 /* The plan flags each algorithm is checked with: 0, plus, with with_forms, the flag that switches
  * its other form (NZ_PLAN_LIGHT_PER_ROW: LightSpMV's one row per atomic instead of chunks;

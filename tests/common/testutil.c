@@ -485,3 +485,24 @@ void nzt_set_tunables(nz_context_t *ctx, const nz_tunables_t *base, const char *
     }
     NZT_OK(ctx, nz_context_set_tunables(ctx, &tunables));
 }
+
+int nzt_spmv_algs(nz_backend_t backend, nz_format_t format, nz_alg_t *algs, int max) {
+    nz_format_t f;
+    nz_alg_t alg;
+    int n = 0;
+    for (int i = 0; nz_spmv_list(&f, &alg, backend, i) == NZ_SUCCESS; i++)
+        if (f == format && n < max) algs[n++] = alg;
+    return n;
+}
+
+nzt_dense_shape_t nzt_dense_shape(const nz_matrix_info_t *info, nz_operation_t op,
+                                  nz_dense_layout_t layout, int64_t k, int64_t pad) {
+    nzt_dense_shape_t d;
+    d.xrows = op == NZ_OP_N ? info->cols : info->rows;
+    d.yrows = op == NZ_OP_N ? info->rows : info->cols;
+    d.ldx = (layout == NZ_ROW_MAJOR ? k : (d.xrows > 1 ? d.xrows : 1)) + pad;
+    d.ldy = (layout == NZ_ROW_MAJOR ? k : (d.yrows > 1 ? d.yrows : 1)) + pad;
+    d.nx = nzt_dense_span(layout, d.xrows, k, d.ldx);
+    d.ny = nzt_dense_span(layout, d.yrows, k, d.ldy);
+    return d;
+}

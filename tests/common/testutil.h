@@ -93,6 +93,10 @@ int nzt_shard_take(void);
  * this build); otherwise a new context bound to device 0, whose name is printed with `note`. */
 nz_context_t *nzt_gpu_context(const char *note);
 
+/* The algorithms nz_spmv_list names for (backend, format), in its order, at most max of them in
+ * algs; returns how many. */
+int nzt_spmv_algs(nz_backend_t backend, nz_format_t format, nz_alg_t *algs, int max);
+
 /* Set on ctx the tunables `base` (the context's own when NULL) with the NZ_TUNE_* assignments
  * settings[0 .. count) parsed onto it (NULL entries skipped), as the CLI maps its environment.
  * An assignment nz_tunables_parse refuses is a failure unless its text contains "junk" (a
@@ -115,6 +119,15 @@ static inline int64_t nzt_dense_span(nz_dense_layout_t layout, int64_t rows, int
     int64_t n = layout == NZ_ROW_MAJOR ? rows * ld : k * ld;
     return n > 0 ? n : 1;
 }
+
+/* The dense operands of op(A) X with k columns in `layout`, each leading dimension `pad`
+ * elements beyond the least (k row-major, the row count column-major): X has xrows rows, Y has
+ * yrows; nx and ny are the elements they span (nzt_dense_span). */
+typedef struct nzt_dense_shape {
+    int64_t xrows, yrows, ldx, ldy, nx, ny;
+} nzt_dense_shape_t;
+nzt_dense_shape_t nzt_dense_shape(const nz_matrix_info_t *info, nz_operation_t op,
+                                  nz_dense_layout_t layout, int64_t k, int64_t pad);
 
 /* SpMM operands for case seeds: X (xrows x k) random, Y (yrows x k) y0 or NaN when beta == 0,
  * both in `layout` with leading dimensions ldx / ldy, every gap element NZT_SENTINEL; column c

@@ -92,27 +92,24 @@ static void check_device_matrix(const nzt_spmv_job_t *j, const nz_matrix_t *dA, 
     }
 }
 
-/* The job's matrix on the device with 32- and 64-bit row offsets, every algorithm on each. */
+/* The device copy's info, then every algorithm on it. */
+static void check_upload(const nzt_spmv_job_t *j, const nz_matrix_t *dA, int bits) {
+    nz_matrix_info_t info;
+    NZT_OK(ctx, nz_matrix_info(ctx, &info, dA));
+    NZT_CHECK(info.location == NZ_DEVICE && info.rows == j->rows && info.cols == j->cols &&
+                  info.nnz == j->nnz && info.value_type == j->vt &&
+                  info.offset_type == (bits == 32 ? NZ_I32 : NZ_I64),
+              "%s: device matrix info (offset type %d for %d bits)", j->name,
+              (int)info.offset_type, bits);
+    NZT_CHECK(info.transfer_seconds >= 0 && info.transfer_seconds < 60,
+              "%s: transfer_seconds %g", j->name, info.transfer_seconds);
+    check_device_matrix(j, dA, bits);
+}
+
+/* The matrix on the device with 32- and 64-bit row offsets, every algorithm on each. */
 static void check_matrix(const char *name, const nz_matrix_t *A, const void *arg) {
     (void)arg;
-    nzt_spmv_job_t j;
-    nzt_spmv_job_begin(&j, ctx, name, A, NZ_OP_N, nzt_seed + 11, 0);
-    for (int bits = 32; bits <= 64; bits += 32) {
-        nz_matrix_t *dA = NULL;
-        NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, bits == 32 ? NZ_I32 : NZ_I64));
-        nz_matrix_info_t info;
-        NZT_OK(ctx, nz_matrix_info(ctx, &info, dA));
-        NZT_CHECK(info.location == NZ_DEVICE && info.rows == j.rows && info.cols == j.cols &&
-                      info.nnz == j.nnz && info.value_type == j.vt &&
-                      info.offset_type == (bits == 32 ? NZ_I32 : NZ_I64),
-                  "%s: device matrix info (offset type %d for %d bits)", name,
-                  (int)info.offset_type, bits);
-        NZT_CHECK(info.transfer_seconds >= 0 && info.transfer_seconds < 60,
-                  "%s: transfer_seconds %g", name, info.transfer_seconds);
-        check_device_matrix(&j, dA, bits);
-        NZT_OK(ctx, nz_matrix_destroy(&dA));
-    }
-    nzt_spmv_job_end(&j);
+    nzt_csr_each_offset_width(ctx, name, A, check_upload);
 }
 
 /* Both precisions of a matrix made by `make`, every algorithm on each. */
@@ -213,22 +210,9 @@ static void test_tunables(void) {
     with_forms = 1;
 }
 
+/* Every real matrix (about 8 of them in quick mode); tests/data covers the format without them. */
 static void test_real_matrices(void) {
-    const char *dir = nzt_matrix_dir();
-    if (dir == NULL) {
-        printf("real matrices: NZ_MATRIX_DIR not set, skipped (tests/data covers the format)\n");
-        return;
-    }
-    char **names = NULL;
-    int count = nzt_list_matrices(dir, &names);
-    int step = quick && count > 8 ? count / 8 : 1;
-    printf("real matrices (%d in %s%s):\n", count, dir, quick ? ", every few in quick mode" : "");
-    for (int m = 0; m < count; m += step) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, names[m]);
-        check_both(names[m], nzt_make_file, path);
-    }
-    nzt_free_names(names, count);
+    nzt_both_precisions_real(ctx, 1, quick ? 8 : 0, check_matrix, NULL, 40);
 }
 
 int main(int argc, char **argv) {

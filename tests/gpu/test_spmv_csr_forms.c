@@ -57,15 +57,7 @@ static void compare_forms(const nzt_spmv_job_t *j, const nz_matrix_t *dA, int bi
 /* The matrix on the device with 32- and 64-bit row offsets, the forms compared on each. */
 static void compare_matrix(const char *name, const nz_matrix_t *A, const void *arg) {
     (void)arg;
-    nzt_spmv_job_t j;
-    nzt_spmv_job_begin(&j, ctx, name, A, NZ_OP_N, nzt_seed + 11, 0);
-    for (int bits = 32; bits <= 64; bits += 32) {
-        nz_matrix_t *dA = NULL;
-        NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, bits == 32 ? NZ_I32 : NZ_I64));
-        if (dA != NULL) compare_forms(&j, dA, bits);
-        nz_matrix_destroy(&dA);
-    }
-    nzt_spmv_job_end(&j);
+    nzt_csr_each_offset_width(ctx, name, A, compare_forms);
 }
 
 static void compare_forms_both(const char *name, nzt_make_fn make, const void *arg) {

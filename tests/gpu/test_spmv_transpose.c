@@ -126,23 +126,9 @@ static void test_generated(void) {
         check_both(gens[g].name, nzt_make_gen, &gens[g]);
 }
 
+/* A few: every 4th (every 16th in quick mode). */
 static void test_real_matrices(void) {
-    const char *dir = nzt_matrix_dir();
-    if (dir == NULL) {
-        printf("real matrices: NZ_MATRIX_DIR not set, skipped\n");
-        return;
-    }
-    char **names = NULL;
-    int count = nzt_list_matrices(dir, &names);
-    /* a few: every 4th (every 16th in quick mode) */
-    int step = quick ? 16 : 4;
-    printf("real matrices (every %dth of %d in %s):\n", step, count, dir);
-    for (int m = 0; m < count; m += step) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, names[m]);
-        check_both(names[m], nzt_make_file, path);
-    }
-    nzt_free_names(names, count);
+    nzt_both_precisions_real(ctx, quick ? 16 : 4, 0, check_matrix, NULL, 40);
 }
 
 /* The zoo matrix with |a_ij|: positive data, so every partial sum is below the result and the
@@ -361,14 +347,9 @@ int main(int argc, char **argv) {
     nzt_init(argc, argv);
     quick = nzt_env_flag("NZ_TEST_QUICK");
     ctx = nzt_gpu_context(quick ? " (quick mode)" : "");
-    nz_format_t format;
-    nz_alg_t alg;
+    num_algs = nzt_spmv_algs(NZ_BACKEND_CUDA, NZ_FORMAT_CSR, algs, 32);
     bool has_atomic = false;
-    for (int i = 0; nz_spmv_list(&format, &alg, NZ_BACKEND_CUDA, i) == NZ_SUCCESS; i++)
-        if (format == NZ_FORMAT_CSR && num_algs < 32) {
-            algs[num_algs++] = alg;
-            has_atomic |= alg == NZ_ALG_ATOMIC;
-        }
+    for (int a = 0; a < num_algs; a++) has_atomic |= algs[a] == NZ_ALG_ATOMIC;
     NZT_CHECK(has_atomic && num_algs >= 4, "csr atomic not listed (%d csr algorithms)", num_algs);
     printf("algorithms:");
     for (int a = 0; a < num_algs; a++) printf(" %s", nz_alg_name(algs[a]));
