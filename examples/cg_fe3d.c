@@ -7,22 +7,13 @@
  * Prints the iterations, the final relative residual and the largest nodal error against the
  * exact solution, which falls as h² when the grid is refined (try 16, 32, 64). */
 #include <nonzero.h>
+#include "example_common.h"
 
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(call)                                                                             \
-    do {                                                                                        \
-        nz_status_t status_ = (call);                                                           \
-        if (status_ < 0) {                                                                      \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, nz_status_string(status_),   \
-                    nz_context_last_error(ctx));                                                \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
 
 int main(int argc, char **argv) {
     int64_t n = argc > 1 ? atoll(argv[1]) : 24; /* elements per side; (n-1)^3 unknowns */

@@ -8,20 +8,12 @@
  * The matrix is the 1-D Laplacian tridiag(-1, 2, -1) of order n; times a vector of ones it
  * gives 1 at both ends and 0 inside, which the program checks. */
 #include <nonzero.h>
+#include "example_common.h"
 #include <cuda_runtime.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(call)                                                                             \
-    do {                                                                                        \
-        nz_status_t status_ = (call);                                                           \
-        if (status_ < 0) {                                                                      \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, nz_status_string(status_),   \
-                    nz_context_last_error(ctx));                                                \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
 #define CUDA(call)                                                                              \
     do {                                                                                        \
         cudaError_t err_ = (call);                                                              \

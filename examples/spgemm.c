@@ -5,20 +5,11 @@
  *   cc spgemm.c $(pkg-config --cflags --libs nonzero) -o spgemm && ./spgemm 500
  */
 #include <nonzero.h>
+#include "example_common.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHECK(call)                                                                             \
-    do {                                                                                        \
-        nz_status_t status_ = (call);                                                           \
-        if (status_ < 0) {                                                                      \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, nz_status_string(status_),   \
-                    nz_context_last_error(ctx));                                                \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
 
 /* Grid points reachable from (i, j) in at most two steps of the 5-point stencil. */
 static long long stencil13(long long m, long long i, long long j) {

@@ -6,21 +6,11 @@
  * Without an argument it multiplies a generated 2-D Laplacian. Prints the checksum sum(y) and,
  * with a GPU, the largest difference between the CPU and GPU results. */
 #include <nonzero.h>
+#include "example_common.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-/* Every call returns a status; on error the context holds a one-line message. */
-#define CHECK(call)                                                                             \
-    do {                                                                                        \
-        nz_status_t status_ = (call);                                                           \
-        if (status_ < 0) {                                                                      \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, nz_status_string(status_),   \
-                    nz_context_last_error(ctx));                                                \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
 
 int main(int argc, char **argv) {
     nz_context_t *ctx = NULL;

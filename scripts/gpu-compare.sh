@@ -51,9 +51,12 @@ if has cg; then
 fi
 if has memcheck; then
   # the SpMV layouts and every CSR form under compute-sanitizer, one shard of the quick suite
-  NZ_TEST_QUICK=1 NZ_TEST_SANITIZER=1 NZ_TEST_SHARD=${SHARD:-0/6} timeout 200 compute-sanitizer --tool memcheck \
-    --error-exitcode 99 $BUILD/tests/gpu_test_spmv_csr > "$OUT/$TAG-memcheck.txt" 2>&1
-  note "compute-sanitizer --tool memcheck gpu_test_spmv_csr (NZ_TEST_QUICK=1 NZ_TEST_SHARD=${SHARD:-0/6}): rc=$? :: $(grep -E 'ERROR SUMMARY' "$OUT/$TAG-memcheck.txt" | tail -1)"
+  # (gpu_test_spmv_csr: the algorithms on every matrix; _forms: the plan forms; _api: plans, wraps)
+  for t in gpu_test_spmv_csr gpu_test_spmv_csr_forms gpu_test_spmv_csr_api; do
+    NZ_TEST_QUICK=1 NZ_TEST_SANITIZER=1 NZ_TEST_SHARD=${SHARD:-0/6} timeout 200 compute-sanitizer --tool memcheck \
+      --error-exitcode 99 $BUILD/tests/$t > "$OUT/$TAG-memcheck-$t.txt" 2>&1
+    note "compute-sanitizer --tool memcheck $t (NZ_TEST_QUICK=1 NZ_TEST_SHARD=${SHARD:-0/6}): rc=$? :: $(grep -E 'ERROR SUMMARY' "$OUT/$TAG-memcheck-$t.txt" | tail -1)"
+  done
 fi
 if has spmv; then
   timeout 420 $BUILD/nz bench --no-real --runs ${SPMV_RUNS:-20} --csv "$OUT/$TAG-spmv.csv" > "$OUT/$TAG-spmv.txt" 2>&1

@@ -7,8 +7,8 @@ import numpy as np
 from . import _lib
 from ._context import host_context, device_context, device_count
 from ._errors import DimensionMismatchError, InvalidArgumentError
-from ._matrix import (_Handle, _Transposed, _cupy, _is_cupy,
-                      _is_scipy_array, _is_scipy_sparse, _ptr, csr_matrix)
+from ._arrays import _Handle, _cupy, _is_cupy, _is_scipy_array, _is_scipy_sparse, _ptr
+from ._matrix import _Transposed, csr_matrix
 
 L = _lib.lib
 

@@ -214,7 +214,7 @@ def bench_overhead(gpu, out, calls=20000):
     p = A.plan()
     p(x, y)
     ex = _lib.lib.nz_spmv_execute
-    handle, xp, yp = p._spmv.ptr, nonzero._matrix._ptr(x), nonzero._matrix._ptr(y)
+    handle, xp, yp = p._spmv.ptr, nonzero._arrays._ptr(x), nonzero._arrays._ptr(y)
     version = _lib.lib.nz_version
 
     def loop(fn):

@@ -417,10 +417,92 @@ int nzt_csr_identical(nz_context_t *ctx, const nz_matrix_t *C, const nz_matrix_t
         nz_matrix_csr_arrays(ctx, &co, &cc, &cv, C) != NZ_SUCCESS ||
         nz_matrix_csr_arrays(ctx, &dof, &dc, &dv, D) != NZ_SUCCESS)
         return 0;
+    const char *differ = NULL;
     if (ci.rows != di.rows || ci.cols != di.cols || ci.nnz != di.nnz ||
         ci.value_type != di.value_type)
-        return 0;
-    return memcmp(co, dof, (size_t)(ci.rows + 1) * sizeof *co) == 0 &&
-           memcmp(cc, dc, (size_t)ci.nnz * sizeof *cc) == 0 &&
-           (!values || memcmp(cv, dv, (size_t)ci.nnz * nzi_value_size(ci.value_type)) == 0);
+        differ = "shape, nnz or value type";
+    else if (memcmp(co, dof, (size_t)(ci.rows + 1) * sizeof *co) != 0)
+        differ = "row offsets";
+    else if (memcmp(cc, dc, (size_t)ci.nnz * sizeof *cc) != 0)
+        differ = "columns";
+    else if (values && memcmp(cv, dv, (size_t)ci.nnz * nzi_value_size(ci.value_type)) != 0)
+        differ = "values";
+    if (differ != NULL) fprintf(stderr, "  CSR matrices differ: %s\n", differ);
+    return differ == NULL;
+}
+
+double *nzt_dense_of(nz_context_t *ctx, const nz_matrix_t *A, int64_t *rows, int64_t *cols) {
+    nz_matrix_info_t info;
+    NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
+    const int64_t *offsets;
+    const int32_t *columns;
+    const void *values;
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &offsets, &columns, &values, A));
+    double *d = nzt_malloc((size_t)(info.rows * info.cols + 1) * sizeof(double));
+    for (int64_t k = 0; k < info.rows * info.cols; k++) d[k] = 0;
+    for (int64_t i = 0; i < info.rows; i++)
+        for (int64_t k = offsets[i]; k < offsets[i + 1]; k++)
+            d[i * info.cols + columns[k]] += nzi_get(values, info.value_type, k);
+    *rows = info.rows;
+    *cols = info.cols;
+    return d;
+}
+
+char *nzt_read_file(const char *path, size_t *size) {
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *data = nzt_malloc((size_t)(n > 0 ? n : 0) + 1);
+    *size = fread(data, 1, (size_t)(n > 0 ? n : 0), f);
+    data[*size] = '\0';
+    fclose(f);
+    return data;
+}
+
+void nzt_write_file(const char *path, const void *data, size_t size) {
+    FILE *f = fopen(path, "wb");
+    if (f == NULL || fwrite(data, 1, size, f) != size) {
+        fprintf(stderr, "cannot write %s\n", path);
+        exit(1);
+    }
+    fclose(f);
+}
+
+void nzt_set_tunables(nz_context_t *ctx, const nz_tunables_t *base, const char *const *settings,
+                      int count) {
+    nz_tunables_t tunables;
+    if (base != NULL)
+        tunables = *base;
+    else
+        NZT_OK(ctx, nz_context_get_tunables(ctx, &tunables));
+    for (int i = 0; i < count; i++) {
+        if (settings[i] == NULL) continue;
+        nz_status_t s = nz_tunables_parse(&tunables, settings[i]);
+        NZT_CHECK(s == NZ_SUCCESS || strstr(settings[i], "junk") != NULL,
+                  "nz_tunables_parse %s returned %d", settings[i], (int)s);
+    }
+    NZT_OK(ctx, nz_context_set_tunables(ctx, &tunables));
+}
+
+int nzt_spmv_algs(nz_backend_t backend, nz_format_t format, nz_alg_t *algs, int max) {
+    nz_format_t f;
+    nz_alg_t alg;
+    int n = 0;
+    for (int i = 0; nz_spmv_list(&f, &alg, backend, i) == NZ_SUCCESS; i++)
+        if (f == format && n < max) algs[n++] = alg;
+    return n;
+}
+
+nzt_dense_shape_t nzt_dense_shape(const nz_matrix_info_t *info, nz_operation_t op,
+                                  nz_dense_layout_t layout, int64_t k, int64_t pad) {
+    nzt_dense_shape_t d;
+    d.xrows = op == NZ_OP_N ? info->cols : info->rows;
+    d.yrows = op == NZ_OP_N ? info->rows : info->cols;
+    d.ldx = (layout == NZ_ROW_MAJOR ? k : (d.xrows > 1 ? d.xrows : 1)) + pad;
+    d.ldy = (layout == NZ_ROW_MAJOR ? k : (d.yrows > 1 ? d.yrows : 1)) + pad;
+    d.nx = nzt_dense_span(layout, d.xrows, k, d.ldx);
+    d.ny = nzt_dense_span(layout, d.yrows, k, d.ldy);
+    return d;
 }

@@ -93,6 +93,17 @@ int nzt_shard_take(void);
  * this build); otherwise a new context bound to device 0, whose name is printed with `note`. */
 nz_context_t *nzt_gpu_context(const char *note);
 
+/* The algorithms nz_spmv_list names for (backend, format), in its order, at most max of them in
+ * algs; returns how many. */
+int nzt_spmv_algs(nz_backend_t backend, nz_format_t format, nz_alg_t *algs, int max);
+
+/* Set on ctx the tunables `base` (the context's own when NULL) with the NZ_TUNE_* assignments
+ * settings[0 .. count) parsed onto it (NULL entries skipped), as the CLI maps its environment.
+ * An assignment nz_tunables_parse refuses is a failure unless its text contains "junk" (a
+ * deliberately invalid value, which leaves the field as it was, as in the CLI). */
+void nzt_set_tunables(nz_context_t *ctx, const nz_tunables_t *base, const char *const *settings,
+                      int count);
+
 /* Small helpers shared by the tests (values are read and written with nzi_get / nzi_set and
  * sized with nzi_value_size from nzi.h). */
 static inline const char *nzt_vt_name(nz_value_type_t vt) { return vt == NZ_F32 ? "f32" : "f64"; }
@@ -108,6 +119,15 @@ static inline int64_t nzt_dense_span(nz_dense_layout_t layout, int64_t rows, int
     int64_t n = layout == NZ_ROW_MAJOR ? rows * ld : k * ld;
     return n > 0 ? n : 1;
 }
+
+/* The dense operands of op(A) X with k columns in `layout`, each leading dimension `pad`
+ * elements beyond the least (k row-major, the row count column-major): X has xrows rows, Y has
+ * yrows; nx and ny are the elements they span (nzt_dense_span). */
+typedef struct nzt_dense_shape {
+    int64_t xrows, yrows, ldx, ldy, nx, ny;
+} nzt_dense_shape_t;
+nzt_dense_shape_t nzt_dense_shape(const nz_matrix_info_t *info, nz_operation_t op,
+                                  nz_dense_layout_t layout, int64_t k, int64_t pad);
 
 /* SpMM operands for case seeds: X (xrows x k) random, Y (yrows x k) y0 or NaN when beta == 0,
  * both in `layout` with leading dimensions ldx / ldy, every gap element NZT_SENTINEL; column c
@@ -133,8 +153,17 @@ void nzt_spgemm_real(nz_context_t *ctx, const char *test, long long max_bytes,
                      int (*take)(int index), nzt_product_check_fn check, void *arg);
 
 /* 1 when host CSR matrices C and D have the same shape, row offsets and columns (and, with
- * values != 0, bitwise the same values), else 0. */
+ * values != 0, bitwise the same values), else 0 (and a line on stderr says what differs). */
 int nzt_csr_identical(nz_context_t *ctx, const nz_matrix_t *C, const nz_matrix_t *D, int values);
+
+/* Dense row-major copy (rows x cols, at least one element, duplicates summed) of a host CSR
+ * matrix; free() it. */
+double *nzt_dense_of(nz_context_t *ctx, const nz_matrix_t *A, int64_t *rows, int64_t *cols);
+
+/* A whole file, NUL-terminated, its length in *size (NULL when it cannot be opened); free() it. */
+char *nzt_read_file(const char *path, size_t *size);
+/* Write size bytes to path, or exit with a message. */
+void nzt_write_file(const char *path, const void *data, size_t size);
 
 /* Checked malloc for tests (exits on failure). */
 void *nzt_malloc(size_t bytes);

@@ -1,5 +1,6 @@
 /* fuzz_binary.c: libFuzzer target: the .nzb reader on arbitrary file contents. */
 #include "nonzero.h"
+#include "fuzz_common.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -39,9 +40,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         close(fd);
         unlink(path);
     }
-    nz_alloc_stats_t st;
-    nz_context_alloc_stats(ctx, &st);
-    if (st.live_blocks != 0) abort();
-    nz_context_destroy(&ctx);
-    return 0;
+    return fuzz_finish(ctx);
 }

@@ -1,5 +1,6 @@
 /* fuzz_convert.c: libFuzzer target: format conversion, transpose, stats and CPU SpMV on arbitrary small matrices. */
 #include "nonzero.h"
+#include "fuzz_common.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -170,9 +171,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     free(ref);
     free(xv);
     free(yv);
-    nz_alloc_stats_t st;
-    nz_context_alloc_stats(ctx, &st);
-    if (st.live_blocks != 0) abort();
-    nz_context_destroy(&ctx);
-    return 0;
+    return fuzz_finish(ctx);
 }

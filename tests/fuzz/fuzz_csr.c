@@ -1,5 +1,6 @@
 /* fuzz_csr.c: libFuzzer target: nz_matrix_create_csr / nz_matrix_create_coo on arbitrary arrays. */
 #include "nonzero.h"
+#include "fuzz_common.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -87,9 +88,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } else if (A != NULL) {
         abort();
     }
-    nz_alloc_stats_t st;
-    nz_context_alloc_stats(ctx, &st);
-    if (st.live_blocks != 0) abort();
-    nz_context_destroy(&ctx);
-    return 0;
+    return fuzz_finish(ctx);
 }

@@ -1,5 +1,6 @@
 /* fuzz_mm.c: libFuzzer target: the Matrix Market reader on arbitrary bytes (sparse and dense, both value types, gzip by magic). */
 #include "nonzero.h"
+#include "fuzz_common.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -52,9 +53,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             unlink(path);
         }
     }
-    nz_alloc_stats_t st;
-    nz_context_alloc_stats(ctx, &st);
-    if (st.live_blocks != 0) abort(); /* leak through the context allocator */
-    nz_context_destroy(&ctx);
-    return 0;
+    return fuzz_finish(ctx);
 }

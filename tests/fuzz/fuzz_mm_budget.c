@@ -1,6 +1,7 @@
 /* fuzz_mm_budget.c: libFuzzer target: the Matrix Market reader at realistic dimensions (no 2^20
  * cap), bounded by a context memory budget instead; run with -rss_limit_mb / -malloc_limit_mb. */
 #include "nonzero.h"
+#include "fuzz_common.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -33,9 +34,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     } else if (A != NULL || nz_context_last_error(ctx)[0] == '\0') {
         abort();
     }
-    nz_alloc_stats_t st;
-    nz_context_alloc_stats(ctx, &st);
-    if (st.live_blocks != 0) abort();
-    nz_context_destroy(&ctx);
-    return 0;
+    return fuzz_finish(ctx);
 }

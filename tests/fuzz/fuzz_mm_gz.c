@@ -1,5 +1,6 @@
 /* fuzz_mm_gz.c: libFuzzer target: the gzip layer of the Matrix Market reader (differential against the plain text, and corrupt streams). */
 #include "nonzero.h"
+#include "fuzz_common.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -93,9 +94,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         nz_matrix_destroy(&F);
         free(gz);
     }
-    nz_alloc_stats_t st;
-    nz_context_alloc_stats(ctx, &st);
-    if (st.live_blocks != 0) abort();
-    nz_context_destroy(&ctx);
-    return 0;
+    return fuzz_finish(ctx);
 }

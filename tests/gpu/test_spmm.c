@@ -23,12 +23,10 @@ static nz_context_t *ctx;
 
 /* The context's spmm_long_row tunable from a value as NZ_TUNE_SPMM_LONG spells it ("auto" too). */
 static void set_spmm_long(const char *value) {
-    nz_tunables_t t;
     char assignment[64];
     snprintf(assignment, sizeof assignment, "NZ_TUNE_SPMM_LONG=%s", value);
-    NZT_OK(ctx, nz_context_get_tunables(ctx, &t));
-    NZT_CHECK(nz_tunables_parse(&t, assignment) == NZ_SUCCESS, "nz_tunables_parse %s", assignment);
-    NZT_OK(ctx, nz_context_set_tunables(ctx, &t));
+    const char *settings[1] = {assignment};
+    nzt_set_tunables(ctx, NULL, settings, 1);
 }
 static int quick;
 static int sell_on_device = -1; /* unknown until the first try */
@@ -43,12 +41,9 @@ static void check_case(const char *name, const nz_matrix_t *csr, const nz_matrix
     NZT_OK(ctx, nz_matrix_info(ctx, &info, csr));
     const nz_value_type_t vt = info.value_type;
     const size_t vs = nzi_value_size(vt);
-    const int64_t xrows = op == NZ_OP_N ? info.cols : info.rows;
-    const int64_t yrows = op == NZ_OP_N ? info.rows : info.cols;
-    const int64_t ldx = (layout == NZ_ROW_MAJOR ? k : (xrows > 1 ? xrows : 1)) + pad;
-    const int64_t ldy = (layout == NZ_ROW_MAJOR ? k : (yrows > 1 ? yrows : 1)) + pad;
-    const int64_t nx = nzt_dense_span(layout, xrows, k, ldx),
-                  ny = nzt_dense_span(layout, yrows, k, ldy);
+    const nzt_dense_shape_t shape = nzt_dense_shape(&info, op, layout, k, pad);
+    const int64_t xrows = shape.xrows, yrows = shape.yrows, ldx = shape.ldx, ldy = shape.ldy;
+    const int64_t nx = shape.nx, ny = shape.ny;
     void *X = nzt_malloc((size_t)nx * vs), *Y = nzt_malloc((size_t)ny * vs);
     void *Y1 = nzt_malloc((size_t)ny * vs), *Y2 = nzt_malloc((size_t)ny * vs);
     double *xd = nzt_malloc((size_t)(xrows + 1) * 8), *y0 = nzt_malloc((size_t)(yrows + 1) * 8);

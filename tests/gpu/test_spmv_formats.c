@@ -1,5 +1,5 @@
 /* test_spmv_formats.c: every CUDA SpMV algorithm for COO, ELL, SELL, HYB, BSR and DIA against the CPU double reference, plus uploads, refusals and allocation failures. */
-#include "testutil.h"
+#include "spmv_job.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -19,7 +19,6 @@
  * of real matrices.
  */
 
-#define TOL_FACTOR 4.0
 #define MAX_PAIRS 32
 
 static nz_context_t *ctx;
@@ -27,7 +26,7 @@ static int quick;
 static nz_format_t pair_format[MAX_PAIRS];
 static nz_alg_t pair_alg[MAX_PAIRS];
 static int num_pairs;
-static int64_t cases_run, conversions, refused_padding;
+static int64_t conversions, refused_padding;
 
 typedef struct variant {
     nz_format_t format;
@@ -71,111 +70,12 @@ static void make_variants(void) {
     add_variant(NZ_FORMAT_DIA, 0, 0, 0, 0);
 }
 
-/* Host and device vectors of one matrix in one precision, with the references. */
-typedef struct job {
-    const char *name;
-    const nz_matrix_t *A; /* host CSR */
-    nz_value_type_t vt;
-    int64_t rows, cols, nnz;
-    size_t vs;
-    double *xd, *y0d, *xnd;
-    void *xh, *xnh, *y0h, *yh, *yh2;
-    double *ref_a, *bound_a, *ref_b, *bound_b, *ref_n, *bound_n;
-    int64_t *len;
-    void *dx, *dxn, *dy;
-} job_t;
-
-static void job_begin(job_t *j, const char *name, const nz_matrix_t *A) {
-    nz_matrix_info_t info;
-    NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
-    memset(j, 0, sizeof *j);
-    j->name = name;
-    j->A = A;
-    j->vt = info.value_type;
-    j->rows = info.rows;
-    j->cols = info.cols;
-    j->nnz = info.nnz;
-    j->vs = j->vt == NZ_F32 ? 4 : 8;
-    size_t nr = nzt_at_least_one(j->rows), nc = nzt_at_least_one(j->cols);
-    j->xd = nzt_malloc(nc * 8);
-    j->xnd = nzt_malloc(nc * 8);
-    j->y0d = nzt_malloc(nr * 8);
-    j->xh = nzt_malloc(nc * j->vs);
-    j->xnh = nzt_malloc(nc * j->vs);
-    j->y0h = nzt_malloc(nr * j->vs);
-    j->yh = nzt_malloc(nr * j->vs);
-    j->yh2 = nzt_malloc(nr * j->vs);
-    j->ref_a = nzt_malloc(nr * 8);
-    j->bound_a = nzt_malloc(nr * 8);
-    j->ref_b = nzt_malloc(nr * 8);
-    j->bound_b = nzt_malloc(nr * 8);
-    j->ref_n = nzt_malloc(nr * 8);
-    j->bound_n = nzt_malloc(nr * 8);
-    j->len = nzt_malloc(nr * 8);
-    nzt_random_vector(j->xd, j->xh, j->vt, j->cols, nzt_seed + 11);
-    nzt_random_vector(j->y0d, j->y0h, j->vt, j->rows, nzt_seed + 12);
-    /* x with a NaN in column 0 and an Inf in the last column */
-    memcpy(j->xnd, j->xd, (size_t)j->cols * 8);
-    if (j->cols > 0) {
-        j->xnd[0] = NAN;
-        j->xnd[j->cols - 1] = j->cols > 1 ? INFINITY : NAN;
-    }
-    nzt_from_double(j->xnh, j->vt, j->xnd, j->cols);
-    nzt_reference_spmv(A, NZ_OP_N, 1.0, j->xd, 0.0, j->y0d, j->ref_a, j->bound_a, j->len);
-    nzt_reference_spmv(A, NZ_OP_N, -2.5, j->xd, 0.5, j->y0d, j->ref_b, j->bound_b, j->len);
-    nzt_reference_spmv(A, NZ_OP_N, 1.0, j->xnd, 0.0, j->y0d, j->ref_n, j->bound_n, j->len);
-    NZT_OK(ctx, nz_device_malloc(ctx, &j->dx, nc * j->vs));
-    NZT_OK(ctx, nz_device_malloc(ctx, &j->dxn, nc * j->vs));
-    NZT_OK(ctx, nz_device_malloc(ctx, &j->dy, nr * j->vs));
-    NZT_OK(ctx, nz_device_copy_from_host(ctx, j->dx, j->xh, (size_t)j->cols * j->vs));
-    NZT_OK(ctx, nz_device_copy_from_host(ctx, j->dxn, j->xnh, (size_t)j->cols * j->vs));
-}
-
-static void job_end(job_t *j) {
-    void *xback = nzt_malloc(nzt_at_least_one(j->cols) * j->vs);
-    NZT_OK(ctx, nz_device_copy_to_host(ctx, xback, j->dx, (size_t)j->cols * j->vs));
-    NZT_CHECK(memcmp(xback, j->xh, (size_t)j->cols * j->vs) == 0, "%s %s: x was modified", j->name,
-              nzt_vt_name(j->vt));
-    free(xback);
-    NZT_OK(ctx, nz_device_free(ctx, j->dx));
-    NZT_OK(ctx, nz_device_free(ctx, j->dxn));
-    NZT_OK(ctx, nz_device_free(ctx, j->dy));
-    void *arrays[] = {j->xd, j->xnd, j->y0d, j->xh, j->xnh, j->y0h, j->yh, j->yh2, j->ref_a,
-                      j->bound_a, j->ref_b, j->bound_b, j->ref_n, j->bound_n, j->len};
-    for (size_t i = 0; i < sizeof arrays / sizeof arrays[0]; i++) free(arrays[i]);
-}
-
-/* y = alpha A x + beta y once (y NaN-poisoned when beta == 0, else y0), compared with ref.
- * Returns the number of bad rows; the result stays in `out`. */
-static int64_t run_case(const job_t *j, nz_spmv_plan_t *plan, const char *label, const void *dx,
-                        double alpha, double beta, const double *ref, const double *bound,
-                        void *out) {
-    size_t ybytes = (size_t)j->rows * j->vs;
-    if (beta == 0.0)
-        NZT_OK(ctx, nz_device_memset(ctx, j->dy, 0xFF, ybytes));
-    else
-        NZT_OK(ctx, nz_device_copy_from_host(ctx, j->dy, j->y0h, ybytes));
-    nz_status_t s = nz_spmv_execute(plan, alpha, dx, beta, j->dy);
-    NZT_CHECK(s == NZ_SUCCESS, "%s: execute returned %d (%s): %s", label, (int)s,
-              nz_status_string(s), nz_context_last_error(ctx));
-    if (s != NZ_SUCCESS) return j->rows > 0 ? j->rows : 1;
-    s = nz_device_copy_to_host(ctx, out, j->dy, ybytes);
-    NZT_CHECK(s == NZ_SUCCESS, "%s: copying y back returned %d: %s (a kernel fault?)", label,
-              (int)s, nz_context_last_error(ctx));
-    if (s != NZ_SUCCESS) return j->rows > 0 ? j->rows : 1;
-    cases_run++;
-    int64_t bad = nzt_compare(label, j->vt, out, ref, bound, j->len, j->rows, TOL_FACTOR);
-    NZT_CHECK(bad == 0, "%s: %lld of %lld rows wrong (first ones above)", label, (long long)bad,
-              (long long)j->rows);
-    return bad;
-}
-
 static bool padding_format(nz_format_t f) {
     return f == NZ_FORMAT_COO || f == NZ_FORMAT_ELL || f == NZ_FORMAT_SELL || f == NZ_FORMAT_HYB;
 }
 
 /* Every algorithm of dB's format: plan info, the three cases, repeat bitwise, NaN / Inf in x. */
-static void check_device_matrix(const job_t *j, const nz_matrix_t *dB, const variant_t *v) {
+static void check_device_matrix(const nzt_spmv_job_t *j, const nz_matrix_t *dB, const variant_t *v) {
     char label[512];
     for (int p = 0; p < num_pairs; p++) {
         if (pair_format[p] != v->format) continue;
@@ -202,21 +102,17 @@ static void check_device_matrix(const job_t *j, const nz_matrix_t *dB, const var
 
         snprintf(label, sizeof label, "[%s %s %s alg=%s alpha=1 beta=0 (y NaN)]", j->name,
                  nzt_vt_name(j->vt), v->label, an);
-        run_case(j, plan, label, j->dx, 1.0, 0.0, j->ref_a, j->bound_a, j->yh);
+        nzt_spmv_run(j, plan, label, j->dx, 1.0, 0.0, j->ref_a, j->bound_a, j->yh);
         snprintf(label, sizeof label, "[%s %s %s alg=%s alpha=-2.5 beta=0.5]", j->name,
                  nzt_vt_name(j->vt), v->label, an);
-        run_case(j, plan, label, j->dx, -2.5, 0.5, j->ref_b, j->bound_b, j->yh);
+        nzt_spmv_run(j, plan, label, j->dx, -2.5, 0.5, j->ref_b, j->bound_b, j->yh);
         if (pi.reproducible) {
             snprintf(label, sizeof label, "[%s %s %s alg=%s alpha=1 beta=0 repeat]", j->name,
                      nzt_vt_name(j->vt), v->label, an);
-            int64_t bad1 = run_case(j, plan, label, j->dx, 1.0, 0.0, j->ref_a, j->bound_a, j->yh);
-            int64_t bad2 = run_case(j, plan, label, j->dx, 1.0, 0.0, j->ref_a, j->bound_a, j->yh2);
+            int64_t bad1 = nzt_spmv_run(j, plan, label, j->dx, 1.0, 0.0, j->ref_a, j->bound_a, j->yh);
+            int64_t bad2 = nzt_spmv_run(j, plan, label, j->dx, 1.0, 0.0, j->ref_a, j->bound_a, j->yh2);
             if (bad1 == 0 && bad2 == 0 && j->rows > 0) {
-                int64_t first = -1;
-                for (int64_t i = 0; i < j->rows && first < 0; i++)
-                    if (memcmp((char *)j->yh + (size_t)i * j->vs,
-                               (char *)j->yh2 + (size_t)i * j->vs, j->vs) != 0)
-                        first = i;
+                int64_t first = nzt_first_difference(j->yh, j->yh2, j->rows, j->vs);
                 NZT_CHECK(first < 0, "%s: claims reproducible, but repeated runs differ at row %lld",
                           label, (long long)first);
             }
@@ -224,7 +120,7 @@ static void check_device_matrix(const job_t *j, const nz_matrix_t *dB, const var
         if (padding_format(v->format) && j->cols > 0) {
             snprintf(label, sizeof label, "[%s %s %s alg=%s x[0] = NaN, x[last] = Inf]", j->name,
                      nzt_vt_name(j->vt), v->label, an);
-            run_case(j, plan, label, j->dxn, 1.0, 0.0, j->ref_n, j->bound_n, j->yh);
+            nzt_spmv_run(j, plan, label, j->dxn, 1.0, 0.0, j->ref_n, j->bound_n, j->yh);
         }
         NZT_OK(ctx, nz_spmv_plan_destroy(&plan));
 
@@ -260,7 +156,7 @@ static void check_info(const char *name, const variant_t *v, const nz_matrix_t *
 }
 
 /* Convert the job's matrix with every variant (or those of `only`), upload, run everything. */
-static void check_variants(const job_t *j, const variant_t *list, int count) {
+static void check_variants(const nzt_spmv_job_t *j, const variant_t *list, int count) {
     for (int k = 0; k < count; k++) {
         const variant_t *v = &list[k];
         if (!tested_format[v->format]) continue;
@@ -288,64 +184,32 @@ static void check_variants(const job_t *j, const variant_t *list, int count) {
 
 /* ---- matrix sources ------------------------------------------------------------------------ */
 
-typedef nz_status_t (*make_fn)(nz_matrix_t **A, nz_value_type_t vt, const void *arg);
-static nz_status_t make_file(nz_matrix_t **A, nz_value_type_t vt, const void *arg);
+/* The standard variants plus `extra` (count `num_extra`) on one host matrix. */
+typedef struct extra_variants {
+    const variant_t *extra;
+    int num_extra;
+} extra_variants_t;
+
+static void check_matrix(const char *name, const nz_matrix_t *A, const void *arg) {
+    const extra_variants_t *more = arg;
+    nzt_spmv_job_t j;
+    nzt_spmv_job_begin(&j, ctx, name, A, NZ_OP_N, nzt_seed + 11, 1);
+    check_variants(&j, variants, num_variants);
+    if (more != NULL && more->num_extra > 0) check_variants(&j, more->extra, more->num_extra);
+    nzt_spmv_job_end(&j);
+}
 
 /* Both precisions of a matrix made by `make`, with the standard variants plus `extra`. */
-static void check_both(const char *name, make_fn make, const void *arg, const variant_t *extra,
+static void check_both(const char *name, nzt_make_fn make, const void *arg, const variant_t *extra,
                        int num_extra) {
-    if (!nzt_shard_take()) return; /* one case per shard slot (NZ_TEST_SHARD) */
-    for (int p = 0; p < 2; p++) {
-        nz_value_type_t vt = p == 0 ? NZ_F32 : NZ_F64;
-        nz_matrix_t *A = NULL;
-        nz_status_t s = make(&A, vt, arg);
-        if (s == NZ_ERR_UNSUPPORTED && make == make_file) {
-            printf("  note: %s cannot be read by this build (%s); skipped\n", name,
-                   nz_context_last_error(ctx));
-            return;
-        }
-        NZT_CHECK(s == NZ_SUCCESS, "%s: making the matrix returned %d: %s", name, (int)s,
-                  nz_context_last_error(ctx));
-        if (s != NZ_SUCCESS) continue;
-        int before = nzt_failures;
-        job_t j;
-        job_begin(&j, name, A);
-        check_variants(&j, variants, num_variants);
-        if (num_extra > 0) check_variants(&j, extra, num_extra);
-        job_end(&j);
-        nz_matrix_destroy(&A);
-        printf("  %-44s %s %s\n", name, nzt_vt_name(vt), nzt_failures == before ? "ok" : "FAILED");
-        fflush(stdout);
-    }
-}
-
-static nz_status_t make_zoo(nz_matrix_t **A, nz_value_type_t vt, const void *arg) {
-    return nzt_zoo_matrix(ctx, A, *(const int *)arg, vt, nzt_seed);
-}
-
-static nz_status_t make_file(nz_matrix_t **A, nz_value_type_t vt, const void *arg) {
-    return nz_mm_read(ctx, A, (const char *)arg, vt);
-}
-
-typedef struct gen_case {
-    const char *name;
-    int kind;
-    int64_t p[3];
-} gen_case_t;
-
-static nz_status_t make_gen(nz_matrix_t **A, nz_value_type_t vt, const void *arg) {
-    const gen_case_t *g = arg;
-    switch (g->kind) {
-    case 0: return nz_gen_laplace2d(ctx, A, g->p[0], g->p[1], vt);
-    case 1: return nz_gen_banded(ctx, A, g->p[0], g->p[1], g->p[2], vt);
-    case 2: return nz_gen_rmat(ctx, A, (int)g->p[0], (int)g->p[1], 0, 0, 0, nzt_seed, vt);
-    default: return nz_gen_fe3d(ctx, A, NULL, NULL, g->p[0], vt);
-    }
+    const extra_variants_t more = {extra, num_extra};
+    nzt_both_precisions(ctx, name, make, arg, check_matrix, &more, 44);
 }
 
 /* Rows whose lengths put row ends on, just before and just after the COO kernels' segment
  * boundaries (multiples of 256 entries), rows spanning several segments, and empty rows. */
-static nz_status_t make_boundaries(nz_matrix_t **A, nz_value_type_t vt, const void *arg) {
+static nz_status_t make_boundaries(nz_context_t *ctx, nz_matrix_t **A, nz_value_type_t vt,
+                                   const void *arg) {
     static const int64_t pattern[] = {256, 256, 255, 1, 257, 0, 511, 1, 512, 3, 0, 0, 2000, 256,
                                       7,   249, 1,   1, 768, 5, 0,   1, 1};
     const int64_t count = (int64_t)(sizeof pattern / sizeof pattern[0]), rows = 3 * count;
@@ -374,11 +238,6 @@ static nz_status_t make_boundaries(nz_matrix_t **A, nz_value_type_t vt, const vo
 
 /* ---- the sections -------------------------------------------------------------------------- */
 
-static void test_zoo(void) {
-    printf("zoo:\n");
-    for (int k = 0; k < nzt_zoo_count(); k++) check_both(nzt_zoo_name(k), make_zoo, &k, NULL, 0);
-}
-
 static void test_generated(void) {
     printf("generated:\n");
     variant_t blocky[3];
@@ -388,44 +247,31 @@ static void test_generated(void) {
         blocky[b - 5].options.bsr_block = b;
         snprintf(blocky[b - 5].label, sizeof blocky[0].label, "bsr b=%d", b);
     }
-    const gen_case_t gens[] = {
-        {"laplace2d 40x50", 0, {40, 50, 0}},
-        {"banded 3001 (2, 3)", 1, {3001, 2, 3}},
-        {"banded 500 (40, 7)", 1, {500, 40, 7}},
-        {"rmat scale 12 x 8", 2, {12, 8, 0}},
-        {"fe3d 9", 3, {9, 0, 0}},
+    const nzt_gen_case_t gens[] = {
+        {"laplace2d 40x50", NZT_GEN_LAPLACE2D, {40, 50, 0}},
+        {"banded 3001 (2, 3)", NZT_GEN_BANDED, {3001, 2, 3}},
+        {"banded 500 (40, 7)", NZT_GEN_BANDED, {500, 40, 7}},
+        {"rmat scale 12 x 8", NZT_GEN_RMAT, {12, 8, 0}},
+        {"fe3d 9", NZT_GEN_FE3D, {9, 0, 0}},
     };
     for (size_t g = 0; g < sizeof gens / sizeof gens[0]; g++)
-        check_both(gens[g].name, make_gen, &gens[g], blocky, 3);
+        check_both(gens[g].name, nzt_make_gen, &gens[g], blocky, 3);
     check_both("rows ending around COO segment boundaries", make_boundaries, NULL, NULL, 0);
     int dense = 11; /* zoo "dense 64x64": every block size converts */
-    check_both("dense 64x64 (bsr b = 5..7)", make_zoo, &dense, blocky, 3);
+    check_both("dense 64x64 (bsr b = 5..7)", nzt_make_zoo, &dense, blocky, 3);
 }
 
+/* About 24 real matrices (5 in quick mode); without NZ_MATRIX_DIR, three of tests/data. */
 static void test_real_matrices(void) {
-    const char *dir = nzt_matrix_dir();
-    if (dir == NULL) {
-        printf("real matrices: NZ_MATRIX_DIR not set, skipped (tests/data stands in)\n");
-        const char *data = nzt_data_dir();
-        const char *files[] = {"bcsstk01.mtx", "west0067.mtx", "illc1033.mtx"};
-        for (size_t f = 0; data != NULL && f < sizeof files / sizeof files[0]; f++) {
-            char path[4096];
-            snprintf(path, sizeof path, "%s/%s", data, files[f]);
-            check_both(files[f], make_file, path, NULL, 0);
-        }
-        return;
-    }
-    char **names = NULL;
-    int count = nzt_list_matrices(dir, &names);
-    int wanted = quick ? 5 : 24;
-    int step = count > wanted ? count / wanted : 1;
-    printf("real matrices (every %d of %d in %s):\n", step, count, dir);
-    for (int m = 0; m < count; m += step) {
+    if (nzt_both_precisions_real(ctx, 1, quick ? 5 : 24, check_matrix, NULL, 44)) return;
+    printf("  (tests/data stands in)\n");
+    const char *data = nzt_data_dir();
+    const char *files[] = {"bcsstk01.mtx", "west0067.mtx", "illc1033.mtx"};
+    for (size_t f = 0; data != NULL && f < sizeof files / sizeof files[0]; f++) {
         char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, names[m]);
-        check_both(names[m], make_file, path, NULL, 0);
+        snprintf(path, sizeof path, "%s/%s", data, files[f]);
+        check_both(files[f], nzt_make_file, path, NULL, 0);
     }
-    nzt_free_names(names, count);
 }
 
 /* What the GPU refuses, with a message saying why; nothing leaks. */
@@ -502,8 +348,8 @@ static void test_refusals(void) {
 static void test_alpha_zero(void) {
     nz_matrix_t *A = NULL;
     NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, 12, NZ_F64, nzt_seed)); /* rows of 31..33 */
-    job_t j;
-    job_begin(&j, "alpha=0", A);
+    nzt_spmv_job_t j;
+    nzt_spmv_job_begin(&j, ctx, "alpha=0", A, NZ_OP_N, nzt_seed + 11, 1);
     double *expect = nzt_malloc((size_t)j.rows * 8);
     for (int64_t i = 0; i < j.rows; i++) expect[i] = 2.0 * j.y0d[i];
     NZT_OK(ctx, nz_device_memset(ctx, j.dxn, 0xFF, (size_t)j.cols * 8));
@@ -528,7 +374,7 @@ static void test_alpha_zero(void) {
         nz_matrix_destroy(&B);
     }
     free(expect);
-    job_end(&j);
+    nzt_spmv_job_end(&j);
     nz_matrix_destroy(&A);
 }
 
@@ -539,8 +385,8 @@ static void test_alloc_failures(void) {
     nz_matrix_t *A = NULL;
     /* 2000 x 1500 with 30% empty rows; HYB width 3 leaves a COO remainder */
     NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, 4, NZ_F32, nzt_seed));
-    job_t j;
-    job_begin(&j, "alloc failures", A);
+    nzt_spmv_job_t j;
+    nzt_spmv_job_begin(&j, ctx, "alloc failures", A, NZ_OP_N, nzt_seed + 11, 1);
     for (int k = 0; k < num_variants; k++) {
         const variant_t *v = &variants[k];
         if (v->format == NZ_FORMAT_SELL && (v->options.sell_chunk != 32 || v->options.sell_sigma == 1))
@@ -593,7 +439,7 @@ static void test_alloc_failures(void) {
                     char label[256];
                     snprintf(label, sizeof label, "[%s alg=%s after injected failure %lld]",
                              v->label, an, (long long)f);
-                    run_case(&j, plan, label, j.dx, 1.0, 0.0, j.ref_a, j.bound_a, j.yh);
+                    nzt_spmv_run(&j, plan, label, j.dx, 1.0, 0.0, j.ref_a, j.bound_a, j.yh);
                 }
                 nz_spmv_plan_destroy(&plan);
                 nz_matrix_destroy(&dB);
@@ -610,7 +456,7 @@ static void test_alloc_failures(void) {
         }
         nz_matrix_destroy(&B);
     }
-    job_end(&j);
+    nzt_spmv_job_end(&j);
     nz_matrix_destroy(&A);
 }
 
@@ -639,12 +485,12 @@ int main(int argc, char **argv) {
     if (nzt_shard_take()) test_refusals();
     if (nzt_shard_take()) test_alpha_zero();
     if (nzt_shard_take()) test_alloc_failures();
-    test_zoo();
+    nzt_both_precisions_zoo(ctx, check_matrix, NULL, 44);
     test_generated();
     test_real_matrices();
 
     printf("%lld cases run; %lld conversions, %lld refused for padding (skipped)\n",
-           (long long)cases_run, (long long)conversions, (long long)refused_padding);
+           (long long)nzt_spmv_cases, (long long)conversions, (long long)refused_padding);
     nz_alloc_stats_t stats;
     NZT_OK(ctx, nz_context_alloc_stats(ctx, &stats));
     NZT_CHECK(stats.live_blocks == 0, "%lld blocks still allocated at the end",

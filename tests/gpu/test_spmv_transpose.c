@@ -1,5 +1,5 @@
 /* test_spmv_transpose.c: GPU y = alpha A^T x + beta y (cached device transpose for every CSR algorithm, atomic scatter) and mixed-precision SpMV, against the CPU double reference. */
-#include "testutil.h"
+#include "spmv_job.h"
 
 #include <float.h>
 #include <math.h>
@@ -17,111 +17,12 @@
  * on long rows. NZ_TEST_QUICK=1 (compute-sanitizer) trims the matrix set.
  */
 
-#define TOL_FACTOR 4.0
-
 static nz_context_t *ctx;
 static int quick;
 static nz_alg_t algs[32];
 static int num_algs;
-static int64_t cases_run;
 
-/* One matrix in one precision: x of length rows (A^T's input), y of length cols. */
-typedef struct job {
-    const char *name;
-    const nz_matrix_t *A, *AT; /* host A and its host transpose (CSR) */
-    nz_value_type_t vt;
-    int64_t rows, cols, nnz;
-    size_t vs;
-    double *xd, *y0d, *ref_a, *bound_a, *ref_b, *bound_b;
-    int64_t *len;
-    void *xh, *y0h, *yh, *yh2;
-    void *dx, *dy;
-} job_t;
-
-static void job_begin(job_t *j, const char *name, const nz_matrix_t *A, const nz_matrix_t *AT) {
-    nz_matrix_info_t info;
-    NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
-    memset(j, 0, sizeof *j);
-    j->name = name;
-    j->A = A;
-    j->AT = AT;
-    j->vt = info.value_type;
-    j->rows = info.rows;
-    j->cols = info.cols;
-    j->nnz = info.nnz;
-    j->vs = j->vt == NZ_F32 ? 4 : 8;
-    size_t nr = nzt_at_least_one(j->rows), nc = nzt_at_least_one(j->cols);
-    j->xd = nzt_malloc(nr * 8);
-    j->xh = nzt_malloc(nr * j->vs);
-    j->y0d = nzt_malloc(nc * 8);
-    j->y0h = nzt_malloc(nc * j->vs);
-    j->yh = nzt_malloc(nc * j->vs);
-    j->yh2 = nzt_malloc(nc * j->vs);
-    j->ref_a = nzt_malloc(nc * 8);
-    j->bound_a = nzt_malloc(nc * 8);
-    j->ref_b = nzt_malloc(nc * 8);
-    j->bound_b = nzt_malloc(nc * 8);
-    j->len = nzt_malloc(nc * 8);
-    nzt_random_vector(j->xd, j->xh, j->vt, j->rows, nzt_seed + 31);
-    nzt_random_vector(j->y0d, j->y0h, j->vt, j->cols, nzt_seed + 32);
-    nzt_reference_spmv(A, NZ_OP_T, 1.0, j->xd, 0.0, j->y0d, j->ref_a, j->bound_a, j->len);
-    nzt_reference_spmv(A, NZ_OP_T, -2.5, j->xd, 0.5, j->y0d, j->ref_b, j->bound_b, j->len);
-    NZT_OK(ctx, nz_device_malloc(ctx, &j->dx, nr * j->vs));
-    NZT_OK(ctx, nz_device_malloc(ctx, &j->dy, nc * j->vs));
-    NZT_OK(ctx, nz_device_copy_from_host(ctx, j->dx, j->xh, (size_t)j->rows * j->vs));
-}
-
-static void job_end(job_t *j) {
-    void *back = nzt_malloc(nzt_at_least_one(j->rows) * j->vs);
-    NZT_OK(ctx, nz_device_copy_to_host(ctx, back, j->dx, (size_t)j->rows * j->vs));
-    NZT_CHECK(memcmp(back, j->xh, (size_t)j->rows * j->vs) == 0, "%s %s: x was modified", j->name,
-              nzt_vt_name(j->vt));
-    free(back);
-    NZT_OK(ctx, nz_device_free(ctx, j->dx));
-    NZT_OK(ctx, nz_device_free(ctx, j->dy));
-    free(j->xd);
-    free(j->xh);
-    free(j->y0d);
-    free(j->y0h);
-    free(j->yh);
-    free(j->yh2);
-    free(j->ref_a);
-    free(j->bound_a);
-    free(j->ref_b);
-    free(j->bound_b);
-    free(j->len);
-}
-
-/* y = alpha A^T x + beta y (y NaN-poisoned for beta = 0, else y0), compared; result in out. */
-static int64_t run_case(const job_t *j, nz_spmv_plan_t *plan, const char *label, double alpha,
-                        double beta, const double *ref, const double *bound, void *out) {
-    size_t ybytes = (size_t)j->cols * j->vs;
-    if (beta == 0.0)
-        NZT_OK(ctx, nz_device_memset(ctx, j->dy, 0xFF, ybytes));
-    else
-        NZT_OK(ctx, nz_device_copy_from_host(ctx, j->dy, j->y0h, ybytes));
-    nz_status_t s = nz_spmv_execute(plan, alpha, j->dx, beta, j->dy);
-    NZT_CHECK(s == NZ_SUCCESS, "%s: execute returned %d: %s", label, (int)s,
-              nz_context_last_error(ctx));
-    if (s != NZ_SUCCESS) return 1;
-    s = nz_device_copy_to_host(ctx, out, j->dy, ybytes);
-    NZT_CHECK(s == NZ_SUCCESS, "%s: copying y back: %s (a kernel fault?)", label,
-              nz_context_last_error(ctx));
-    if (s != NZ_SUCCESS) return 1;
-    cases_run++;
-    int64_t bad = nzt_compare(label, j->vt, out, ref, bound, j->len, j->cols, TOL_FACTOR);
-    NZT_CHECK(bad == 0, "%s: %lld of %lld entries wrong", label, (long long)bad, (long long)j->cols);
-    return bad;
-}
-
-static int first_difference(const void *a, const void *b, int64_t n, size_t vs) {
-    for (int64_t i = 0; i < n; i++)
-        if (memcmp((const char *)a + (size_t)i * vs, (const char *)b + (size_t)i * vs, vs) != 0)
-            return (int)(i < INT32_MAX ? i : INT32_MAX);
-    return -1;
-}
-
-static void check_device_matrix(const job_t *j, const nz_matrix_t *dA, const nz_matrix_t *dAT,
+static void check_device_matrix(const nzt_spmv_job_t *j, const nz_matrix_t *dA, const nz_matrix_t *dAT,
                                 int bits) {
     char label[512];
     for (int a = 0; a < num_algs; a++) {
@@ -149,16 +50,17 @@ static void check_device_matrix(const job_t *j, const nz_matrix_t *dA, const nz_
 
         snprintf(label, sizeof label, "[%s %s off%d alg=%s op=T alpha=1 beta=0 (y NaN)]", j->name,
                  nzt_vt_name(j->vt), bits, an);
-        int64_t bad1 = run_case(j, plan, label, 1.0, 0.0, j->ref_a, j->bound_a, j->yh);
+        int64_t bad1 = nzt_spmv_run(j, plan, label, j->dx, 1.0, 0.0, j->ref_a, j->bound_a, j->yh);
         snprintf(label, sizeof label, "[%s %s off%d alg=%s op=T alpha=-2.5 beta=0.5]", j->name,
                  nzt_vt_name(j->vt), bits, an);
-        run_case(j, plan, label, -2.5, 0.5, j->ref_b, j->bound_b, j->yh2);
+        nzt_spmv_run(j, plan, label, j->dx, -2.5, 0.5, j->ref_b, j->bound_b, j->yh2);
         snprintf(label, sizeof label, "[%s %s off%d alg=%s op=T repeat]", j->name,
                  nzt_vt_name(j->vt), bits, an);
-        int64_t bad2 = run_case(j, plan, label, 1.0, 0.0, j->ref_a, j->bound_a, j->yh2);
+        int64_t bad2 = nzt_spmv_run(j, plan, label, j->dx, 1.0, 0.0, j->ref_a, j->bound_a, j->yh2);
         if (pi.reproducible && bad1 == 0 && bad2 == 0) {
-            int d = first_difference(j->yh, j->yh2, j->cols, j->vs);
-            NZT_CHECK(d < 0, "%s: claims reproducible, repeated runs differ at %d", label, d);
+            int64_t d = nzt_first_difference(j->yh, j->yh2, j->cols, j->vs);
+            NZT_CHECK(d < 0, "%s: claims reproducible, repeated runs differ at %lld", label,
+                      (long long)d);
         }
         NZT_OK(ctx, nz_spmv_plan_destroy(&plan));
 
@@ -168,11 +70,11 @@ static void check_device_matrix(const job_t *j, const nz_matrix_t *dA, const nz_
             NZT_OK(ctx, nz_device_memset(ctx, j->dy, 0xFF, (size_t)j->cols * j->vs));
             NZT_OK(ctx, nz_spmv_execute(plan, 1.0, j->dx, 0.0, j->dy));
             NZT_OK(ctx, nz_device_copy_to_host(ctx, j->yh2, j->dy, (size_t)j->cols * j->vs));
-            int d = first_difference(j->yh, j->yh2, j->cols, j->vs);
+            int64_t d = nzt_first_difference(j->yh, j->yh2, j->cols, j->vs);
             NZT_CHECK(d < 0,
                       "[%s %s off%d alg=%s]: op T differs from op N on the host transpose "
-                      "at %d",
-                      j->name, nzt_vt_name(j->vt), bits, an, d);
+                      "at %lld",
+                      j->name, nzt_vt_name(j->vt), bits, an, (long long)d);
             NZT_OK(ctx, nz_spmv_plan_destroy(&plan));
         }
     }
@@ -187,11 +89,12 @@ static void check_device_matrix(const job_t *j, const nz_matrix_t *dA, const nz_
     nz_spmv_plan_destroy(&plan);
 }
 
-static void check_matrix(const char *name, const nz_matrix_t *A) {
+static void check_matrix(const char *name, const nz_matrix_t *A, const void *arg) {
+    (void)arg;
     nz_matrix_t *AT = NULL;
     NZT_OK(ctx, nz_matrix_transpose(ctx, &AT, A));
-    job_t j;
-    job_begin(&j, name, A, AT);
+    nzt_spmv_job_t j;
+    nzt_spmv_job_begin(&j, ctx, name, A, NZ_OP_T, nzt_seed + 31, 0);
     for (int bits = 32; bits <= 64; bits += 32) {
         nz_matrix_t *dA = NULL, *dAT = NULL;
         NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, bits == 32 ? NZ_I32 : NZ_I64));
@@ -200,95 +103,32 @@ static void check_matrix(const char *name, const nz_matrix_t *A) {
         nz_matrix_destroy(&dA);
         nz_matrix_destroy(&dAT);
     }
-    job_end(&j);
+    nzt_spmv_job_end(&j);
     nz_matrix_destroy(&AT);
 }
 
-typedef nz_status_t (*make_fn)(nz_matrix_t **A, nz_value_type_t vt, const void *arg);
-
-static void check_both(const char *name, make_fn make, const void *arg, int is_file) {
-    if (!nzt_shard_take()) return; /* one case per shard slot (NZ_TEST_SHARD) */
-    for (int v = 0; v < 2; v++) {
-        nz_value_type_t vt = v == 0 ? NZ_F32 : NZ_F64;
-        nz_matrix_t *A = NULL;
-        nz_status_t s = make(&A, vt, arg);
-        if (s == NZ_ERR_UNSUPPORTED && is_file) {
-            printf("  note: %s cannot be read by this build (%s); skipped\n", name,
-                   nz_context_last_error(ctx));
-            return;
-        }
-        NZT_CHECK(s == NZ_SUCCESS, "%s: making the matrix: %s", name, nz_context_last_error(ctx));
-        if (s != NZ_SUCCESS) continue;
-        int before = nzt_failures;
-        check_matrix(name, A);
-        nz_matrix_destroy(&A);
-        printf("  %-40s %s %s\n", name, nzt_vt_name(vt), nzt_failures == before ? "ok" : "FAILED");
-        fflush(stdout);
-    }
-}
-
-static nz_status_t make_zoo(nz_matrix_t **A, nz_value_type_t vt, const void *arg) {
-    return nzt_zoo_matrix(ctx, A, *(const int *)arg, vt, nzt_seed);
-}
-
-typedef struct gen_case {
-    const char *name;
-    int kind;
-    int64_t p[4];
-} gen_case_t;
-
-static nz_status_t make_gen(nz_matrix_t **A, nz_value_type_t vt, const void *arg) {
-    const gen_case_t *g = arg;
-    switch (g->kind) {
-    case 0: return nz_gen_random(ctx, A, g->p[0], g->p[1], (double)g->p[2], nzt_seed, vt);
-    case 1: return nz_gen_rail(ctx, A, g->p[0], g->p[1], g->p[2], nzt_seed, vt);
-    case 2: return nz_gen_mixed(ctx, A, g->p[0], g->p[1], g->p[2], g->p[3], nzt_seed, vt);
-    case 3: return nz_gen_rmat(ctx, A, (int)g->p[0], (int)g->p[1], 0, 0, 0, nzt_seed, vt);
-    default: return nz_gen_fe3d(ctx, A, NULL, NULL, g->p[0], vt);
-    }
-}
-
-static nz_status_t make_file(nz_matrix_t **A, nz_value_type_t vt, const void *arg) {
-    return nz_mm_read(ctx, A, (const char *)arg, vt);
-}
-
-static void test_zoo(void) {
-    printf("zoo:\n");
-    for (int k = 0; k < nzt_zoo_count(); k++) check_both(nzt_zoo_name(k), make_zoo, &k, 0);
+static void check_both(const char *name, nzt_make_fn make, const void *arg) {
+    nzt_both_precisions(ctx, name, make, arg, check_matrix, NULL, 40);
 }
 
 static void test_generated(void) {
     printf("generated:\n");
-    const gen_case_t gens[] = {
-        {"random 5000x7000 mean 9", 0, {5000, 7000, 9, 0}},
+    const nzt_gen_case_t gens[] = {
+        {"random 5000x7000 mean 9", NZT_GEN_RANDOM, {5000, 7000, 9, 0}},
         /* A^T of a rail matrix: 120000 short rows, columns of ~3000 become rows of A */
-        {"rail 40 x 120000, rows ~3000", 1, {40, 120000, 3000, 0}},
+        {"rail 40 x 120000, rows ~3000", NZT_GEN_RAIL, {40, 120000, 3000, 0}},
         /* long rows of A become long columns: many atomics on the same y_j */
-        {"mixed 30000, 12 long rows of 25000", 2, {30000, 4, 12, 25000}},
-        {"rmat scale 13 x 8", 3, {13, 8, 0, 0}},
-        {"fe3d 10", 4, {10, 0, 0, 0}},
+        {"mixed 30000, 12 long rows of 25000", NZT_GEN_MIXED, {30000, 4, 12, 25000}},
+        {"rmat scale 13 x 8", NZT_GEN_RMAT, {13, 8, 0, 0}},
+        {"fe3d 10", NZT_GEN_FE3D, {10, 0, 0, 0}},
     };
     for (size_t g = 0; g < sizeof gens / sizeof gens[0]; g++)
-        check_both(gens[g].name, make_gen, &gens[g], 0);
+        check_both(gens[g].name, nzt_make_gen, &gens[g]);
 }
 
+/* A few: every 4th (every 16th in quick mode). */
 static void test_real_matrices(void) {
-    const char *dir = nzt_matrix_dir();
-    if (dir == NULL) {
-        printf("real matrices: NZ_MATRIX_DIR not set, skipped\n");
-        return;
-    }
-    char **names = NULL;
-    int count = nzt_list_matrices(dir, &names);
-    /* a few: every 4th (every 16th in quick mode) */
-    int step = quick ? 16 : 4;
-    printf("real matrices (every %dth of %d in %s):\n", step, count, dir);
-    for (int m = 0; m < count; m += step) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, names[m]);
-        check_both(names[m], make_file, path, 1);
-    }
-    nzt_free_names(names, count);
+    nzt_both_precisions_real(ctx, quick ? 16 : 4, 0, check_matrix, NULL, 40);
 }
 
 /* The zoo matrix with |a_ij|: positive data, so every partial sum is below the result and the
@@ -368,7 +208,7 @@ static void test_mixed(void) {
                         NZT_OK(ctx, nz_device_copy_from_host(ctx, dy, y0f, (size_t)yn * 4));
                     NZT_OK(ctx, nz_spmv_execute(plan, alpha, dx, beta, dy));
                     NZT_OK(ctx, nz_device_copy_to_host(ctx, y, dy, (size_t)yn * 4));
-                    cases_run++;
+                    nzt_spmv_cases++;
                     int64_t bad = 0;
                     for (int64_t i = 0; i < yn; i++) {
                         /* half an ulp, twice for a row summed across merge tiles */
@@ -507,14 +347,9 @@ int main(int argc, char **argv) {
     nzt_init(argc, argv);
     quick = nzt_env_flag("NZ_TEST_QUICK");
     ctx = nzt_gpu_context(quick ? " (quick mode)" : "");
-    nz_format_t format;
-    nz_alg_t alg;
+    num_algs = nzt_spmv_algs(NZ_BACKEND_CUDA, NZ_FORMAT_CSR, algs, 32);
     bool has_atomic = false;
-    for (int i = 0; nz_spmv_list(&format, &alg, NZ_BACKEND_CUDA, i) == NZ_SUCCESS; i++)
-        if (format == NZ_FORMAT_CSR && num_algs < 32) {
-            algs[num_algs++] = alg;
-            has_atomic |= alg == NZ_ALG_ATOMIC;
-        }
+    for (int a = 0; a < num_algs; a++) has_atomic |= algs[a] == NZ_ALG_ATOMIC;
     NZT_CHECK(has_atomic && num_algs >= 4, "csr atomic not listed (%d csr algorithms)", num_algs);
     printf("algorithms:");
     for (int a = 0; a < num_algs; a++) printf(" %s", nz_alg_name(algs[a]));
@@ -523,11 +358,11 @@ int main(int argc, char **argv) {
     if (nzt_shard_take()) test_alpha_zero();
     if (nzt_shard_take()) test_alloc_failures();
     if (nzt_shard_take()) test_mixed();
-    test_zoo();
+    nzt_both_precisions_zoo(ctx, check_matrix, NULL, 40);
     test_generated();
     test_real_matrices();
 
-    printf("%lld products compared\n", (long long)cases_run);
+    printf("%lld products compared\n", (long long)nzt_spmv_cases);
     nz_alloc_stats_t st;
     NZT_OK(ctx, nz_context_alloc_stats(ctx, &st));
     NZT_CHECK(st.live_blocks == 0, "%lld blocks leaked", (long long)st.live_blocks);

@@ -8,41 +8,6 @@
 static nz_context_t *ctx;
 static char tmpdir[256];
 
-static bool same_matrix(const nz_matrix_t *A, const nz_matrix_t *B) {
-    nz_matrix_info_t a, b;
-    nz_matrix_info(ctx, &a, A);
-    nz_matrix_info(ctx, &b, B);
-    if (a.rows != b.rows || a.cols != b.cols || a.nnz != b.nnz || a.value_type != b.value_type)
-        return false;
-    const int64_t *ra, *rb;
-    const int32_t *ca, *cb;
-    const void *va, *vb;
-    nz_matrix_csr_arrays(ctx, &ra, &ca, &va, A);
-    nz_matrix_csr_arrays(ctx, &rb, &cb, &vb, B);
-    size_t vs = a.value_type == NZ_F32 ? 4 : 8;
-    return memcmp(ra, rb, (size_t)(a.rows + 1) * 8) == 0 &&
-           (a.nnz == 0 || (memcmp(ca, cb, (size_t)a.nnz * 4) == 0 &&
-                           memcmp(va, vb, (size_t)a.nnz * vs) == 0));
-}
-
-static unsigned char *read_file(const char *path, size_t *size) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *data = nzt_malloc((size_t)n + 1);
-    *size = fread(data, 1, (size_t)n, f);
-    fclose(f);
-    return data;
-}
-
-static void write_file(const char *path, const void *data, size_t size) {
-    FILE *f = fopen(path, "wb");
-    if (f == NULL || fwrite(data, 1, size, f) != size) exit(1);
-    fclose(f);
-}
-
 static void test_roundtrip(void) {
     char path[512];
     snprintf(path, sizeof path, "%s/a.nzb", tmpdir);
@@ -53,12 +18,13 @@ static void test_roundtrip(void) {
             NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, k, vt, nzt_seed));
             NZT_OK(ctx, nz_binary_write(ctx, path, A));
             nz_status_t s = nz_binary_read(ctx, &B, path);
-            NZT_CHECK(s == NZ_SUCCESS && same_matrix(A, B), "%s: binary round trip (%s)",
-                      nzt_zoo_name(k), nz_context_last_error(ctx));
+            NZT_CHECK(s == NZ_SUCCESS && nzt_csr_identical(ctx, A, B, 1),
+                      "%s: binary round trip (%s)", nzt_zoo_name(k), nz_context_last_error(ctx));
             nz_matrix_destroy(&B);
             /* nz_matrix_read picks the format by extension */
             s = nz_matrix_read(ctx, &B, path, vt);
-            NZT_CHECK(s == NZ_SUCCESS && same_matrix(A, B), "%s: nz_matrix_read", nzt_zoo_name(k));
+            NZT_CHECK(s == NZ_SUCCESS && nzt_csr_identical(ctx, A, B, 1), "%s: nz_matrix_read",
+                      nzt_zoo_name(k));
             nz_matrix_destroy(&B);
             nz_matrix_destroy(&A);
         }
@@ -76,12 +42,12 @@ static void test_corruption(void) {
     NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, 4, NZ_F64, nzt_seed));
     NZT_OK(ctx, nz_binary_write(ctx, path, A));
     size_t size = 0;
-    unsigned char *data = read_file(path, &size);
+    unsigned char *data = (unsigned char *)nzt_read_file(path, &size);
     NZT_CHECK(data != NULL && size > 100, "no .nzb written");
     for (size_t pos = 0; pos < size; pos += (pos < 80 ? 1 : 997)) {
         for (int bit = 0; bit < 8; bit += 3) {
             data[pos] ^= (unsigned char)(1u << bit);
-            write_file(bad, data, size);
+            nzt_write_file(bad, data, size);
             nz_status_t s = nz_binary_read(ctx, &B, bad);
             NZT_CHECK(s == NZ_ERR_PARSE || (s == NZ_ERR_UNSUPPORTED && pos >= 8 && pos < 16),
                       "byte %zu bit %d flipped: status %d (%s)", pos, bit, (int)s,
@@ -92,7 +58,7 @@ static void test_corruption(void) {
     }
     size_t cuts[] = {0, 1, 7, 8, 71, 72, 73, 80, size / 2, size - 9, size - 1};
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
-        write_file(bad, data, cuts[i]);
+        nzt_write_file(bad, data, cuts[i]);
         nz_status_t s = nz_binary_read(ctx, &B, bad);
         NZT_CHECK(s == NZ_ERR_PARSE && strstr(nz_context_last_error(ctx), "bad.nzb") != NULL,
                   "truncated to %zu: status %d (%s)", cuts[i], (int)s, nz_context_last_error(ctx));
@@ -100,7 +66,7 @@ static void test_corruption(void) {
     unsigned char *longer = nzt_malloc(size + 3);
     memcpy(longer, data, size);
     memset(longer + size, 0, 3);
-    write_file(bad, longer, size + 3);
+    nzt_write_file(bad, longer, size + 3);
     NZT_CHECK(nz_binary_read(ctx, &B, bad) == NZ_ERR_PARSE, "trailing bytes accepted");
     free(longer);
     /* a hostile header with a valid header checksum cannot make the reader allocate: the file
@@ -108,12 +74,12 @@ static void test_corruption(void) {
     NZT_CHECK(nz_binary_read(ctx, &B, "/nonexistent/x.nzb") == NZ_ERR_IO, "missing file");
     /* a text file is not a .nzb */
     const char *text = "%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 2\n";
-    write_file(bad, text, strlen(text));
+    nzt_write_file(bad, text, strlen(text));
     NZT_CHECK(nz_binary_read(ctx, &B, bad) == NZ_ERR_PARSE, "text as nzb");
     /* ...and without the .nzb extension nz_matrix_read sniffs it as Matrix Market */
     char txt[600];
     snprintf(txt, sizeof txt, "%s/text.txt", tmpdir);
-    write_file(txt, text, strlen(text));
+    nzt_write_file(txt, text, strlen(text));
     NZT_OK(ctx, nz_matrix_read(ctx, &B, txt, NZ_F64));
     nz_matrix_destroy(&B);
     unlink(txt);
@@ -137,10 +103,10 @@ static void test_dispatch(void) {
     NZT_OK(ctx, nz_binary_write(ctx, nzb, A));
     NZT_OK(ctx, nz_binary_write(ctx, odd, A));
     NZT_OK(ctx, nz_matrix_read(ctx, &B, mtx, NZ_F32));
-    NZT_CHECK(same_matrix(A, B), ".mtx through nz_matrix_read");
+    NZT_CHECK(nzt_csr_identical(ctx, A, B, 1), ".mtx through nz_matrix_read");
     nz_matrix_destroy(&B);
     NZT_OK(ctx, nz_matrix_read(ctx, &B, odd, NZ_F32));
-    NZT_CHECK(same_matrix(A, B), ".nzb detected by magic");
+    NZT_CHECK(nzt_csr_identical(ctx, A, B, 1), ".nzb detected by magic");
     nz_matrix_destroy(&B);
     /* the other value type: converted, or refused while conversion is unavailable */
     nz_status_t s = nz_matrix_read(ctx, &B, nzb, NZ_F64);
@@ -163,7 +129,7 @@ static void test_dispatch(void) {
     NZT_OK(ctx, nz_matrix_convert(ctx, &E, A, NZ_FORMAT_ELL, NULL));
     NZT_OK(ctx, nz_binary_write(ctx, nzb, E));
     NZT_OK(ctx, nz_binary_read(ctx, &B, nzb));
-    NZT_CHECK(same_matrix(A, B), "ELL written as .nzb");
+    NZT_CHECK(nzt_csr_identical(ctx, A, B, 1), "ELL written as .nzb");
     nz_matrix_destroy(&B);
     nz_matrix_destroy(&E);
     NZT_CHECK(nz_binary_write(ctx, "/nonexistent/dir/x.nzb", A) == NZ_ERR_IO, "unwritable");

@@ -26,12 +26,9 @@ static void check_product(const char *name, nz_spmm_plan_t *plan, const nz_matri
     nz_matrix_info_t info;
     NZT_OK(ctx, nz_matrix_info(ctx, &info, csr));
     const nz_value_type_t vt = info.value_type;
-    const int64_t xrows = op == NZ_OP_N ? info.cols : info.rows;
-    const int64_t yrows = op == NZ_OP_N ? info.rows : info.cols;
-    const int64_t ldx = (layout == NZ_ROW_MAJOR ? k : (xrows > 1 ? xrows : 1)) + pad;
-    const int64_t ldy = (layout == NZ_ROW_MAJOR ? k : (yrows > 1 ? yrows : 1)) + pad;
-    const int64_t nx = nzt_dense_span(layout, xrows, k, ldx),
-                  ny = nzt_dense_span(layout, yrows, k, ldy);
+    const nzt_dense_shape_t shape = nzt_dense_shape(&info, op, layout, k, pad);
+    const int64_t xrows = shape.xrows, yrows = shape.yrows, ldx = shape.ldx, ldy = shape.ldy;
+    const int64_t nx = shape.nx, ny = shape.ny;
     const size_t vs = nzi_value_size(vt);
     void *X = nzt_malloc((size_t)nx * vs), *Y = nzt_malloc((size_t)ny * vs);
     double *xd = nzt_malloc((size_t)(xrows + 1) * 8), *y0 = nzt_malloc((size_t)(yrows + 1) * 8);

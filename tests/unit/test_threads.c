@@ -94,11 +94,11 @@ static uint64_t spmv_all(worker_t *w, nz_context_t *ctx, const nz_matrix_t *A, u
         WOK(w, ctx, nz_matrix_transpose(ctx, &T, B));
         h = fold_matrix(ctx, h, T);
         nz_matrix_destroy(&T);
-        for (int idx = 0;; idx++) {
-            nz_format_t lf;
-            nz_alg_t alg;
-            if (nz_spmv_list(&lf, &alg, NZ_BACKEND_CPU, idx) != NZ_SUCCESS) break;
-            if ((int)lf != f) continue;
+        const nz_format_t lf = (nz_format_t)f;
+        nz_alg_t algs[32];
+        const int num_algs = nzt_spmv_algs(NZ_BACKEND_CPU, lf, algs, 32);
+        for (int a = 0; a < num_algs; a++) {
+            const nz_alg_t alg = algs[a];
             for (int op = 0; op < 2; op++) {
                 nz_spmv_plan_t *P = NULL;
                 if (nz_spmv_plan_create(ctx, &P, B, (nz_operation_t)op, alg, 0) != NZ_SUCCESS)
