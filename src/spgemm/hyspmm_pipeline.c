@@ -323,17 +323,19 @@ static double host_copy_rate(nzi_hyspmm_device_t *dev, nz_value_type_t vt, int64
 }
 
 /* What this call measured, for the next call's panel size: products per second of the host
- * expansion and of the GPU's stages (transfers included), and the per-panel cost: the
- * pipeline's time beyond its busiest side, per panel. */
+ * expansion and of the GPU's stages (transfers included), and the per-panel cost: the pipeline's
+ * time beyond its busiest side, less the fill and drain the model counts apart (an average
+ * panel's expansion and GPU stages), per panel. */
 static void remember_rates(pipeline_t *pl, int64_t total) {
     const double gpu = pl->t.h2d + pl->t.multiply + pl->t.d2h;
     const double busiest = pl->t.host_wall > gpu ? pl->t.host_wall : gpu;
-    double overhead = pl->count > 0 ? (pl->t.loop_wall - busiest) / (double)pl->count : 0.0;
-    if (pl->t.expand <= 0.0 || gpu <= 0.0 || total <= 0) return;
+    if (pl->t.expand <= 0.0 || gpu <= 0.0 || total <= 0 || pl->count <= 0) return;
+    const double expand_rate = (double)total / pl->t.expand, gpu_rate = (double)total / gpu;
+    const double fill_drain = (double)total / (double)pl->count * (1.0 / expand_rate + 1.0 / gpu_rate);
+    double overhead = (pl->t.loop_wall - busiest - fill_drain) / (double)pl->count;
     if (overhead < HYSPMM_MIN_OVERHEAD) overhead = HYSPMM_MIN_OVERHEAD;
     if (overhead > HYSPMM_MAX_OVERHEAD) overhead = HYSPMM_MAX_OVERHEAD;
-    nzi_hyspmm_device_set_rates(pl->dev, (double)total / pl->t.expand, (double)total / gpu,
-                                overhead);
+    nzi_hyspmm_device_set_rates(pl->dev, expand_rate, gpu_rate, overhead);
 }
 
 /* The split: panels aimed at the products the measured rates (or the fixed rule) ask for, under
