@@ -250,6 +250,33 @@ static __device__ __forceinline__ T nzi_ld_matrix(const T *address) {
     return __ldg(address);
 }
 
+/* CSR-vector's row bounds (spmv_csr_vector.cu and its compressed-index form, spmv_csr_steps.cu):
+ * lanes 0 and 1 of each group of V lanes load the row's two offsets (none when the row is past
+ * the end, !active), the other lanes get them by shuffle. Every lane of the warp must call it. */
+template <int V, bool Hints, typename Offset>
+static __device__ __forceinline__ void nzi_cuda_vector_row_bounds(
+    const Offset *__restrict__ row_offsets, int64_t row, bool active, Offset *begin, Offset *end) {
+    const int lane = threadIdx.x & 31;
+    const int lane_in_vector = lane & (V - 1);
+    const int vector_base = lane & ~(V - 1);
+    Offset bound = 0;
+    if (active && lane_in_vector < 2)
+        bound = nzi_ld_matrix<Hints>(row_offsets + row + lane_in_vector);
+    *begin = __shfl_sync(0xffffffffu, bound, vector_base);
+    *end = __shfl_sync(0xffffffffu, bound, vector_base + 1);
+}
+
+/* CSR-vector's end of a row: the group's sum (nzi_cuda_group_sum) to its first lane, which writes
+ * y[row] = alpha sum (+ beta y[row]) in Accum, rounded once to Value. Every lane must call it. */
+template <int V, bool BetaZero, typename Value, typename Accum>
+static __device__ __forceinline__ void nzi_cuda_vector_store(Accum sum, bool active, int64_t row,
+                                                             Accum alpha, Accum beta,
+                                                             Value *__restrict__ y) {
+    sum = nzi_cuda_group_sum<V>(sum);
+    if (active && (threadIdx.x & (V - 1)) == 0)
+        y[row] = (Value)(BetaZero ? alpha * sum : alpha * sum + beta * (Accum)y[row]);
+}
+
 /* Sum of one padded row (ELL, SELL, HYB's ELL part): entry k at cols[k * stride], vals[k * stride]
  * for k < width, padding (column -1, value 0) only at the end of the row. Unroll entries are
  * loaded before any is used, so that many loads are in flight; padding is never multiplied (an
