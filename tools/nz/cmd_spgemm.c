@@ -52,11 +52,9 @@ static int parse_options(int argc, char **argv, spgemm_options_t *o) {
         const char *v = NULL;
         static const char *const with_value[] = {"--alg", "--gpu-mem-limit", "--precision",
                                                  "--threads", "-o", "--output"};
-        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
-            if (strcmp(arg, with_value[k]) == 0) {
-                if ((v = nz_cli_value(CMD, argc, argv, &i)) == NULL) return NZ_EXIT_USAGE;
-                break;
-            }
+        if (nz_cli_option_value(CMD, argc, argv, &i, with_value,
+                                sizeof with_value / sizeof with_value[0], &v) != NZ_EXIT_OK)
+            return NZ_EXIT_USAGE;
         int bad = 0;
         if (nz_cli_is_help(arg)) {
             usage();
