@@ -8,7 +8,8 @@
  */
 #include "row_blocks.cuh"
 
-nz_status_t nzi_row_blocks_check(const nz_spmv_plan_t *plan, const char *plan_name, int threads) {
+nz_status_t nzi_row_blocks_plan_start(nz_spmv_plan_t *plan, const char *plan_name, int threads,
+                                      size_t state_bytes) {
     nz_context_t *ctx = plan->ctx;
     if (plan->op != NZ_OP_N)
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "%s: only op = N is implemented", plan_name);
@@ -19,7 +20,22 @@ nz_status_t nzi_row_blocks_check(const nz_spmv_plan_t *plan, const char *plan_na
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
                          "%s: the device allows %d threads per block, %d needed", plan_name,
                          nzi_cuda(ctx)->max_threads_per_block, threads);
+    void *state = nzi_calloc(ctx, 1, state_bytes);
+    if (state == NULL)
+        return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "%s: cannot allocate the state", plan_name);
+    plan->state = state; /* from here on, nzi_row_blocks_plan_release frees whatever is set */
+    plan->reproducible = 1;
+    plan->vector_width = 0;
+    plan->workspace_bytes = 0;
     return NZ_SUCCESS;
+}
+
+void nzi_row_blocks_plan_release(nz_spmv_plan_t *plan) {
+    nzi_row_blocks_t *rb = (nzi_row_blocks_t *)plan->state; /* the state's first member */
+    if (rb == NULL) return;
+    nzi_row_blocks_free(plan->ctx, plan->A->value_type, rb);
+    nzi_free(plan->ctx, plan->state);
+    plan->state = NULL;
 }
 
 nz_status_t nzi_row_blocks_shared_per_block(nz_context_t *ctx, int resident, size_t *per_block) {

@@ -24,9 +24,14 @@ typedef struct nzi_row_block_names {
     const char *tickets;      /* label of the pieces' tickets */
 } nzi_row_block_names_t;
 
-/* What the kernels need before any allocation: op = N, rows within int32, `threads` threads per
- * block allowed by the device. */
-nz_status_t nzi_row_blocks_check(const nz_spmv_plan_t *plan, const char *plan_name, int threads);
+/* A row-block plan's start: checks what the kernels need (op = N, rows within int32, `threads`
+ * threads per block allowed by the device), then plan->state = a zeroed state of state_bytes,
+ * whose first member must be the nzi_row_blocks_t; the plan is reproducible, with no vector
+ * width and no workspace yet. */
+nz_status_t nzi_row_blocks_plan_start(nz_spmv_plan_t *plan, const char *plan_name, int threads,
+                                      size_t state_bytes);
+/* Free such a state (NULL allowed): its row blocks, then the state itself. */
+void nzi_row_blocks_plan_release(nz_spmv_plan_t *plan);
 
 /* Shared memory a block may stage into when `resident` blocks share an SM: the SM's shared
  * memory over them, less the per-block reservation, within the default per-block limit. */

@@ -51,7 +51,9 @@
  *   w == 1: rows [x, y) (y - x == 1: CSR-Vector, else CSR-Stream), z = 0;
  *   w  > 1: CSR-VectorL piece z of w of row x; y is the row's first slot in partials / tickets. */
 typedef struct adaptive_state {
-    nzi_row_blocks_t rb;     /* block table; partials and tickets for long rows only */
+    /* first member (nzi_row_blocks_plan_release frees the state through it): the block table;
+     * partials and tickets for long rows only */
+    nzi_row_blocks_t rb;
     int nnz_per_wg;          /* products staged per CSR-Stream block */
     int piece;               /* nonzeros per CSR-VectorL piece */
     size_t shared_bytes;     /* dynamic shared memory per block */
@@ -150,14 +152,6 @@ static nz_status_t adaptive_choose_sizes(nz_context_t *ctx, const nz_matrix_t *A
     return NZ_SUCCESS;
 }
 
-static void adaptive_release(nz_spmv_plan_t *plan) {
-    adaptive_state_t *state = (adaptive_state_t *)plan->state;
-    if (state == NULL) return;
-    nzi_row_blocks_free(plan->ctx, plan->A->value_type, &state->rb);
-    nzi_free(plan->ctx, state);
-    plan->state = NULL;
-}
-
 /* Setup: the row blocks (nzi_row_blocks_build: one device-to-host copy of the row offsets, the
  * block scan, upload; partial sums and tickets only when some row needs CSR-VectorL). */
 static nz_status_t adaptive_setup(nz_spmv_plan_t *plan) {
@@ -168,16 +162,9 @@ static nz_status_t adaptive_setup(nz_spmv_plan_t *plan) {
     nz_context_t *ctx = plan->ctx;
     adaptive_state_t *state = NULL;
 
-    NZI_CHECK(nzi_row_blocks_check(plan, names.plan, ADAPTIVE_THREADS));
-    state = (adaptive_state_t *)nzi_calloc(ctx, 1, sizeof *state);
-    if (state == NULL) {
-        status = nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "CSR-Adaptive plan: cannot allocate the state");
-        goto cleanup;
-    }
-    plan->state = state; /* from here on, adaptive_release frees whatever is set */
-    plan->reproducible = 1;
-    plan->vector_width = 0;
-    plan->workspace_bytes = 0;
+    NZI_CHECK(nzi_row_blocks_plan_start(plan, names.plan, ADAPTIVE_THREADS,
+                                        sizeof(adaptive_state_t)));
+    state = (adaptive_state_t *)plan->state;
     if (plan->A->rows == 0) goto cleanup;
 
     NZI_CHECK(adaptive_choose_sizes(ctx, plan->A, state));
@@ -185,7 +172,7 @@ static nz_status_t adaptive_setup(nz_spmv_plan_t *plan) {
                                    state->piece, &names, &state->rb, &plan->workspace_bytes));
 
 cleanup:
-    if (status < 0) adaptive_release(plan);
+    if (status < 0) nzi_row_blocks_plan_release(plan);
     return status;
 }
 
@@ -221,7 +208,7 @@ static nz_status_t adaptive_execute(const nz_spmv_plan_t *plan, double alpha, co
 }
 
 extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_adaptive_ops = {
-    NZ_ALG_ADAPTIVE, adaptive_setup, adaptive_execute, adaptive_release};
+    NZ_ALG_ADAPTIVE, adaptive_setup, adaptive_execute, nzi_row_blocks_plan_release};
 
 /* Explicit instantiations: value type x offset type. */
 #define ADAPTIVE_INSTANTIATE(Value, Offset)                                                     \

@@ -44,7 +44,9 @@
  *   pieces == 1: rows [x, y) (y - x == 1: the single-row path), z = 0, w = 1;
  *   pieces  > 1: piece z of w of row x; y is the row's first slot in partials / tickets. */
 typedef struct ipcsr_state {
-    nzi_row_blocks_t rb;     /* block table; partials and tickets (one per piece) for split rows */
+    /* first member (nzi_row_blocks_plan_release frees the state through it): the block table;
+     * partials and tickets (one per piece) for split rows */
+    nzi_row_blocks_t rb;
     int budget;              /* products per tile = nonzeros per piece of a split row */
     size_t shared_bytes;     /* dynamic shared memory per block */
 } ipcsr_state_t;
@@ -138,14 +140,6 @@ static nz_status_t ipcsr_choose_budget(nz_context_t *ctx, const nz_matrix_t *A, 
     return NZ_SUCCESS;
 }
 
-static void ipcsr_release(nz_spmv_plan_t *plan) {
-    ipcsr_state_t *state = (ipcsr_state_t *)plan->state;
-    if (state == NULL) return;
-    nzi_row_blocks_free(plan->ctx, plan->A->value_type, &state->rb);
-    nzi_free(plan->ctx, state);
-    plan->state = NULL;
-}
-
 /* Setup: the block table (nzi_row_blocks_build, Algorithm 4 with the long-row case of Algorithm
  * 6 split into pieces of `budget` nonzeros: a tile holds at most IPCSR_THREADS rows); partial
  * sums and tickets only when some row is split. */
@@ -157,16 +151,9 @@ static nz_status_t ipcsr_setup(nz_spmv_plan_t *plan) {
     nz_context_t *ctx = plan->ctx;
     ipcsr_state_t *state = NULL;
 
-    NZI_CHECK(nzi_row_blocks_check(plan, names.plan, IPCSR_THREADS));
-    state = (ipcsr_state_t *)nzi_calloc(ctx, 1, sizeof *state);
-    if (state == NULL) {
-        status = nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "IPCSR plan: cannot allocate the state");
-        goto cleanup;
-    }
-    plan->state = state; /* from here on, ipcsr_release frees whatever is set */
-    plan->reproducible = 1;
-    plan->vector_width = 0;
-    plan->workspace_bytes = 0;
+    NZI_CHECK(nzi_row_blocks_plan_start(plan, names.plan, IPCSR_THREADS,
+                                        sizeof(ipcsr_state_t)));
+    state = (ipcsr_state_t *)plan->state;
     if (plan->A->rows == 0) goto cleanup;
 
     NZI_CHECK(ipcsr_choose_budget(ctx, plan->A, &state->budget, &state->shared_bytes));
@@ -174,7 +161,7 @@ static nz_status_t ipcsr_setup(nz_spmv_plan_t *plan) {
                                    &names, &state->rb, &plan->workspace_bytes));
 
 cleanup:
-    if (status < 0) ipcsr_release(plan);
+    if (status < 0) nzi_row_blocks_plan_release(plan);
     return status;
 }
 
@@ -208,8 +195,8 @@ static nz_status_t ipcsr_execute(const nz_spmv_plan_t *plan, double alpha, const
     return NZ_SUCCESS;
 }
 
-extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_ipcsr_ops = {NZ_ALG_IPCSR, ipcsr_setup,
-                                                                ipcsr_execute, ipcsr_release};
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_ipcsr_ops = {
+    NZ_ALG_IPCSR, ipcsr_setup, ipcsr_execute, nzi_row_blocks_plan_release};
 
 /* Explicit instantiations: value type x offset type. */
 #define IPCSR_INSTANTIATE(Value, Offset)                                                        \
