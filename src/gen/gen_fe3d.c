@@ -118,21 +118,26 @@ cleanup:
     return status;
 }
 
+nz_status_t nzi_fe3d_unknowns(nz_context_t *ctx, int64_t n, const char *what, int64_t *rows) {
+    if (n < 2)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "%s: n = %lld elements per side; need n >= 2 for an interior node", what,
+                         (long long)n);
+    int64_t m = n - 1, plane;
+    if (nzi_mul_overflow_i64(m, m, &plane) || nzi_mul_overflow_i64(plane, m, rows))
+        return nzi_error(ctx, NZ_ERR_OVERFLOW, "%s: n = %lld: unknown count (n-1)^3 overflows",
+                         what, (long long)n);
+    return nzi_check_dims(ctx, *rows, *rows, what);
+}
+
 nz_status_t nz_gen_fe3d(nz_context_t *ctx, nz_matrix_t **A, void **b, void **u_exact, int64_t n,
                         nz_value_type_t value_type) {
     const char *what = "nz_gen_fe3d";
     nz_status_t status = NZ_SUCCESS;
     nz_matrix_t *M = NULL;
     NZI_TRY(nzi_gen_begin(ctx, A, value_type, what));
-    if (n < 2)
-        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
-                         "%s: n = %lld elements per side; need n >= 2 for an interior node", what,
-                         (long long)n);
-    int64_t m = n - 1, plane, rows;
-    if (nzi_mul_overflow_i64(m, m, &plane) || nzi_mul_overflow_i64(plane, m, &rows))
-        return nzi_error(ctx, NZ_ERR_OVERFLOW, "%s: n = %lld: unknown count (n-1)^3 overflows",
-                         what, (long long)n);
-    NZI_TRY(nzi_check_dims(ctx, rows, rows, what));
+    int64_t m = n - 1, rows = 0;
+    NZI_TRY(nzi_fe3d_unknowns(ctx, n, what, &rows));
     const double h = 1.0 / (double)n;
     fe3d_params_t params = {m, {8.0 * h / 3.0, 0.0, -h / 6.0, -h / 12.0}};
     nzi_gen_spec_t spec = {what, rows, rows, value_type, &params, fe3d_row_length, fe3d_fill_row};

@@ -236,6 +236,9 @@ void nzi_matrix_free(nz_matrix_t *A);
 
 /* Check dims are representable (rows, cols <= INT32_MAX, >= 0). */
 nz_status_t nzi_check_dims(nz_context_t *ctx, int64_t rows, int64_t cols, const char *what);
+/* The Q1 FE problem's unknowns for n elements per side, (n - 1)^3, into *rows: n >= 2, no
+ * overflow, within nzi_check_dims (gen_fe3d.c; the host and the GPU assembly check alike). */
+nz_status_t nzi_fe3d_unknowns(nz_context_t *ctx, int64_t n, const char *what, int64_t *rows);
 
 /* Sort columns within each row and sum duplicates of a host CSR matrix in place (the library's
  * own arrays only). nnz may shrink. */
