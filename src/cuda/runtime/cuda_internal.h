@@ -175,6 +175,8 @@ nz_status_t nzi_cuda_coo_accumulate(nz_context_t *ctx, const void *state, const 
                                     int64_t nnz, nz_value_type_t value_type, double alpha,
                                     const void *x, void *y);
 void nzi_cuda_coo_free(nz_context_t *ctx, void *state);
+/* Release of a plan whose state is such a workspace (COO plans, HYB plans). */
+void nzi_cuda_coo_plan_release(nz_spmv_plan_t *plan);
 
 #ifdef __CUDACC__
 /* Sum over a block of T threads (T a multiple of 32, at most 1024) through warp_sums[T / 32] in
