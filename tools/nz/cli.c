@@ -190,6 +190,16 @@ int nz_cli_extra_argument(const char *cmd, const char *arg) {
     return NZ_EXIT_USAGE;
 }
 
+int nz_cli_positional(const char *cmd, const char *arg, const char **const slots[], int count) {
+    if (arg[0] == '-' && arg[1] != '\0') return nz_cli_unknown_option(cmd, arg);
+    for (int k = 0; k < count; k++)
+        if (*slots[k] == NULL) {
+            *slots[k] = arg;
+            return NZ_EXIT_OK;
+        }
+    return nz_cli_extra_argument(cmd, arg);
+}
+
 int nz_cli_missing(const char *cmd, const char *what) {
     nz_cli_error(cmd, "missing %s (see nz %s --help)", what, cmd);
     return NZ_EXIT_USAGE;

@@ -71,6 +71,10 @@ int nz_cli_backend(const char *cmd, const char *opt, const char *text, nz_backen
 int nz_cli_unknown_option(const char *cmd, const char *arg);
 int nz_cli_extra_argument(const char *cmd, const char *arg);
 int nz_cli_missing(const char *cmd, const char *what);
+/* A parser's last branch, for an argument no option matched: "-x" is an unknown option;
+ * otherwise the first of the `count` positional arguments still NULL (*slots[k]) takes it, and
+ * with none left it is unexpected. NZ_EXIT_OK, or NZ_EXIT_USAGE after the message. */
+int nz_cli_positional(const char *cmd, const char *arg, const char **const slots[], int count);
 
 /* --memory-budget BYTES, accepted by every subcommand that reads or generates matrices (info,
  * gen, convert, spmv, cg, spgemm): main() takes it out of argv before the subcommand parses its

@@ -31,12 +31,9 @@ int nz_cmd_convert(int argc, char **argv) {
             if ((output = nz_cli_value(CMD, argc, argv, &i)) == NULL) return NZ_EXIT_USAGE;
         } else if (strcmp(arg, "--precision") == 0) {
             if (nz_cli_precision_option(CMD, argc, argv, &i, &value_type)) return NZ_EXIT_USAGE;
-        } else if (arg[0] == '-' && arg[1] != '\0') {
-            return nz_cli_unknown_option(CMD, arg);
-        } else if (input == NULL) {
-            input = arg;
         } else {
-            return nz_cli_extra_argument(CMD, arg);
+            const char **const positional[] = {&input};
+            if (nz_cli_positional(CMD, arg, positional, 1) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
         }
     }
     if (input == NULL) return nz_cli_missing(CMD, "input matrix file");

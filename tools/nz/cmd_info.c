@@ -48,12 +48,9 @@ int nz_cmd_info(int argc, char **argv) {
         } else if (strcmp(arg, "--backend") == 0) {
             if ((value = nz_cli_value(CMD, argc, argv, &i)) == NULL) return NZ_EXIT_USAGE;
             if (nz_cli_backend(CMD, arg, value, &backend)) return NZ_EXIT_USAGE;
-        } else if (arg[0] == '-' && arg[1] != '\0') {
-            return nz_cli_unknown_option(CMD, arg);
-        } else if (path == NULL) {
-            path = arg;
         } else {
-            return nz_cli_extra_argument(CMD, arg);
+            const char **const positional[] = {&path};
+            if (nz_cli_positional(CMD, arg, positional, 1) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
         }
     }
     if (path == NULL) return nz_cli_missing(CMD, "input matrix file");
