@@ -234,14 +234,20 @@ nz_status_t nzi_csr_canonicalize(nz_context_t *ctx, nz_matrix_t *A) {
     return NZ_SUCCESS;
 }
 
-static nz_status_t check_common(nz_context_t *ctx, nz_matrix_t **A, int64_t rows, int64_t cols,
-                                nz_value_type_t value_type, const char *what) {
+nz_status_t nzi_check_new_matrix(nz_context_t *ctx, nz_matrix_t **A, nz_value_type_t value_type,
+                                 const char *what) {
     NZI_TRY(nzi_check_context(ctx));
     nzi_clear_error(ctx);
     if (A == NULL) return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "%s: output handle is NULL", what);
     if (!nzi_valid_value_type(value_type))
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: invalid value type %d", what,
                          (int)value_type);
+    return NZ_SUCCESS;
+}
+
+static nz_status_t check_common(nz_context_t *ctx, nz_matrix_t **A, int64_t rows, int64_t cols,
+                                nz_value_type_t value_type, const char *what) {
+    NZI_TRY(nzi_check_new_matrix(ctx, A, value_type, what));
     return nzi_check_dims(ctx, rows, cols, what);
 }
 

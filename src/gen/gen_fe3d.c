@@ -62,7 +62,7 @@ static nz_status_t fe3d_vectors(nz_context_t *ctx, int64_t n, nz_value_type_t va
     NZI_CHECK(nzi_alloc_array(ctx, (void **)&g, (size_t)m, sizeof(double), "nz_gen_fe3d: load factors"));
     NZI_CHECK(nzi_alloc_array(ctx, (void **)&s, (size_t)m, sizeof(double), "nz_gen_fe3d: nodal factors"));
     nzi_fe3d_axis_factors(n, g, s);
-    const int threads = nzi_gen_threads(ctx);
+    const int threads = nzi_context_threads(ctx);
     (void)threads;
     if (b_out != NULL) {
         NZI_CHECK(nzi_alloc_array(ctx, &b, unknowns, nzi_value_size(value_type),
@@ -106,7 +106,7 @@ nz_status_t nz_gen_fe3d(nz_context_t *ctx, nz_matrix_t **A, void **b, void **u_e
     const char *what = "nz_gen_fe3d";
     nz_status_t status = NZ_SUCCESS;
     nz_matrix_t *M = NULL;
-    NZI_TRY(nzi_gen_begin(ctx, A, value_type, what));
+    NZI_TRY(nzi_check_new_matrix(ctx, A, value_type, what));
     int64_t m = n - 1, rows = 0;
     NZI_TRY(nzi_fe3d_unknowns(ctx, n, what, &rows));
     const double h = 1.0 / (double)n;
