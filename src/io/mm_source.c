@@ -33,6 +33,17 @@ static nz_status_t source_read_fd(mm_source_t *src, void *dst, size_t want, size
 }
 
 #ifdef NZ_HAVE_ZLIB
+/* The next block of a compressed file into zin, as the inflater's input (zin_eof once the file
+ * is exhausted). */
+static nz_status_t source_read_compressed(mm_source_t *src) {
+    size_t got = 0;
+    NZI_TRY(source_read_fd(src, src->zin, src->zin_capacity, &got));
+    if (got == 0) src->zin_eof = true;
+    src->zs.next_in = src->zin;
+    src->zs.avail_in = (uInt)got;
+    return NZ_SUCCESS;
+}
+
 /* Inflate into text[length, capacity) until it is full or the input ends. Concatenated gzip
  * members are read as one stream (as gzip -d does). */
 static nz_status_t source_inflate(mm_source_t *src) {
@@ -47,12 +58,7 @@ static nz_status_t source_inflate(mm_source_t *src) {
                 src->zmem += n;
                 src->zmem_left -= n;
             } else if (!src->zin_eof) {
-                size_t got = 0;
-                nz_status_t s = source_read_fd(src, src->zin, src->zin_capacity, &got);
-                if (s < 0) return s;
-                if (got == 0) src->zin_eof = true;
-                zs->next_in = src->zin;
-                zs->avail_in = (uInt)got;
+                NZI_TRY(source_read_compressed(src));
             }
         }
         bool input_done = zs->avail_in == 0 && (src->zmem != NULL ? src->zmem_left == 0 : src->zin_eof);
@@ -63,14 +69,8 @@ static nz_status_t source_inflate(mm_source_t *src) {
         int rc = inflate(zs, Z_NO_FLUSH);
         src->length += room - zs->avail_out;
         if (rc == Z_STREAM_END) {
-            if (zs->avail_in == 0 && src->zmem == NULL && !src->zin_eof) {
-                size_t got = 0;
-                nz_status_t s = source_read_fd(src, src->zin, src->zin_capacity, &got);
-                if (s < 0) return s;
-                if (got == 0) src->zin_eof = true;
-                zs->next_in = src->zin;
-                zs->avail_in = (uInt)got;
-            }
+            if (zs->avail_in == 0 && src->zmem == NULL && !src->zin_eof)
+                NZI_TRY(source_read_compressed(src));
             bool more = zs->avail_in > 0 || (src->zmem != NULL && src->zmem_left > 0);
             if (!more) {
                 src->eof = true;
