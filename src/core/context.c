@@ -265,13 +265,17 @@ void *nzi_realloc(nz_context_t *ctx, void *ptr, size_t bytes) {
     return g + 1;
 }
 
-void nzi_parallel_memcpy(const nz_context_t *ctx, void *dst, const void *src, size_t bytes) {
-    int threads = 1;
+int nzi_context_threads(const nz_context_t *ctx) {
 #ifdef _OPENMP
-    if (bytes >= ((size_t)8 << 20)) threads = ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
+    return ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
 #else
     (void)ctx;
+    return 1;
 #endif
+}
+
+void nzi_parallel_memcpy(const nz_context_t *ctx, void *dst, const void *src, size_t bytes) {
+    int threads = bytes >= ((size_t)8 << 20) ? nzi_context_threads(ctx) : 1;
     if (threads > 8) threads = 8;
     if (threads <= 1) {
         memcpy(dst, src, bytes);

@@ -20,14 +20,6 @@ typedef struct cg_cpu_state {
 
 static cg_cpu_state_t *cpu_state(const nzi_cg_work_t *w) { return (cg_cpu_state_t *)w->backend; }
 
-static int cg_threads(const nz_context_t *ctx) {
-#ifdef _OPENMP
-    return ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
-#else
-    (void)ctx;
-    return 1;
-#endif
-}
 
 /* The typed loops over one block [lo, hi). Arithmetic in double, results rounded to T. */
 #define NZI_CG_CPU_LOOPS(T, S)                                                                  \
@@ -129,7 +121,7 @@ static nz_status_t cpu_create(nzi_cg_work_t *w) {
     if (st == NULL) return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "nz_cg_solve: CPU workspace");
     w->backend = st;
     st->blocks = (w->n + NZI_CG_BLOCK - 1) / NZI_CG_BLOCK;
-    st->threads = cg_threads(ctx);
+    st->threads = nzi_context_threads(ctx);
     NZI_CHECK(nzi_alloc_array(ctx, (void **)&st->partials, 2 * (size_t)st->blocks + 2,
                               sizeof(double), "nz_cg_solve: partial sums"));
     NZI_CHECK(nzi_alloc_array(ctx, &w->r, n, vs, "nz_cg_solve: residual r"));

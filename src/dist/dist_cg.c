@@ -2,15 +2,12 @@
  * nz_cg_solve with its dot products summed over the ranks. */
 #include "dist_internal.h"
 #include "dist_cuda.h"
+#include "cg_scalars.h" /* the library's CG state machine (header-only, public types) */
 
 #include <math.h>
 #include <string.h>
 
-#define NZD_CG_DEFAULT_RTOL 1e-8
-#define NZD_CG_DEFAULT_MAX_ITERATIONS 10000
 #define NZD_CG_SPMV_TIMING_REPEATS 3
-
-enum { RUNNING = 0, CONVERGED = 1, MAX_ITERATIONS = 2, BREAKDOWN_PAP = -1, BREAKDOWN_NAN = -2 };
 
 /* The solve's workspace: vectors of the local rows in the matrix's location. */
 typedef struct cg_work {
@@ -186,93 +183,18 @@ cleanup:
 
 static nz_status_t check_options(nz_context_t *ctx, const nz_cg_options_t *in, int64_t n,
                                  nz_cg_options_t *opt) {
-    if (in != NULL)
-        *opt = *in;
-    else
-        memset(opt, 0, sizeof *opt);
-    if (!(opt->rtol >= 0.0) || !(opt->atol >= 0.0) || isinf(opt->rtol) || isinf(opt->atol))
-        return nzd_error(ctx, NZ_ERR_INVALID_ARGUMENT,
-                         "nz_dist_cg_solve: tolerances must be finite and >= 0 (rtol %g, atol %g)",
-                         opt->rtol, opt->atol);
-    if (opt->max_iterations < 0)
-        return nzd_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_dist_cg_solve: max_iterations %lld < 0",
-                         (long long)opt->max_iterations);
-    if (opt->precond != NZ_PRECOND_NONE && opt->precond != NZ_PRECOND_JACOBI)
-        return nzd_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_dist_cg_solve: unknown preconditioner %d",
-                         (int)opt->precond);
-    if (opt->rtol == 0.0) opt->rtol = NZD_CG_DEFAULT_RTOL;
-    if (opt->max_iterations == 0)
-        opt->max_iterations = n > NZD_CG_DEFAULT_MAX_ITERATIONS ? n : NZD_CG_DEFAULT_MAX_ITERATIONS;
+    char why[256];
+    if (nzi_cg_options_read(in, n, opt, why, sizeof why) != NZ_SUCCESS)
+        return nzd_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_dist_cg_solve: %s", why);
     return NZ_SUCCESS;
 }
 
-/* The scalar state machine of nz_cg_solve (src/internal/cg_work.h), on the host of every rank;
- * the reduced sums are bitwise the same on all ranks, so every rank takes the same decisions. */
-typedef struct cg_scalars {
-    double rr, rz, pq, alpha, beta, tol2;
-    int64_t iterations, max_iterations;
-    int state;
-    double *history;
-    int64_t history_capacity;
-} cg_scalars_t;
-
-static int finite(double v) { return v == v && v - v == 0.0; }
-
-static void record(cg_scalars_t *s, double rr) {
-    if (s->history != NULL && s->iterations < s->history_capacity)
-        s->history[s->iterations] = rr >= 0.0 ? sqrt(rr) : rr;
-}
-
-static void after_init(cg_scalars_t *s, double rr, double rz) {
-    s->rr = rr;
-    s->rz = rz;
-    s->iterations = 0;
-    record(s, rr);
-    if (!finite(rr) || !finite(rz)) s->state = BREAKDOWN_NAN;
-    else if (rr <= s->tol2) s->state = CONVERGED;
-    else if (s->max_iterations <= 0) s->state = MAX_ITERATIONS;
-    else s->state = RUNNING;
-}
-
-static void after_pq(cg_scalars_t *s, double pq) {
-    s->pq = pq;
-    if (!finite(pq)) s->state = BREAKDOWN_NAN;
-    else if (!(pq > 0.0)) s->state = BREAKDOWN_PAP;
-    else s->alpha = s->rz / pq;
-}
-
-static void after_update(cg_scalars_t *s, double rr, double rz) {
-    s->iterations++;
-    s->rr = rr;
-    record(s, rr);
-    if (!finite(rr) || !finite(rz)) s->state = BREAKDOWN_NAN;
-    else if (rr <= s->tol2) s->state = CONVERGED;
-    else if (s->iterations >= s->max_iterations) s->state = MAX_ITERATIONS;
-    else if (!(rz > 0.0)) s->state = BREAKDOWN_PAP;
-    else {
-        s->beta = rz / s->rz;
-        s->rz = rz;
-    }
-}
-
-static nz_status_t final_status(nz_context_t *ctx, const cg_scalars_t *s, double bnorm) {
-    switch (s->state) {
-    case CONVERGED: return NZ_SUCCESS;
-    case MAX_ITERATIONS:
-        return nzd_error(ctx, NZ_MAX_ITERATIONS,
-                         "nz_dist_cg_solve: stopped at the iteration limit %lld with relative "
-                         "residual %.3e", (long long)s->max_iterations, sqrt(s->rr) / bnorm);
-    case BREAKDOWN_PAP:
-        return nzd_error(ctx, NZ_ERR_BREAKDOWN,
-                         "nz_dist_cg_solve: breakdown at iteration %lld: p'Ap = %.3e or r'M^-1r <= 0 "
-                         "(A or the preconditioner is not positive definite)",
-                         (long long)s->iterations, s->pq);
-    default:
-        return nzd_error(ctx, NZ_ERR_BREAKDOWN,
-                         "nz_dist_cg_solve: breakdown at iteration %lld: NaN or Inf in a dot "
-                         "product (A is singular, indefinite or holds non-finite values)",
-                         (long long)s->iterations);
-    }
+/* The scalar state machine is nz_cg_solve's (cg_scalars.h), on the host of every rank; the
+ * reduced sums are bitwise the same on all ranks, so every rank takes the same decisions. */
+static nz_status_t final_status(nz_context_t *ctx, const nzi_cg_scalars_t *s, double bnorm) {
+    char why[256];
+    nz_status_t status = nzi_cg_final_message(s, bnorm, why, sizeof why);
+    return status == NZ_SUCCESS ? status : nzd_error(ctx, status, "nz_dist_cg_solve: %s", why);
 }
 
 static nz_status_t sync_all(nz_dist_matrix_t *M) {
@@ -286,7 +208,7 @@ nz_status_t nz_dist_cg_solve(nz_context_t *ctx, nz_dist_matrix_t *dA, const void
                              nz_cg_result_t *result) {
     nz_status_t status = nzd_check_matrix(dA);
     cg_work_t w;
-    cg_scalars_t s;
+    nzi_cg_scalars_t s;
     nz_cg_options_t opt;
     nz_cg_result_t res;
     double *history = NULL, sums[2];
@@ -339,7 +261,7 @@ nz_status_t nz_dist_cg_solve(nz_context_t *ctx, nz_dist_matrix_t *dA, const void
     }
     if ((status = global_op(&w, OP_DOT_BB, NULL, b_local, 0.0, sums)) != NZ_SUCCESS) goto cleanup;
     const double bnorm = sqrt(sums[0]);
-    if (!finite(bnorm)) {
+    if (!nzi_cg_finite(bnorm)) {
         status = nzd_error(ctx, NZ_ERR_BREAKDOWN, "nz_dist_cg_solve: b holds NaN or Inf");
         goto cleanup;
     }
@@ -355,7 +277,7 @@ nz_status_t nz_dist_cg_solve(nz_context_t *ctx, nz_dist_matrix_t *dA, const void
                                       : (memset(x_local, 0, (size_t)dA->rows * dA->value_size), NZ_SUCCESS);
         status = nz_dist_agree(ctx, dA->comm, status);
         if (status != NZ_SUCCESS) goto cleanup;
-        s.state = CONVERGED;
+        s.state = NZI_CG_CONVERGED;
         if (history != NULL) {
             history[0] = 0.0;
             res.history_length = 1;
@@ -370,18 +292,18 @@ nz_status_t nz_dist_cg_solve(nz_context_t *ctx, nz_dist_matrix_t *dA, const void
     if ((status = reduce(&w, status == NZ_SUCCESS ? vector_op(&w, OP_RESIDUAL, NULL, b_local, 0.0, sums)
                                                   : status, sums)) != NZ_SUCCESS)
         goto cleanup;
-    after_init(&s, sums[0], sums[1]);
-    while (s.state == RUNNING) {
+    nzi_cg_after_init(&s, sums[0], sums[1]);
+    while (s.state == NZI_CG_RUNNING) {
         /* q = A p; alpha = r'z / p'q; x += alpha p; r -= alpha q; z = M^-1 r; beta; p = z + beta p */
         status = nz_dist_spmv(dA, 1.0, w.p, 0.0, w.q);
         if (status == NZ_SUCCESS) status = vector_op(&w, OP_DOT_PQ, NULL, NULL, 0.0, sums);
         if ((status = reduce(&w, status, sums)) != NZ_SUCCESS) goto cleanup;
-        after_pq(&s, sums[0]);
-        if (s.state != RUNNING) break;
+        nzi_cg_after_pq(&s, sums[0]);
+        if (s.state != NZI_CG_RUNNING) break;
         if ((status = global_op(&w, OP_UPDATE, x_local, NULL, s.alpha, sums)) != NZ_SUCCESS)
             goto cleanup;
-        after_update(&s, sums[0], sums[1]);
-        if (s.state != RUNNING) break;
+        nzi_cg_after_update(&s, sums[0], sums[1]);
+        if (s.state != NZI_CG_RUNNING) break;
         if ((status = vector_op(&w, OP_UPDATE_P, NULL, NULL, s.beta, sums)) != NZ_SUCCESS)
             goto cleanup;
     }

@@ -1,6 +1,7 @@
 /* dist_gen.c: each rank generates only its own rows of the 3-D Q1 FE problem (as nz_gen_fe3d)
  * and of the 7-point Laplacian (as nz_gen_laplace3d), for weak scaling without a global matrix. */
 #include "dist_internal.h"
+#include "fe3d_common.h" /* the library's FE row pattern (header-only) */
 
 #include <math.h>
 #include <string.h>
@@ -23,28 +24,12 @@ typedef struct fe3d_params {
 } fe3d_params_t;
 
 static int64_t fe3d_length(const void *params, int64_t row) {
-    const int64_t m = ((const fe3d_params_t *)params)->m;
-    int64_t x = row % m, y = (row / m) % m, z = row / (m * m);
-    return (1 + (x > 0) + (x < m - 1)) * (1 + (y > 0) + (y < m - 1)) * (1 + (z > 0) + (z < m - 1));
+    return nzi_fe3d_row_length(((const fe3d_params_t *)params)->m, row);
 }
 
 static int64_t fe3d_fill(const void *params, int64_t row, int32_t *cols, double *values) {
     const fe3d_params_t *p = (const fe3d_params_t *)params;
-    const int64_t m = p->m;
-    int64_t x = row % m, y = (row / m) % m, z = row / (m * m), k = 0;
-    for (int dz = -1; dz <= 1; dz++) {
-        if (z + dz < 0 || z + dz >= m) continue;
-        for (int dy = -1; dy <= 1; dy++) {
-            if (y + dy < 0 || y + dy >= m) continue;
-            for (int dx = -1; dx <= 1; dx++) {
-                if (x + dx < 0 || x + dx >= m) continue;
-                int differ = (dx != 0) + (dy != 0) + (dz != 0);
-                cols[k] = (int32_t)(row + dx + m * (dy + m * dz));
-                values[k++] = p->stencil[differ];
-            }
-        }
-    }
-    return k;
+    return nzi_fe3d_row(p->m, p->stencil, row, cols, values);
 }
 
 /* ---- 7-point Laplacian of src/gen/gen_stencil.c ---- */
@@ -154,9 +139,7 @@ static nz_status_t fe3d_vectors(nz_dist_matrix_t *M, int64_t n, void **b_local, 
     const int64_t m = n - 1, begin = M->row_part[M->rank], rows = M->rows;
     const nz_value_type_t vt = M->value_type;
     const size_t vs = M->value_size;
-    const double pi = 3.14159265358979323846, h = 1.0 / (double)n;
-    const double gauss_point[3] = {-0.77459666924148337704, 0.0, 0.77459666924148337704};
-    const double gauss_weight[3] = {5.0 / 9.0, 8.0 / 9.0, 5.0 / 9.0};
+    const double pi = 3.14159265358979323846;
     double *g = NULL, *s = NULL;
     void *host[2] = {NULL, NULL}, *out[2] = {NULL, NULL};
     void **want[2] = {b_local, u_local};
@@ -165,16 +148,7 @@ static nz_status_t fe3d_vectors(nz_dist_matrix_t *M, int64_t n, void **b_local, 
         (status = nzd_vec_alloc(ctx, NULL, (void **)&s, m, sizeof(double), "nz_dist_gen_fe3d")) !=
             NZ_SUCCESS)
         goto cleanup;
-    for (int64_t k = 0; k < m; k++) {
-        double node = (double)(k + 1) * h, sum = 0.0;
-        for (int q = 0; q < 3; q++) {
-            double t = 0.5 * (1.0 + gauss_point[q]);
-            sum += gauss_weight[q] * 0.5 * h * t * sin(pi * (node - h + t * h));
-            sum += gauss_weight[q] * 0.5 * h * (1.0 - t) * sin(pi * (node + t * h));
-        }
-        g[k] = sum;
-        s[k] = sin(pi * node);
-    }
+    nzi_fe3d_axis_factors(n, g, s);
     for (int v = 0; v < 2; v++) {
         if (want[v] == NULL) continue;
         const double *f = v == 0 ? g : s;

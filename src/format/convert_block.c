@@ -118,38 +118,54 @@ cleanup:
     return status;
 }
 
-/* Back to CSR: every in-range entry of every block whose value is not exactly zero. */
-nz_status_t nzi_bsr_to_csr(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A) {
+/* Back to CSR in two passes over the rows (count, allocate, fill): emit(A, i, M, out) visits row
+ * i's entries in column order and returns out plus their count, storing them from position out
+ * of M's arrays when M is not NULL (the fill pass). */
+typedef int64_t (*csr_row_emit_t)(const nz_matrix_t *A, int64_t i, nz_matrix_t *M, int64_t out);
+
+static nz_status_t to_csr_two_pass(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A,
+                                   csr_row_emit_t emit) {
     nz_status_t status;
     nz_matrix_t *M = NULL;
-    const nzi_bsr_t *a = &A->host.bsr;
-    nz_value_type_t vt = A->value_type;
-    size_t vs = nzi_value_size(vt);
-    int64_t b = a->block, rows = A->rows, cols = A->cols;
     for (int pass = 0; pass < 2; pass++) {
         int64_t out = 0;
-        for (int64_t i = 0; i < rows; i++) {
-            int64_t br = i / b, r = i - br * b;
-            for (int64_t q = a->block_row_offsets[br]; q < a->block_row_offsets[br + 1]; q++) {
-                int64_t col0 = (int64_t)a->block_col_indices[q] * b;
-                for (int64_t c = 0; c < b && col0 + c < cols; c++) {
-                    int64_t src = (q * b + r) * b + c;
-                    if (value_is_zero(a->values, vt, src)) continue;
-                    if (pass == 1) {
-                        M->host.csr.col_indices[out] = (int32_t)(col0 + c);
-                        copy_value(M->host.csr.values, out, a->values, src, vs);
-                    }
-                    out++;
-                }
-            }
+        for (int64_t i = 0; i < A->rows; i++) {
+            out = emit(A, i, pass == 1 ? M : NULL, out);
             if (pass == 1) M->host.csr.row_offsets[i + 1] = out;
         }
-        if (pass == 0) NZI_CHECK(nzi_csr_alloc(ctx, &M, vt, rows, cols, out));
+        if (pass == 0) NZI_CHECK(nzi_csr_alloc(ctx, &M, A->value_type, A->rows, A->cols, out));
     }
     *B = M;
     return NZ_SUCCESS;
 cleanup:
     return status;
+}
+
+/* Row i of a BSR matrix: every in-range entry of its blocks whose value is not exactly zero. */
+static int64_t bsr_row_emit(const nz_matrix_t *A, int64_t i, nz_matrix_t *M, int64_t out) {
+    const nzi_bsr_t *a = &A->host.bsr;
+    nz_value_type_t vt = A->value_type;
+    size_t vs = nzi_value_size(vt);
+    int64_t b = a->block, cols = A->cols;
+    int64_t br = i / b, r = i - br * b;
+    for (int64_t q = a->block_row_offsets[br]; q < a->block_row_offsets[br + 1]; q++) {
+        int64_t col0 = (int64_t)a->block_col_indices[q] * b;
+        for (int64_t c = 0; c < b && col0 + c < cols; c++) {
+            int64_t src = (q * b + r) * b + c;
+            if (value_is_zero(a->values, vt, src)) continue;
+            if (M != NULL) {
+                M->host.csr.col_indices[out] = (int32_t)(col0 + c);
+                copy_value(M->host.csr.values, out, a->values, src, vs);
+            }
+            out++;
+        }
+    }
+    return out;
+}
+
+/* Back to CSR: every in-range entry of every block whose value is not exactly zero. */
+nz_status_t nzi_bsr_to_csr(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A) {
+    return to_csr_two_pass(ctx, B, A, bsr_row_emit);
 }
 
 /* ---- DIA ------------------------------------------------------------------------------------ */
@@ -249,33 +265,26 @@ cleanup:
     return status;
 }
 
-/* Back to CSR: every in-range position whose value is not exactly zero; diagonals ascend, so
- * columns come out sorted. */
-nz_status_t nzi_dia_to_csr(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A) {
-    nz_status_t status;
-    nz_matrix_t *M = NULL;
+/* Row i of a DIA matrix: every in-range position whose value is not exactly zero; diagonals
+ * ascend, so columns come out sorted. */
+static int64_t dia_row_emit(const nz_matrix_t *A, int64_t i, nz_matrix_t *M, int64_t out) {
     const nzi_dia_t *a = &A->host.dia;
     nz_value_type_t vt = A->value_type;
     size_t vs = nzi_value_size(vt);
     int64_t rows = A->rows, cols = A->cols;
-    for (int pass = 0; pass < 2; pass++) {
-        int64_t out = 0;
-        for (int64_t i = 0; i < rows; i++) {
-            for (int64_t d = 0; d < a->num_diagonals; d++) {
-                int64_t j = i + a->offsets[d], src = d * rows + i;
-                if (j < 0 || j >= cols || value_is_zero(a->values, vt, src)) continue;
-                if (pass == 1) {
-                    M->host.csr.col_indices[out] = (int32_t)j;
-                    copy_value(M->host.csr.values, out, a->values, src, vs);
-                }
-                out++;
-            }
-            if (pass == 1) M->host.csr.row_offsets[i + 1] = out;
+    for (int64_t d = 0; d < a->num_diagonals; d++) {
+        int64_t j = i + a->offsets[d], src = d * rows + i;
+        if (j < 0 || j >= cols || value_is_zero(a->values, vt, src)) continue;
+        if (M != NULL) {
+            M->host.csr.col_indices[out] = (int32_t)j;
+            copy_value(M->host.csr.values, out, a->values, src, vs);
         }
-        if (pass == 0) NZI_CHECK(nzi_csr_alloc(ctx, &M, vt, rows, cols, out));
+        out++;
     }
-    *B = M;
-    return NZ_SUCCESS;
-cleanup:
-    return status;
+    return out;
+}
+
+/* Back to CSR: every in-range position whose value is not exactly zero. */
+nz_status_t nzi_dia_to_csr(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A) {
+    return to_csr_two_pass(ctx, B, A, dia_row_emit);
 }

@@ -152,19 +152,27 @@ static void fill_ell(const nz_matrix_t *csr, int64_t width, int32_t *col_indices
         }
 }
 
+/* An ELL matrix or HYB's ELL part: `width` entries a row in `stored` = rows x width slots,
+ * allocated (labelled for the messages) and filled from csr. */
+static nz_status_t build_ell_part(nz_context_t *ctx, const nz_matrix_t *csr, int64_t width,
+                                  size_t stored, nzi_ell_t *ell, const char *cols_label,
+                                  const char *values_label) {
+    ell->width = width;
+    NZI_TRY(nzi_alloc_array(ctx, (void **)&ell->col_indices, stored, 4, cols_label));
+    NZI_TRY(nzi_alloc_array(ctx, &ell->values, stored, nzi_value_size(csr->value_type),
+                            values_label));
+    fill_ell(csr, width, ell->col_indices, ell->values);
+    return NZ_SUCCESS;
+}
+
 nz_status_t nzi_build_ell(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *csr,
                           const nzi_layout_t *layout) {
     nz_status_t status;
     nz_matrix_t *M = NULL;
-    size_t vs = nzi_value_size(csr->value_type);
     NZI_CHECK(nzi_matrix_new(ctx, &M, NZ_FORMAT_ELL, csr->value_type, csr->rows, csr->cols,
                              csr->nnz));
-    M->host.ell.width = layout->width;
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&M->host.ell.col_indices, (size_t)layout->stored, 4,
-                              "ELL column indices"));
-    NZI_CHECK(nzi_alloc_array(ctx, &M->host.ell.values, (size_t)layout->stored, vs,
-                              "ELL values"));
-    fill_ell(csr, layout->width, M->host.ell.col_indices, M->host.ell.values);
+    NZI_CHECK(build_ell_part(ctx, csr, layout->width, (size_t)layout->stored, &M->host.ell,
+                             "ELL column indices", "ELL values"));
     *B = M;
     return NZ_SUCCESS;
 cleanup:
@@ -242,18 +250,14 @@ nz_status_t nzi_build_hyb(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t 
     NZI_CHECK(nzi_matrix_new(ctx, &M, NZ_FORMAT_HYB, csr->value_type, rows, csr->cols,
                              csr->nnz));
     nzi_hyb_t *h = &M->host.hyb;
-    h->ell.width = width;
     h->coo_nnz = layout->coo_nnz;
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&h->ell.col_indices, (size_t)(rows * width), 4,
-                              "HYB ELL column indices"));
-    NZI_CHECK(nzi_alloc_array(ctx, &h->ell.values, (size_t)(rows * width), vs,
-                              "HYB ELL values"));
+    NZI_CHECK(build_ell_part(ctx, csr, width, (size_t)(rows * width), &h->ell,
+                             "HYB ELL column indices", "HYB ELL values"));
     NZI_CHECK(nzi_alloc_array(ctx, (void **)&h->coo.row_indices, (size_t)h->coo_nnz, 4,
                               "HYB COO row indices"));
     NZI_CHECK(nzi_alloc_array(ctx, (void **)&h->coo.col_indices, (size_t)h->coo_nnz, 4,
                               "HYB COO column indices"));
     NZI_CHECK(nzi_alloc_array(ctx, &h->coo.values, (size_t)h->coo_nnz, vs, "HYB COO values"));
-    fill_ell(csr, width, h->ell.col_indices, h->ell.values);
     int64_t out = 0;
     for (int64_t i = 0; i < rows; i++)
         for (int64_t k = offsets[i] + width; k < offsets[i + 1]; k++, out++) {

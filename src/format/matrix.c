@@ -81,6 +81,18 @@ cleanup:
     return status;
 }
 
+/* The host arrays of a COO matrix or of HYB's COO part, and of an ELL matrix or HYB's ELL part. */
+static void free_coo(nz_context_t *ctx, const nzi_coo_t *coo) {
+    nzi_free(ctx, coo->row_indices);
+    nzi_free(ctx, coo->col_indices);
+    nzi_free(ctx, coo->values);
+}
+
+static void free_ell(nz_context_t *ctx, const nzi_ell_t *ell) {
+    nzi_free(ctx, ell->col_indices);
+    nzi_free(ctx, ell->values);
+}
+
 void nzi_matrix_free(nz_matrix_t *A) {
     if (A == NULL) return;
     nz_context_t *ctx = A->ctx;
@@ -96,15 +108,8 @@ void nzi_matrix_free(nz_matrix_t *A) {
                 nzi_free(ctx, A->host.csr.values);
             }
             break;
-        case NZ_FORMAT_COO:
-            nzi_free(ctx, A->host.coo.row_indices);
-            nzi_free(ctx, A->host.coo.col_indices);
-            nzi_free(ctx, A->host.coo.values);
-            break;
-        case NZ_FORMAT_ELL:
-            nzi_free(ctx, A->host.ell.col_indices);
-            nzi_free(ctx, A->host.ell.values);
-            break;
+        case NZ_FORMAT_COO: free_coo(ctx, &A->host.coo); break;
+        case NZ_FORMAT_ELL: free_ell(ctx, &A->host.ell); break;
         case NZ_FORMAT_SELL:
             nzi_free(ctx, A->host.sell.chunk_offsets);
             nzi_free(ctx, A->host.sell.chunk_widths);
@@ -113,11 +118,8 @@ void nzi_matrix_free(nz_matrix_t *A) {
             nzi_free(ctx, A->host.sell.values);
             break;
         case NZ_FORMAT_HYB:
-            nzi_free(ctx, A->host.hyb.ell.col_indices);
-            nzi_free(ctx, A->host.hyb.ell.values);
-            nzi_free(ctx, A->host.hyb.coo.row_indices);
-            nzi_free(ctx, A->host.hyb.coo.col_indices);
-            nzi_free(ctx, A->host.hyb.coo.values);
+            free_ell(ctx, &A->host.hyb.ell);
+            free_coo(ctx, &A->host.hyb.coo);
             break;
         case NZ_FORMAT_BSR:
             nzi_free(ctx, A->host.bsr.block_row_offsets);
@@ -232,14 +234,20 @@ nz_status_t nzi_csr_canonicalize(nz_context_t *ctx, nz_matrix_t *A) {
     return NZ_SUCCESS;
 }
 
-static nz_status_t check_common(nz_context_t *ctx, nz_matrix_t **A, int64_t rows, int64_t cols,
-                                nz_value_type_t value_type, const char *what) {
+nz_status_t nzi_check_new_matrix(nz_context_t *ctx, nz_matrix_t **A, nz_value_type_t value_type,
+                                 const char *what) {
     NZI_TRY(nzi_check_context(ctx));
     nzi_clear_error(ctx);
     if (A == NULL) return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "%s: output handle is NULL", what);
     if (!nzi_valid_value_type(value_type))
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: invalid value type %d", what,
                          (int)value_type);
+    return NZ_SUCCESS;
+}
+
+static nz_status_t check_common(nz_context_t *ctx, nz_matrix_t **A, int64_t rows, int64_t cols,
+                                nz_value_type_t value_type, const char *what) {
+    NZI_TRY(nzi_check_new_matrix(ctx, A, value_type, what));
     return nzi_check_dims(ctx, rows, cols, what);
 }
 

@@ -4,17 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-nz_status_t nzi_gen_begin(nz_context_t *ctx, nz_matrix_t **A, nz_value_type_t value_type,
-                          const char *what) {
-    NZI_TRY(nzi_check_context(ctx));
-    nzi_clear_error(ctx);
-    if (A == NULL) return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "%s: output handle is NULL", what);
-    if (!nzi_valid_value_type(value_type))
-        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: invalid value type %d", what,
-                         (int)value_type);
-    return NZ_SUCCESS;
-}
-
 nz_status_t nzi_gen_annotate(nz_context_t *ctx, nz_status_t status, const char *what) {
     char inner[NZI_MESSAGE_SIZE];
     snprintf(inner, sizeof inner, "%s", ctx->message);
@@ -37,7 +26,7 @@ nz_status_t nzi_gen_build(nz_context_t *ctx, nz_matrix_t **A, const nzi_gen_spec
     int64_t *offsets = NULL;
     nz_matrix_t *M = NULL;
     const int64_t rows = spec->rows;
-    const int threads = nzi_gen_threads(ctx);
+    const int threads = nzi_context_threads(ctx);
     const int chunk = nzi_gen_chunk(rows, threads);
     (void)threads;
     (void)chunk;

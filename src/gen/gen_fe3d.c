@@ -1,5 +1,6 @@
 /* gen_fe3d.c: trilinear (Q1) finite-element Poisson matrix on the unit cube, with a manufactured load. */
 #include "gen_internal.h"
+#include "fe3d_common.h"
 
 #include <math.h>
 
@@ -38,33 +39,15 @@ typedef struct fe3d_params {
 } fe3d_params_t;
 
 static int64_t fe3d_row_length(const void *params, int64_t row) {
-    const fe3d_params_t *p = (const fe3d_params_t *)params;
-    const int64_t m = p->m;
-    int64_t x = row % m, y = (row / m) % m, z = row / (m * m);
-    return (1 + (x > 0) + (x < m - 1)) * (1 + (y > 0) + (y < m - 1)) *
-           (1 + (z > 0) + (z < m - 1));
+    return nzi_fe3d_row_length(((const fe3d_params_t *)params)->m, row);
 }
 
 static void fe3d_fill_row(const void *params, int64_t row, int64_t length, int32_t *col_indices,
                           void *values, nz_value_type_t value_type, int64_t begin) {
     const fe3d_params_t *p = (const fe3d_params_t *)params;
-    const int64_t m = p->m;
-    int64_t x = row % m, y = (row / m) % m, z = row / (m * m);
-    int64_t k = 0;
-    (void)length;
-    for (int dz = -1; dz <= 1; dz++) {
-        if (z + dz < 0 || z + dz >= m) continue;
-        for (int dy = -1; dy <= 1; dy++) {
-            if (y + dy < 0 || y + dy >= m) continue;
-            for (int dx = -1; dx <= 1; dx++) {
-                if (x + dx < 0 || x + dx >= m) continue;
-                int differ = (dx != 0) + (dy != 0) + (dz != 0);
-                col_indices[k] = (int32_t)(row + dx + m * (dy + m * dz));
-                nzi_set(values, value_type, begin + k, p->stencil[differ]);
-                k++;
-            }
-        }
-    }
+    double row_values[27];
+    nzi_fe3d_row(p->m, p->stencil, row, col_indices, row_values);
+    for (int64_t k = 0; k < length; k++) nzi_set(values, value_type, begin + k, row_values[k]);
 }
 
 /* The load and the nodal solution: b = 3 pi^2 g x g x g and u = s x s x s (see above). */
@@ -73,25 +56,13 @@ static nz_status_t fe3d_vectors(nz_context_t *ctx, int64_t n, nz_value_type_t va
     nz_status_t status = NZ_SUCCESS;
     const int64_t m = n - 1;
     const size_t unknowns = (size_t)(m * m * m);
-    const double pi = 3.14159265358979323846, h = 1.0 / (double)n;
-    const double gauss_point[3] = {-0.77459666924148337704, 0.0, 0.77459666924148337704};
-    const double gauss_weight[3] = {5.0 / 9.0, 8.0 / 9.0, 5.0 / 9.0};
+    const double pi = 3.14159265358979323846;
     double *g = NULL, *s = NULL;
     void *b = NULL, *u = NULL;
     NZI_CHECK(nzi_alloc_array(ctx, (void **)&g, (size_t)m, sizeof(double), "nz_gen_fe3d: load factors"));
     NZI_CHECK(nzi_alloc_array(ctx, (void **)&s, (size_t)m, sizeof(double), "nz_gen_fe3d: nodal factors"));
-    for (int64_t k = 0; k < m; k++) {
-        double node = (double)(k + 1) * h, sum = 0.0;
-        /* the hat function rises on [node - h, node] and falls on [node, node + h] */
-        for (int q = 0; q < 3; q++) {
-            double t = 0.5 * (1.0 + gauss_point[q]); /* in (0, 1) */
-            sum += gauss_weight[q] * 0.5 * h * t * sin(pi * (node - h + t * h));
-            sum += gauss_weight[q] * 0.5 * h * (1.0 - t) * sin(pi * (node + t * h));
-        }
-        g[k] = sum;
-        s[k] = sin(pi * node);
-    }
-    const int threads = nzi_gen_threads(ctx);
+    nzi_fe3d_axis_factors(n, g, s);
+    const int threads = nzi_context_threads(ctx);
     (void)threads;
     if (b_out != NULL) {
         NZI_CHECK(nzi_alloc_array(ctx, &b, unknowns, nzi_value_size(value_type),
@@ -118,21 +89,26 @@ cleanup:
     return status;
 }
 
+nz_status_t nzi_fe3d_unknowns(nz_context_t *ctx, int64_t n, const char *what, int64_t *rows) {
+    if (n < 2)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "%s: n = %lld elements per side; need n >= 2 for an interior node", what,
+                         (long long)n);
+    int64_t m = n - 1, plane;
+    if (nzi_mul_overflow_i64(m, m, &plane) || nzi_mul_overflow_i64(plane, m, rows))
+        return nzi_error(ctx, NZ_ERR_OVERFLOW, "%s: n = %lld: unknown count (n-1)^3 overflows",
+                         what, (long long)n);
+    return nzi_check_dims(ctx, *rows, *rows, what);
+}
+
 nz_status_t nz_gen_fe3d(nz_context_t *ctx, nz_matrix_t **A, void **b, void **u_exact, int64_t n,
                         nz_value_type_t value_type) {
     const char *what = "nz_gen_fe3d";
     nz_status_t status = NZ_SUCCESS;
     nz_matrix_t *M = NULL;
-    NZI_TRY(nzi_gen_begin(ctx, A, value_type, what));
-    if (n < 2)
-        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
-                         "%s: n = %lld elements per side; need n >= 2 for an interior node", what,
-                         (long long)n);
-    int64_t m = n - 1, plane, rows;
-    if (nzi_mul_overflow_i64(m, m, &plane) || nzi_mul_overflow_i64(plane, m, &rows))
-        return nzi_error(ctx, NZ_ERR_OVERFLOW, "%s: n = %lld: unknown count (n-1)^3 overflows",
-                         what, (long long)n);
-    NZI_TRY(nzi_check_dims(ctx, rows, rows, what));
+    NZI_TRY(nzi_check_new_matrix(ctx, A, value_type, what));
+    int64_t m = n - 1, rows = 0;
+    NZI_TRY(nzi_fe3d_unknowns(ctx, n, what, &rows));
     const double h = 1.0 / (double)n;
     fe3d_params_t params = {m, {8.0 * h / 3.0, 0.0, -h / 6.0, -h / 12.0}};
     nzi_gen_spec_t spec = {what, rows, rows, value_type, &params, fe3d_row_length, fe3d_fill_row};

@@ -11,16 +11,6 @@
 #define NZI_GEN_PRAGMA(x)
 #endif
 
-/* Threads for the generators' parallel loops: the context's setting, else the OpenMP default. */
-static inline int nzi_gen_threads(const nz_context_t *ctx) {
-#ifdef _OPENMP
-    return ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
-#else
-    (void)ctx;
-    return 1;
-#endif
-}
-
 /* A 64-bit mixing function (the splitmix64 finaliser). Used to derive independent per-row or
  * per-block seeds from the user's seed, so that the output does not depend on which thread
  * generates which row. */
@@ -68,9 +58,6 @@ int nzi_gen_chunk(int64_t rows, int threads);
 /* Re-issue the context's last error prefixed with the generator's name (after a callee failed). */
 nz_status_t nzi_gen_annotate(nz_context_t *ctx, nz_status_t status, const char *what);
 
-/* Common argument checks: context, output handle, value type. Clears the last error. */
-nz_status_t nzi_gen_begin(nz_context_t *ctx, nz_matrix_t **A, nz_value_type_t value_type,
-                          const char *what);
 
 /* Sort n int32 keys ascending in place (introsort; no extra memory). */
 void nzi_gen_sort_i32(int32_t *keys, int64_t n);

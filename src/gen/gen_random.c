@@ -59,7 +59,7 @@ static nz_status_t check_shape(nz_context_t *ctx, const char *what, int64_t rows
 nz_status_t nz_gen_random(nz_context_t *ctx, nz_matrix_t **A, int64_t rows, int64_t cols,
                           double mean_row_length, uint64_t seed, nz_value_type_t value_type) {
     const char *what = "nz_gen_random";
-    NZI_TRY(nzi_gen_begin(ctx, A, value_type, what));
+    NZI_TRY(nzi_check_new_matrix(ctx, A, value_type, what));
     NZI_TRY(check_shape(ctx, what, rows, cols));
     if (!(mean_row_length >= 0.0) || !isfinite(mean_row_length))
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
@@ -138,7 +138,7 @@ static void rail_fill_row(const void *params, int64_t row, int64_t length, int32
 nz_status_t nz_gen_rail(nz_context_t *ctx, nz_matrix_t **A, int64_t rows, int64_t cols,
                         int64_t row_length, uint64_t seed, nz_value_type_t value_type) {
     const char *what = "nz_gen_rail";
-    NZI_TRY(nzi_gen_begin(ctx, A, value_type, what));
+    NZI_TRY(nzi_check_new_matrix(ctx, A, value_type, what));
     NZI_TRY(check_shape(ctx, what, rows, cols));
     if (row_length < 1 || row_length > cols)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: row_length %lld must lie in [1, cols = %lld]",
@@ -200,7 +200,7 @@ nz_status_t nz_gen_mixed(nz_context_t *ctx, nz_matrix_t **A, int64_t rows, int64
                          int64_t long_rows, int64_t long_length, uint64_t seed,
                          nz_value_type_t value_type) {
     const char *what = "nz_gen_mixed";
-    NZI_TRY(nzi_gen_begin(ctx, A, value_type, what));
+    NZI_TRY(nzi_check_new_matrix(ctx, A, value_type, what));
     NZI_TRY(check_shape(ctx, what, rows, rows));
     if (short_length < 1 || short_length > (rows + 1) / 2)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,

@@ -98,7 +98,7 @@ nz_status_t nz_gen_rmat(nz_context_t *ctx, nz_matrix_t **A, int scale, int edge_
     uint64_t *keys = NULL, *bucketed = NULL;
     int64_t *histogram = NULL, *bucket_start = NULL, *edge_offsets = NULL, *distinct = NULL;
     nz_matrix_t *M = NULL;
-    NZI_TRY(nzi_gen_begin(ctx, A, value_type, what));
+    NZI_TRY(nzi_check_new_matrix(ctx, A, value_type, what));
     if (scale < 1 || scale > 30)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: scale %d must lie in [1, 30]", what,
                          scale);
@@ -129,7 +129,7 @@ nz_status_t nz_gen_rmat(nz_context_t *ctx, nz_matrix_t **A, int scale, int edge_
         p.mul[round] = nzi_gen_mix64(seed ^ (0x6d756c00u + (uint64_t)round)) | 1u;
         p.add[round] = nzi_gen_mix64(seed ^ (0x61646400u + (uint64_t)round));
     }
-    const int threads = nzi_gen_threads(ctx);
+    const int threads = nzi_context_threads(ctx);
     const int bucket_bits = scale < NZI_RMAT_BUCKET_BITS ? scale : NZI_RMAT_BUCKET_BITS;
     const int row_shift = scale - bucket_bits;   /* a bucket holds 2^row_shift rows */
     const int64_t buckets = (int64_t)1 << bucket_bits;

@@ -63,7 +63,7 @@ nz_status_t nz_gen_laplace2d(nz_context_t *ctx, nz_matrix_t **A, int64_t nx, int
                              nz_value_type_t value_type) {
     const char *what = "nz_gen_laplace2d";
     int64_t rows = 0;
-    NZI_TRY(nzi_gen_begin(ctx, A, value_type, what));
+    NZI_TRY(nzi_check_new_matrix(ctx, A, value_type, what));
     NZI_TRY(grid_rows(ctx, what, nx, ny, 1, &rows));
     laplace_params_t params = {nx, ny, 1, 4.0};
     nzi_gen_spec_t spec = {what, rows, rows, value_type, &params, laplace_row_length,
@@ -75,7 +75,7 @@ nz_status_t nz_gen_laplace3d(nz_context_t *ctx, nz_matrix_t **A, int64_t nx, int
                              int64_t nz, nz_value_type_t value_type) {
     const char *what = "nz_gen_laplace3d";
     int64_t rows = 0;
-    NZI_TRY(nzi_gen_begin(ctx, A, value_type, what));
+    NZI_TRY(nzi_check_new_matrix(ctx, A, value_type, what));
     NZI_TRY(grid_rows(ctx, what, nx, ny, nz, &rows));
     laplace_params_t params = {nx, ny, nz, 6.0};
     nzi_gen_spec_t spec = {what, rows, rows, value_type, &params, laplace_row_length,
@@ -123,7 +123,7 @@ static void banded_fill_row(const void *params, int64_t row, int64_t length,
 nz_status_t nz_gen_banded(nz_context_t *ctx, nz_matrix_t **A, int64_t n, int64_t lower,
                           int64_t upper, nz_value_type_t value_type) {
     const char *what = "nz_gen_banded";
-    NZI_TRY(nzi_gen_begin(ctx, A, value_type, what));
+    NZI_TRY(nzi_check_new_matrix(ctx, A, value_type, what));
     if (n < 1)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: n = %lld must be >= 1", what,
                          (long long)n);

@@ -1,103 +1,15 @@
-/* cg_work.h: the CG workspace, its scalar state machine, and the vector-operation table. */
+/* cg_work.h: the CG workspace and the vector-operation table (the scalar state machine: cg_scalars.h). */
 #ifndef NZI_CG_WORK_H
 #define NZI_CG_WORK_H
 
 #include "nzi.h"
+#include "cg_scalars.h"
 
 #include <math.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* The scalar state machine runs wherever the scalars live: on the host for the CPU backend, in the
- * last block of a reduction kernel for the GPU backend (so a GPU iteration needs no host round
- * trip). Both compile the same inline functions below. */
-#if defined(__CUDACC__)
-#define NZI_CG_HD __host__ __device__
-#else
-#define NZI_CG_HD
-#endif
-
-/* Solver state codes (nzi_cg_scalars_t.state). */
-#define NZI_CG_RUNNING 0
-#define NZI_CG_CONVERGED 1
-#define NZI_CG_MAX_ITERATIONS 2
-#define NZI_CG_BREAKDOWN_PAP -1 /* p'Ap <= 0: A is not positive definite */
-#define NZI_CG_BREAKDOWN_NAN -2 /* a NaN or Inf in a dot product */
-
-/* All scalars of one solve, in double whatever the value type. */
-typedef struct nzi_cg_scalars {
-    double rz;          /* r'z of the current residual (z = M^-1 r; z = r without preconditioner) */
-    double rr;          /* r'r of the current (recursive) residual */
-    double pq;          /* p'Ap of the current direction */
-    double alpha, beta;
-    double tol2;        /* stop when rr <= tol2 */
-    double result;      /* output slot of a plain dot product (norms, the final true residual) */
-    double *history;    /* ||r_k|| for k = 0 .. (history_capacity - 1); in the scalars' memory */
-    int64_t history_capacity;
-    int64_t iterations;
-    int64_t max_iterations;
-    int64_t bad_row;    /* Jacobi setup: first row with a non-positive or missing diagonal */
-    int32_t state;      /* NZI_CG_* */
-    int32_t pad;
-} nzi_cg_scalars_t;
-
-/* The finite test without <math.h> in device code: NaN fails x == x, Inf fails x - x == 0. */
-static inline NZI_CG_HD int nzi_cg_finite(double v) { return v == v && v - v == 0.0; }
-
-static inline NZI_CG_HD void nzi_cg_record(nzi_cg_scalars_t *s, double rr) {
-    if (s->history != 0 && s->iterations < s->history_capacity)
-        s->history[s->iterations] = rr >= 0.0 ? sqrt(rr) : rr;
-}
-
-/* After r0 = b - A x0 and z0 = M^-1 r0 (and p0 = z0). */
-static inline NZI_CG_HD void nzi_cg_after_init(nzi_cg_scalars_t *s, double rr, double rz) {
-    s->rr = rr;
-    s->rz = rz;
-    s->iterations = 0;
-    nzi_cg_record(s, rr);
-    if (!nzi_cg_finite(rr) || !nzi_cg_finite(rz))
-        s->state = NZI_CG_BREAKDOWN_NAN;
-    else if (rr <= s->tol2)
-        s->state = NZI_CG_CONVERGED;
-    else if (s->max_iterations <= 0)
-        s->state = NZI_CG_MAX_ITERATIONS;
-    else
-        s->state = NZI_CG_RUNNING;
-}
-
-/* After q = A p and pq = p'q: the step length, or breakdown. */
-static inline NZI_CG_HD void nzi_cg_after_pq(nzi_cg_scalars_t *s, double pq) {
-    if (s->state != NZI_CG_RUNNING) return;
-    s->pq = pq;
-    if (!nzi_cg_finite(pq))
-        s->state = NZI_CG_BREAKDOWN_NAN;
-    else if (!(pq > 0.0))
-        s->state = NZI_CG_BREAKDOWN_PAP;
-    else
-        s->alpha = s->rz / pq;
-}
-
-/* After x += alpha p, r -= alpha q, z = M^-1 r with the new rr = r'r and rz = r'z. */
-static inline NZI_CG_HD void nzi_cg_after_update(nzi_cg_scalars_t *s, double rr, double rz) {
-    if (s->state != NZI_CG_RUNNING) return;
-    s->iterations++;
-    s->rr = rr;
-    nzi_cg_record(s, rr);
-    if (!nzi_cg_finite(rr) || !nzi_cg_finite(rz)) {
-        s->state = NZI_CG_BREAKDOWN_NAN;
-    } else if (rr <= s->tol2) {
-        s->state = NZI_CG_CONVERGED;
-    } else if (s->iterations >= s->max_iterations) {
-        s->state = NZI_CG_MAX_ITERATIONS;
-    } else if (!(rz > 0.0)) {
-        s->state = NZI_CG_BREAKDOWN_PAP; /* r'M^-1 r <= 0 with r != 0: M not positive */
-    } else {
-        s->beta = rz / s->rz;
-        s->rz = rz;
-    }
-}
 
 /* One solve's workspace. Vectors live where A lives (host or device), of A's value type. */
 typedef struct nzi_cg_work {

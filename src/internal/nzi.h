@@ -81,6 +81,9 @@ int nzi_cuda_arch_code(const char *arch_list, int major, int minor);
 
 /* ---- allocation (all host memory of library objects goes through these) ---------------- */
 
+/* Threads for a parallel loop: the context's setting, else OpenMP's default (1 without OpenMP). */
+int nzi_context_threads(const nz_context_t *ctx);
+
 void *nzi_malloc(nz_context_t *ctx, size_t bytes);
 void *nzi_calloc(nz_context_t *ctx, size_t count, size_t size);
 void nzi_free(nz_context_t *ctx, void *ptr);
@@ -238,6 +241,13 @@ void nzi_matrix_free(nz_matrix_t *A);
 
 /* Check dims are representable (rows, cols <= INT32_MAX, >= 0). */
 nz_status_t nzi_check_dims(nz_context_t *ctx, int64_t rows, int64_t cols, const char *what);
+/* What every constructor of a matrix checks first (matrix.c; the generators too): a valid
+ * context, its last error then cleared, a non-NULL output handle A, a valid value type. */
+nz_status_t nzi_check_new_matrix(nz_context_t *ctx, nz_matrix_t **A, nz_value_type_t value_type,
+                                 const char *what);
+/* The Q1 FE problem's unknowns for n elements per side, (n - 1)^3, into *rows: n >= 2, no
+ * overflow, within nzi_check_dims (gen_fe3d.c; the host and the GPU assembly check alike). */
+nz_status_t nzi_fe3d_unknowns(nz_context_t *ctx, int64_t n, const char *what, int64_t *rows);
 
 /* Sort columns within each row and sum duplicates of a host CSR matrix in place (the library's
  * own arrays only). nnz may shrink. */

@@ -26,13 +26,7 @@
 /* Threads for an I/O loop over `work` bytes: one for small inputs, else the context's setting
  * (0 = the OpenMP default), at most NZI_IO_MAX_THREADS. */
 static inline int nzi_io_threads(const nz_context_t *ctx, size_t work) {
-    int t = 1;
-#ifdef _OPENMP
-    if (work >= ((size_t)1 << 18)) t = ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
-#else
-    (void)ctx;
-    (void)work;
-#endif
+    int t = work >= ((size_t)1 << 18) ? nzi_context_threads(ctx) : 1;
     if (t < 1) t = 1;
     if (t > NZI_IO_MAX_THREADS) t = NZI_IO_MAX_THREADS;
     return t;

@@ -98,15 +98,21 @@ cleanup:
     return status;
 }
 
+/* rows x cols of a dense result, or an overflow error. */
+static nz_status_t dense_cells(nz_context_t *ctx, const mm_header_t *h, size_t *cells) {
+    if (nzi_mul_overflow_size((size_t)h->rows, (size_t)h->cols, cells))
+        return nzi_error(ctx, NZ_ERR_OVERFLOW, "dense %lld x %lld array overflows",
+                         (long long)h->rows, (long long)h->cols);
+    return NZ_SUCCESS;
+}
+
 /* Array entries (column-major, packed lower triangle for symmetric / skew-symmetric files) to a
  * full column-major rows x cols array. */
 static nz_status_t array_to_dense(nz_context_t *ctx, void **dense, const mm_header_t *h,
                                   const mm_entries_t *e, nz_value_type_t vt) {
     size_t vs = nzi_value_size(vt);
-    size_t cells;
-    if (nzi_mul_overflow_size((size_t)h->rows, (size_t)h->cols, &cells))
-        return nzi_error(ctx, NZ_ERR_OVERFLOW, "dense %lld x %lld array overflows",
-                         (long long)h->rows, (long long)h->cols);
+    size_t cells = 0;
+    NZI_TRY(dense_cells(ctx, h, &cells));
     void *full = NULL;
     NZI_TRY(nzi_alloc_array(ctx, &full, cells, vs, "dense Matrix Market array"));
     if (h->symmetry == MM_GENERAL) {
@@ -157,10 +163,8 @@ cleanup:
 /* Coordinate entries summed into a zeroed full column-major array (symmetric ones mirrored). */
 static nz_status_t coordinate_to_dense(nz_context_t *ctx, void **dense, const mm_header_t *h,
                                        const mm_entries_t *e, nz_value_type_t vt) {
-    size_t cells;
-    if (nzi_mul_overflow_size((size_t)h->rows, (size_t)h->cols, &cells))
-        return nzi_error(ctx, NZ_ERR_OVERFLOW, "dense %lld x %lld array overflows",
-                         (long long)h->rows, (long long)h->cols);
+    size_t cells = 0;
+    NZI_TRY(dense_cells(ctx, h, &cells));
 #ifdef NZI_IO_FUZZ_DIM_LIMIT
     if (ctx->memory_budget == 0 && cells > (size_t)NZI_IO_FUZZ_DIM_LIMIT * 16)
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "dense array over the fuzzing limit");

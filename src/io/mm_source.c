@@ -33,6 +33,17 @@ static nz_status_t source_read_fd(mm_source_t *src, void *dst, size_t want, size
 }
 
 #ifdef NZ_HAVE_ZLIB
+/* The next block of a compressed file into zin, as the inflater's input (zin_eof once the file
+ * is exhausted). */
+static nz_status_t source_read_compressed(mm_source_t *src) {
+    size_t got = 0;
+    NZI_TRY(source_read_fd(src, src->zin, src->zin_capacity, &got));
+    if (got == 0) src->zin_eof = true;
+    src->zs.next_in = src->zin;
+    src->zs.avail_in = (uInt)got;
+    return NZ_SUCCESS;
+}
+
 /* Inflate into text[length, capacity) until it is full or the input ends. Concatenated gzip
  * members are read as one stream (as gzip -d does). */
 static nz_status_t source_inflate(mm_source_t *src) {
@@ -47,12 +58,7 @@ static nz_status_t source_inflate(mm_source_t *src) {
                 src->zmem += n;
                 src->zmem_left -= n;
             } else if (!src->zin_eof) {
-                size_t got = 0;
-                nz_status_t s = source_read_fd(src, src->zin, src->zin_capacity, &got);
-                if (s < 0) return s;
-                if (got == 0) src->zin_eof = true;
-                zs->next_in = src->zin;
-                zs->avail_in = (uInt)got;
+                NZI_TRY(source_read_compressed(src));
             }
         }
         bool input_done = zs->avail_in == 0 && (src->zmem != NULL ? src->zmem_left == 0 : src->zin_eof);
@@ -63,14 +69,8 @@ static nz_status_t source_inflate(mm_source_t *src) {
         int rc = inflate(zs, Z_NO_FLUSH);
         src->length += room - zs->avail_out;
         if (rc == Z_STREAM_END) {
-            if (zs->avail_in == 0 && src->zmem == NULL && !src->zin_eof) {
-                size_t got = 0;
-                nz_status_t s = source_read_fd(src, src->zin, src->zin_capacity, &got);
-                if (s < 0) return s;
-                if (got == 0) src->zin_eof = true;
-                zs->next_in = src->zin;
-                zs->avail_in = (uInt)got;
-            }
+            if (zs->avail_in == 0 && src->zmem == NULL && !src->zin_eof)
+                NZI_TRY(source_read_compressed(src));
             bool more = zs->avail_in > 0 || (src->zmem != NULL && src->zmem_left > 0);
             if (!more) {
                 src->eof = true;
@@ -161,7 +161,19 @@ static bool is_gzip_magic(const void *data, size_t size) {
     return size >= 2 && b[0] == 0x1f && b[1] == 0x8b;
 }
 
-#ifndef NZ_HAVE_ZLIB
+#ifdef NZ_HAVE_ZLIB
+/* The text buffer of an inflated input of `compressed` bytes: MM_TEXT_CHUNK, or eight times the
+ * compressed size (at least 4 KB) when that is smaller; then its first block. */
+static nz_status_t gzip_text_start(mm_source_t *src, uint64_t compressed) {
+    src->capacity = MM_TEXT_CHUNK;
+    if ((uint64_t)src->capacity / 8 > compressed)
+        src->capacity = compressed * 8 < 4096 ? 4096 : (size_t)(compressed * 8);
+    NZI_TRY(nzi_alloc_array(src->ctx, (void **)&src->buffer, src->capacity, 1,
+                            "Matrix Market text buffer"));
+    src->text = src->buffer;
+    return nzi_mm_source_fill(src);
+}
+#else
 static nz_status_t gzip_unavailable(mm_source_t *src) {
     return nzi_error(src->ctx, NZ_ERR_UNSUPPORTED,
                      "%s: gzip-compressed input, but Nonzero was built without zlib", src->name);
@@ -175,12 +187,7 @@ nz_status_t nzi_mm_source_open_memory(mm_source_t *src, const char *data, size_t
         src->zmem = (const unsigned char *)data;
         src->zmem_left = size;
         src->input_bytes = size;
-        src->capacity = MM_TEXT_CHUNK;
-        if ((uint64_t)src->capacity / 8 > size) src->capacity = size * 8 < 4096 ? 4096 : size * 8;
-        NZI_TRY(nzi_alloc_array(src->ctx, (void **)&src->buffer, src->capacity, 1,
-                                "Matrix Market text buffer"));
-        src->text = src->buffer;
-        return nzi_mm_source_fill(src);
+        return gzip_text_start(src, size);
 #else
         return gzip_unavailable(src);
 #endif
@@ -225,12 +232,7 @@ nz_status_t nzi_mm_source_open_file(mm_source_t *src, const char *path) {
         src->eof = false;
         src->length = 0;
         src->input_left = 0;
-        src->capacity = MM_TEXT_CHUNK;
-        if ((uint64_t)src->capacity / 8 > size) src->capacity = size * 8 < 4096 ? 4096 : size * 8;
-        NZI_TRY(nzi_alloc_array(src->ctx, (void **)&src->buffer, src->capacity, 1,
-                                "Matrix Market text buffer"));
-        src->text = src->buffer;
-        return nzi_mm_source_fill(src);
+        return gzip_text_start(src, size);
 #else
         return gzip_unavailable(src);
 #endif

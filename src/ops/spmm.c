@@ -1,6 +1,7 @@
 /* spmm.c: public SpMM entry points (Y = alpha op(A) X + beta Y): check arguments once, resolve the algorithm, call a backend. */
 #include "nzi.h"
 #include "backend.h"
+#include "ops_common.h"
 
 #include <string.h>
 
@@ -10,12 +11,7 @@ nz_status_t nz_spmm_plan_create(nz_context_t *ctx, nz_spmm_plan_t **plan, const 
     nz_status_t status;
     nz_spmm_plan_t *P = NULL;
     const char *what = "nz_spmm_plan_create";
-    NZI_TRY(nzi_check_context(ctx));
-    nzi_clear_error(ctx);
-    if (plan == NULL) return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "%s: plan is NULL", what);
-    NZI_TRY(nzi_check_matrix(ctx, A, "A"));
-    if (op != NZ_OP_N && op != NZ_OP_T)
-        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: invalid operation %d", what, (int)op);
+    NZI_TRY(nzi_plan_check_start(ctx, plan, A, op, what));
     if (k < 1 || k > NZI_SPMM_MAX_K)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
                          "%s: k = %lld right-hand sides, expected 1 .. %d", what, (long long)k,
@@ -91,10 +87,8 @@ nz_status_t nz_spmm_execute(nz_spmm_plan_t *plan, double alpha, const void *X, i
     if (plan->magic != NZI_SPMM_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
     nz_context_t *ctx = plan->ctx;
     const nz_matrix_t *A = plan->A;
-    if (A->magic != NZI_MATRIX_MAGIC)
-        return nzi_error(ctx, NZ_ERR_INVALID_HANDLE, "nz_spmm_execute: the plan's matrix was destroyed");
-    const int64_t xrows = plan->op == NZ_OP_N ? A->cols : A->rows;
-    const int64_t yrows = plan->op == NZ_OP_N ? A->rows : A->cols;
+    int64_t xrows, yrows;
+    NZI_TRY(nzi_plan_operand_rows(ctx, A, plan->op, "nz_spmm_execute", &xrows, &yrows));
     NZI_TRY(check_dense(ctx, "X", X, xrows, plan->k, plan->layout, ldx));
     NZI_TRY(check_dense(ctx, "Y", Y, yrows, plan->k, plan->layout, ldy));
     const size_t vs = nzi_value_size(A->value_type);

@@ -1,6 +1,7 @@
 /* spmv.c: public SpMV entry points: check arguments once, resolve the algorithm, call a backend. */
 #include "nzi.h"
 #include "backend.h"
+#include "ops_common.h"
 #include "plan_internal.h"
 
 #include <string.h>
@@ -26,13 +27,7 @@ nz_status_t nz_spmv_plan_create(nz_context_t *ctx, nz_spmv_plan_t **plan, const 
                                 nz_operation_t op, nz_alg_t alg, unsigned flags) {
     nz_status_t status;
     nz_spmv_plan_t *P = NULL;
-    NZI_TRY(nzi_check_context(ctx));
-    nzi_clear_error(ctx);
-    if (plan == NULL) return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_spmv_plan_create: plan is NULL");
-    NZI_TRY(nzi_check_matrix(ctx, A, "A"));
-    if (op != NZ_OP_N && op != NZ_OP_T)
-        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spmv_plan_create: invalid operation %d",
-                         (int)op);
+    NZI_TRY(nzi_plan_check_start(ctx, plan, A, op, "nz_spmv_plan_create"));
     if (flags & ~NZI_SPMV_PLAN_FLAGS)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spmv_plan_create: unknown flags 0x%x",
                          flags);
@@ -80,10 +75,8 @@ nz_status_t nz_spmv_execute(nz_spmv_plan_t *plan, double alpha, const void *x, d
     if (plan->magic != NZI_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
     nz_context_t *ctx = plan->ctx;
     const nz_matrix_t *A = plan->A;
-    if (A->magic != NZI_MATRIX_MAGIC)
-        return nzi_error(ctx, NZ_ERR_INVALID_HANDLE, "nz_spmv_execute: the plan's matrix was destroyed");
-    int64_t xlen = plan->op == NZ_OP_N ? A->cols : A->rows;
-    int64_t ylen = plan->op == NZ_OP_N ? A->rows : A->cols;
+    int64_t xlen, ylen;
+    NZI_TRY(nzi_plan_operand_rows(ctx, A, plan->op, "nz_spmv_execute", &xlen, &ylen));
     if ((x == NULL && xlen > 0) || (y == NULL && ylen > 0))
         return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_spmv_execute: x or y is NULL");
     const size_t vs = nzi_value_size(A->value_type);

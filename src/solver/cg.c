@@ -7,8 +7,6 @@
 #include <math.h>
 #include <string.h>
 
-#define NZI_CG_DEFAULT_RTOL 1e-8
-#define NZI_CG_DEFAULT_MAX_ITERATIONS 10000
 /* GPU: read the scalars back every 8 iterations. An iteration on a large problem costs 100 us or
  * more, a round trip about 10 us; at most 7 iterations' SpMVs are wasted after convergence (the
  * vector kernels are no-ops then), which is noise next to the hundreds of iterations CG needs. */
@@ -29,52 +27,21 @@ static nz_status_t cg_iteration(const nzi_cg_ops_t *ops, nzi_cg_work_t *w, nz_sp
 
 static nz_status_t check_options(nz_context_t *ctx, const nz_cg_options_t *in, int64_t n,
                                  nz_cg_options_t *opt) {
-    if (in != NULL)
-        *opt = *in;
-    else
-        memset(opt, 0, sizeof *opt);
-    if (!(opt->rtol >= 0.0) || !(opt->atol >= 0.0) || isinf(opt->rtol) || isinf(opt->atol))
-        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
-                         "nz_cg_solve: tolerances must be finite and >= 0 (rtol %g, atol %g)",
-                         opt->rtol, opt->atol);
-    if (opt->max_iterations < 0)
-        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_cg_solve: max_iterations %lld < 0",
-                         (long long)opt->max_iterations);
-    if (opt->precond != NZ_PRECOND_NONE && opt->precond != NZ_PRECOND_JACOBI)
-        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_cg_solve: unknown preconditioner %d",
-                         (int)opt->precond);
+    char why[256];
+    if (nzi_cg_options_read(in, n, opt, why, sizeof why) != NZ_SUCCESS)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_cg_solve: %s", why);
     if (opt->check_interval < 0)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_cg_solve: check_interval %d < 0",
                          opt->check_interval);
-    if (opt->rtol == 0.0) opt->rtol = NZI_CG_DEFAULT_RTOL;
-    if (opt->max_iterations == 0)
-        opt->max_iterations = n > NZI_CG_DEFAULT_MAX_ITERATIONS ? n : NZI_CG_DEFAULT_MAX_ITERATIONS;
     if (opt->check_interval == 0) opt->check_interval = NZI_CG_DEFAULT_CHECK_INTERVAL;
     return NZ_SUCCESS;
 }
 
 /* Turn the final state into the returned status with a message naming what happened. */
 static nz_status_t final_status(nz_context_t *ctx, const nzi_cg_scalars_t *s, double bnorm) {
-    switch (s->state) {
-    case NZI_CG_CONVERGED: return NZ_SUCCESS;
-    case NZI_CG_MAX_ITERATIONS:
-        return nzi_error(ctx, NZ_MAX_ITERATIONS,
-                         "nz_cg_solve: stopped at the iteration limit %lld with relative residual "
-                         "%.3e", (long long)s->max_iterations, sqrt(s->rr) / bnorm);
-    case NZI_CG_BREAKDOWN_PAP:
-        return nzi_error(ctx, NZ_ERR_BREAKDOWN,
-                         "nz_cg_solve: breakdown at iteration %lld: p'Ap = %.3e or r'M^-1r <= 0 "
-                         "(A or the preconditioner is not positive definite)",
-                         (long long)s->iterations, s->pq);
-    case NZI_CG_BREAKDOWN_NAN:
-        return nzi_error(ctx, NZ_ERR_BREAKDOWN,
-                         "nz_cg_solve: breakdown at iteration %lld: NaN or Inf in a dot product "
-                         "(A is singular, indefinite or holds non-finite values)",
-                         (long long)s->iterations);
-    default:
-        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_cg_solve: internal state %d",
-                         (int)s->state);
-    }
+    char why[256];
+    nz_status_t status = nzi_cg_final_message(s, bnorm, why, sizeof why);
+    return status == NZ_SUCCESS ? status : nzi_error(ctx, status, "nz_cg_solve: %s", why);
 }
 
 /* The planner's format for a host matrix (nz_spmv_plan_choose with the format open, from

@@ -12,15 +12,8 @@ nz_status_t nz_gen_fe3d_device(nz_context_t *ctx, nz_matrix_t **dA, void **d_b, 
     if (!nzi_valid_value_type(value_type))
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: invalid value type %d", what,
                          (int)value_type);
-    if (n < 2)
-        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
-                         "%s: n = %lld elements per side; need n >= 2 for an interior node", what,
-                         (long long)n);
-    int64_t m = n - 1, plane, rows;
-    if (nzi_mul_overflow_i64(m, m, &plane) || nzi_mul_overflow_i64(plane, m, &rows))
-        return nzi_error(ctx, NZ_ERR_OVERFLOW, "%s: n = %lld: unknown count (n-1)^3 overflows",
-                         what, (long long)n);
-    NZI_TRY(nzi_check_dims(ctx, rows, rows, what));
+    int64_t rows = 0;
+    NZI_TRY(nzi_fe3d_unknowns(ctx, n, what, &rows));
     if (ctx->cuda == NULL)
         return nzi_error(ctx, NZ_ERR_NO_DEVICE,
                          "%s: the context is not bound to a CUDA device (nz_context_set_device)",

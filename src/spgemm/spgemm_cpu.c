@@ -6,6 +6,16 @@
 #include <omp.h>
 #endif
 
+/* The calling thread's accumulator: its number in the enclosing parallel region (0 without
+ * OpenMP). */
+static int thread_id(void) {
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
 /*
  * Gustavson's row-by-row product (Gustavson 1978; as in CSparse's cs_multiply): row i of C is
  * the sum over a_ij of a_ij times row j of B, accumulated in a per-thread sparse accumulator.
@@ -240,38 +250,22 @@ nz_status_t nzi_spgemm_cpu(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t
     row_nnz = products; /* the symbolic pass overwrites each row's bound with its count */
 
 #ifdef _OPENMP
-#pragma omp parallel num_threads(w.threads)
+#pragma omp parallel for num_threads(w.threads) schedule(dynamic, 64)
 #endif
-    {
-#ifdef _OPENMP
-        int t = omp_get_thread_num();
-#pragma omp for schedule(dynamic, 64)
-#else
-        int t = 0;
-#endif
-        for (int64_t i = 0; i < m; i++) row_nnz[i] = row_count(A, B, &w, t, i, products[i]);
-    }
+    for (int64_t i = 0; i < m; i++) row_nnz[i] = row_count(A, B, &w, thread_id(), i, products[i]);
     t1 = nzi_wtime();
     info->symbolic_seconds = t1 - t0;
 
     NZI_CHECK(nzi_spgemm_alloc_output(ctx, &M, A->value_type, m, n, row_nnz));
     if (w.dense) memset(w.keys, 0xff, (size_t)w.threads * (size_t)w.capacity * sizeof(int32_t));
 #ifdef _OPENMP
-#pragma omp parallel num_threads(w.threads)
+#pragma omp parallel for num_threads(w.threads) schedule(dynamic, 64)
 #endif
-    {
-#ifdef _OPENMP
-        int t = omp_get_thread_num();
-#pragma omp for schedule(dynamic, 64)
-#else
-        int t = 0;
-#endif
-        for (int64_t i = 0; i < m; i++) {
-            if (A->value_type == NZ_F32)
-                row_fill_f32(A, B, M, &w, t, i);
-            else
-                row_fill_f64(A, B, M, &w, t, i);
-        }
+    for (int64_t i = 0; i < m; i++) {
+        if (A->value_type == NZ_F32)
+            row_fill_f32(A, B, M, &w, thread_id(), i);
+        else
+            row_fill_f64(A, B, M, &w, thread_id(), i);
     }
     info->numeric_seconds = nzi_wtime() - t1;
     nzi_spgemm_profile_stage(profile, "symbolic", info->symbolic_seconds);

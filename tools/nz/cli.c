@@ -65,6 +65,17 @@ const char *nz_cli_value(const char *cmd, int argc, char **argv, int *i) {
     return argv[*i];
 }
 
+int nz_cli_option_value(const char *cmd, int argc, char **argv, int *i,
+                        const char *const *with_value, size_t count, const char **value) {
+    *value = NULL;
+    for (size_t k = 0; k < count; k++)
+        if (strcmp(argv[*i], with_value[k]) == 0) {
+            if ((*value = nz_cli_value(cmd, argc, argv, i)) == NULL) return NZ_EXIT_USAGE;
+            break;
+        }
+    return NZ_EXIT_OK;
+}
+
 int nz_cli_int64(const char *cmd, const char *opt, const char *text, int64_t min, int64_t max,
                  int64_t *out) {
     char *end = NULL;
@@ -147,6 +158,14 @@ int nz_cli_precision(const char *cmd, const char *opt, const char *text, nz_valu
     return 1;
 }
 
+int nz_cli_precision_option(const char *cmd, int argc, char **argv, int *i,
+                            nz_value_type_t *out) {
+    const char *opt = argv[*i];
+    const char *value = nz_cli_value(cmd, argc, argv, i);
+    if (value == NULL || nz_cli_precision(cmd, opt, value, out)) return NZ_EXIT_USAGE;
+    return NZ_EXIT_OK;
+}
+
 int nz_cli_backend(const char *cmd, const char *opt, const char *text, nz_backend_t *out) {
     if (strcmp(text, "cpu") == 0) {
         *out = NZ_BACKEND_CPU;
@@ -168,6 +187,16 @@ int nz_cli_unknown_option(const char *cmd, const char *arg) {
 int nz_cli_extra_argument(const char *cmd, const char *arg) {
     nz_cli_error(cmd, "unexpected argument '%s' (see nz %s --help)", arg, cmd);
     return NZ_EXIT_USAGE;
+}
+
+int nz_cli_positional(const char *cmd, const char *arg, const char **const slots[], int count) {
+    if (arg[0] == '-' && arg[1] != '\0') return nz_cli_unknown_option(cmd, arg);
+    for (int k = 0; k < count; k++)
+        if (*slots[k] == NULL) {
+            *slots[k] = arg;
+            return NZ_EXIT_OK;
+        }
+    return nz_cli_extra_argument(cmd, arg);
 }
 
 int nz_cli_missing(const char *cmd, const char *what) {
@@ -272,6 +301,19 @@ nz_status_t nz_cli_context_create(nz_context_t **ctx) {
         status = nz_context_set_tunables(*ctx, &tunables);
     }
     return status;
+}
+
+int nz_cli_open_matrix(const char *cmd, nz_context_t **ctx, nz_matrix_t **A, const char *path,
+                       nz_value_type_t value_type, double *read_seconds) {
+    nz_status_t status = nz_cli_context_create(ctx);
+    if (status != NZ_SUCCESS) return nz_cli_library_error(cmd, *ctx, status);
+    double t0 = nz_cli_wtime();
+    if ((status = nz_matrix_read(*ctx, A, path, value_type)) != NZ_SUCCESS) {
+        nz_cli_library_message(cmd, *ctx, status);
+        return NZ_EXIT_FAIL;
+    }
+    *read_seconds = nz_cli_wtime() - t0;
+    return NZ_EXIT_OK;
 }
 
 double nz_cli_hash_unit(uint64_t i) {

@@ -38,6 +38,12 @@ int nz_cli_is_help(const char *arg);
 /* The value of option argv[*i] (the next argument; *i advances), or NULL after printing
  * "option X needs a value". */
 const char *nz_cli_value(const char *cmd, int argc, char **argv, int *i);
+/* A parser's first step for argv[*i]: when it is one of the `count` options in with_value (those
+ * that take a value), *value = the next argument (*i advances), else *value = NULL. Returns
+ * NZ_EXIT_USAGE after printing "option X needs a value" when the value is missing, else
+ * NZ_EXIT_OK. */
+int nz_cli_option_value(const char *cmd, int argc, char **argv, int *i,
+                        const char *const *with_value, size_t count, const char **value);
 
 /* Parse numbers for option `opt`; on any error (not a number, trailing characters, out of
  * [min, max]) print one line naming the option and return non-zero. */
@@ -54,6 +60,10 @@ int nz_cli_threads(const char *cmd, const char *opt, const char *text, int min, 
 int nz_cli_double(const char *cmd, const char *opt, const char *text, double *out);
 /* "single" / "double" (also "float", "f32", "f64"). */
 int nz_cli_precision(const char *cmd, const char *opt, const char *text, nz_value_type_t *out);
+/* Option argv[*i] = "--precision" with its value (the next argument; *i advances) parsed by
+ * nz_cli_precision: NZ_EXIT_OK, or NZ_EXIT_USAGE after the message. */
+int nz_cli_precision_option(const char *cmd, int argc, char **argv, int *i,
+                            nz_value_type_t *out);
 /* "cpu" / "cuda". */
 int nz_cli_backend(const char *cmd, const char *opt, const char *text, nz_backend_t *out);
 
@@ -61,6 +71,10 @@ int nz_cli_backend(const char *cmd, const char *opt, const char *text, nz_backen
 int nz_cli_unknown_option(const char *cmd, const char *arg);
 int nz_cli_extra_argument(const char *cmd, const char *arg);
 int nz_cli_missing(const char *cmd, const char *what);
+/* A parser's last branch, for an argument no option matched: "-x" is an unknown option;
+ * otherwise the first of the `count` positional arguments still NULL (*slots[k]) takes it, and
+ * with none left it is unexpected. NZ_EXIT_OK, or NZ_EXIT_USAGE after the message. */
+int nz_cli_positional(const char *cmd, const char *arg, const char **const slots[], int count);
 
 /* --memory-budget BYTES, accepted by every subcommand that reads or generates matrices (info,
  * gen, convert, spmv, cg, spgemm): main() takes it out of argv before the subcommand parses its
@@ -75,6 +89,11 @@ int nz_cli_bytes(const char *cmd, const char *opt, const char *text, size_t *out
 void nz_cli_tunables_from_environment(nz_tunables_t *tunables);
 /* nz_context_create, then the --memory-budget setting and the environment's tunables. */
 nz_status_t nz_cli_context_create(nz_context_t **ctx);
+/* The start of a command on one matrix file: nz_cli_context_create (its error printed), then
+ * nz_matrix_read of `path` in value_type (its message printed), *read_seconds the read's time.
+ * Returns NZ_EXIT_OK, or the exit code; what was created is the caller's to destroy. */
+int nz_cli_open_matrix(const char *cmd, nz_context_t **ctx, nz_matrix_t **A, const char *path,
+                       nz_value_type_t value_type, double *read_seconds);
 
 /* Monotonic wall-clock seconds. */
 double nz_cli_wtime(void);

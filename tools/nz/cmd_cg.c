@@ -79,11 +79,9 @@ static int parse_options(int argc, char **argv, cg_cli_options_t *o) {
             "--b", "-o", "--output", "--tol", "--atol", "--maxit", "--precond", "--backend",
             "--format", "--alg", "--precision", "--x0", "--assembly", "--check-interval",
             "--threads", "--fe3d"};
-        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
-            if (strcmp(arg, with_value[k]) == 0) {
-                if ((v = nz_cli_value(CMD, argc, argv, &i)) == NULL) return NZ_EXIT_USAGE;
-                break;
-            }
+        if (nz_cli_option_value(CMD, argc, argv, &i, with_value,
+                                sizeof with_value / sizeof with_value[0], &v) != NZ_EXIT_OK)
+            return NZ_EXIT_USAGE;
         int bad = 0;
         if (nz_cli_is_help(arg)) {
             usage();
@@ -164,12 +162,9 @@ static int parse_options(int argc, char **argv, cg_cli_options_t *o) {
             o->cg.plan_flags |= NZ_PLAN_DETERMINISTIC;
         } else if (strcmp(arg, "--history") == 0) {
             o->history = 1;
-        } else if (arg[0] == '-' && arg[1] != '\0') {
-            return nz_cli_unknown_option(CMD, arg);
-        } else if (o->matrix_path == NULL) {
-            o->matrix_path = arg;
         } else {
-            return nz_cli_extra_argument(CMD, arg);
+            const char **const positional[] = {&o->matrix_path};
+            if (nz_cli_positional(CMD, arg, positional, 1) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
         }
         if (bad) return NZ_EXIT_USAGE;
     }

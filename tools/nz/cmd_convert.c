@@ -24,21 +24,16 @@ int nz_cmd_convert(int argc, char **argv) {
     nz_value_type_t value_type = NZ_F64;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        const char *value;
         if (nz_cli_is_help(arg)) {
             usage();
             return NZ_EXIT_OK;
         } else if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) {
             if ((output = nz_cli_value(CMD, argc, argv, &i)) == NULL) return NZ_EXIT_USAGE;
         } else if (strcmp(arg, "--precision") == 0) {
-            if ((value = nz_cli_value(CMD, argc, argv, &i)) == NULL) return NZ_EXIT_USAGE;
-            if (nz_cli_precision(CMD, arg, value, &value_type)) return NZ_EXIT_USAGE;
-        } else if (arg[0] == '-' && arg[1] != '\0') {
-            return nz_cli_unknown_option(CMD, arg);
-        } else if (input == NULL) {
-            input = arg;
+            if (nz_cli_precision_option(CMD, argc, argv, &i, &value_type)) return NZ_EXIT_USAGE;
         } else {
-            return nz_cli_extra_argument(CMD, arg);
+            const char **const positional[] = {&input};
+            if (nz_cli_positional(CMD, arg, positional, 1) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
         }
     }
     if (input == NULL) return nz_cli_missing(CMD, "input matrix file");
@@ -51,16 +46,9 @@ int nz_cmd_convert(int argc, char **argv) {
     nz_status_t status;
     nz_context_t *ctx = NULL;
     nz_matrix_t *A = NULL;
-    if ((status = nz_cli_context_create(&ctx)) != NZ_SUCCESS) {
-        rc = nz_cli_library_error(CMD, ctx, status);
+    double read_seconds = 0.0;
+    if ((rc = nz_cli_open_matrix(CMD, &ctx, &A, input, value_type, &read_seconds)) != NZ_EXIT_OK)
         goto cleanup;
-    }
-    double t0 = nz_cli_wtime();
-    if ((status = nz_matrix_read(ctx, &A, input, value_type)) != NZ_SUCCESS) {
-        nz_cli_library_message(CMD, ctx, status);
-        rc = NZ_EXIT_FAIL;
-        goto cleanup;
-    }
     double t1 = nz_cli_wtime();
     if ((rc = nz_cli_write_matrix(CMD, ctx, A, output)) != NZ_EXIT_OK) goto cleanup;
     double t2 = nz_cli_wtime();
@@ -71,7 +59,7 @@ int nz_cmd_convert(int argc, char **argv) {
     }
     printf("%s -> %s: %lld x %lld, %lld nonzeros, %s (read %.3f s, write %.3f s)\n", input,
            output, (long long)info.rows, (long long)info.cols, (long long)info.nnz,
-           nz_cli_precision_name(value_type), t1 - t0, t2 - t1);
+           nz_cli_precision_name(value_type), read_seconds, t2 - t1);
 
 cleanup:
     nz_matrix_destroy(&A);

@@ -99,15 +99,13 @@ int nz_cmd_gen(int argc, char **argv) {
     nz_value_type_t value_type = NZ_F64;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        const char *value;
         if (nz_cli_is_help(arg)) {
             usage();
             return NZ_EXIT_OK;
         } else if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) {
             if ((output = nz_cli_value(CMD, argc, argv, &i)) == NULL) return NZ_EXIT_USAGE;
         } else if (strcmp(arg, "--precision") == 0) {
-            if ((value = nz_cli_value(CMD, argc, argv, &i)) == NULL) return NZ_EXIT_USAGE;
-            if (nz_cli_precision(CMD, arg, value, &value_type)) return NZ_EXIT_USAGE;
+            if (nz_cli_precision_option(CMD, argc, argv, &i, &value_type)) return NZ_EXIT_USAGE;
         } else if (arg[0] == '-' && arg[1] != '\0') {
             int o = 0;
             while (o < NUM_OPTS && strcmp(arg, option_names[o]) != 0) o++;

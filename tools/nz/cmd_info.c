@@ -44,17 +44,13 @@ int nz_cmd_info(int argc, char **argv) {
             usage();
             return NZ_EXIT_OK;
         } else if (strcmp(arg, "--precision") == 0) {
-            if ((value = nz_cli_value(CMD, argc, argv, &i)) == NULL) return NZ_EXIT_USAGE;
-            if (nz_cli_precision(CMD, arg, value, &value_type)) return NZ_EXIT_USAGE;
+            if (nz_cli_precision_option(CMD, argc, argv, &i, &value_type)) return NZ_EXIT_USAGE;
         } else if (strcmp(arg, "--backend") == 0) {
             if ((value = nz_cli_value(CMD, argc, argv, &i)) == NULL) return NZ_EXIT_USAGE;
             if (nz_cli_backend(CMD, arg, value, &backend)) return NZ_EXIT_USAGE;
-        } else if (arg[0] == '-' && arg[1] != '\0') {
-            return nz_cli_unknown_option(CMD, arg);
-        } else if (path == NULL) {
-            path = arg;
         } else {
-            return nz_cli_extra_argument(CMD, arg);
+            const char **const positional[] = {&path};
+            if (nz_cli_positional(CMD, arg, positional, 1) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
         }
     }
     if (path == NULL) return nz_cli_missing(CMD, "input matrix file");
@@ -64,17 +60,9 @@ int nz_cmd_info(int argc, char **argv) {
     nz_context_t *ctx = NULL;
     nz_matrix_t *A = NULL, *dA = NULL;
     nz_matrix_stats_t stats;
-    if ((status = nz_cli_context_create(&ctx)) != NZ_SUCCESS) {
-        rc = nz_cli_library_error(CMD, ctx, status);
+    double read_seconds = 0.0;
+    if ((rc = nz_cli_open_matrix(CMD, &ctx, &A, path, value_type, &read_seconds)) != NZ_EXIT_OK)
         goto cleanup;
-    }
-    double t0 = nz_cli_wtime();
-    if ((status = nz_matrix_read(ctx, &A, path, value_type)) != NZ_SUCCESS) {
-        nz_cli_library_message(CMD, ctx, status);
-        rc = NZ_EXIT_FAIL;
-        goto cleanup;
-    }
-    double read_seconds = nz_cli_wtime() - t0;
     if ((status = nz_matrix_stats(ctx, &stats, A)) != NZ_SUCCESS) {
         rc = nz_cli_library_error(CMD, ctx, status);
         goto cleanup;

@@ -52,11 +52,9 @@ static int parse_options(int argc, char **argv, spgemm_options_t *o) {
         const char *v = NULL;
         static const char *const with_value[] = {"--alg", "--gpu-mem-limit", "--precision",
                                                  "--threads", "-o", "--output"};
-        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
-            if (strcmp(arg, with_value[k]) == 0) {
-                if ((v = nz_cli_value(CMD, argc, argv, &i)) == NULL) return NZ_EXIT_USAGE;
-                break;
-            }
+        if (nz_cli_option_value(CMD, argc, argv, &i, with_value,
+                                sizeof with_value / sizeof with_value[0], &v) != NZ_EXIT_OK)
+            return NZ_EXIT_USAGE;
         int bad = 0;
         if (nz_cli_is_help(arg)) {
             usage();
@@ -83,14 +81,9 @@ static int parse_options(int argc, char **argv, spgemm_options_t *o) {
             o->profile |= NZ_SPGEMM_PROFILE_STAGES;
         } else if (strcmp(arg, "--profile-bins") == 0) {
             o->profile |= NZ_SPGEMM_PROFILE_STAGES | NZ_SPGEMM_PROFILE_BINS;
-        } else if (arg[0] == '-' && arg[1] != '\0') {
-            return nz_cli_unknown_option(CMD, arg);
-        } else if (o->a_path == NULL) {
-            o->a_path = arg;
-        } else if (o->b_path == NULL) {
-            o->b_path = arg;
         } else {
-            return nz_cli_extra_argument(CMD, arg);
+            const char **const positional[] = {&o->a_path, &o->b_path};
+            if (nz_cli_positional(CMD, arg, positional, 2) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
         }
         if (bad) return NZ_EXIT_USAGE;
     }

@@ -96,11 +96,9 @@ int nz_cmd_spmv_parse_options(int argc, char **argv, spmv_options_t *o) {
             "--x", "--y", "--alpha", "--beta", "--precision", "--format", "--alg", "--backend",
             "--sell-chunk", "--sell-sigma", "--bsr-block", "--max-padding", "--threads", "-o",
             "--output", "--write-x", "--repeat", "--plan-flags"};
-        for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
-            if (strcmp(arg, with_value[k]) == 0) {
-                if ((v = nz_cli_value(CMD, argc, argv, &i)) == NULL) return NZ_EXIT_USAGE;
-                break;
-            }
+        if (nz_cli_option_value(CMD, argc, argv, &i, with_value,
+                                sizeof with_value / sizeof with_value[0], &v) != NZ_EXIT_OK)
+            return NZ_EXIT_USAGE;
         int bad = 0;
         if (nz_cli_is_help(arg)) {
             usage();
@@ -161,12 +159,9 @@ int nz_cmd_spmv_parse_options(int argc, char **argv, spmv_options_t *o) {
             o->verbose = 1;
         } else if (strcmp(arg, "--list") == 0) {
             o->list = 1;
-        } else if (arg[0] == '-' && arg[1] != '\0') {
-            return nz_cli_unknown_option(CMD, arg);
-        } else if (o->matrix_path == NULL) {
-            o->matrix_path = arg;
         } else {
-            return nz_cli_extra_argument(CMD, arg);
+            const char **const positional[] = {&o->matrix_path};
+            if (nz_cli_positional(CMD, arg, positional, 1) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
         }
         if (bad) return NZ_EXIT_USAGE;
     }

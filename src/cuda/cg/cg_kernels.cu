@@ -40,6 +40,25 @@ static __device__ __forceinline__ double warp_sum(double v) {
     return v;
 }
 
+/* Block-wide sums of v[0..NV): warp shuffles, the warp sums through warp_sums, then thread 0
+ * adds them in warp order into out[0..NV) (a fixed order). v is overwritten. */
+template <int NV>
+static __device__ void block_sums(double (&v)[NV], double (&warp_sums)[NV][CG_THREADS / 32],
+                                  double *out) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int k = 0; k < NV; k++) v[k] = warp_sum(v[k]);
+    if (lane == 0)
+        for (int k = 0; k < NV; k++) warp_sums[k][warp] = v[k];
+    __syncthreads();
+    if (threadIdx.x == 0)
+        for (int k = 0; k < NV; k++) {
+            double s = 0.0;
+            for (int i = 0; i < CG_THREADS / 32; i++) s += warp_sums[k][i];
+            out[k] = s;
+        }
+}
+
 /* Grid-wide sum of v[0..NV) (each thread's contribution). Every block stores its block sum in
  * partials[NV * block + k]; the last block to take a ticket sums them in block order into
  * total[] (valid in its thread 0) and resets the counter. Returns true in the last block.
@@ -50,18 +69,8 @@ static __device__ bool grid_sum(double (&v)[NV], double *partials, unsigned int 
                                 double (&total)[NV]) {
     __shared__ double warp_sums[NV][CG_THREADS / 32];
     __shared__ bool last;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-#pragma unroll
-    for (int k = 0; k < NV; k++) v[k] = warp_sum(v[k]);
-    if (lane == 0)
-        for (int k = 0; k < NV; k++) warp_sums[k][warp] = v[k];
-    __syncthreads();
+    block_sums<NV>(v, warp_sums, partials + NV * (int64_t)blockIdx.x);
     if (threadIdx.x == 0) {
-        for (int k = 0; k < NV; k++) {
-            double s = 0.0;
-            for (int i = 0; i < CG_THREADS / 32; i++) s += warp_sums[k][i];
-            partials[NV * (int64_t)blockIdx.x + k] = s;
-        }
         __threadfence(); /* partials visible before the ticket */
         unsigned int ticket = atomicAdd(counter, 1u);
         last = ticket == gridDim.x - 1;
@@ -74,20 +83,11 @@ static __device__ bool grid_sum(double (&v)[NV], double *partials, unsigned int 
     for (int k = 0; k < NV; k++) {
         double s = 0.0;
         for (int64_t b = threadIdx.x; b < gridDim.x; b += blockDim.x) s += vp[NV * b + k];
-        v[k] = warp_sum(s);
+        v[k] = s;
     }
     __syncthreads(); /* warp_sums is reused */
-    if (lane == 0)
-        for (int k = 0; k < NV; k++) warp_sums[k][warp] = v[k];
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        for (int k = 0; k < NV; k++) {
-            double s = 0.0;
-            for (int i = 0; i < CG_THREADS / 32; i++) s += warp_sums[k][i];
-            total[k] = s;
-        }
-        *counter = 0u;
-    }
+    block_sums<NV>(v, warp_sums, total);
+    if (threadIdx.x == 0) *counter = 0u;
     return true;
 }
 

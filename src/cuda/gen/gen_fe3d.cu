@@ -1,5 +1,6 @@
 /* gen_fe3d.cu: the Q1 finite-element Poisson problem of nz_gen_fe3d, assembled directly on the GPU. */
 #include "cuda_internal.h"
+#include "fe3d_common.h"
 
 #include <math.h>
 
@@ -70,24 +71,6 @@ fe3d_vectors_kernel(int64_t m, const double *g, const double *s, T *b, T *u) {
     }
 }
 
-/* The per-axis factors: the same expressions, constants and order as src/gen/gen_fe3d.c. */
-static void fe3d_factors(int64_t n, double *g, double *s) {
-    const int64_t m = n - 1;
-    const double pi = 3.14159265358979323846, h = 1.0 / (double)n;
-    const double gauss_point[3] = {-0.77459666924148337704, 0.0, 0.77459666924148337704};
-    const double gauss_weight[3] = {5.0 / 9.0, 8.0 / 9.0, 5.0 / 9.0};
-    for (int64_t k = 0; k < m; k++) {
-        double node = (double)(k + 1) * h, sum = 0.0;
-        for (int q = 0; q < 3; q++) {
-            double t = 0.5 * (1.0 + gauss_point[q]);
-            sum += gauss_weight[q] * 0.5 * h * t * sin(pi * (node - h + t * h));
-            sum += gauss_weight[q] * 0.5 * h * (1.0 - t) * sin(pi * (node + t * h));
-        }
-        g[k] = sum;
-        s[k] = sin(pi * node);
-    }
-}
-
 template <typename T>
 static nz_status_t fe3d_launch(nz_context_t *ctx, nz_matrix_t *M, int64_t n, const double *d_g,
                                const double *d_s, void *d_b, void *d_u) {
@@ -147,7 +130,7 @@ extern "C" nz_status_t nz_cuda_gen_fe3d(nz_context_t *ctx, nz_matrix_t **dA, int
     if (d_b != NULL || d_u_exact != NULL) {
         NZI_CHECK(nzi_alloc_array(ctx, (void **)&factors, 2 * (size_t)m, sizeof(double),
                                   "nz_gen_fe3d_device: axis factors"));
-        fe3d_factors(n, factors, factors + m);
+        nzi_fe3d_axis_factors(n, factors, factors + m);
         NZI_CHECK(nz_cuda_malloc(ctx, (void **)&d_factors, 2 * (size_t)m * sizeof(double),
                                  "nz_gen_fe3d_device: axis factors"));
         NZI_CHECK(nz_cuda_memcpy(ctx, d_factors, factors, 2 * (size_t)m * sizeof(double), NZI_H2D));

@@ -179,6 +179,8 @@ nz_status_t nzi_cuda_coo_accumulate(nz_context_t *ctx, const void *state, const 
                                     int64_t nnz, nz_value_type_t value_type, double alpha,
                                     const void *x, void *y);
 void nzi_cuda_coo_free(nz_context_t *ctx, void *state);
+/* Release of a plan whose state is such a workspace (COO plans, HYB plans). */
+void nzi_cuda_coo_plan_release(nz_spmv_plan_t *plan);
 
 #ifdef __CUDACC__
 /* Sum over a block of T threads (T a multiple of 32, at most 1024) through warp_sums[T / 32] in
@@ -252,6 +254,33 @@ template <bool Stream, typename T>
 static __device__ __forceinline__ T nzi_ld_matrix(const T *address) {
     if (Stream) return __ldcs(address);
     return __ldg(address);
+}
+
+/* CSR-vector's row bounds (spmv_csr_vector.cu and its compressed-index form, spmv_csr_steps.cu):
+ * lanes 0 and 1 of each group of V lanes load the row's two offsets (none when the row is past
+ * the end, !active), the other lanes get them by shuffle. Every lane of the warp must call it. */
+template <int V, bool Hints, typename Offset>
+static __device__ __forceinline__ void nzi_cuda_vector_row_bounds(
+    const Offset *__restrict__ row_offsets, int64_t row, bool active, Offset *begin, Offset *end) {
+    const int lane = threadIdx.x & 31;
+    const int lane_in_vector = lane & (V - 1);
+    const int vector_base = lane & ~(V - 1);
+    Offset bound = 0;
+    if (active && lane_in_vector < 2)
+        bound = nzi_ld_matrix<Hints>(row_offsets + row + lane_in_vector);
+    *begin = __shfl_sync(0xffffffffu, bound, vector_base);
+    *end = __shfl_sync(0xffffffffu, bound, vector_base + 1);
+}
+
+/* CSR-vector's end of a row: the group's sum (nzi_cuda_group_sum) to its first lane, which writes
+ * y[row] = alpha sum (+ beta y[row]) in Accum, rounded once to Value. Every lane must call it. */
+template <int V, bool BetaZero, typename Value, typename Accum>
+static __device__ __forceinline__ void nzi_cuda_vector_store(Accum sum, bool active, int64_t row,
+                                                             Accum alpha, Accum beta,
+                                                             Value *__restrict__ y) {
+    sum = nzi_cuda_group_sum<V>(sum);
+    if (active && (threadIdx.x & (V - 1)) == 0)
+        y[row] = (Value)(BetaZero ? alpha * sum : alpha * sum + beta * (Accum)y[row]);
 }
 
 /* Sum of one padded row (ELL, SELL, HYB's ELL part): entry k at cols[k * stride], vals[k * stride]

@@ -331,15 +331,15 @@ static nz_status_t coo_execute(const nz_spmv_plan_t *plan, double alpha, const v
                                    alpha, x, y);
 }
 
-static void coo_release(nz_spmv_plan_t *plan) {
+void nzi_cuda_coo_plan_release(nz_spmv_plan_t *plan) {
     nzi_cuda_coo_free(plan->ctx, plan->state);
     plan->state = NULL;
 }
 
-extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_coo_atomic_ops = {NZ_ALG_ATOMIC, coo_atomic_setup,
-                                                                coo_execute, coo_release};
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_coo_atomic_ops = {
+    NZ_ALG_ATOMIC, coo_atomic_setup, coo_execute, nzi_cuda_coo_plan_release};
 extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_coo_segmented_ops = {
-    NZ_ALG_SEGMENTED, coo_segmented_setup, coo_execute, coo_release};
+    NZ_ALG_SEGMENTED, coo_segmented_setup, coo_execute, nzi_cuda_coo_plan_release};
 
 template nz_status_t coo_accumulate_typed<float>(nz_context_t *, const coo_state_t *,
                                                  const nzi_coo_t *, int64_t, double, const void *,

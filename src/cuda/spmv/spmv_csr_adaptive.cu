@@ -51,10 +51,9 @@
  *   w == 1: rows [x, y) (y - x == 1: CSR-Vector, else CSR-Stream), z = 0;
  *   w  > 1: CSR-VectorL piece z of w of row x; y is the row's first slot in partials / tickets. */
 typedef struct adaptive_state {
-    int4 *blocks;            /* device, num_blocks */
-    void *partials;          /* device, num_slots values (long rows only) */
-    unsigned int *tickets;   /* device, num_slots */
-    int64_t num_blocks, num_slots;
+    /* first member (nzi_row_blocks_plan_release frees the state through it): the block table;
+     * partials and tickets for long rows only */
+    nzi_row_blocks_t rb;
     int nnz_per_wg;          /* products staged per CSR-Stream block */
     int piece;               /* nonzeros per CSR-VectorL piece */
     size_t shared_bytes;     /* dynamic shared memory per block */
@@ -97,18 +96,7 @@ adaptive_kernel(const int4 *__restrict__ blocks, const Offset *__restrict__ row_
     }
 
     /* CSR-Stream: stage the block's products. */
-    int k = tid;
-    for (; n - k > 3 * T; k += 4 * T) {
-        const int32_t c0 = __ldg(cols + k), c1 = __ldg(cols + k + T);
-        const int32_t c2 = __ldg(cols + k + 2 * T), c3 = __ldg(cols + k + 3 * T);
-        const Value v0 = __ldg(vals + k), v1 = __ldg(vals + k + T);
-        const Value v2 = __ldg(vals + k + 2 * T), v3 = __ldg(vals + k + 3 * T);
-        products[k] = v0 * __ldg(x + c0);
-        products[k + T] = v1 * __ldg(x + c1);
-        products[k + 2 * T] = v2 * __ldg(x + c2);
-        products[k + 3 * T] = v3 * __ldg(x + c3);
-    }
-    for (; k < n; k += T) products[k] = __ldg(vals + k) * __ldg(x + __ldg(cols + k));
+    nzi_cuda_stage_products<Value, T>(cols, vals, n, x, products);
     __syncthreads();
 
     if (2 * rows > T) {
@@ -138,67 +126,14 @@ adaptive_kernel(const int4 *__restrict__ blocks, const Offset *__restrict__ row_
     if (lane == 0 && group < rows) nzi_cuda_store_row(y, row_begin + group, sum, alpha, beta);
 }
 
-/* The SC14 row-block scan with the HiPC15 long-row split: one pass over the rows. With
- * out == NULL only counts. Returns false if a count exceeds int32. */
-template <typename Offset>
-static bool adaptive_build_blocks(const Offset *offsets, int64_t rows, int64_t nnz_per_wg,
-                                  int64_t piece_length, int4 *out, int64_t *num_blocks,
-                                  int64_t *num_slots) {
-    int64_t count = 0, slots = 0, start = 0, block_nnz = 0;
-    for (int64_t i = 0; i < rows; i++) {
-        const int64_t length = (int64_t)offsets[i + 1] - (int64_t)offsets[i];
-        if (length > nnz_per_wg) {
-            if (i > start) {
-                if (out) out[count] = make_int4((int)start, (int)i, 0, 1);
-                count++;
-            }
-            if (length <= piece_length) {
-                if (out) out[count] = make_int4((int)i, (int)(i + 1), 0, 1);
-                count++;
-            } else {
-                const int64_t pieces = (length + piece_length - 1) / piece_length;
-                if (pieces > INT32_MAX || slots + pieces > INT32_MAX) return false;
-                for (int64_t p = 0; p < pieces; p++) {
-                    if (out) out[count] = make_int4((int)i, (int)slots, (int)p, (int)pieces);
-                    count++;
-                }
-                slots += pieces;
-            }
-            start = i + 1;
-            block_nnz = 0;
-        } else if (block_nnz + length > nnz_per_wg || i - start == nnz_per_wg) {
-            if (out) out[count] = make_int4((int)start, (int)i, 0, 1);
-            count++;
-            start = i;
-            block_nnz = length;
-        } else {
-            block_nnz += length;
-        }
-        if (count > INT32_MAX) return false;
-    }
-    if (rows > start) {
-        if (out) out[count] = make_int4((int)start, (int)rows, 0, 1);
-        count++;
-    }
-    if (count > INT32_MAX) return false;
-    *num_blocks = count;
-    *num_slots = slots;
-    return true;
-}
-
 /* nnz per workgroup: ADAPTIVE_NNZ_PER_THREAD per thread, within 1 / (blocks per SM) of the SM's
  * shared memory (less the per-block reservation) and the per-block limit. */
 static nz_status_t adaptive_choose_sizes(nz_context_t *ctx, const nz_matrix_t *A,
                                          adaptive_state_t *state) {
-    nzi_cuda_state_t *cs = nzi_cuda(ctx);
-    int reserved = 0;
-    NZI_CUDA_TRY(ctx, cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock,
-                                             cs->device));
-    int blocks_per_sm = cs->max_threads_per_sm / ADAPTIVE_THREADS;
+    int blocks_per_sm = nzi_cuda(ctx)->max_threads_per_sm / ADAPTIVE_THREADS;
     if (blocks_per_sm < 1) blocks_per_sm = 1;
-    size_t per_block = cs->shared_per_sm / (size_t)blocks_per_sm;
-    per_block = per_block > (size_t)reserved ? per_block - (size_t)reserved : 0;
-    if (per_block > cs->shared_per_block) per_block = cs->shared_per_block;
+    size_t per_block = 0;
+    NZI_TRY(nzi_row_blocks_shared_per_block(ctx, blocks_per_sm, &per_block));
     const size_t value_size = nzi_value_size(A->value_type);
     const size_t fixed = 32 * value_size + ADAPTIVE_STATIC_SHARED;
     size_t elements = per_block > fixed ? (per_block - fixed) / value_size : 0;
@@ -217,111 +152,27 @@ static nz_status_t adaptive_choose_sizes(nz_context_t *ctx, const nz_matrix_t *A
     return NZ_SUCCESS;
 }
 
-static void adaptive_release(nz_spmv_plan_t *plan) {
-    adaptive_state_t *state = (adaptive_state_t *)plan->state;
-    if (state == NULL) return;
-    nz_context_t *ctx = plan->ctx;
-    size_t value_size = nzi_value_size(plan->A->value_type);
-    if (state->blocks) nz_cuda_free(ctx, state->blocks, (size_t)state->num_blocks * sizeof(int4));
-    if (state->partials) nz_cuda_free(ctx, state->partials, (size_t)state->num_slots * value_size);
-    if (state->tickets)
-        nz_cuda_free(ctx, state->tickets, (size_t)state->num_slots * sizeof(unsigned int));
-    nzi_free(ctx, state);
-    plan->state = NULL;
-}
-
-/* Setup: one device-to-host copy of the row offsets, the block scan (count, then fill), upload;
- * partial sums and tickets only when some row needs CSR-VectorL. */
+/* Setup: the row blocks (nzi_row_blocks_build: one device-to-host copy of the row offsets, the
+ * block scan, upload; partial sums and tickets only when some row needs CSR-VectorL). */
 static nz_status_t adaptive_setup(nz_spmv_plan_t *plan) {
+    static const nzi_row_block_names_t names = {
+        "CSR-Adaptive plan", "CSR-Adaptive host row offsets", "CSR-Adaptive row blocks",
+        "CSR-VectorL partial sums", "CSR-VectorL tickets"};
     nz_status_t status = NZ_SUCCESS;
     nz_context_t *ctx = plan->ctx;
-    const nz_matrix_t *A = plan->A;
     adaptive_state_t *state = NULL;
-    void *host_offsets = NULL;
-    int4 *host_blocks = NULL;
-    size_t offset_size = A->device.offset_type == NZ_I64 ? 8u : 4u;
-    size_t value_size = nzi_value_size(A->value_type);
-    size_t offsets_bytes = 0, blocks_bytes = 0;
-    bool ok;
 
-    if (plan->op != NZ_OP_N) {
-        status = nzi_error(ctx, NZ_ERR_UNSUPPORTED, "CSR-Adaptive plan: only op = N is implemented");
-        goto cleanup;
-    }
-    if (A->rows > (int64_t)INT32_MAX) {
-        status = nzi_error(ctx, NZ_ERR_UNSUPPORTED, "CSR-Adaptive plan: %lld rows exceed int32",
-                           (long long)A->rows);
-        goto cleanup;
-    }
-    if (nzi_cuda(ctx)->max_threads_per_block < ADAPTIVE_THREADS) {
-        status = nzi_error(ctx, NZ_ERR_UNSUPPORTED,
-                           "CSR-Adaptive plan: the device allows %d threads per block, %d needed",
-                           nzi_cuda(ctx)->max_threads_per_block, ADAPTIVE_THREADS);
-        goto cleanup;
-    }
-    state = (adaptive_state_t *)nzi_calloc(ctx, 1, sizeof *state);
-    if (state == NULL) {
-        status = nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "CSR-Adaptive plan: cannot allocate the state");
-        goto cleanup;
-    }
-    plan->state = state; /* from here on, adaptive_release frees whatever is set */
-    plan->reproducible = 1;
-    plan->vector_width = 0;
-    plan->workspace_bytes = 0;
-    if (A->rows == 0) goto cleanup;
+    NZI_CHECK(nzi_row_blocks_plan_start(plan, names.plan, ADAPTIVE_THREADS,
+                                        sizeof(adaptive_state_t)));
+    state = (adaptive_state_t *)plan->state;
+    if (plan->A->rows == 0) goto cleanup;
 
-    NZI_CHECK(adaptive_choose_sizes(ctx, A, state));
-    if (nzi_mul_overflow_size((size_t)A->rows + 1, offset_size, &offsets_bytes)) {
-        status = nzi_error(ctx, NZ_ERR_OVERFLOW,
-                           "CSR-Adaptive plan: row offsets of %lld rows overflow",
-                           (long long)A->rows);
-        goto cleanup;
-    }
-    NZI_CHECK(nzi_alloc_array(ctx, &host_offsets, (size_t)A->rows + 1, offset_size,
-                              "CSR-Adaptive host row offsets"));
-    NZI_CHECK(nz_cuda_memcpy(ctx, host_offsets, A->device.row_offsets, offsets_bytes, NZI_D2H));
-    NZI_CHECK(nz_cuda_synchronize(ctx));
-
-    if (offset_size == 8)
-        ok = adaptive_build_blocks((const int64_t *)host_offsets, A->rows, state->nnz_per_wg,
-                                   state->piece, NULL, &state->num_blocks, &state->num_slots);
-    else
-        ok = adaptive_build_blocks((const int32_t *)host_offsets, A->rows, state->nnz_per_wg,
-                                   state->piece, NULL, &state->num_blocks, &state->num_slots);
-    if (!ok) {
-        status = nzi_error(ctx, NZ_ERR_UNSUPPORTED,
-                           "CSR-Adaptive plan: more than 2^31 - 1 row blocks for %lld rows, %lld nonzeros",
-                           (long long)A->rows, (long long)A->nnz);
-        goto cleanup;
-    }
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&host_blocks, (size_t)state->num_blocks,
-                              sizeof(int4), "CSR-Adaptive row blocks"));
-    if (offset_size == 8)
-        adaptive_build_blocks((const int64_t *)host_offsets, A->rows, state->nnz_per_wg,
-                              state->piece, host_blocks, &state->num_blocks, &state->num_slots);
-    else
-        adaptive_build_blocks((const int32_t *)host_offsets, A->rows, state->nnz_per_wg,
-                              state->piece, host_blocks, &state->num_blocks, &state->num_slots);
-
-    blocks_bytes = (size_t)state->num_blocks * sizeof(int4);
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&state->blocks, blocks_bytes, "CSR-Adaptive row blocks"));
-    NZI_CHECK(nz_cuda_memcpy(ctx, state->blocks, host_blocks, blocks_bytes, NZI_H2D));
-    plan->workspace_bytes = blocks_bytes;
-    if (state->num_slots > 0) {
-        size_t slots = (size_t)state->num_slots;
-        NZI_CHECK(nz_cuda_malloc(ctx, &state->partials, slots * value_size,
-                                 "CSR-VectorL partial sums"));
-        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&state->tickets, slots * sizeof(unsigned int),
-                                 "CSR-VectorL tickets"));
-        NZI_CHECK(nz_cuda_memset(ctx, state->tickets, 0, slots * sizeof(unsigned int)));
-        plan->workspace_bytes += slots * (value_size + sizeof(unsigned int));
-    }
-    NZI_CHECK(nz_cuda_synchronize(ctx));
+    NZI_CHECK(adaptive_choose_sizes(ctx, plan->A, state));
+    NZI_CHECK(nzi_row_blocks_build(ctx, plan->A, state->nnz_per_wg, state->nnz_per_wg,
+                                   state->piece, &names, &state->rb, &plan->workspace_bytes));
 
 cleanup:
-    if (host_blocks) nzi_free(ctx, host_blocks);
-    if (host_offsets) nzi_free(ctx, host_offsets);
-    if (status < 0) adaptive_release(plan);
+    if (status < 0) nzi_row_blocks_plan_release(plan);
     return status;
 }
 
@@ -329,11 +180,11 @@ template <typename Value, typename Offset>
 static void adaptive_launch(const adaptive_state_t *state, cudaStream_t stream,
                             const nz_matrix_t *A, const void *x, void *y, double alpha,
                             double beta) {
-    adaptive_kernel<Value, Offset><<<(unsigned)state->num_blocks, ADAPTIVE_THREADS,
+    adaptive_kernel<Value, Offset><<<(unsigned)state->rb.num_blocks, ADAPTIVE_THREADS,
                                      state->shared_bytes, stream>>>(
-        state->blocks, nzi_dev_offsets<Offset>(A), A->device.col_indices,
+        state->rb.blocks, nzi_dev_offsets<Offset>(A), A->device.col_indices,
         (const Value *)A->device.values, (const Value *)x, (Value *)y, (Value)alpha, (Value)beta,
-        state->nnz_per_wg, state->piece, (Value *)state->partials, state->tickets);
+        state->nnz_per_wg, state->piece, (Value *)state->rb.partials, state->rb.tickets);
 }
 
 static nz_status_t adaptive_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
@@ -342,7 +193,7 @@ static nz_status_t adaptive_execute(const nz_spmv_plan_t *plan, double alpha, co
     const nz_matrix_t *A = plan->A;
     const adaptive_state_t *state = (const adaptive_state_t *)plan->state;
     cudaStream_t stream = nzi_cuda(ctx)->stream;
-    if (state->num_blocks == 0) return NZ_SUCCESS;
+    if (state->rb.num_blocks == 0) return NZ_SUCCESS;
     bool f64 = A->value_type == NZ_F64, o64 = A->device.offset_type == NZ_I64;
     if (f64 && o64)
         adaptive_launch<double, int64_t>(state, stream, A, x, y, alpha, beta);
@@ -357,7 +208,7 @@ static nz_status_t adaptive_execute(const nz_spmv_plan_t *plan, double alpha, co
 }
 
 extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_adaptive_ops = {
-    NZ_ALG_ADAPTIVE, adaptive_setup, adaptive_execute, adaptive_release};
+    NZ_ALG_ADAPTIVE, adaptive_setup, adaptive_execute, nzi_row_blocks_plan_release};
 
 /* Explicit instantiations: value type x offset type. */
 #define ADAPTIVE_INSTANTIATE(Value, Offset)                                                     \

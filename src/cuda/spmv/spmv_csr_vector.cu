@@ -49,7 +49,6 @@ __global__ void __launch_bounds__(VECTOR_BLOCK)
     constexpr int ROWS_PER_WARP = 32 / V;
     const int lane = threadIdx.x & 31;
     const int lane_in_vector = lane & (V - 1);
-    const int vector_base = lane & ~(V - 1);
     const int64_t warp = (int64_t)blockIdx.x * VECTOR_WARPS + (threadIdx.x >> 5);
     const int64_t warp_stride = (int64_t)gridDim.x * VECTOR_WARPS * ROWS_PER_WARP;
 
@@ -57,12 +56,8 @@ __global__ void __launch_bounds__(VECTOR_BLOCK)
     for (int64_t first_row = warp * ROWS_PER_WARP; first_row < rows; first_row += warp_stride) {
         const int64_t row = first_row + lane / V;
         const bool active = row < rows;
-        /* lanes 0 and 1 of each vector load the row's two offsets; the others get them by shuffle */
-        Offset bound = 0;
-        if (active && lane_in_vector < 2)
-            bound = nzi_ld_matrix<Hints>(row_offsets + row + lane_in_vector);
-        const Offset begin = __shfl_sync(0xffffffffu, bound, vector_base);
-        const Offset end = __shfl_sync(0xffffffffu, bound, vector_base + 1);
+        Offset begin, end;
+        nzi_cuda_vector_row_bounds<V, Hints>(row_offsets, row, active, &begin, &end);
 
         /* V == 32 on a row longer than 32: start at a 32-element boundary (aligned segments) */
         const Offset start = (V == 32 && end - begin > 32) ? begin - (begin & 31) : begin;
@@ -85,9 +80,7 @@ __global__ void __launch_bounds__(VECTOR_BLOCK)
             for (int u = 0; u < U; u++)
                 if (col[u] >= 0) sum += (Accum)val[u] * (Accum)__ldg(x + col[u]);
         }
-        sum = nzi_cuda_group_sum<V>(sum);
-        if (active && lane_in_vector == 0)
-            y[row] = (Value)(BetaZero ? alpha * sum : alpha * sum + beta * (Accum)y[row]);
+        nzi_cuda_vector_store<V, BetaZero>(sum, active, row, alpha, beta, y);
     }
 }
 

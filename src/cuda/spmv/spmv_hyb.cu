@@ -38,12 +38,8 @@ static nz_status_t hyb_execute(const nz_spmv_plan_t *plan, double alpha, const v
                                    alpha, x, y);
 }
 
-static void hyb_release(nz_spmv_plan_t *plan) {
-    nzi_cuda_coo_free(plan->ctx, plan->state);
-    plan->state = NULL;
-}
-
-extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_hyb_atomic_ops = {NZ_ALG_ATOMIC, hyb_atomic_setup,
-                                                                hyb_execute, hyb_release};
+/* The plan state is the COO part's workspace: released as a COO plan's. */
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_hyb_atomic_ops = {
+    NZ_ALG_ATOMIC, hyb_atomic_setup, hyb_execute, nzi_cuda_coo_plan_release};
 extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_hyb_segmented_ops = {
-    NZ_ALG_SEGMENTED, hyb_segmented_setup, hyb_execute, hyb_release};
+    NZ_ALG_SEGMENTED, hyb_segmented_setup, hyb_execute, nzi_cuda_coo_plan_release};

@@ -34,8 +34,6 @@
 #include "cuda_internal.h"
 #include "row_blocks.cuh"
 
-#include <string.h>
-
 /* Threads per block. 512 lets a block hold up to 512 short rows (one per thread in the scalar
  * reduction) while four blocks fill a 2048-thread SM. */
 #define IPCSR_THREADS 512
@@ -46,10 +44,9 @@
  *   pieces == 1: rows [x, y) (y - x == 1: the single-row path), z = 0, w = 1;
  *   pieces  > 1: piece z of w of row x; y is the row's first slot in partials / tickets. */
 typedef struct ipcsr_state {
-    int4 *blocks;            /* device, num_blocks */
-    void *partials;          /* device, num_slots values (split rows only) */
-    unsigned int *tickets;   /* device, num_slots (one used per split row) */
-    int64_t num_blocks, num_slots;
+    /* first member (nzi_row_blocks_plan_release frees the state through it): the block table;
+     * partials and tickets (one per piece) for split rows */
+    nzi_row_blocks_t rb;
     int budget;              /* products per tile = nonzeros per piece of a split row */
     size_t shared_bytes;     /* dynamic shared memory per block */
 } ipcsr_state_t;
@@ -93,18 +90,7 @@ ipcsr_kernel(const int4 *__restrict__ blocks, const Offset *__restrict__ row_off
 
     /* Stage 1: coalesced products into shared memory, row starts relative to the tile. */
     for (int r = tid; r <= rows; r += T) row_local[r] = (int)(__ldg(row_offsets + row_begin + r) - base);
-    int k = tid;
-    for (; n - k > 3 * T; k += 4 * T) {
-        const int32_t c0 = __ldg(cols + k), c1 = __ldg(cols + k + T);
-        const int32_t c2 = __ldg(cols + k + 2 * T), c3 = __ldg(cols + k + 3 * T);
-        const Value v0 = __ldg(vals + k), v1 = __ldg(vals + k + T);
-        const Value v2 = __ldg(vals + k + 2 * T), v3 = __ldg(vals + k + 3 * T);
-        products[k] = v0 * __ldg(x + c0);
-        products[k + T] = v1 * __ldg(x + c1);
-        products[k + 2 * T] = v2 * __ldg(x + c2);
-        products[k + 3 * T] = v3 * __ldg(x + c3);
-    }
-    for (; k < n; k += T) products[k] = __ldg(vals + k) * __ldg(x + __ldg(cols + k));
+    nzi_cuda_stage_products<Value, T>(cols, vals, n, x, products);
     __syncthreads();
 
     /* Stage 2: the decision tree: g threads per row, g the largest power of two <= T / rows,
@@ -123,49 +109,6 @@ ipcsr_kernel(const int4 *__restrict__ blocks, const Offset *__restrict__ row_off
     if (lane == 0 && group < rows) nzi_cuda_store_row(y, row_begin + group, sum, alpha, beta);
 }
 
-/* Algorithm 4 with the long-row case of Algorithm 6, split into pieces: walks the rows once.
- * With out == NULL only counts blocks and slots. Returns false if a count exceeds int32. */
-template <typename Offset>
-static bool ipcsr_build_blocks(const Offset *offsets, int64_t rows, int64_t budget,
-                               int64_t max_rows, int4 *out, int64_t *num_blocks,
-                               int64_t *num_slots) {
-    int64_t count = 0, slots = 0, start = 0, tile_nnz = 0;
-    for (int64_t i = 0; i < rows; i++) {
-        const int64_t length = (int64_t)offsets[i + 1] - (int64_t)offsets[i];
-        if (length > budget) {
-            if (i > start) {
-                if (out) out[count] = make_int4((int)start, (int)i, 0, 1);
-                count++;
-            }
-            const int64_t pieces = (length + budget - 1) / budget;
-            if (pieces > INT32_MAX || slots + pieces > INT32_MAX) return false;
-            for (int64_t p = 0; p < pieces; p++) {
-                if (out) out[count] = make_int4((int)i, (int)slots, (int)p, (int)pieces);
-                count++;
-            }
-            slots += pieces;
-            start = i + 1;
-            tile_nnz = 0;
-        } else if (tile_nnz + length > budget || i - start == max_rows) {
-            if (out) out[count] = make_int4((int)start, (int)i, 0, 1);
-            count++;
-            start = i;
-            tile_nnz = length;
-        } else {
-            tile_nnz += length;
-        }
-        if (count > INT32_MAX) return false;
-    }
-    if (rows > start) {
-        if (out) out[count] = make_int4((int)start, (int)rows, 0, 1);
-        count++;
-    }
-    if (count > INT32_MAX) return false;
-    *num_blocks = count;
-    *num_slots = slots;
-    return true;
-}
-
 template <typename Value, typename Offset>
 static const void *ipcsr_kernel_ptr(void) {
     return (const void *)ipcsr_kernel<Value, Offset>;
@@ -175,7 +118,6 @@ static const void *ipcsr_kernel_ptr(void) {
  * per-block reservation, within the default per-block limit. */
 static nz_status_t ipcsr_choose_budget(nz_context_t *ctx, const nz_matrix_t *A, int *budget,
                                        size_t *shared_bytes) {
-    nzi_cuda_state_t *cs = nzi_cuda(ctx);
     bool f64 = A->value_type == NZ_F64, o64 = A->device.offset_type == NZ_I64;
     const void *kernel = f64 ? (o64 ? ipcsr_kernel_ptr<double, int64_t>() : ipcsr_kernel_ptr<double, int32_t>())
                              : (o64 ? ipcsr_kernel_ptr<float, int64_t>() : ipcsr_kernel_ptr<float, int32_t>());
@@ -183,12 +125,8 @@ static nz_status_t ipcsr_choose_budget(nz_context_t *ctx, const nz_matrix_t *A, 
     NZI_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel,
                                                                      IPCSR_THREADS, 0));
     if (resident < 1) resident = 1;
-    int reserved = 0;
-    NZI_CUDA_TRY(ctx, cudaDeviceGetAttribute(&reserved, cudaDevAttrReservedSharedMemoryPerBlock,
-                                             cs->device));
-    size_t per_block = cs->shared_per_sm / (size_t)resident;
-    per_block = per_block > (size_t)reserved ? per_block - (size_t)reserved : 0;
-    if (per_block > cs->shared_per_block) per_block = cs->shared_per_block;
+    size_t per_block = 0;
+    NZI_TRY(nzi_row_blocks_shared_per_block(ctx, resident, &per_block));
     const size_t value_size = nzi_value_size(A->value_type);
     const size_t fixed = 32 * value_size + (IPCSR_THREADS + 1) * sizeof(int) + IPCSR_STATIC_SHARED;
     size_t elements = per_block > fixed ? (per_block - fixed) / value_size : 0;
@@ -202,120 +140,39 @@ static nz_status_t ipcsr_choose_budget(nz_context_t *ctx, const nz_matrix_t *A, 
     return NZ_SUCCESS;
 }
 
-static void ipcsr_release(nz_spmv_plan_t *plan) {
-    ipcsr_state_t *state = (ipcsr_state_t *)plan->state;
-    if (state == NULL) return;
-    nz_context_t *ctx = plan->ctx;
-    size_t value_size = nzi_value_size(plan->A->value_type);
-    if (state->blocks) nz_cuda_free(ctx, state->blocks, (size_t)state->num_blocks * sizeof(int4));
-    if (state->partials) nz_cuda_free(ctx, state->partials, (size_t)state->num_slots * value_size);
-    if (state->tickets)
-        nz_cuda_free(ctx, state->tickets, (size_t)state->num_slots * sizeof(unsigned int));
-    nzi_free(ctx, state);
-    plan->state = NULL;
-}
-
-/* Setup: copy the row offsets to the host once, build the block table twice (count, fill),
- * upload it; partial sums and tickets only when some row is split. */
+/* Setup: the block table (nzi_row_blocks_build, Algorithm 4 with the long-row case of Algorithm
+ * 6 split into pieces of `budget` nonzeros: a tile holds at most IPCSR_THREADS rows); partial
+ * sums and tickets only when some row is split. */
 static nz_status_t ipcsr_setup(nz_spmv_plan_t *plan) {
+    static const nzi_row_block_names_t names = {
+        "IPCSR plan", "IPCSR host row offsets", "IPCSR block table",
+        "IPCSR split-row partial sums", "IPCSR split-row tickets"};
     nz_status_t status = NZ_SUCCESS;
     nz_context_t *ctx = plan->ctx;
-    const nz_matrix_t *A = plan->A;
     ipcsr_state_t *state = NULL;
-    void *host_offsets = NULL;
-    int4 *host_blocks = NULL;
-    size_t offset_size = A->device.offset_type == NZ_I64 ? 8u : 4u;
-    size_t value_size = nzi_value_size(A->value_type);
-    size_t offsets_bytes = 0, blocks_bytes = 0;
-    bool ok;
 
-    if (plan->op != NZ_OP_N) {
-        status = nzi_error(ctx, NZ_ERR_UNSUPPORTED, "IPCSR plan: only op = N is implemented");
-        goto cleanup;
-    }
-    if (A->rows > (int64_t)INT32_MAX) {
-        status = nzi_error(ctx, NZ_ERR_UNSUPPORTED, "IPCSR plan: %lld rows exceed int32",
-                           (long long)A->rows);
-        goto cleanup;
-    }
-    if (nzi_cuda(ctx)->max_threads_per_block < IPCSR_THREADS) {
-        status = nzi_error(ctx, NZ_ERR_UNSUPPORTED, "IPCSR plan: the device allows %d threads per block, %d needed",
-                           nzi_cuda(ctx)->max_threads_per_block, IPCSR_THREADS);
-        goto cleanup;
-    }
-    state = (ipcsr_state_t *)nzi_calloc(ctx, 1, sizeof *state);
-    if (state == NULL) {
-        status = nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "IPCSR plan: cannot allocate the state");
-        goto cleanup;
-    }
-    plan->state = state; /* from here on, ipcsr_release frees whatever is set */
-    plan->reproducible = 1;
-    plan->vector_width = 0;
-    plan->workspace_bytes = 0;
-    if (A->rows == 0) goto cleanup;
+    NZI_CHECK(nzi_row_blocks_plan_start(plan, names.plan, IPCSR_THREADS,
+                                        sizeof(ipcsr_state_t)));
+    state = (ipcsr_state_t *)plan->state;
+    if (plan->A->rows == 0) goto cleanup;
 
-    NZI_CHECK(ipcsr_choose_budget(ctx, A, &state->budget, &state->shared_bytes));
-    if (nzi_mul_overflow_size((size_t)A->rows + 1, offset_size, &offsets_bytes)) {
-        status = nzi_error(ctx, NZ_ERR_OVERFLOW, "IPCSR plan: row offsets of %lld rows overflow",
-                           (long long)A->rows);
-        goto cleanup;
-    }
-    NZI_CHECK(nzi_alloc_array(ctx, &host_offsets, (size_t)A->rows + 1, offset_size,
-                              "IPCSR host row offsets"));
-    NZI_CHECK(nz_cuda_memcpy(ctx, host_offsets, A->device.row_offsets, offsets_bytes, NZI_D2H));
-    NZI_CHECK(nz_cuda_synchronize(ctx));
-
-    if (offset_size == 8)
-        ok = ipcsr_build_blocks((const int64_t *)host_offsets, A->rows, state->budget,
-                                IPCSR_THREADS, NULL, &state->num_blocks, &state->num_slots);
-    else
-        ok = ipcsr_build_blocks((const int32_t *)host_offsets, A->rows, state->budget,
-                                IPCSR_THREADS, NULL, &state->num_blocks, &state->num_slots);
-    if (!ok) {
-        status = nzi_error(ctx, NZ_ERR_UNSUPPORTED,
-                           "IPCSR plan: more than 2^31 - 1 row blocks for %lld rows, %lld nonzeros",
-                           (long long)A->rows, (long long)A->nnz);
-        goto cleanup;
-    }
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&host_blocks, (size_t)state->num_blocks,
-                              sizeof(int4), "IPCSR block table"));
-    if (offset_size == 8)
-        ipcsr_build_blocks((const int64_t *)host_offsets, A->rows, state->budget, IPCSR_THREADS,
-                           host_blocks, &state->num_blocks, &state->num_slots);
-    else
-        ipcsr_build_blocks((const int32_t *)host_offsets, A->rows, state->budget, IPCSR_THREADS,
-                           host_blocks, &state->num_blocks, &state->num_slots);
-
-    blocks_bytes = (size_t)state->num_blocks * sizeof(int4);
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&state->blocks, blocks_bytes, "IPCSR block table"));
-    NZI_CHECK(nz_cuda_memcpy(ctx, state->blocks, host_blocks, blocks_bytes, NZI_H2D));
-    plan->workspace_bytes = blocks_bytes;
-    if (state->num_slots > 0) {
-        size_t slots = (size_t)state->num_slots;
-        NZI_CHECK(nz_cuda_malloc(ctx, &state->partials, slots * value_size,
-                                 "IPCSR split-row partial sums"));
-        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&state->tickets, slots * sizeof(unsigned int),
-                                 "IPCSR split-row tickets"));
-        NZI_CHECK(nz_cuda_memset(ctx, state->tickets, 0, slots * sizeof(unsigned int)));
-        plan->workspace_bytes += slots * (value_size + sizeof(unsigned int));
-    }
-    NZI_CHECK(nz_cuda_synchronize(ctx));
+    NZI_CHECK(ipcsr_choose_budget(ctx, plan->A, &state->budget, &state->shared_bytes));
+    NZI_CHECK(nzi_row_blocks_build(ctx, plan->A, state->budget, IPCSR_THREADS, state->budget,
+                                   &names, &state->rb, &plan->workspace_bytes));
 
 cleanup:
-    if (host_blocks) nzi_free(ctx, host_blocks);
-    if (host_offsets) nzi_free(ctx, host_offsets);
-    if (status < 0) ipcsr_release(plan);
+    if (status < 0) nzi_row_blocks_plan_release(plan);
     return status;
 }
 
 template <typename Value, typename Offset>
 static void ipcsr_launch(const ipcsr_state_t *state, cudaStream_t stream, const nz_matrix_t *A,
                          const void *x, void *y, double alpha, double beta) {
-    ipcsr_kernel<Value, Offset><<<(unsigned)state->num_blocks, IPCSR_THREADS, state->shared_bytes,
-                                  stream>>>(
-        state->blocks, nzi_dev_offsets<Offset>(A), A->device.col_indices,
+    ipcsr_kernel<Value, Offset><<<(unsigned)state->rb.num_blocks, IPCSR_THREADS,
+                                  state->shared_bytes, stream>>>(
+        state->rb.blocks, nzi_dev_offsets<Offset>(A), A->device.col_indices,
         (const Value *)A->device.values, (const Value *)x, (Value *)y, (Value)alpha, (Value)beta,
-        state->budget, (Value *)state->partials, state->tickets);
+        state->budget, (Value *)state->rb.partials, state->rb.tickets);
 }
 
 static nz_status_t ipcsr_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
@@ -324,7 +181,7 @@ static nz_status_t ipcsr_execute(const nz_spmv_plan_t *plan, double alpha, const
     const nz_matrix_t *A = plan->A;
     const ipcsr_state_t *state = (const ipcsr_state_t *)plan->state;
     cudaStream_t stream = nzi_cuda(ctx)->stream;
-    if (state->num_blocks == 0) return NZ_SUCCESS;
+    if (state->rb.num_blocks == 0) return NZ_SUCCESS;
     bool f64 = A->value_type == NZ_F64, o64 = A->device.offset_type == NZ_I64;
     if (f64 && o64)
         ipcsr_launch<double, int64_t>(state, stream, A, x, y, alpha, beta);
@@ -338,8 +195,8 @@ static nz_status_t ipcsr_execute(const nz_spmv_plan_t *plan, double alpha, const
     return NZ_SUCCESS;
 }
 
-extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_ipcsr_ops = {NZ_ALG_IPCSR, ipcsr_setup,
-                                                                ipcsr_execute, ipcsr_release};
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_ipcsr_ops = {
+    NZ_ALG_IPCSR, ipcsr_setup, ipcsr_execute, nzi_row_blocks_plan_release};
 
 /* Explicit instantiations: value type x offset type. */
 #define IPCSR_INSTANTIATE(Value, Offset)                                                        \
