@@ -2,6 +2,7 @@
 # gpu-check.sh: one call on the GPU machine: configure, build (all cores), GPU tests, sanitizers, bench.
 # Usage: scripts/gpu-check.sh [STEPS]   STEPS: comma list of build,test,cpu,memcheck,racecheck,
 #        initcheck,synccheck,bench,benchquick,benchnoreal,spmm,spgemm
+#        (SANITIZE_TESTS restricts the sanitizer steps to the named gpu_test_* executables)
 #        (default: build,test,memcheck,racecheck,benchquick)
 # GPU_ARCH=80 builds into build-gpu80 with -DCMAKE_CUDA_ARCHITECTURES=80 (sm_80 code + compute_80
 # PTX, which the driver JIT-compiles on newer GPUs): proof that no kernel needs a newer GPU.
@@ -24,7 +25,6 @@ summary="$OUT/summary${GPU_ARCH:+-$GPU_ARCH}.txt"
 : > "$summary"
 note() { echo "$*" | tee -a "$summary"; }
 has() { case ",$STEPS," in *,"$1",*) return 0;; esac; return 1; }
-GPUTEST=$BUILD/tests/gpu_test_spmv_csr
 
 note "== $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
 if has build; then
@@ -46,7 +46,10 @@ if has cpu; then
 fi
 for tool in memcheck racecheck initcheck synccheck; do
   has $tool || continue
-  for t in $BUILD/tests/gpu_test_*; do
+  # SANITIZE_TESTS="gpu_test_a gpu_test_b": only those (default: every GPU test)
+  list=""
+  for n in ${SANITIZE_TESTS:-}; do list="$list $BUILD/tests/$n"; done
+  for t in ${list:-$BUILD/tests/gpu_test_*}; do
     [ -x "$t" ] || continue
     extra=""
     [ $tool = memcheck ] && extra="--leak-check full"
