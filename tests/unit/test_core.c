@@ -187,6 +187,49 @@ static void test_parallel_memcpy(void) {
     free(dst);
 }
 
+/* nzi_realloc: contents kept when growing (small and mmap-sized blocks) and shrinking, one block
+ * counted throughout with its new size, an injected failure leaves the old block and the counts
+ * as they were, NULL behaves as nzi_malloc. */
+static void test_realloc(void) {
+    nz_context_t *ctx = NULL;
+    nz_alloc_stats_t s0, s1;
+    NZT_OK(ctx, nz_context_create(&ctx));
+    NZT_OK(ctx, nz_context_alloc_stats(ctx, &s0));
+    unsigned char *p = (unsigned char *)nzi_realloc(ctx, NULL, 100);
+    NZT_CHECK(p != NULL, "nzi_realloc(NULL, 100) failed");
+    for (int i = 0; i < 100; i++) p[i] = (unsigned char)(i * 7 + 1);
+    const size_t sizes[] = {4000, (size_t)40 << 20, (size_t)64 << 20, 50, 100};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0] && p != NULL; k++) {
+        unsigned char *q = (unsigned char *)nzi_realloc(ctx, p, sizes[k]);
+        NZT_CHECK(q != NULL, "grow / shrink to %zu bytes failed", sizes[k]);
+        if (q == NULL) break;
+        p = q;
+        const size_t keep = sizes[k] < 50 ? sizes[k] : 50;
+        int bad = 0;
+        for (size_t i = 0; i < keep; i++) bad += p[i] != (unsigned char)(i * 7 + 1);
+        NZT_CHECK(bad == 0, "%zu bytes: %d of the first %zu bytes changed", sizes[k], bad, keep);
+        if (sizes[k] > 100) p[sizes[k] - 1] = 0x5A; /* the new tail is writable */
+        NZT_OK(ctx, nz_context_alloc_stats(ctx, &s1));
+        NZT_CHECK(s1.live_blocks == s0.live_blocks + 1 &&
+                      s1.live_bytes == s0.live_bytes + (int64_t)sizes[k],
+                  "%zu bytes: %lld blocks / %lld bytes counted", sizes[k],
+                  (long long)(s1.live_blocks - s0.live_blocks),
+                  (long long)(s1.live_bytes - s0.live_bytes));
+    }
+    NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 1));
+    NZT_CHECK(nzi_realloc(ctx, p, 1000000) == NULL, "an injected failure was not reported");
+    NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
+    NZT_OK(ctx, nz_context_alloc_stats(ctx, &s1));
+    NZT_CHECK(s1.live_blocks == s0.live_blocks + 1 && s1.live_bytes == s0.live_bytes + 100,
+              "a failed nzi_realloc changed the counts");
+    NZT_CHECK(p != NULL && p[0] == 1 && p[49] == (unsigned char)(49 * 7 + 1),
+              "a failed nzi_realloc changed the block");
+    nzi_free(ctx, p);
+    NZT_OK(ctx, nz_context_alloc_stats(ctx, &s1));
+    NZT_CHECK(s1.live_blocks == s0.live_blocks && s1.live_bytes == s0.live_bytes, "leak after free");
+    nz_context_destroy(&ctx);
+}
+
 /* Tunables: defaults, set / get, refusal leaves them unchanged, parse by name. */
 static void test_tunables(void) {
     nz_context_t *ctx = NULL;
@@ -297,6 +340,7 @@ static void test_tunables_spgemm(void) {
 int main(int argc, char **argv) {
     nzt_init(argc, argv);
     test_parallel_memcpy();
+    test_realloc();
     test_status_and_names();
     test_handles();
     test_create_csr();
