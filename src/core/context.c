@@ -274,11 +274,14 @@ int nzi_context_threads(const nz_context_t *ctx) {
 #endif
 }
 
-void nzi_parallel_memcpy(const nz_context_t *ctx, void *dst, const void *src, size_t bytes) {
-    int threads = bytes >= ((size_t)8 << 20) ? nzi_context_threads(ctx) : 1;
-    if (threads > 8) threads = 8;
-    if (threads <= 1) {
-        memcpy(dst, src, bytes);
+void nzi_parallel_memcpy_threads(void *dst, const void *src, size_t bytes, int threads) {
+#ifdef _OPENMP
+    if (threads <= 0) threads = omp_get_max_threads();
+#else
+    threads = 1;
+#endif
+    if (threads <= 1 || bytes < ((size_t)1 << 20)) {
+        if (bytes > 0) memcpy(dst, src, bytes);
         return;
     }
     /* ceil(bytes / threads), rounded up to whole pages: the chunks cover every byte */
@@ -293,6 +296,12 @@ void nzi_parallel_memcpy(const nz_context_t *ctx, void *dst, const void *src, si
             memcpy((unsigned char *)dst + begin, (const unsigned char *)src + begin, len);
         }
     }
+}
+
+void nzi_parallel_memcpy(const nz_context_t *ctx, void *dst, const void *src, size_t bytes) {
+    int threads = bytes >= ((size_t)8 << 20) ? nzi_context_threads(ctx) : 1;
+    if (threads > 8) threads = 8;
+    nzi_parallel_memcpy_threads(dst, src, bytes, threads);
 }
 
 void nzi_free(nz_context_t *ctx, void *ptr) {

@@ -93,6 +93,9 @@ void *nzi_realloc(nz_context_t *ctx, void *ptr, size_t bytes);
  * OpenMP default) when it is large: the first touch of fresh destination pages (page faults)
  * and the copy itself then proceed in parallel. One thread below 8 MB. */
 void nzi_parallel_memcpy(const nz_context_t *ctx, void *dst, const void *src, size_t bytes);
+/* The same copy on exactly `threads` OpenMP threads (<= 0: OpenMP's default), each a contiguous
+ * page-rounded part; one thread below 1 MB. For callers that split the threads themselves. */
+void nzi_parallel_memcpy_threads(void *dst, const void *src, size_t bytes, int threads);
 /* Allocate count x size bytes into *ptr. Returns NZ_ERR_OVERFLOW or NZ_ERR_OUT_OF_MEMORY (with a
  * message naming `what`) and leaves *ptr untouched on failure. */
 nz_status_t nzi_alloc_array(nz_context_t *ctx, void **ptr, size_t count, size_t size, const char *what);

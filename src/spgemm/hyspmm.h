@@ -53,9 +53,6 @@ double nzi_hyspmm_input_bytes(nz_value_type_t vt, int64_t rows, int64_t a_nnz, i
  * OpenMP threads (0: the default), each copying a contiguous part: the reference the host stages
  * are compared with, measured on the caller's buffers. */
 double nzi_hyspmm_copy_rate(void *dst, const void *src, size_t bytes, int threads);
-/* Copy `bytes` from src to dst with `threads` OpenMP threads (0: the default), each a contiguous
- * part (one thread below 1 MB). */
-void nzi_hyspmm_copy(void *dst, const void *src, size_t bytes, int threads);
 
 /* Split A's rows into panels by the thesis's memory inequality (eq. 5, with exact per-panel
  * sizes instead of its dense upper bound):

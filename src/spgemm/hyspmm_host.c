@@ -128,29 +128,9 @@ double nzi_hyspmm_input_bytes(nz_value_type_t vt, int64_t rows, int64_t a_nnz, i
            (double)products * (index + vs);
 }
 
-void nzi_hyspmm_copy(void *dst, const void *src, size_t bytes, int threads) {
-#ifdef _OPENMP
-    const int nthreads = threads > 0 ? threads : omp_get_max_threads();
-    const size_t chunk = (bytes + (size_t)nthreads - 1) / (size_t)nthreads;
-    if (nthreads > 1 && bytes >= ((size_t)1 << 20)) {
-#pragma omp parallel for num_threads(nthreads) schedule(static, 1)
-        for (int t = 0; t < nthreads; t++) {
-            const size_t begin = (size_t)t * chunk;
-            if (begin < bytes)
-                memcpy((char *)dst + begin, (const char *)src + begin,
-                       bytes - begin < chunk ? bytes - begin : chunk);
-        }
-        return;
-    }
-#else
-    (void)threads;
-#endif
-    if (bytes > 0) memcpy(dst, src, bytes);
-}
-
 double nzi_hyspmm_copy_rate(void *dst, const void *src, size_t bytes, int threads) {
     const double t0 = nzi_wtime();
-    nzi_hyspmm_copy(dst, src, bytes, threads);
+    nzi_parallel_memcpy_threads(dst, src, bytes, threads);
     const double t = nzi_wtime() - t0;
     return t > 0.0 ? (double)bytes / t : 0.0;
 }

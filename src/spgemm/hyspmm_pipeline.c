@@ -161,10 +161,10 @@ static void builder_add(c_builder_t *b, int64_t row_begin, int64_t rows,
                         const nzi_hyspmm_output_t *out, int64_t c_nnz, int threads) {
     int64_t *offsets = b->M->host.csr.row_offsets + row_begin;
     for (int64_t i = 0; i < rows; i++) offsets[i + 1] = b->used + out->row_offsets[i + 1];
-    nzi_hyspmm_copy(b->M->host.csr.col_indices + b->used, out->col_indices,
-                    (size_t)c_nnz * sizeof(int32_t), threads);
-    nzi_hyspmm_copy((char *)b->M->host.csr.values + (size_t)b->used * b->vs, out->values,
-                    (size_t)c_nnz * b->vs, threads);
+    nzi_parallel_memcpy_threads(b->M->host.csr.col_indices + b->used, out->col_indices,
+                                (size_t)c_nnz * sizeof(int32_t), threads);
+    nzi_parallel_memcpy_threads((char *)b->M->host.csr.values + (size_t)b->used * b->vs,
+                                out->values, (size_t)c_nnz * b->vs, threads);
     b->used += c_nnz;
 }
 
@@ -267,8 +267,9 @@ static void host_stages(pipeline_t *pl, int64_t next, int64_t done) {
     } else
 #endif
     {
-        if (next >= 0) te = expand(pl, next, threads_expand = total);
-        if (done >= 0) tc = copy_out(pl, done, threads_copy = total);
+        threads_expand = threads_copy = total;
+        if (next >= 0) te = expand(pl, next, total);
+        if (done >= 0) tc = copy_out(pl, done, total);
     }
     if (te > 0.0 && expand_bytes > 0.0) pl->expand_thread_rate = expand_bytes / (te * threads_expand);
     if (tc > 0.0 && copy_bytes > 0.0) pl->copy_thread_rate = copy_bytes / (tc * threads_copy);

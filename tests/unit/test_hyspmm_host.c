@@ -318,16 +318,17 @@ static void test_bandwidth_helpers(void) {
     NZT_CHECK(rate > 0.0 && memcmp(dst, src, n) == 0, "copy rate %g", rate);
     rate = nzi_hyspmm_copy_rate(dst, src, 5, 4); /* fewer bytes than threads */
     NZT_CHECK(rate >= 0.0 && memcmp(dst, src, n) == 0, "tiny copy");
-    /* nzi_hyspmm_copy (the copy-out's copy): every byte, nothing past the end, any thread count */
+    /* nzi_parallel_memcpy_threads (the copy-out's copy): every byte, nothing past the end, any
+     * thread count */
     const size_t lengths[] = {0, 1, ((size_t)1 << 20) - 1, (size_t)1 << 20, n - 17};
     for (int threads = 0; threads <= 5; threads++)
         for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++) {
             memset(dst, 0xEE, n);
-            nzi_hyspmm_copy(dst, src, lengths[k], threads);
+            nzi_parallel_memcpy_threads(dst, src, lengths[k], threads);
             size_t beyond = 0;
             for (size_t i = lengths[k]; i < n; i++) beyond += dst[i] != 0xEE;
             NZT_CHECK(memcmp(dst, src, lengths[k]) == 0 && beyond == 0,
-                      "nzi_hyspmm_copy of %zu bytes on %d threads: %zu bytes past the end",
+                      "nzi_parallel_memcpy_threads of %zu bytes on %d threads: %zu bytes past the end",
                       lengths[k], threads, beyond);
         }
     free(src);
