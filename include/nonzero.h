@@ -748,9 +748,10 @@ nz_status_t nz_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
 /* Where the time of one nz_spgemm call went: data for the caller (the library prints nothing;
  * `nz spgemm --profile` prints it). Stages are in the order they ran; names are static strings.
  * Hash: stage i is the host wall-clock time since stage i - 1 ended (budget, events, operands,
- * scratch, binned, symbolic, ..., release). hySpMM: per-stage totals over the panels (symbolic,
- * expand, h2d, multiply, d2h, copy-out, assemble) and, since stages overlap, wall_seconds may
- * be less than their sum. ESC: setup, then per panel stages summed. */
+ * scratch, binned, symbolic, ..., release). hySpMM: its symbolic part by step (count, split,
+ * reserve-c, slots), then per-stage totals over the panels (expand, h2d, multiply, d2h, copy-out,
+ * assemble); since stages overlap, wall_seconds may be less than their sum. ESC: setup, then per
+ * panel stages summed. */
 typedef struct nz_spgemm_profile {
     nz_spgemm_alg_t alg;       /* the algorithm that ran */
     unsigned flags;            /* the flags the call was made with */

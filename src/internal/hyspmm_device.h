@@ -37,7 +37,7 @@ typedef struct nzi_hyspmm_output {
     int32_t *c_nnz;            /* one int32: the panel's C entries */
 } nzi_hyspmm_output_t;
 
-/* ---- the device side of the pipeline (src/cuda/spgemm/hyspmm.cu, CUDA builds only) --------- */
+/* ---- the device side (src/cuda/spgemm/hyspmm.cu, hyspmm_slots.cu; CUDA builds only) ------- */
 
 typedef struct nzi_hyspmm_device nzi_hyspmm_device_t;
 

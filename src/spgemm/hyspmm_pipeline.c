@@ -17,7 +17,7 @@
 
 /*
  * The pipeline of thesis section 3.3.1 over NZI_HYSPMM_SLOTS slots (streams, pinned staging and
- * device blocks; src/cuda/spgemm/hyspmm.cu). Iteration p of run_pipeline:
+ * device blocks: src/cuda/spgemm/hyspmm_slots.cu; stages: hyspmm.cu). Iteration p of run_pipeline:
  *
  *     fetch(p - 1)     wait for panel p-1's entry count (its GPU stages ran during iteration
  *                      p - 1), queue the D2H of its C
@@ -392,6 +392,7 @@ nz_status_t nzi_spgemm_hyspmm(nz_context_t *ctx, nz_matrix_t **C, const nz_matri
     pipeline_t pl;
     size_t budget = 0, device_bytes = 0;
     double t, t_start = nzi_wtime(), assemble = 0.0;
+    double t_symbolic[5] = {0.0, 0.0, 0.0, 0.0, 0.0}; /* ends of its steps, from t_start */
 
     memset(&builder, 0, sizeof builder);
     memset(&pl, 0, sizeof pl);
@@ -404,6 +405,7 @@ nz_status_t nzi_spgemm_hyspmm(nz_context_t *ctx, nz_matrix_t **C, const nz_matri
     info->products = total;
     for (int64_t i = 0; i < rows; i++)
         if (products[i] > max_row) max_row = products[i];
+    t_symbolic[1] = nzi_wtime() - t_start;
     if (max_row > HYSPMM_MAX_ROW_PRODUCTS) {
         status = nzi_error(ctx, NZ_ERR_UNSUPPORTED,
                            "nz_spgemm (hyspmm): a row of A B has %lld products, more than the "
@@ -415,12 +417,15 @@ nz_status_t nzi_spgemm_hyspmm(nz_context_t *ctx, nz_matrix_t **C, const nz_matri
     NZI_CHECK(plan_panels(ctx, A, products, total, budget, slots, &panels, &count, &max_rows,
                           &max_a_nnz, &max_products));
     info->panels = count;
+    t_symbolic[2] = nzi_wtime() - t_start;
     builder.vs = nzi_value_size(vt);
     NZI_CHECK(nzi_csr_alloc(ctx, &builder.M, vt, rows, B->cols, 0));
     NZI_CHECK(builder_reserve_upper_bound(ctx, &builder, total));
+    t_symbolic[3] = nzi_wtime() - t_start;
     NZI_CHECK(nzi_hyspmm_device_create(ctx, &dev, vt, slots, max_rows, max_a_nnz, max_products,
                                        &device_bytes));
-    info->symbolic_seconds = nzi_wtime() - t_start;
+    t_symbolic[4] = nzi_wtime() - t_start;
+    info->symbolic_seconds = t_symbolic[4];
 
     pl.ctx = ctx;
     pl.dev = dev;
@@ -438,7 +443,11 @@ nz_status_t nzi_spgemm_hyspmm(nz_context_t *ctx, nz_matrix_t **C, const nz_matri
     assemble = nzi_wtime() - t;
     remember_rates(&pl, total);
 
-    nzi_spgemm_profile_stage(profile, "symbolic", info->symbolic_seconds);
+    /* the symbolic part, by step: products per row, the panels, C's arrays, the slots */
+    nzi_spgemm_profile_stage(profile, "count", t_symbolic[1]);
+    nzi_spgemm_profile_stage(profile, "split", t_symbolic[2] - t_symbolic[1]);
+    nzi_spgemm_profile_stage(profile, "reserve-c", t_symbolic[3] - t_symbolic[2]);
+    nzi_spgemm_profile_stage(profile, "slots", t_symbolic[4] - t_symbolic[3]);
     nzi_spgemm_profile_stage(profile, "expand", pl.t.expand);
     nzi_spgemm_profile_stage(profile, "h2d", pl.t.h2d);
     nzi_spgemm_profile_stage(profile, "multiply", pl.t.multiply);

@@ -136,11 +136,11 @@ static int64_t expected_products(nz_context_t *ctx, const nz_matrix_t *A, const 
  * to info's stage sum, and its host bandwidths are measured whenever there were products. */
 static void check_profile(const char *what, const nz_spgemm_profile_t *p,
                           const nz_spgemm_info_t *info, nz_spgemm_alg_t alg) {
-    static const char *const hyspmm_stages[] = {"symbolic", "expand", "h2d", "multiply",
-                                                "d2h", "copy-out", "assemble"};
+    static const char *const hyspmm_stages[] = {"count", "split", "reserve-c", "slots", "expand",
+                                                "h2d", "multiply", "d2h", "copy-out", "assemble"};
     static const char *const esc_stages[] = {"setup", "panels", "assemble"};
     const char *const *names = alg == NZ_SPGEMM_HYSPMM ? hyspmm_stages : esc_stages;
-    const int count = alg == NZ_SPGEMM_HYSPMM ? 7 : 3;
+    const int count = alg == NZ_SPGEMM_HYSPMM ? 10 : 3;
     double sum = 0.0;
     NZT_CHECK(p->alg == alg && p->wall_seconds == info->seconds, "%s: profile alg %d wall %g",
               what, (int)p->alg, p->wall_seconds);

@@ -41,7 +41,7 @@ typedef struct nzi_cuda_state {
     cudaEvent_t side_done[NZI_SIDE_STREAMS], fork;
     bool side_ready;
     /* hySpMM's pipeline (streams, events, pinned staging) parked between calls, and the function
-     * that frees it (src/cuda/spgemm/hyspmm.cu); NULL when none is parked. */
+     * that frees it (src/cuda/spgemm/hyspmm_slots.cu); NULL when none is parked. */
     void *hyspmm_pool;
     void (*hyspmm_pool_free)(nz_context_t *ctx, void *pool);
 } nzi_cuda_state_t;
