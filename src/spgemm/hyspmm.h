@@ -88,6 +88,17 @@ nz_status_t nzi_hyspmm_split(nz_context_t *ctx, const nz_matrix_t *A, const int6
 int64_t nzi_hyspmm_panel_target(int64_t total, double expand_rate, double multiply_rate,
                                 double overhead_seconds, int64_t max_panel);
 
+/* Ramp the pipeline up and down: the first and the last panel of *panels (when there are at
+ * least NZI_HYSPMM_RAMP_MIN_PANELS) are split again by rows into pieces of about
+ * 1/NZI_HYSPMM_RAMP_PIECES of their products, so the stages that cannot overlap anything (the
+ * first panel's expansion, the last panel's GPU stages and copy-out) are short. The pieces are
+ * no larger than the panel they come from, so they fit its memory bound and the slots. *panels
+ * is replaced (nzi_malloc), *count updated; unchanged on failure. O(rows of the two panels). */
+#define NZI_HYSPMM_RAMP_MIN_PANELS 4
+#define NZI_HYSPMM_RAMP_PIECES 3
+nz_status_t nzi_hyspmm_ramp(nz_context_t *ctx, const int64_t *products,
+                            nzi_spgemm_panel_t **panels, int64_t *count);
+
 #ifdef __cplusplus
 }
 #endif

@@ -175,3 +175,52 @@ int64_t nzi_hyspmm_panel_target(int64_t total, double expand_rate, double multip
     return target;
 }
 
+
+/* Panel `panel` split again by rows under a cap of `cap` products into *pieces (nzi_malloc). */
+static nz_status_t resplit(nz_context_t *ctx, const int64_t *products,
+                           const nzi_spgemm_panel_t *panel, int64_t cap,
+                           nzi_spgemm_panel_t **pieces, int64_t *count) {
+    nzi_spgemm_split_input_t in;
+    nzi_spgemm_panel_cost_t cost;
+    const int64_t b = panel->row_begin;
+    memset(&in, 0, sizeof in);
+    memset(&cost, 0, sizeof cost); /* the panel met the budget already: only the cap splits */
+    in.products = products + b;
+    in.rows = panel->row_end - b;
+    in.b_cols = INT64_MAX;
+    in.max_products = cap;
+    in.who = "hyspmm";
+    NZI_TRY(nzi_spgemm_split(ctx, &in, &cost, 1.0, pieces, count));
+    for (int64_t i = 0; i < *count; i++) {
+        (*pieces)[i].row_begin += b;
+        (*pieces)[i].row_end += b;
+    }
+    return NZ_SUCCESS;
+}
+
+nz_status_t nzi_hyspmm_ramp(nz_context_t *ctx, const int64_t *products,
+                            nzi_spgemm_panel_t **panels, int64_t *count) {
+    nz_status_t status = NZ_SUCCESS;
+    nzi_spgemm_panel_t *head = NULL, *tail = NULL, *list = NULL;
+    int64_t n_head = 0, n_tail = 0, n = *count;
+    const nzi_spgemm_panel_t *old = *panels;
+    if (n < NZI_HYSPMM_RAMP_MIN_PANELS) return NZ_SUCCESS;
+    NZI_CHECK(resplit(ctx, products, &old[0],
+                      old[0].products / NZI_HYSPMM_RAMP_PIECES + 1, &head, &n_head));
+    NZI_CHECK(resplit(ctx, products, &old[n - 1],
+                      old[n - 1].products / NZI_HYSPMM_RAMP_PIECES + 1, &tail, &n_tail));
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&list, (size_t)(n - 2 + n_head + n_tail), sizeof *list,
+                              "nz_spgemm (hyspmm): row panels"));
+    memcpy(list, head, (size_t)n_head * sizeof *list);
+    memcpy(list + n_head, old + 1, (size_t)(n - 2) * sizeof *list);
+    memcpy(list + n_head + n - 2, tail, (size_t)n_tail * sizeof *list);
+    nzi_free(ctx, *panels);
+    *panels = list;
+    *count = n - 2 + n_head + n_tail;
+    list = NULL;
+cleanup:
+    nzi_free(ctx, list);
+    nzi_free(ctx, tail);
+    nzi_free(ctx, head);
+    return status;
+}

@@ -342,7 +342,8 @@ static void remember_rates(pipeline_t *pl, int64_t total) {
 /* The split: panels aimed at the products the measured rates (or the fixed rule) ask for, under
  * the memory inequality; if the exact device bytes of the slots (CUB's workspace, which the
  * inequality leaves out, included) exceed the budget, split again against a proportionally
- * smaller budget (a few rounds at most). */
+ * smaller budget (a few rounds at most). Then the ramp: the first and last panels in smaller
+ * pieces (nzi_hyspmm_ramp). The maxima stay those of the split (the pieces are smaller). */
 static nz_status_t plan_panels(nz_context_t *ctx, const nz_matrix_t *A, const int64_t *products,
                                int64_t total, size_t budget, int slots, nzi_spgemm_panel_t **panels,
                                int64_t *count, int64_t *max_rows, int64_t *max_a_nnz,
@@ -367,7 +368,8 @@ static nz_status_t plan_panels(nz_context_t *ctx, const nz_matrix_t *A, const in
         panel_maxima(A, *panels, *count, max_rows, max_a_nnz, max_products);
         NZI_TRY(nzi_hyspmm_device_bytes(ctx, A->value_type, slots, *max_rows, *max_a_nnz,
                                         *max_products, &exact));
-        if (exact <= budget) return NZ_SUCCESS;
+        if (exact <= budget) /* the ramp's pieces are smaller: the slots still fit */
+            return nzi_hyspmm_ramp(ctx, products, panels, count);
         if (round == 4)
             return nzi_error(ctx, NZ_ERR_DEVICE_OUT_OF_MEMORY,
                              "nz_spgemm (hyspmm): the pipeline needs %zu bytes of device memory, "
@@ -403,6 +405,9 @@ nz_status_t nzi_spgemm_hyspmm(nz_context_t *ctx, nz_matrix_t **C, const nz_matri
                               "nz_spgemm (hyspmm): products per row"));
     NZI_CHECK(nzi_spgemm_count_products(ctx, A, B, 0, rows, products, &total));
     info->products = total;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static, 16384) reduction(max : max_row)
+#endif
     for (int64_t i = 0; i < rows; i++)
         if (products[i] > max_row) max_row = products[i];
     t_symbolic[1] = nzi_wtime() - t_start;

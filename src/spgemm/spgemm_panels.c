@@ -31,7 +31,25 @@ nz_status_t nzi_spgemm_count_products(nz_context_t *ctx, const nz_matrix_t *A,
     if (bad_row != INT64_MAX)
         return nzi_error(ctx, NZ_ERR_OVERFLOW, "nz_spgemm: the products of row %lld overflow int64",
                          (long long)bad_row);
-    /* The total in row order (serially) so the overflow row is exact. */
+    if (total == NULL) return NZ_SUCCESS;
+    /* The total: on all threads while it is far from overflowing (each row's count fits int64;
+     * a double sum below 2^62 means the unsigned sum is exact), else in row order, so that the
+     * row where int64 overflows is named exactly. */
+    if (products != NULL) {
+        uint64_t usum = 0;
+        double dsum = 0.0;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static, 16384) reduction(+ : usum, dsum)
+#endif
+        for (int64_t i = row_begin; i < row_end; i++) {
+            usum += (uint64_t)products[i - row_begin];
+            dsum += (double)products[i - row_begin];
+        }
+        if (dsum < 0x1p62) {
+            *total = (int64_t)usum;
+            return NZ_SUCCESS;
+        }
+    }
     for (int64_t i = row_begin; i < row_end; i++) {
         int64_t count;
         if (products != NULL) {
@@ -46,7 +64,7 @@ nz_status_t nzi_spgemm_count_products(nz_context_t *ctx, const nz_matrix_t *A,
                              "nz_spgemm: the total number of products overflows int64 at row %lld",
                              (long long)i);
     }
-    if (total != NULL) *total = sum;
+    *total = sum;
     return NZ_SUCCESS;
 }
 
@@ -75,61 +93,67 @@ static double panel_cost(const nzi_spgemm_panel_cost_t *cost, int64_t rows, int6
 }
 
 /* Greedy in row order: a panel grows while its cost stays within the budget and its products
- * within the cap. Two passes (count, then fill) so the panel array is allocated exactly. */
+ * within the cap. One pass; the panel list grows by doubling (a few entries per million rows). */
 nz_status_t nzi_spgemm_split(nz_context_t *ctx, const nzi_spgemm_split_input_t *in,
                              const nzi_spgemm_panel_cost_t *cost, double budget,
                              nzi_spgemm_panel_t **panels, int64_t *count) {
     nz_status_t status = NZ_SUCCESS;
     nzi_spgemm_panel_t *list = NULL;
     const int64_t rows = in->rows, cap = in->max_products > 0 ? in->max_products : INT64_MAX;
-    int64_t n = 0;
+    int64_t n = 0, capacity = 0, begin = 0, panel_products = 0, panel_out = 0, panel_a = 0;
+    /* A panel of one row costs at least this much more than its row's own terms. */
+    const double row_fixed = cost->fixed + cost->per_row;
 
-    for (int pass = 0; pass < 2; pass++) {
-        int64_t begin = 0, panel_products = 0, panel_out = 0, panel_a = 0;
-        n = 0;
-        for (int64_t i = 0; i <= rows; i++) {
-            int64_t p = 0, out = 0, a = 0;
-            bool close = i == rows;
-            if (!close) {
-                p = in->products != NULL ? in->products[i] : 0;
-                if (in->c_row_nnz != NULL)
-                    out = in->c_row_nnz[i];
-                else if (in->c_offsets != NULL)
-                    out = in->c_offsets[i + 1] - in->c_offsets[i];
-                else
-                    out = p < in->b_cols ? p : in->b_cols;
-                a = in->a_offsets != NULL ? in->a_offsets[i + 1] - in->a_offsets[i] : 0;
-                const double alone = panel_cost(cost, 1, a, p, out);
-                if (alone > budget) {
-                    status = nzi_error(ctx, NZ_ERR_DEVICE_OUT_OF_MEMORY,
-                                       "nz_spgemm (%s): row %lld alone needs %.0f bytes of device "
-                                       "memory, more than the budget of %.0f bytes",
-                                       in->who, (long long)i, alone, budget);
+    for (int64_t i = 0; i <= rows; i++) {
+        int64_t p = 0, out = 0, a = 0;
+        bool close = i == rows;
+        if (!close) {
+            p = in->products != NULL ? in->products[i] : 0;
+            if (in->c_row_nnz != NULL)
+                out = in->c_row_nnz[i];
+            else if (in->c_offsets != NULL)
+                out = in->c_offsets[i + 1] - in->c_offsets[i];
+            else
+                out = p < in->b_cols ? p : in->b_cols;
+            a = in->a_offsets != NULL ? in->a_offsets[i + 1] - in->a_offsets[i] : 0;
+            const double alone = row_fixed + cost->per_a_nonzero * (double)a +
+                                 cost->per_product * (double)p + cost->per_output * (double)out;
+            if (alone > budget) {
+                status = nzi_error(ctx, NZ_ERR_DEVICE_OUT_OF_MEMORY,
+                                   "nz_spgemm (%s): row %lld alone needs %.0f bytes of device "
+                                   "memory, more than the budget of %.0f bytes",
+                                   in->who, (long long)i, alone, budget);
+                goto cleanup;
+            }
+            close = i > begin &&
+                    (panel_products + p > cap ||
+                     panel_cost(cost, i - begin + 1, panel_a + a, panel_products + p,
+                                panel_out + out) > budget);
+        }
+        if (close && (i > begin || (rows == 0 && n == 0))) {
+            if (n == capacity) {
+                const int64_t grown = capacity > 0 ? 2 * capacity : 16;
+                nzi_spgemm_panel_t *more = (nzi_spgemm_panel_t *)nzi_realloc(
+                    ctx, list, (size_t)grown * sizeof *list);
+                if (more == NULL) {
+                    status = nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY,
+                                       "nz_spgemm: cannot allocate %lld row panels", (long long)grown);
                     goto cleanup;
                 }
-                close = i > begin &&
-                        (panel_cost(cost, i - begin + 1, panel_a + a, panel_products + p,
-                                    panel_out + out) > budget ||
-                         panel_products + p > cap);
+                list = more;
+                capacity = grown;
             }
-            if (close && (i > begin || (rows == 0 && n == 0))) {
-                if (pass == 1) {
-                    list[n].row_begin = begin;
-                    list[n].row_end = i;
-                    list[n].products = panel_products;
-                    list[n].c_nnz = panel_out;
-                }
-                n++;
-                begin = i;
-                panel_products = panel_out = panel_a = 0;
-            }
-            panel_products += p;
-            panel_out += out;
-            panel_a += a;
+            list[n].row_begin = begin;
+            list[n].row_end = i;
+            list[n].products = panel_products;
+            list[n].c_nnz = panel_out;
+            n++;
+            begin = i;
+            panel_products = panel_out = panel_a = 0;
         }
-        if (pass == 0)
-            NZI_CHECK(nzi_alloc_array(ctx, (void **)&list, (size_t)n, sizeof *list,
-                                      "nz_spgemm: row panels"));
+        panel_products += p;
+        panel_out += out;
+        panel_a += a;
     }
     *panels = list;
     *count = n;

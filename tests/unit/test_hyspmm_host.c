@@ -172,6 +172,73 @@ static void test_split(nz_context_t *ctx) {
     nz_matrix_destroy(&E);
 }
 
+/* The ramp: 60 rows of 1..5 products in 6 panels of 10 rows; the first and last panels come back
+ * in pieces of at most a third of their products (plus one row), the middle ones untouched, all
+ * rows covered once, products kept; fewer than NZI_HYSPMM_RAMP_MIN_PANELS panels stay as they
+ * are; an injected allocation failure leaves the list unchanged. */
+static void test_ramp(nz_context_t *ctx) {
+    int64_t products[60];
+    nzi_spgemm_panel_t *panels = NULL;
+    int64_t count = 6, total = 0;
+    for (int i = 0; i < 60; i++) products[i] = 1 + (i * 7) % 5;
+    for (int i = 0; i < 60; i++) total += products[i];
+    NZT_CHECK(nzi_alloc_array(ctx, (void **)&panels, 6, sizeof *panels, "test") == NZ_SUCCESS,
+              "alloc");
+    for (int q = 0; q < 6; q++) {
+        panels[q].row_begin = 10 * q;
+        panels[q].row_end = 10 * q + 10;
+        panels[q].products = 0;
+        for (int i = 10 * q; i < 10 * q + 10; i++) panels[q].products += products[i];
+        panels[q].c_nnz = panels[q].products;
+    }
+    const int64_t first = panels[0].products, last = panels[5].products;
+    NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 1));
+    nzi_spgemm_panel_t *before = panels;
+    NZT_CHECK(nzi_hyspmm_ramp(ctx, products, &panels, &count) == NZ_ERR_OUT_OF_MEMORY &&
+                  panels == before && count == 6,
+              "injected failure: list unchanged (%lld panels)", (long long)count);
+    NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
+    NZT_OK(ctx, nzi_hyspmm_ramp(ctx, products, &panels, &count));
+    NZT_CHECK(count > 6, "ramp: %lld panels", (long long)count);
+    int64_t row = 0, sum = 0;
+    for (int64_t q = 0; q < count; q++) {
+        int64_t p = 0;
+        for (int64_t i = panels[q].row_begin; i < panels[q].row_end; i++) p += products[i];
+        NZT_CHECK(panels[q].row_begin == row && panels[q].row_end > row && panels[q].products == p &&
+                      panels[q].c_nnz == p,
+                  "panel %lld [%lld, %lld) products %lld (rows hold %lld)", (long long)q,
+                  (long long)panels[q].row_begin, (long long)panels[q].row_end,
+                  (long long)panels[q].products, (long long)p);
+        const bool edge = panels[q].row_end <= 10 || panels[q].row_begin >= 50;
+        if (edge)
+            NZT_CHECK(panels[q].products <= (panels[q].row_end <= 10 ? first : last) / 3 + 5,
+                      "edge piece %lld has %lld products", (long long)q,
+                      (long long)panels[q].products);
+        else
+            NZT_CHECK(panels[q].row_end - panels[q].row_begin == 10, "middle panel %lld changed",
+                      (long long)q);
+        row = panels[q].row_end;
+        sum += p;
+    }
+    NZT_CHECK(row == 60 && sum == total, "covered %lld rows, %lld products", (long long)row,
+              (long long)sum);
+    nzi_free(ctx, panels);
+
+    count = NZI_HYSPMM_RAMP_MIN_PANELS - 1;
+    NZT_CHECK(nzi_alloc_array(ctx, (void **)&panels, (size_t)count, sizeof *panels, "test") ==
+                  NZ_SUCCESS,
+              "alloc");
+    for (int64_t q = 0; q < count; q++) {
+        panels[q].row_begin = 10 * q;
+        panels[q].row_end = 10 * q + 10;
+        panels[q].products = panels[q].c_nnz = 30;
+    }
+    before = panels;
+    NZT_OK(ctx, nzi_hyspmm_ramp(ctx, products, &panels, &count));
+    NZT_CHECK(panels == before && count == NZI_HYSPMM_RAMP_MIN_PANELS - 1, "few panels: unchanged");
+    nzi_free(ctx, panels);
+}
+
 /* The one splitter of every algorithm (nzi_spgemm_split) on the figure's rows: C entries from
  * row offsets (the hash path), per row, or the bound min(products, b_cols) (ESC); a product cap;
  * a row alone above the budget refused with its bytes. */
@@ -462,6 +529,7 @@ int main(int argc, char **argv) {
     test_figure(ctx);
     test_split(ctx);
     test_shared_split(ctx);
+    test_ramp(ctx);
     test_bandwidth_helpers();
     test_panel_target();
     for (uint64_t s = 0; s < 3; s++) test_random(ctx, nzt_seed + s);
