@@ -1,7 +1,8 @@
 #!/bin/bash
 # gpu-check.sh: one call on the GPU machine: configure, build (all cores), GPU tests, sanitizers, bench.
 # Usage: scripts/gpu-check.sh [STEPS]   STEPS: comma list of build,test,cpu,memcheck,racecheck,
-#        initcheck,synccheck,bench,benchquick,benchnoreal,spmm,spgemm
+#        initcheck,synccheck,bench,benchquick,benchnoreal,spmm,spgemm,hyspmm
+#        (CTEST_REGEX restricts the test step to the GPU tests it matches)
 #        (SANITIZE_TESTS restricts the sanitizer steps to the named gpu_test_* executables)
 #        (default: build,test,memcheck,racecheck,benchquick)
 # GPU_ARCH=80 builds into build-gpu80 with -DCMAKE_CUDA_ARCHITECTURES=80 (sm_80 code + compute_80
@@ -36,8 +37,8 @@ if has build; then
   if [ $rc -ne 0 ]; then grep -E "error|Error" "$OUT/build$GPU_ARCH.log" | head -40; exit 1; fi
 fi
 if has test; then
-  (cd $BUILD && ctest -L gpu --output-on-failure --timeout 900 -j ${CTEST_JOBS:-1}) > "$OUT/ctest-gpu$GPU_ARCH.log" 2>&1
-  note "ctest -L gpu ($BUILD${ARCHFLAG:+, $ARCHFLAG}): rc=$? :: $(grep -E 'tests passed|tests failed' "$OUT/ctest-gpu$GPU_ARCH.log" | tail -1)"
+  (cd $BUILD && ctest -L gpu ${CTEST_REGEX:+-R "$CTEST_REGEX"} --output-on-failure --timeout 900 -j ${CTEST_JOBS:-1}) > "$OUT/ctest-gpu$GPU_ARCH.log" 2>&1
+  note "ctest -L gpu${CTEST_REGEX:+ -R $CTEST_REGEX} ($BUILD${ARCHFLAG:+, $ARCHFLAG}): rc=$? :: $(grep -E 'tests passed|tests failed' "$OUT/ctest-gpu$GPU_ARCH.log" | tail -1)"
   grep -E "Failed|\*\*\*|check failed" "$OUT/ctest-gpu$GPU_ARCH.log" | head -20 | tee -a "$summary"
 fi
 if has cpu; then
@@ -78,6 +79,18 @@ if has spgemm; then
   NZ_MATRIX_DIR=$MDIR timeout 400 $BUILD/nz bench --spgemm --precision double --runs 3 > "$OUT/spgemm.txt" 2>&1
   note "bench --spgemm: rc=$?"
   tail -12 "$OUT/spgemm.txt" | tee -a "$summary"
+fi
+if has hyspmm; then
+  # the host's transparent huge pages (C's arrays ask for them) and the huge pages in use while
+  # the bench runs, sampled every 0.2 s
+  note "thp: enabled=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null) defrag=$(cat /sys/kernel/mm/transparent_hugepage/defrag 2>/dev/null) kernel=$(uname -r)"
+  ( while sleep 0.2; do grep AnonHugePages /proc/meminfo; done ) > "$OUT/hyspmm-thp.txt" 2>&1 &
+  sampler=$!
+  timeout 300 $BUILD/nz bench --spgemm --alg hyspmm --no-real --precision double --runs ${HYSPMM_RUNS:-3} > "$OUT/hyspmm.txt" 2>&1
+  note "bench --spgemm --alg hyspmm: rc=$?"
+  kill $sampler 2>/dev/null
+  note "AnonHugePages max: $(sort -k2 -n "$OUT/hyspmm-thp.txt" | tail -1)"
+  grep -E "stages ms|host GB/s|first call|geometric|overlap" "$OUT/hyspmm.txt" | tee -a "$summary"
 fi
 if has bench; then
   NZ_MATRIX_DIR=$MDIR $BUILD/nz bench --markdown --csv "$OUT/bench.csv" --png "$OUT/bench.png" > "$OUT/bench.md" 2>&1
