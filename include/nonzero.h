@@ -766,9 +766,13 @@ typedef struct nz_spgemm_profile {
     int64_t numeric_entries[NZ_SPGEMM_PROFILE_MAX_BINS];  /* C's entries in the bin (host C) */
     double symbolic_bin_seconds[NZ_SPGEMM_PROFILE_MAX_BINS];
     double numeric_bin_seconds[NZ_SPGEMM_PROFILE_MAX_BINS];
-    /* hySpMM: bytes per second of its host stages and of a plain host copy measured in the same
-     * call (nzi_parallel_memcpy over the same buffers), so the three compare directly */
+    /* hySpMM: bytes per second of its host stages in the pipeline (expansion and copy-out run
+     * side by side, each on its share of the threads), and, measured after the pipeline on all
+     * the call's threads: one panel's expansion again (expand_alone) and a plain host copy over
+     * the same buffers, so the expansion compares directly with the host's copy bandwidth.
+     * The measurements after the pipeline are left out of wall_seconds. */
     double expand_bytes_per_second, copy_out_bytes_per_second, host_copy_bytes_per_second;
+    double expand_alone_bytes_per_second;
 } nz_spgemm_profile_t;
 
 /* nz_spgemm, also filling *profile (zeroed first) as `flags` asks (NZ_SPGEMM_PROFILE_*). */

@@ -46,6 +46,39 @@ void nzi_hyspmm_repeat_counts(const nz_matrix_t *A, const nz_matrix_t *B, int64_
     }
 }
 
+/* Software prefetch for the expansion of A's nonzero k: B's rows are gathered from random places
+ * on graph-like products, one short row (tens of bytes) per nonzero of A, so the expansion waits
+ * on memory latency unless several rows are in flight. Two stages ahead of the copy: the row
+ * offsets of nonzero k + 2D's B row, then the columns and values of nonzero k + D's row (whose
+ * offsets arrived meanwhile). Rows past `k_end` (the panel's end) are not touched. */
+#define HYSPMM_PREFETCH_DISTANCE 32
+static inline void prefetch_b_row(const nz_matrix_t *A, const nz_matrix_t *B, int64_t k,
+                                  int64_t k_end) {
+#if defined(__GNUC__)
+    const int32_t *a_cols = A->host.csr.col_indices;
+    const int64_t *b_offsets = B->host.csr.row_offsets;
+    const int64_t far = k + 2 * HYSPMM_PREFETCH_DISTANCE, near = k + HYSPMM_PREFETCH_DISTANCE;
+    if (far < k_end) __builtin_prefetch(&b_offsets[a_cols[far]], 0, 0);
+    if (near < k_end) {
+        const int32_t j = a_cols[near];
+        const int64_t start = b_offsets[j], end = b_offsets[j + 1];
+        if (end > start) {
+            const size_t vs = nzi_value_size(B->value_type);
+            const char *values = (const char *)B->host.csr.values;
+            __builtin_prefetch(B->host.csr.col_indices + start, 0, 0);
+            __builtin_prefetch(B->host.csr.col_indices + end - 1, 0, 0);
+            __builtin_prefetch(values + (size_t)start * vs, 0, 0);
+            __builtin_prefetch(values + (size_t)end * vs - 1, 0, 0);
+        }
+    }
+#else
+    (void)A;
+    (void)B;
+    (void)k;
+    (void)k_end;
+#endif
+}
+
 /* Algorithm 2 of the thesis, by rows: the rows' products (given, or counted) are scanned into
  * the row segments, then, for every nonzero a_ij in row order, row j of B goes to the next free
  * place. Each row's destinations are known from the scan, so rows are independent: one parallel
@@ -62,7 +95,8 @@ void nzi_hyspmm_preprocess(const nz_matrix_t *A, const nz_matrix_t *B,
     const char *a_values = (const char *)A->host.csr.values;
     const char *b_values = (const char *)B->host.csr.values;
     const int64_t row_begin = panel->row_begin, rows = panel->row_end - panel->row_begin;
-    const int64_t k_begin = a_offsets[row_begin], a_nnz = a_offsets[panel->row_end] - k_begin;
+    const int64_t k_begin = a_offsets[row_begin], k_end = a_offsets[panel->row_end];
+    const int64_t a_nnz = k_end - k_begin;
     int32_t *row_products = in->row_products, *product_offsets = in->product_offsets;
     int32_t *dup_cols = in->dup_cols;
     char *dup_values = (char *)in->dup_values, *in_a_values = (char *)in->a_values;
@@ -107,6 +141,7 @@ void nzi_hyspmm_preprocess(const nz_matrix_t *A, const nz_matrix_t *B,
                 memcpy(in_a_values + (size_t)(k0 - k_begin) * vs, a_values + (size_t)k0 * vs,
                        (size_t)(k1 - k0) * vs);
             for (int64_t k = k0; k < k1; k++) {
+                prefetch_b_row(A, B, k, k_end);
                 const int32_t j = a_cols[k];
                 const int64_t start = b_offsets[j], length = b_offsets[j + 1] - start;
                 product_offsets[k - k_begin] = (int32_t)place;

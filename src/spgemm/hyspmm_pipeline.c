@@ -323,6 +323,21 @@ static double host_copy_rate(nzi_hyspmm_device_t *dev, nz_value_type_t vt, int64
                                 nzi_hyspmm_slot_input(dev, 0)->dup_values, bytes, threads);
 }
 
+/* Bytes per second of the largest panel's expansion on all the call's threads, alone (after the
+ * pipeline, into its slot's input again): what the expansion does at full width, for comparison
+ * with host_copy_rate. */
+static double expand_alone_rate(pipeline_t *pl) {
+    int64_t q = -1, rows, a_nnz;
+    for (int64_t i = 0; i < pl->count; i++)
+        if (pl->panels[i].products > 0 && (q < 0 || pl->panels[i].products > pl->panels[q].products))
+            q = i;
+    if (q < 0) return 0.0;
+    panel_sizes(pl, q, &rows, &a_nnz);
+    const double seconds = expand(pl, q, pl->threads);
+    const double bytes = nzi_hyspmm_input_bytes(pl->A->value_type, rows, a_nnz, pl->panels[q].products);
+    return seconds > 0.0 ? bytes / seconds : 0.0;
+}
+
 /* What this call measured, for the next call's panel size: products per second of the host
  * expansion and of the GPU's stages (transfers included), and the per-panel cost: the pipeline's
  * time beyond its busiest side, less the fill and drain the model counts apart (an average
@@ -460,11 +475,14 @@ nz_status_t nzi_spgemm_hyspmm(nz_context_t *ctx, nz_matrix_t **C, const nz_matri
     nzi_spgemm_profile_stage(profile, "copy-out", pl.t.copy_out);
     nzi_spgemm_profile_stage(profile, "assemble", assemble);
     if (profile != NULL && (profile->flags & NZ_SPGEMM_PROFILE_STAGES)) {
+        const double probe = nzi_wtime();
         profile->expand_bytes_per_second = pl.t.expand > 0.0 ? pl.t.expand_bytes / pl.t.expand : 0.0;
         profile->copy_out_bytes_per_second =
             pl.t.copy_out > 0.0 ? pl.t.copy_out_bytes / pl.t.copy_out : 0.0;
+        profile->expand_alone_bytes_per_second = expand_alone_rate(&pl);
         profile->host_copy_bytes_per_second =
             host_copy_rate(dev, vt, max_products, slots, opt->threads);
+        ctx->profile_probe_seconds += nzi_wtime() - probe;
     }
     info->numeric_seconds = pl.t.multiply;
     info->transfer_seconds = pl.t.h2d + pl.t.d2h;

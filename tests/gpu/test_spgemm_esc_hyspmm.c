@@ -155,9 +155,10 @@ static void check_profile(const char *what, const nz_spgemm_profile_t *p,
     NZT_CHECK(fabs(sum - info->stage_seconds_sum) <= 1e-9 * (1.0 + sum),
               "%s: stages add to %g, info says %g", what, sum, info->stage_seconds_sum);
     NZT_CHECK(info->products == 0 ||
-                  (p->expand_bytes_per_second > 0.0 && p->host_copy_bytes_per_second > 0.0),
-              "%s: host rates expand %g copy %g", what, p->expand_bytes_per_second,
-              p->host_copy_bytes_per_second);
+                  (p->expand_bytes_per_second > 0.0 && p->host_copy_bytes_per_second > 0.0 &&
+                   p->expand_alone_bytes_per_second > 0.0),
+              "%s: host rates expand %g (alone %g) copy %g", what, p->expand_bytes_per_second,
+              p->expand_alone_bytes_per_second, p->host_copy_bytes_per_second);
 }
 
 /* Both GPU algorithms on (A, B) with a memory limit (0 = none); returns the panels hySpMM used. */
