@@ -69,8 +69,10 @@ nz_status_t nzi_hyspmm_split(nz_context_t *ctx, const nz_matrix_t *A, const int6
 
 /* Panels are aimed at no more than 1/NZI_HYSPMM_MIN_PANELS of the products (but at least
  * NZI_HYSPMM_MIN_PANEL_PRODUCTS), so a product that fits the budget in one piece still goes
- * through the pipeline in several and the stages can overlap. */
-#define NZI_HYSPMM_MIN_PANELS 8
+ * through the pipeline in several and the stages can overlap. 16 rather than 8: a context's
+ * first call (no measured rates yet) allocates the pinned staging for these panels, and
+ * cudaMallocHost runs at about 3 GB/s (0.66 s of FE 64^3's 0.77 s first call with 8). */
+#define NZI_HYSPMM_MIN_PANELS 16
 #define NZI_HYSPMM_MIN_PANEL_PRODUCTS ((int64_t)1 << 20)
 
 /* Products per pipeline panel (the cap handed to nzi_hyspmm_split, which still applies the

@@ -402,16 +402,16 @@ static void test_bandwidth_helpers(void) {
     free(dst);
 }
 
-/* The panel sizing rule: without rates the fixed max(total / 8, 2^20) (capped), with rates the
+/* The panel sizing rule: without rates the fixed max(total / 16, 2^20) (capped), with rates the
  * minimum of the pipeline-time model; hand-computed cases. */
 static void test_panel_target(void) {
     const int64_t M = NZI_HYSPMM_MIN_PANEL_PRODUCTS, cap = NZI_HYSPMM_MAX_PANEL_PRODUCTS;
     NZT_CHECK(nzi_hyspmm_panel_target(0, 0.0, 0.0, 0.0, cap) == M, "no products: the floor");
     NZT_CHECK(nzi_hyspmm_panel_target(1000, 0.0, 0.0, 0.0, cap) == M, "few products: the floor");
-    NZT_CHECK(nzi_hyspmm_panel_target(80 * M, 0.0, 0.0, 0.0, cap) == 10 * M, "total / 8");
+    NZT_CHECK(nzi_hyspmm_panel_target(80 * M, 0.0, 0.0, 0.0, cap) == 5 * M, "total / 16");
     NZT_CHECK(nzi_hyspmm_panel_target(80 * cap, 0.0, 0.0, 0.0, cap) == cap, "capped");
-    NZT_CHECK(nzi_hyspmm_panel_target(80 * cap, 0.0, 0.0, 0.0, 0) == 10 * cap, "no cap");
-    NZT_CHECK(nzi_hyspmm_panel_target(80 * M, 1e9, 0.0, 1e-4, cap) == 10 * M,
+    NZT_CHECK(nzi_hyspmm_panel_target(80 * cap, 0.0, 0.0, 0.0, 0) == 5 * cap, "no cap");
+    NZT_CHECK(nzi_hyspmm_panel_target(80 * M, 1e9, 0.0, 1e-4, cap) == 5 * M,
               "one rate missing: the fixed rule");
     /* rates 1e9 and 1e9 products/s (2e-9 s per product at the edges), 1e-3 s per panel,
      * 2^32 products: sqrt(1e-3 x 2^32 / 2e-9) = sqrt(2^31 x 1e6), about 46341 x 1000 */
