@@ -3,7 +3,7 @@
 # restructuring or a new kernel can be compared with the revision before it on the same device:
 # build (one architecture, default 90), `nz bench --quick`, `nz bench --spgemm`, the hySpMM
 # pipeline, CG against CuPy, and (STEPS spmv) the generated SpMV suite in both precisions.
-# Usage: scripts/gpu-compare.sh [STEPS]  STEPS: comma list of build,quick,spgemm,hyspmm,cg,
+# Usage: scripts/gpu-compare.sh [STEPS]  STEPS: comma list of build,quick,real,spgemm,hyspmm,cg,
 #        memcheck,spmv (SPMV_RUNS: runs per kernel, default 20; SHARD for memcheck, default 0/6)
 # Logs go to $OUT/<TAG>-*.txt (TAG defaults to the short revision).
 set -u
@@ -35,13 +35,19 @@ if has quick; then
   $BUILD/nz bench --quick --no-real > "$OUT/$TAG-bench-quick.txt" 2>&1
   note "nz bench --quick --no-real: rc=$?"; grep -iE "geometric|summary|planner" "$OUT/$TAG-bench-quick.txt" | tee -a "$summary"
 fi
+if has real; then
+  # the real matrices (NZ_MATRIX_DIR) with the tiny generated ones, every kernel and cuSPARSE in
+  # the same process: the per-matrix ratios to compare between revisions
+  NZ_MATRIX_DIR=$MDIR timeout 300 $BUILD/nz bench --quick --runs ${REAL_RUNS:-20} --csv "$OUT/$TAG-real.csv" > "$OUT/$TAG-real.txt" 2>&1
+  note "nz bench --quick --runs ${REAL_RUNS:-20} (real matrices): rc=$?"; grep -iE "geometric|summary" "$OUT/$TAG-real.txt" | tee -a "$summary"
+fi
 if has spgemm; then
   NZ_MATRIX_DIR=$MDIR timeout 300 $BUILD/nz bench --spgemm --precision double --runs 3 > "$OUT/$TAG-spgemm.txt" 2>&1
   note "nz bench --spgemm --precision double --runs 3: rc=$?"; tail -6 "$OUT/$TAG-spgemm.txt" | tee -a "$summary"
 fi
 if has hyspmm; then
-  timeout 240 $BUILD/nz bench --spgemm --alg hyspmm --no-real --precision double --runs 1 > "$OUT/$TAG-hyspmm.txt" 2>&1
-  note "nz bench --spgemm --alg hyspmm --no-real --precision double --runs 1: rc=$?"; tail -14 "$OUT/$TAG-hyspmm.txt" | tee -a "$summary"
+  timeout 240 $BUILD/nz bench --spgemm --alg hyspmm --no-real --precision double --runs ${HYSPMM_RUNS:-1} > "$OUT/$TAG-hyspmm.txt" 2>&1
+  note "nz bench --spgemm --alg hyspmm --no-real --precision double --runs ${HYSPMM_RUNS:-1}: rc=$?"; tail -14 "$OUT/$TAG-hyspmm.txt" | tee -a "$summary"
 fi
 if has cg; then
   $PY bench/cupy_cg.py 200 200 5 > "$OUT/$TAG-cupy-cg.txt" 2>&1
