@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""compare-real.py: per-matrix SpMV speedups of two `nz bench` CSVs (before, after), each
+Nonzero's best kernel against cuSPARSE's best in the same run, and which matrices lost ground.
+
+usage: compare-real.py BEFORE.csv AFTER.csv [--source real] [--threshold 0.9]
+Prints one line per (matrix, precision) present in both, then a summary: the geometric means of
+the speedups, and the matrices whose speedup fell below threshold x the earlier one."""
+import csv
+import math
+import sys
+
+
+def speedups(path, source):
+    """(matrix, precision) -> (nonzero best us, cusparse best us, nonzero kernel)"""
+    best = {}
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            if source and r["source"] != source:
+                continue
+            if r["status"] != "ok" or r["check"] not in ("pass", ""):
+                continue
+            key = (r["matrix"], r["precision"])
+            us = float(r["median_us"])
+            ours, theirs, name = best.get(key, (math.inf, math.inf, ""))
+            if r["kernel"].startswith("cusparse"):
+                theirs = min(theirs, us)
+            elif us < ours:
+                ours, name = us, r["kernel"]
+            best[key] = (ours, theirs, name)
+    return {k: v for k, v in best.items() if math.isfinite(v[0]) and math.isfinite(v[1])}
+
+
+def main(argv):
+    args = [a for a in argv[1:] if not a.startswith("--")]
+    source = "real"
+    threshold = 0.9
+    for i, a in enumerate(argv):
+        if a == "--source":
+            source = argv[i + 1]
+        if a == "--threshold":
+            threshold = float(argv[i + 1])
+    if len(args) < 2:
+        print(__doc__)
+        return 2
+    before, after = speedups(args[0], source), speedups(args[1], source)
+    keys = sorted(set(before) & set(after))
+    logs_b, logs_a, worse = [], [], []
+    print(f"{'matrix':40s} {'prec':6s} {'before':>7s} {'after':>7s}  after's best kernel")
+    for k in keys:
+        sb = before[k][1] / before[k][0]
+        sa = after[k][1] / after[k][0]
+        logs_b.append(math.log(sb))
+        logs_a.append(math.log(sa))
+        print(f"{k[0][:40]:40s} {k[1]:6s} {sb:7.2f} {sa:7.2f}  {after[k][2]}")
+        if sa < threshold * sb:
+            worse.append((k, sb, sa))
+    if not keys:
+        print("no matrix in both files")
+        return 1
+    gb = math.exp(sum(logs_b) / len(logs_b))
+    ga = math.exp(sum(logs_a) / len(logs_a))
+    print(f"# {len(keys)} (matrix, precision) pairs: geometric-mean speedup over cuSPARSE "
+          f"before {gb:.3f}x, after {ga:.3f}x")
+    print(f"# below {threshold:g} x the earlier speedup: {len(worse)}"
+          + "".join(f"; {k[0]} {k[1]} {sb:.2f}->{sa:.2f}" for k, sb, sa in worse))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
