@@ -65,7 +65,10 @@ if has memcheck; then
   done
 fi
 if has spmv; then
-  timeout 420 $BUILD/nz bench --no-real --runs ${SPMV_RUNS:-20} --csv "$OUT/$TAG-spmv.csv" > "$OUT/$TAG-spmv.txt" 2>&1
-  note "nz bench --no-real --runs ${SPMV_RUNS:-20}: rc=$?"; grep -iE "geometric|planner|within" "$OUT/$TAG-spmv.txt" | tee -a "$summary"
+  # SPMV_ALGS (e.g. vector,light-vector,light-warp) and SPMV_PRECISION narrow the run
+  timeout ${SPMV_TIMEOUT:-420} $BUILD/nz bench --no-real --runs ${SPMV_RUNS:-20} ${SPMV_ALGS:+--alg $SPMV_ALGS} \
+    ${SPMV_PRECISION:+--precision $SPMV_PRECISION} --csv "$OUT/$TAG-spmv.csv" > "$OUT/$TAG-spmv.txt" 2>&1
+  note "nz bench --no-real --runs ${SPMV_RUNS:-20}${SPMV_ALGS:+ --alg $SPMV_ALGS}${SPMV_PRECISION:+ --precision $SPMV_PRECISION}: rc=$?"
+  grep -iE "geometric|planner|within" "$OUT/$TAG-spmv.txt" | tee -a "$summary"
 fi
 echo "---- summary"; cat "$summary"
