@@ -11,6 +11,9 @@ if(NZ_INSTALL_STATIC)
 endif()
 install(FILES include/nonzero.h ${PROJECT_BINARY_DIR}/include/nonzero_version.h
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# the umbrella's parts (include/nonzero/*.h, listed by CMakeLists.txt), beside it as nonzero/*.h
+list(TRANSFORM NZ_PUBLIC_PARTS PREPEND include/ OUTPUT_VARIABLE NZ_PUBLIC_PART_FILES)
+install(FILES ${NZ_PUBLIC_PART_FILES} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/nonzero)
 if(TARGET nz)
   install(TARGETS nz RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()

@@ -1,4 +1,5 @@
-"""_lib.py: find and load libnonzero.so.0 and declare the C prototypes of include/nonzero.h."""
+"""_lib.py: find and load libnonzero.so.0 and declare the C prototypes of include/nonzero.h
+(declared in its parts include/nonzero/*.h)."""
 import ctypes
 import ctypes.util
 import os
@@ -13,7 +14,7 @@ c_size_t = ctypes.c_size_t
 c_char_p = ctypes.c_char_p
 P = ctypes.POINTER
 
-# enum values (nonzero.h)
+# enum values and flags (nonzero.h, declared in its parts nonzero/*.h)
 F32, F64 = 1, 2
 INDEX_AUTO, I32, I64 = 0, 4, 8
 HOST, DEVICE = 0, 1

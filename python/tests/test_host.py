@@ -477,7 +477,8 @@ def test_csr_device_arrays_refuses_host_matrix():
 
 
 def _header_struct_fields(text, name):
-    """Member names of `typedef struct name {...}` in nonzero.h, in order (comments removed)."""
+    """Member names of `typedef struct name {...}` in the public headers, in order (comments
+    removed)."""
     import re
     body = re.search(r"typedef struct %s \{(.*?)\}" % name, text, re.S).group(1)
     body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
@@ -497,10 +498,14 @@ def test_ctypes_structs_match_the_header():
     """Every ctypes mirror of a public struct has the header's members in the header's order: a
     member added in C but not here would make the library write past the Python buffer."""
     from nonzero import _lib
-    header = os.path.join(os.path.dirname(__file__), "..", "..", "include", "nonzero.h")
+    import glob
+    include = os.path.join(os.path.dirname(__file__), "..", "..", "include")
+    header = os.path.join(include, "nonzero.h")
     if not os.path.exists(header):
         pytest.skip("nonzero.h not beside the package (installed copy)")
-    text = open(header).read()
+    # the umbrella and its parts (include/nonzero/*.h), where the structs are declared
+    parts = sorted(glob.glob(os.path.join(include, "nonzero", "*.h")))
+    text = "\n".join(open(path).read() for path in [header] + parts)
     pairs = {"nz_alloc_stats": _lib.AllocStats, "nz_matrix_info": _lib.MatrixInfo,
              "nz_matrix_stats": _lib.MatrixStats, "nz_format_options": _lib.FormatOptions,
              "nz_spmv_plan_info": _lib.SpmvPlanInfo, "nz_spmm_plan_info": _lib.SpmmPlanInfo,

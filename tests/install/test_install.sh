@@ -26,6 +26,10 @@ LIBDIR=$P/${LIBDIR#./}
 for f in include/nonzero.h include/nonzero_version.h bin/nz; do
   [ -e "$P/$f" ] || fail "missing $f"
 done
+# the umbrella's parts: exactly the source tree's include/nonzero/*.h
+(cd "$SRC/include" && ls nonzero/*.h) > "$T/parts.src"
+(cd "$P/include" && ls nonzero/*.h 2>/dev/null) > "$T/parts.installed"
+diff "$T/parts.src" "$T/parts.installed" || fail "installed include/nonzero/*.h differ from the source's"
 for f in libnonzero.so cmake/Nonzero/NonzeroConfig.cmake cmake/Nonzero/NonzeroConfigVersion.cmake \
          cmake/Nonzero/NonzeroTargets.cmake pkgconfig/nonzero.pc; do
   [ -e "$LIBDIR/$f" ] || fail "missing lib/$f"
@@ -46,7 +50,7 @@ if grep -v '^nz_' "$T/exported" > "$T/foreign"; then
 fi
 if [ -f "$BUILD/nonzero.exports" ]; then
   sort "$BUILD/nonzero.exports" | diff - "$T/exported" > "$T/diff" || { cat "$T/diff"; fail "exports differ from the header's functions"; }
-  echo "exports = the $count functions declared in nonzero.h"
+  echo "exports = the $count functions declared in nonzero.h and nonzero/*.h"
 fi
 
 cp -r "$SRC/examples" "$T/examples"
