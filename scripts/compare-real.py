@@ -4,7 +4,9 @@ Nonzero's best kernel against cuSPARSE's best in the same run, and which matrice
 
 usage: compare-real.py BEFORE.csv AFTER.csv [--source real] [--threshold 0.9]
 Prints one line per (matrix, precision) present in both, then a summary: the geometric means of
-the speedups, and the matrices whose speedup fell below threshold x the earlier one."""
+the speedups, the matrices whose speedup fell below threshold x the earlier one, and those whose
+own best time (a different process: cuSPARSE's time moves between runs too) grew by more than
+1 / threshold."""
 import csv
 import math
 import sys
@@ -44,7 +46,7 @@ def main(argv):
         return 2
     before, after = speedups(args[0], source), speedups(args[1], source)
     keys = sorted(set(before) & set(after))
-    logs_b, logs_a, worse = [], [], []
+    logs_b, logs_a, worse, slower, log_t = [], [], [], [], []
     print(f"{'matrix':40s} {'prec':6s} {'before':>7s} {'after':>7s}  after's best kernel")
     for k in keys:
         sb = before[k][1] / before[k][0]
@@ -54,6 +56,10 @@ def main(argv):
         print(f"{k[0][:40]:40s} {k[1]:6s} {sb:7.2f} {sa:7.2f}  {after[k][2]}")
         if sa < threshold * sb:
             worse.append((k, sb, sa))
+        t = after[k][0] / before[k][0]  # our own best time, after over before
+        log_t.append(math.log(t))
+        if t > 1.0 / threshold:
+            slower.append((k, before[k][0], after[k][0]))
     if not keys:
         print("no matrix in both files")
         return 1
@@ -63,6 +69,9 @@ def main(argv):
           f"before {gb:.3f}x, after {ga:.3f}x")
     print(f"# below {threshold:g} x the earlier speedup: {len(worse)}"
           + "".join(f"; {k[0]} {k[1]} {sb:.2f}->{sa:.2f}" for k, sb, sa in worse))
+    print(f"# Nonzero's own best time, after / before: geometric mean "
+          f"{math.exp(sum(log_t) / len(log_t)):.3f}; above {1.0 / threshold:.3g}x: {len(slower)}"
+          + "".join(f"; {k[0]} {k[1]} {tb:.2f}->{ta:.2f} us" for k, tb, ta in slower))
     return 0
 
 

@@ -13,7 +13,7 @@
  *   - warp level (light-warp): lane 0 of each warp does atomicAdd(counter, S x 32 / V) and
  *     broadcasts the base to the whole warp; in step s = 0 .. S - 1, vector j of the warp takes
  *     row base + s x 32 / V + j (the warp's vectors take consecutive rows in every step, so the
- *     row-offset loads of a step coalesce); LIGHT_ROWS_IN_FLIGHT steps run at once (V < 32).
+ *     row-offset loads of a step coalesce).
  * S (rows per atomic per vector, "steps") is chosen at plan setup so one atomic hands a vector
  * about LIGHT_CHUNK_ELEMENTS nonzeros per lane: S = LIGHT_CHUNK_ELEMENTS x V / mean row length,
  * clamped to [1, LIGHT_MAX_STEPS] and so that every resident vector (warp) can still take at
@@ -105,12 +105,14 @@ __device__ __forceinline__ void light_store(Value *__restrict__ y, int64_t row, 
         y[row] = alpha * sum + beta * y[row];
 }
 
-/* LIGHT_ROWS_IN_FLIGHT rows at once, for vectors of V < 32 lanes: each lane keeps one partial
- * sum per row and issues the rows' loads side by side, so a vector has that many rows' gathers
- * in flight instead of one (on the 7-point Laplacian, V = 8, one row at a time ran 2.8-3.3x
- * CSR-vector's time at vector level: every row a chain of dependent loads). Lane l still adds
- * entries start + l, start + l + V, ... of each row in order and the rows are reduced by the
- * same shuffle tree, so every row's sum is bitwise what light_row_dot gives. Row r is
+/* LIGHT_ROWS_IN_FLIGHT rows at once, for vectors of V < 32 lanes at vector level: each lane
+ * keeps one partial sum per row and issues the rows' loads side by side, so a vector has that
+ * many rows' gathers in flight instead of one. H100, 7-point Laplacian 200^3 (V = 8): 581.7 ->
+ * 294.4 us single, 1002.4 -> 370.4 us double (CSR-vector 205 / 307 us). The same at warp level
+ * (four steps' rows at once) ran 4-8% slower than one step at a time there and on FE, so the
+ * warp level keeps one row per vector per step. Lane l still adds entries start + l,
+ * start + l + V, ... of each row in order and the rows are reduced by the same shuffle tree, so
+ * every row's sum is bitwise what light_row_dot gives. Row r is
  * [starts[r], ends[r]) (empty for a row past the end). */
 #define LIGHT_ROWS_IN_FLIGHT 4
 template <typename Value, typename Offset, int V, int R>
@@ -214,34 +216,7 @@ light_warp_kernel(unsigned long long *__restrict__ row_counter, unsigned int row
             base = atomicAdd(row_counter, (unsigned long long)steps * ROWS_PER_STEP);
         base = __shfl_sync(0xffffffffu, base, 0);
         if (base >= rows) break;
-        unsigned step = 0;
-        if (V < 32) { /* LIGHT_ROWS_IN_FLIGHT steps at once: row r of vector j is step r's j-th */
-            constexpr int R = LIGHT_ROWS_IN_FLIGHT;
-            for (; step + R <= steps; step += R) {
-                const unsigned long long group = base + (unsigned long long)step * ROWS_PER_STEP;
-                if (group >= rows) break;
-                Offset starts[R], ends[R];
-                Value sums[R];
-#pragma unroll
-                for (int r = 0; r < R; r++) {
-                    const unsigned long long row = group + (unsigned long long)r * ROWS_PER_STEP +
-                                                   vector_in_warp;
-                    starts[r] = row < rows ? __ldg(row_offsets + row) : Offset(0);
-                    ends[r] = row < rows ? __ldg(row_offsets + row + 1) : Offset(0);
-                }
-                light_rows_dot<Value, Offset, V, R>(starts, ends, lane, mask, col_indices, values,
-                                                    x, sums);
-                if (lane == 0) {
-#pragma unroll
-                    for (int r = 0; r < R; r++) {
-                        const unsigned long long row =
-                            group + (unsigned long long)r * ROWS_PER_STEP + vector_in_warp;
-                        if (row < rows) light_store(y, (int64_t)row, sums[r], alpha, beta);
-                    }
-                }
-            }
-        }
-        for (; step < steps; step++) {
+        for (unsigned step = 0; step < steps; step++) {
             const unsigned long long step_base = base + (unsigned long long)step * ROWS_PER_STEP;
             if (step_base >= rows) break;
             const unsigned long long row = step_base + vector_in_warp;
