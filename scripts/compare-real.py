@@ -2,12 +2,13 @@
 """compare-real.py: per-matrix SpMV speedups of two `nz bench` CSVs (before, after), each
 Nonzero's best kernel against cuSPARSE's best in the same run, and which matrices lost ground.
 
-usage: compare-real.py BEFORE.csv AFTER.csv [--source real] [--threshold 0.9]
+usage: compare-real.py BEFORE.csv[.gz] AFTER.csv[.gz] [--source file|generated] [--threshold 0.9]
 Prints one line per (matrix, precision) present in both, then a summary: the geometric means of
 the speedups, the matrices whose speedup fell below threshold x the earlier one, and those whose
 own best time (a different process: cuSPARSE's time moves between runs too) grew by more than
 1 / threshold."""
 import csv
+import gzip
 import math
 import sys
 
@@ -15,7 +16,8 @@ import sys
 def speedups(path, source):
     """(matrix, precision) -> (nonzero best us, cusparse best us, nonzero kernel)"""
     best = {}
-    with open(path, newline="") as f:
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", newline="") as f:
         for r in csv.DictReader(f):
             if source and r["source"] != source:
                 continue
@@ -34,7 +36,7 @@ def speedups(path, source):
 
 def main(argv):
     args = [a for a in argv[1:] if not a.startswith("--")]
-    source = "real"
+    source = "file"
     threshold = 0.9
     for i, a in enumerate(argv):
         if a == "--source":
