@@ -8,8 +8,8 @@
  */
 #include "row_blocks.cuh"
 
-nz_status_t nzi_row_blocks_plan_start(nz_spmv_plan_t *plan, const char *plan_name, int threads,
-                                      size_t state_bytes) {
+static nz_status_t plan_start(nz_spmv_plan_t *plan, const char *plan_name, int threads,
+                              size_t state_bytes) {
     nz_context_t *ctx = plan->ctx;
     if (plan->op != NZ_OP_N)
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "%s: only op = N is implemented", plan_name);
@@ -28,6 +28,22 @@ nz_status_t nzi_row_blocks_plan_start(nz_spmv_plan_t *plan, const char *plan_nam
     plan->vector_width = 0;
     plan->workspace_bytes = 0;
     return NZ_SUCCESS;
+}
+
+nz_status_t nzi_row_blocks_setup(nz_spmv_plan_t *plan, const nzi_row_block_names_t *names,
+                                 int threads, size_t state_bytes, nzi_row_blocks_sizes_fn sizes,
+                                 const nzi_row_blocks_launchers_t *launch) {
+    nz_status_t status = NZ_SUCCESS;
+    int64_t tile_nnz = 0, max_rows = 0, piece_length = 0;
+    NZI_CHECK(plan_start(plan, names->plan, threads, state_bytes));
+    ((nzi_row_blocks_t *)plan->state)->launch = launch;
+    if (plan->A->rows == 0) goto cleanup;
+    NZI_CHECK(sizes(plan->ctx, plan->A, plan->state, &tile_nnz, &max_rows, &piece_length));
+    NZI_CHECK(nzi_row_blocks_build(plan->ctx, plan->A, tile_nnz, max_rows, piece_length, names,
+                                   (nzi_row_blocks_t *)plan->state, &plan->workspace_bytes));
+cleanup:
+    if (status < 0) nzi_row_blocks_plan_release(plan);
+    return status;
 }
 
 void nzi_row_blocks_plan_release(nz_spmv_plan_t *plan) {
@@ -173,4 +189,19 @@ void nzi_row_blocks_free(nz_context_t *ctx, nz_value_type_t value_type, nzi_row_
     rb->blocks = NULL;
     rb->partials = NULL;
     rb->tickets = NULL;
+}
+
+nz_status_t nzi_row_blocks_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
+                                   double beta, void *y) {
+    nz_context_t *ctx = plan->ctx;
+    const nz_matrix_t *A = plan->A;
+    const nzi_row_blocks_t *rb = (const nzi_row_blocks_t *)plan->state; /* its first member */
+    const nzi_row_blocks_launchers_t *launch = rb->launch;
+    if (rb->num_blocks == 0) return NZ_SUCCESS;
+    const bool f64 = A->value_type == NZ_F64, o64 = A->device.offset_type == NZ_I64;
+    const nzi_row_blocks_launch_fn fn =
+        f64 ? (o64 ? launch->f64_i64 : launch->f64_i32) : (o64 ? launch->f32_i64 : launch->f32_i32);
+    fn(plan->state, nzi_cuda(ctx)->stream, A, x, y, alpha, beta);
+    NZI_CUDA_LAUNCH_CHECK(ctx);
+    return NZ_SUCCESS;
 }

@@ -6,13 +6,22 @@
 
 /* ---- plan setup (row_blocks.cu) ------------------------------------------------------------ */
 
+/* One algorithm's kernel launch for one (value, offset) type pair: the plan's state (whose first
+ * member is the nzi_row_blocks_t), the context's stream, y = alpha A x + beta y. */
+typedef void (*nzi_row_blocks_launch_fn)(const void *state, cudaStream_t stream,
+                                         const nz_matrix_t *A, const void *x, void *y,
+                                         double alpha, double beta);
+typedef struct nzi_row_blocks_launchers {
+    nzi_row_blocks_launch_fn f32_i32, f32_i64, f64_i32, f64_i64;
+} nzi_row_blocks_launchers_t;
 /* A row-block plan's device arrays: one int4 descriptor per CUDA block (see below), and, when a
- * row is split into pieces, a partial sum and a ticket per piece slot. */
+ * row is split into pieces, a partial sum and a ticket per piece slot; the algorithm's launches. */
 typedef struct nzi_row_blocks {
     int4 *blocks;            /* device, num_blocks */
     void *partials;          /* device, num_slots values (split rows only) */
     unsigned int *tickets;   /* device, num_slots */
     int64_t num_blocks, num_slots;
+    const nzi_row_blocks_launchers_t *launch;
 } nzi_row_blocks_t;
 
 /* The words of an algorithm's messages and allocation labels. */
@@ -24,14 +33,26 @@ typedef struct nzi_row_block_names {
     const char *tickets;      /* label of the pieces' tickets */
 } nzi_row_block_names_t;
 
-/* A row-block plan's start: checks what the kernels need (op = N, rows within int32, `threads`
- * threads per block allowed by the device), then plan->state = a zeroed state of state_bytes,
- * whose first member must be the nzi_row_blocks_t; the plan is reproducible, with no vector
- * width and no workspace yet. */
-nz_status_t nzi_row_blocks_plan_start(nz_spmv_plan_t *plan, const char *plan_name, int threads,
-                                      size_t state_bytes);
+/* An algorithm's part of the setup: its sizes (state fields it fills, e.g. shared memory) for
+ * device CSR A, and the block table's tile_nnz, max_rows and piece_length (nzi_row_blocks_build). */
+typedef nz_status_t (*nzi_row_blocks_sizes_fn)(nz_context_t *ctx, const nz_matrix_t *A,
+                                               void *state, int64_t *tile_nnz, int64_t *max_rows,
+                                               int64_t *piece_length);
+/* A row-block plan's setup: checks what the kernels need (op = N, rows within int32, `threads`
+ * threads per block allowed by the device), plan->state = a zeroed state of state_bytes whose
+ * first member must be the nzi_row_blocks_t (its launches: `launch`), then (A not empty)
+ * `sizes` and the block table;
+ * the plan is reproducible, with no vector width. On failure the state is freed. */
+nz_status_t nzi_row_blocks_setup(nz_spmv_plan_t *plan, const nzi_row_block_names_t *names,
+                                 int threads, size_t state_bytes, nzi_row_blocks_sizes_fn sizes,
+                                 const nzi_row_blocks_launchers_t *launch);
 /* Free such a state (NULL allowed): its row blocks, then the state itself. */
 void nzi_row_blocks_plan_release(nz_spmv_plan_t *plan);
+
+/* The plans' execute (their ops tables name it): nothing for an empty block table, else the
+ * plan's launch for A's value and offset types on the context's stream, checked. */
+nz_status_t nzi_row_blocks_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
+                                   double beta, void *y);
 
 /* Shared memory a block may stage into when `resident` blocks share an SM: the SM's shared
  * memory over them, less the per-block reservation, within the default per-block limit. */
@@ -135,6 +156,58 @@ static __device__ __forceinline__ void nzi_cuda_stage_products(const int32_t *__
         products[k + 3 * T] = v3 * __ldg(x + c3);
     }
     for (; k < n; k += T) products[k] = __ldg(vals + k) * __ldg(x + __ldg(cols + k));
+}
+
+/* The two kinds of block both kernels handle alike: a piece of a split row (d.w > 1) and a block
+ * of one row. Returns true when the block is done; else *base (the block's first entry) and *n
+ * (its entry count) for the kernel's own path over rows d.x .. d.y - 1. */
+template <typename Value, typename Offset, int T>
+static __device__ __forceinline__ bool nzi_cuda_row_block_simple(
+    const int4 d, const Offset *__restrict__ row_offsets, const int32_t *__restrict__ col_indices,
+    const Value *__restrict__ values, const Value *__restrict__ x, Value *__restrict__ y,
+    Value alpha, Value beta, int piece_length, Value *__restrict__ partials,
+    unsigned int *__restrict__ tickets, Value *warp_sums, int *is_last, Offset *base, int *n) {
+    if (d.w > 1) {
+        nzi_cuda_row_piece<Value, Offset, T>(d, row_offsets, col_indices, values, x, y, alpha, beta,
+                                             piece_length, partials, tickets, warp_sums, is_last);
+        return true;
+    }
+    *base = __ldg(row_offsets + d.x);
+    *n = (int)(__ldg(row_offsets + d.y) - *base);
+    if (d.y - d.x == 1) {
+        nzi_cuda_row_whole<Value, T>(col_indices + *base, values + *base, *n, x, y, d.x, alpha, beta,
+                                     warp_sums);
+        return true;
+    }
+    return false;
+}
+
+/* Rows row_begin .. row_begin + rows - 1 from their staged products (the caller synchronised
+ * the block): g threads per row, g the largest power of two from min_group with g x 2 rows <= T,
+ * at most 32, so groups never straddle a warp; each group sums its row's products with a stride
+ * of g and a shuffle tree. A row's products start at row_local[r] when row_local is given (the
+ * row starts staged in shared memory), else at row_offsets[row_begin + r] - base. */
+template <typename Value, typename Offset, int T>
+static __device__ __forceinline__ void nzi_cuda_rows_from_products(
+    int row_begin, int rows, int min_group, const int *row_local,
+    const Offset *__restrict__ row_offsets, Offset base, const Value *products,
+    Value *__restrict__ y, Value alpha, Value beta) {
+    int group_size = min_group;
+    while (group_size < 32 && group_size * 2 * rows <= T) group_size *= 2;
+    const int group = threadIdx.x / group_size;
+    const int lane = threadIdx.x & (group_size - 1);
+    Value sum = Value(0);
+    if (group < rows) {
+        const int start = row_local != NULL ? row_local[group]
+                                            : (int)(__ldg(row_offsets + row_begin + group) - base);
+        const int end = row_local != NULL
+                            ? row_local[group + 1]
+                            : (int)(__ldg(row_offsets + row_begin + group + 1) - base);
+        for (int j = start + lane; j < end; j += group_size) sum += products[j];
+    }
+    for (int delta = group_size >> 1; delta > 0; delta >>= 1)
+        sum += __shfl_down_sync(0xffffffffu, sum, delta, group_size);
+    if (lane == 0 && group < rows) nzi_cuda_store_row(y, row_begin + group, sum, alpha, beta);
 }
 
 #endif /* NZI_ROW_BLOCKS_CUH */

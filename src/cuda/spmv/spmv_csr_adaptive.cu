@@ -74,29 +74,18 @@ adaptive_kernel(const int4 *__restrict__ blocks, const Offset *__restrict__ row_
     Value *warp_sums = products + nnz_per_wg;
     const int tid = threadIdx.x;
     const int4 d = blocks[blockIdx.x];
-
-    if (d.w > 1) {
-        /* CSR-VectorL: piece d.z of row d.x. */
-        nzi_cuda_row_piece<Value, Offset, T>(d, row_offsets, col_indices, values, x, y, alpha, beta,
-                                             piece_length, partials, tickets, warp_sums, &is_last);
+    Offset base;
+    int n;
+    /* CSR-VectorL (piece d.z of row d.x) and CSR-Vector (a block of one row) */
+    if (nzi_cuda_row_block_simple<Value, Offset, T>(d, row_offsets, col_indices, values, x, y, alpha,
+                                                    beta, piece_length, partials, tickets,
+                                                    warp_sums, &is_last, &base, &n))
         return;
-    }
-
     const int row_begin = d.x;
     const int rows = d.y - d.x;
-    const Offset base = __ldg(row_offsets + row_begin);
-    const int n = (int)(__ldg(row_offsets + d.y) - base);
-    const int32_t *cols = col_indices + base;
-    const Value *vals = values + base;
-
-    if (rows == 1) {
-        /* CSR-Vector. */
-        nzi_cuda_row_whole<Value, T>(cols, vals, n, x, y, row_begin, alpha, beta, warp_sums);
-        return;
-    }
 
     /* CSR-Stream: stage the block's products. */
-    nzi_cuda_stage_products<Value, T>(cols, vals, n, x, products);
+    nzi_cuda_stage_products<Value, T>(col_indices + base, values + base, n, x, products);
     __syncthreads();
 
     if (2 * rows > T) {
@@ -111,19 +100,8 @@ adaptive_kernel(const int4 *__restrict__ blocks, const Offset *__restrict__ row_
         return;
     }
     /* Few rows: g threads per row (HiPC15), g * rows <= T, groups within a warp. */
-    int group_size = 2;
-    while (group_size < 32 && group_size * 2 * rows <= T) group_size *= 2;
-    const int group = tid / group_size;
-    const int lane = tid & (group_size - 1);
-    Value sum = Value(0);
-    if (group < rows) {
-        const int start = (int)(__ldg(row_offsets + row_begin + group) - base);
-        const int end = (int)(__ldg(row_offsets + row_begin + group + 1) - base);
-        for (int j = start + lane; j < end; j += group_size) sum += products[j];
-    }
-    for (int delta = group_size >> 1; delta > 0; delta >>= 1)
-        sum += __shfl_down_sync(0xffffffffu, sum, delta, group_size);
-    if (lane == 0 && group < rows) nzi_cuda_store_row(y, row_begin + group, sum, alpha, beta);
+    nzi_cuda_rows_from_products<Value, Offset, T>(row_begin, rows, 2, NULL, row_offsets, base,
+                                                  products, y, alpha, beta);
 }
 
 /* nnz per workgroup: ADAPTIVE_NNZ_PER_THREAD per thread, within 1 / (blocks per SM) of the SM's
@@ -152,34 +130,10 @@ static nz_status_t adaptive_choose_sizes(nz_context_t *ctx, const nz_matrix_t *A
     return NZ_SUCCESS;
 }
 
-/* Setup: the row blocks (nzi_row_blocks_build: one device-to-host copy of the row offsets, the
- * block scan, upload; partial sums and tickets only when some row needs CSR-VectorL). */
-static nz_status_t adaptive_setup(nz_spmv_plan_t *plan) {
-    static const nzi_row_block_names_t names = {
-        "CSR-Adaptive plan", "CSR-Adaptive host row offsets", "CSR-Adaptive row blocks",
-        "CSR-VectorL partial sums", "CSR-VectorL tickets"};
-    nz_status_t status = NZ_SUCCESS;
-    nz_context_t *ctx = plan->ctx;
-    adaptive_state_t *state = NULL;
-
-    NZI_CHECK(nzi_row_blocks_plan_start(plan, names.plan, ADAPTIVE_THREADS,
-                                        sizeof(adaptive_state_t)));
-    state = (adaptive_state_t *)plan->state;
-    if (plan->A->rows == 0) goto cleanup;
-
-    NZI_CHECK(adaptive_choose_sizes(ctx, plan->A, state));
-    NZI_CHECK(nzi_row_blocks_build(ctx, plan->A, state->nnz_per_wg, state->nnz_per_wg,
-                                   state->piece, &names, &state->rb, &plan->workspace_bytes));
-
-cleanup:
-    if (status < 0) nzi_row_blocks_plan_release(plan);
-    return status;
-}
-
 template <typename Value, typename Offset>
-static void adaptive_launch(const adaptive_state_t *state, cudaStream_t stream,
-                            const nz_matrix_t *A, const void *x, void *y, double alpha,
-                            double beta) {
+static void adaptive_launch(const void *opaque, cudaStream_t stream, const nz_matrix_t *A,
+                            const void *x, void *y, double alpha, double beta) {
+    const adaptive_state_t *state = (const adaptive_state_t *)opaque;
     adaptive_kernel<Value, Offset><<<(unsigned)state->rb.num_blocks, ADAPTIVE_THREADS,
                                      state->shared_bytes, stream>>>(
         state->rb.blocks, nzi_dev_offsets<Offset>(A), A->device.col_indices,
@@ -187,35 +141,28 @@ static void adaptive_launch(const adaptive_state_t *state, cudaStream_t stream,
         state->nnz_per_wg, state->piece, (Value *)state->rb.partials, state->rb.tickets);
 }
 
-static nz_status_t adaptive_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
-                                    double beta, void *y) {
-    nz_context_t *ctx = plan->ctx;
-    const nz_matrix_t *A = plan->A;
-    const adaptive_state_t *state = (const adaptive_state_t *)plan->state;
-    cudaStream_t stream = nzi_cuda(ctx)->stream;
-    if (state->rb.num_blocks == 0) return NZ_SUCCESS;
-    bool f64 = A->value_type == NZ_F64, o64 = A->device.offset_type == NZ_I64;
-    if (f64 && o64)
-        adaptive_launch<double, int64_t>(state, stream, A, x, y, alpha, beta);
-    else if (f64)
-        adaptive_launch<double, int32_t>(state, stream, A, x, y, alpha, beta);
-    else if (o64)
-        adaptive_launch<float, int64_t>(state, stream, A, x, y, alpha, beta);
-    else
-        adaptive_launch<float, int32_t>(state, stream, A, x, y, alpha, beta);
-    NZI_CUDA_LAUNCH_CHECK(ctx);
+static const nzi_row_blocks_launchers_t adaptive_launchers = {
+    adaptive_launch<float, int32_t>, adaptive_launch<float, int64_t>, adaptive_launch<double, int32_t>,
+    adaptive_launch<double, int64_t>};
+
+/* Setup: the row blocks (nzi_row_blocks_build: one device-to-host copy of the row offsets, the
+ * block scan, upload; partial sums and tickets only when some row needs CSR-VectorL). */
+static nz_status_t adaptive_sizes(nz_context_t *ctx, const nz_matrix_t *A, void *opaque,
+                                  int64_t *tile_nnz, int64_t *max_rows, int64_t *piece_length) {
+    adaptive_state_t *state = (adaptive_state_t *)opaque;
+    NZI_TRY(adaptive_choose_sizes(ctx, A, state));
+    *tile_nnz = *max_rows = state->nnz_per_wg;
+    *piece_length = state->piece;
     return NZ_SUCCESS;
 }
 
-extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_adaptive_ops = {
-    NZ_ALG_ADAPTIVE, adaptive_setup, adaptive_execute, nzi_row_blocks_plan_release};
+static nz_status_t adaptive_setup(nz_spmv_plan_t *plan) {
+    static const nzi_row_block_names_t names = {
+        "CSR-Adaptive plan", "CSR-Adaptive host row offsets", "CSR-Adaptive row blocks",
+        "CSR-VectorL partial sums", "CSR-VectorL tickets"};
+    return nzi_row_blocks_setup(plan, &names, ADAPTIVE_THREADS, sizeof(adaptive_state_t),
+                                adaptive_sizes, &adaptive_launchers);
+}
 
-/* Explicit instantiations: value type x offset type. */
-#define ADAPTIVE_INSTANTIATE(Value, Offset)                                                     \
-    template __global__ void adaptive_kernel<Value, Offset>(                                    \
-        const int4 *, const Offset *, const int32_t *, const Value *, const Value *, Value *,   \
-        Value, Value, int, int, Value *, unsigned int *);
-ADAPTIVE_INSTANTIATE(float, int32_t)
-ADAPTIVE_INSTANTIATE(float, int64_t)
-ADAPTIVE_INSTANTIATE(double, int32_t)
-ADAPTIVE_INSTANTIATE(double, int64_t)
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_adaptive_ops = {
+    NZ_ALG_ADAPTIVE, adaptive_setup, nzi_row_blocks_execute, nzi_row_blocks_plan_release};

@@ -67,46 +67,26 @@ ipcsr_kernel(const int4 *__restrict__ blocks, const Offset *__restrict__ row_off
     int *row_local = (int *)(warp_sums + 32);
     const int tid = threadIdx.x;
     const int4 d = blocks[blockIdx.x];
-
-    if (d.w > 1) {
-        /* Piece d.z of a split row: at most `budget` entries. */
-        nzi_cuda_row_piece<Value, Offset, T>(d, row_offsets, col_indices, values, x, y, alpha, beta,
-                                             budget, partials, tickets, warp_sums, &is_last);
+    Offset base;
+    int n;
+    /* a piece of a split row (at most `budget` entries), or a block of one row (Algorithm 8: all
+     * threads on the row, no staging) */
+    if (nzi_cuda_row_block_simple<Value, Offset, T>(d, row_offsets, col_indices, values, x, y, alpha,
+                                                    beta, budget, partials, tickets, warp_sums,
+                                                    &is_last, &base, &n))
         return;
-    }
-
     const int row_begin = d.x;
     const int rows = d.y - d.x;
-    const Offset base = __ldg(row_offsets + row_begin);
-    const int n = (int)(__ldg(row_offsets + d.y) - base);
-    const int32_t *cols = col_indices + base;
-    const Value *vals = values + base;
-
-    if (rows == 1) {
-        /* A block of one row (Algorithm 8): all threads on the row, no staging. */
-        nzi_cuda_row_whole<Value, T>(cols, vals, n, x, y, row_begin, alpha, beta, warp_sums);
-        return;
-    }
 
     /* Stage 1: coalesced products into shared memory, row starts relative to the tile. */
     for (int r = tid; r <= rows; r += T) row_local[r] = (int)(__ldg(row_offsets + row_begin + r) - base);
-    nzi_cuda_stage_products<Value, T>(cols, vals, n, x, products);
+    nzi_cuda_stage_products<Value, T>(col_indices + base, values + base, n, x, products);
     __syncthreads();
 
     /* Stage 2: the decision tree: g threads per row, g the largest power of two <= T / rows,
-     * at most 32 (rows <= T, so g >= 1). Groups never straddle a warp. */
-    int group_size = 1;
-    while (group_size < 32 && group_size * 2 * rows <= T) group_size *= 2;
-    const int group = tid / group_size;
-    const int lane = tid & (group_size - 1);
-    Value sum = Value(0);
-    if (group < rows) {
-        const int end = row_local[group + 1];
-        for (int j = row_local[group] + lane; j < end; j += group_size) sum += products[j];
-    }
-    for (int delta = group_size >> 1; delta > 0; delta >>= 1)
-        sum += __shfl_down_sync(0xffffffffu, sum, delta, group_size);
-    if (lane == 0 && group < rows) nzi_cuda_store_row(y, row_begin + group, sum, alpha, beta);
+     * at most 32 (rows <= T, so g >= 1). */
+    nzi_cuda_rows_from_products<Value, Offset, T>(row_begin, rows, 1, row_local, row_offsets, base,
+                                                  products, y, alpha, beta);
 }
 
 template <typename Value, typename Offset>
@@ -140,34 +120,10 @@ static nz_status_t ipcsr_choose_budget(nz_context_t *ctx, const nz_matrix_t *A, 
     return NZ_SUCCESS;
 }
 
-/* Setup: the block table (nzi_row_blocks_build, Algorithm 4 with the long-row case of Algorithm
- * 6 split into pieces of `budget` nonzeros: a tile holds at most IPCSR_THREADS rows); partial
- * sums and tickets only when some row is split. */
-static nz_status_t ipcsr_setup(nz_spmv_plan_t *plan) {
-    static const nzi_row_block_names_t names = {
-        "IPCSR plan", "IPCSR host row offsets", "IPCSR block table",
-        "IPCSR split-row partial sums", "IPCSR split-row tickets"};
-    nz_status_t status = NZ_SUCCESS;
-    nz_context_t *ctx = plan->ctx;
-    ipcsr_state_t *state = NULL;
-
-    NZI_CHECK(nzi_row_blocks_plan_start(plan, names.plan, IPCSR_THREADS,
-                                        sizeof(ipcsr_state_t)));
-    state = (ipcsr_state_t *)plan->state;
-    if (plan->A->rows == 0) goto cleanup;
-
-    NZI_CHECK(ipcsr_choose_budget(ctx, plan->A, &state->budget, &state->shared_bytes));
-    NZI_CHECK(nzi_row_blocks_build(ctx, plan->A, state->budget, IPCSR_THREADS, state->budget,
-                                   &names, &state->rb, &plan->workspace_bytes));
-
-cleanup:
-    if (status < 0) nzi_row_blocks_plan_release(plan);
-    return status;
-}
-
 template <typename Value, typename Offset>
-static void ipcsr_launch(const ipcsr_state_t *state, cudaStream_t stream, const nz_matrix_t *A,
+static void ipcsr_launch(const void *opaque, cudaStream_t stream, const nz_matrix_t *A,
                          const void *x, void *y, double alpha, double beta) {
+    const ipcsr_state_t *state = (const ipcsr_state_t *)opaque;
     ipcsr_kernel<Value, Offset><<<(unsigned)state->rb.num_blocks, IPCSR_THREADS,
                                   state->shared_bytes, stream>>>(
         state->rb.blocks, nzi_dev_offsets<Offset>(A), A->device.col_indices,
@@ -175,35 +131,29 @@ static void ipcsr_launch(const ipcsr_state_t *state, cudaStream_t stream, const 
         state->budget, (Value *)state->rb.partials, state->rb.tickets);
 }
 
-static nz_status_t ipcsr_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
-                                 double beta, void *y) {
-    nz_context_t *ctx = plan->ctx;
-    const nz_matrix_t *A = plan->A;
-    const ipcsr_state_t *state = (const ipcsr_state_t *)plan->state;
-    cudaStream_t stream = nzi_cuda(ctx)->stream;
-    if (state->rb.num_blocks == 0) return NZ_SUCCESS;
-    bool f64 = A->value_type == NZ_F64, o64 = A->device.offset_type == NZ_I64;
-    if (f64 && o64)
-        ipcsr_launch<double, int64_t>(state, stream, A, x, y, alpha, beta);
-    else if (f64)
-        ipcsr_launch<double, int32_t>(state, stream, A, x, y, alpha, beta);
-    else if (o64)
-        ipcsr_launch<float, int64_t>(state, stream, A, x, y, alpha, beta);
-    else
-        ipcsr_launch<float, int32_t>(state, stream, A, x, y, alpha, beta);
-    NZI_CUDA_LAUNCH_CHECK(ctx);
+static const nzi_row_blocks_launchers_t ipcsr_launchers = {
+    ipcsr_launch<float, int32_t>, ipcsr_launch<float, int64_t>, ipcsr_launch<double, int32_t>,
+    ipcsr_launch<double, int64_t>};
+
+/* Setup: the block table (nzi_row_blocks_build, Algorithm 4 with the long-row case of Algorithm
+ * 6 split into pieces of `budget` nonzeros: a tile holds at most IPCSR_THREADS rows); partial
+ * sums and tickets only when some row is split. */
+static nz_status_t ipcsr_sizes(nz_context_t *ctx, const nz_matrix_t *A, void *opaque,
+                               int64_t *tile_nnz, int64_t *max_rows, int64_t *piece_length) {
+    ipcsr_state_t *state = (ipcsr_state_t *)opaque;
+    NZI_TRY(ipcsr_choose_budget(ctx, A, &state->budget, &state->shared_bytes));
+    *tile_nnz = *piece_length = state->budget;
+    *max_rows = IPCSR_THREADS;
     return NZ_SUCCESS;
 }
 
-extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_ipcsr_ops = {
-    NZ_ALG_IPCSR, ipcsr_setup, ipcsr_execute, nzi_row_blocks_plan_release};
+static nz_status_t ipcsr_setup(nz_spmv_plan_t *plan) {
+    static const nzi_row_block_names_t names = {
+        "IPCSR plan", "IPCSR host row offsets", "IPCSR block table",
+        "IPCSR split-row partial sums", "IPCSR split-row tickets"};
+    return nzi_row_blocks_setup(plan, &names, IPCSR_THREADS, sizeof(ipcsr_state_t), ipcsr_sizes,
+                                &ipcsr_launchers);
+}
 
-/* Explicit instantiations: value type x offset type. */
-#define IPCSR_INSTANTIATE(Value, Offset)                                                        \
-    template __global__ void ipcsr_kernel<Value, Offset>(                                       \
-        const int4 *, const Offset *, const int32_t *, const Value *, const Value *, Value *,   \
-        Value, Value, int, Value *, unsigned int *);
-IPCSR_INSTANTIATE(float, int32_t)
-IPCSR_INSTANTIATE(float, int64_t)
-IPCSR_INSTANTIATE(double, int32_t)
-IPCSR_INSTANTIATE(double, int64_t)
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_ipcsr_ops = {
+    NZ_ALG_IPCSR, ipcsr_setup, nzi_row_blocks_execute, nzi_row_blocks_plan_release};
