@@ -5,17 +5,22 @@
 #include <omp.h>
 #endif
 
-/* Products per row, O(nnz of A's rows) with one look-up of B's row offsets per entry of A. Each
- * thread sums its rows into a private total with overflow checks; the first overflowing row (in
- * row order) is reported, so the message does not depend on the thread count. */
+/* Products per row, O(nnz of A's rows) with one look-up of B's row offsets per entry of A, and
+ * their total in the same pass. Each row's count is overflow-checked; the first overflowing row
+ * (in row order) is reported, so the message does not depend on the thread count. The total is
+ * summed on all threads as an unsigned and a double: while the double stays below 2^62 the
+ * unsigned sum is exact; otherwise a serial pass in row order names the row where int64
+ * overflows. */
 nz_status_t nzi_spgemm_count_products(nz_context_t *ctx, const nz_matrix_t *A,
                                       const nz_matrix_t *B, int64_t row_begin, int64_t row_end,
                                       int64_t *products, int64_t *total) {
     const int64_t *a_offsets = A->host.csr.row_offsets, *b_offsets = B->host.csr.row_offsets;
     const int32_t *a_cols = A->host.csr.col_indices;
     int64_t sum = 0, bad_row = INT64_MAX;
+    uint64_t usum = 0;
+    double dsum = 0.0;
 #ifdef _OPENMP
-#pragma omp parallel for schedule(static, 4096) reduction(min : bad_row)
+#pragma omp parallel for schedule(static, 4096) reduction(min : bad_row) reduction(+ : usum, dsum)
 #endif
     for (int64_t i = row_begin; i < row_end; i++) {
         int64_t count = 0;
@@ -27,28 +32,16 @@ nz_status_t nzi_spgemm_count_products(nz_context_t *ctx, const nz_matrix_t *A,
             }
         }
         if (products != NULL) products[i - row_begin] = count;
+        usum += (uint64_t)count;
+        dsum += (double)count;
     }
     if (bad_row != INT64_MAX)
         return nzi_error(ctx, NZ_ERR_OVERFLOW, "nz_spgemm: the products of row %lld overflow int64",
                          (long long)bad_row);
     if (total == NULL) return NZ_SUCCESS;
-    /* The total: on all threads while it is far from overflowing (each row's count fits int64;
-     * a double sum below 2^62 means the unsigned sum is exact), else in row order, so that the
-     * row where int64 overflows is named exactly. */
-    if (products != NULL) {
-        uint64_t usum = 0;
-        double dsum = 0.0;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static, 16384) reduction(+ : usum, dsum)
-#endif
-        for (int64_t i = row_begin; i < row_end; i++) {
-            usum += (uint64_t)products[i - row_begin];
-            dsum += (double)products[i - row_begin];
-        }
-        if (dsum < 0x1p62) {
-            *total = (int64_t)usum;
-            return NZ_SUCCESS;
-        }
+    if (dsum < 0x1p62) {
+        *total = (int64_t)usum;
+        return NZ_SUCCESS;
     }
     for (int64_t i = row_begin; i < row_end; i++) {
         int64_t count;
