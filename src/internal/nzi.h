@@ -24,7 +24,15 @@ extern "C" {
 #define NZI_SPMV_PLAN_FLAGS                                                                    \
     (NZ_PLAN_DETERMINISTIC | NZ_PLAN_TUNE | NZ_PLAN_MIXED | NZ_PLAN_CACHE_HINTS |               \
      NZ_PLAN_LIGHT_PER_ROW | NZI_PLAN_LAYOUTS)
-/* The plan layouts (GPU csr, op N, one at a time): src/cuda/spmv_csr_layout.cu. */
+/* Internal plan flag, never accepted from a caller: the planner added the layout itself, so the
+ * backend refuses it (NZ_ERR_UNSUPPORTED) where its build shows it would not pay, and the planner
+ * keeps the algorithm without it (compressed indices: too few segments fit 16 bits). */
+#define NZI_PLAN_IF_PAYS 0x80000000u
+/* Compressed indices (16-bit column segments of 32 nonzeros) pay where at least this share of
+ * the segments spans <= 65535 columns: a wide segment costs its 2-byte offsets and its base on
+ * top of the 32-bit indices. */
+#define NZI_SEGMENTS_MIN_NARROW_SHARE 0.8
+/* The plan layouts (GPU csr, op N, one at a time): src/cuda/spmv/spmv_csr_layout.cu. */
 #define NZI_PLAN_LAYOUTS (NZ_PLAN_COLUMN_PANELS | NZ_PLAN_REORDER | NZ_PLAN_COMPRESS_INDICES)
 
 struct nz_context {

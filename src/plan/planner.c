@@ -375,8 +375,12 @@ static void backend_release(nz_spmv_plan_t *plan) {
  *   panels    x and its window both exceed L2 / 2: split the columns so each panel's x fits
  *             (H100, random 4M x 16 f64: vector 1089 -> 871 us, merge 1854 -> 913 us; DRAM read
  *             2.49 -> 1.13 GB with four panels).
- * Compressed indices and reordering are never added: both measured slower on every suite matrix
- * where they apply (docs/PERF_NOTES.md, session 8).
+ *   compressed  CSR-vector without panels, not tiny: 16-bit column segments, asked for with
+ *             NZI_PLAN_IF_PAYS, so the build refuses them when fewer than 80% of the segments of
+ *             32 nonzeros fit 16 bits (random and power-law columns) and the candidate runs
+ *             plain (try_candidate). 2 bytes less per nonzero on bandwidth-bound rows.
+ * Reordering is never added: it measured slower on every suite matrix (docs/PERF_NOTES.md,
+ * session 8).
  */
 unsigned nzi_plan_layout_flags(const nz_matrix_stats_t *s, nz_alg_t alg, size_t value_size,
                                size_t l2_bytes) {
@@ -389,13 +393,17 @@ unsigned nzi_plan_layout_flags(const nz_matrix_stats_t *s, nz_alg_t alg, size_t 
         flags |= NZ_PLAN_CACHE_HINTS;
     if (x_bytes > half_l2 && window > half_l2 && (double)s->nnz >= T.tiny_nnz)
         flags |= NZ_PLAN_COLUMN_PANELS;
+    else if (alg == NZ_ALG_VECTOR && (double)s->nnz >= T.tiny_nnz)
+        flags |= NZ_PLAN_COMPRESS_INDICES | NZI_PLAN_IF_PAYS;
     return flags;
 }
 
 /* Set the plan up with alg; a plan that is not reproducible under NZ_PLAN_DETERMINISTIC is
  * released and refused (NZ_ERR_UNSUPPORTED, so the caller moves on to the next candidate).
  * With layout_stats (GPU CSR, op N, the caller chose no layout), the candidate runs with the
- * layout and hint flags nzi_plan_layout_flags gives it, on top of the caller's flags. */
+ * layout and hint flags nzi_plan_layout_flags gives it, on top of the caller's flags; a layout
+ * asked for only if it pays (NZI_PLAN_IF_PAYS) that the backend refuses is dropped and the
+ * candidate set up without it. */
 static nz_status_t try_candidate(nz_spmv_plan_t *plan, nz_alg_t alg, unsigned caller_flags,
                                  const nz_matrix_stats_t *layout_stats) {
     plan->alg = alg;
@@ -405,6 +413,12 @@ static nz_status_t try_candidate(nz_spmv_plan_t *plan, nz_alg_t alg, unsigned ca
                                              nzi_value_size(plan->A->value_type),
                                              plan->ops->l2_bytes(plan->ctx));
     nz_status_t status = backend_setup(plan);
+    if (status == NZ_ERR_UNSUPPORTED && (plan->flags & NZI_PLAN_IF_PAYS)) {
+        backend_release(plan);
+        plan->flags &= ~(NZI_PLAN_LAYOUTS | NZI_PLAN_IF_PAYS);
+        status = backend_setup(plan);
+    }
+    plan->flags &= ~NZI_PLAN_IF_PAYS;
     if (status < 0) {
         backend_release(plan);
         return status;

@@ -93,6 +93,23 @@ static void host_stats(const nz_matrix_t *H, nz_operation_t op, nz_matrix_stats_
     nz_matrix_destroy(&Ht);
 }
 
+/* Share of H's segments of 32 consecutive nonzeros whose columns span <= 65535 (the compressed
+ * indices' rule, counted on the host). */
+static double narrow_share(const nz_matrix_t *H) {
+    const int64_t nnz = H->nnz, segments = (nnz + 31) / 32;
+    int64_t narrow = 0;
+    for (int64_t s = 0; s < segments; s++) {
+        int32_t lo = INT32_MAX, hi = INT32_MIN;
+        for (int64_t k = 32 * s; k < nnz && k < 32 * s + 32; k++) {
+            const int32_t c = H->host.csr.col_indices[k];
+            lo = c < lo ? c : lo;
+            hi = c > hi ? c : hi;
+        }
+        narrow += (int64_t)hi - lo <= 65535;
+    }
+    return segments > 0 ? (double)narrow / (double)segments : 0.0;
+}
+
 /* ---- device statistics and AUTO --------------------------------------------------------------- */
 
 /* For one host CSR matrix: device statistics for both offset widths and both ops, the AUTO plan's
@@ -134,6 +151,21 @@ static void check_auto(const nz_matrix_t *H, const char *name) {
             NZT_CHECK(info.alg != NZ_ALG_AUTO && nz_cuda_spmv_supports(NZ_FORMAT_CSR, info.alg) &&
                           info.backend == NZ_BACKEND_CUDA,
                       "%s: plan reports %s", label, nz_alg_name(info.alg));
+            NZT_CHECK(!(info.flags & NZI_PLAN_IF_PAYS), "%s: the internal flag 0x%x leaked into "
+                      "the plan's flags 0x%x", label, NZI_PLAN_IF_PAYS, info.flags);
+            /* the planner's CSR-vector plans (no panels, not tiny) carry compressed indices
+             * exactly where enough segments fit 16 bits; elsewhere the build refused them and
+             * the plan runs plain */
+            if (op == NZ_OP_N && info.alg == NZ_ALG_VECTOR && mi.nnz >= T.tiny_nnz &&
+                !(info.flags & NZ_PLAN_COLUMN_PANELS)) {
+                const double share = narrow_share(H);
+                NZT_CHECK(((info.flags & NZ_PLAN_COMPRESS_INDICES) != 0) ==
+                              (share >= NZI_SEGMENTS_MIN_NARROW_SHARE),
+                          "%s: %.3f of the segments fit 16 bits, plan flags 0x%x", label, share,
+                          info.flags);
+                printf("  %s: csr/vector, %.3f of the segments fit 16 bits, compressed %s\n",
+                       label, share, (info.flags & NZ_PLAN_COMPRESS_INDICES) ? "yes" : "no");
+            }
             if (op == NZ_OP_N) {
                 nz_format_t f;
                 nz_alg_t expected;
@@ -180,6 +212,11 @@ static void test_auto(void) {
     NZT_OK(ctx, nz_gen_rail(ctx, &H, quick ? 300 : 3000, quick ? 100000 : 1000000, 2000, nzt_seed,
                             NZ_F32));
     check_auto(H, "rail");
+    nz_matrix_destroy(&H);
+    /* uniform-ish rows (CSR-vector) of columns spread over 1M: compressed indices refused, the
+     * plan runs plain CSR-vector */
+    NZT_OK(ctx, nz_gen_random(ctx, &H, quick ? 20000 : 200000, 1000000, 16.0, nzt_seed, NZ_F64));
+    check_auto(H, "random 1M columns");
     nz_matrix_destroy(&H);
 }
 

@@ -11,8 +11,8 @@ static int num_algs;
 
 /* Each algorithm's two forms (nzt_csr_flag_settings) on the device copy of a job's matrix, plus
  * hints with mixed precision for float: both must match the reference, and, since the flags only
- * change who computes a row (LightSpMV's chunks) or the cache policy of a load (hints), both
- * forms must agree bit for bit. */
+ * change who computes a row (LightSpMV's chunks), the cache policy of a load (hints) or where
+ * a column index is read from (compressed indices), those forms must agree bit for bit. */
 static void compare_forms(const nzt_spmv_job_t *j, const nz_matrix_t *dA, int bits) {
     char label[512];
     for (int a = 0; a < num_algs; a++) {
@@ -38,11 +38,10 @@ static void compare_forms(const nzt_spmv_job_t *j, const nz_matrix_t *dA, int bi
                      nzt_vt_name(j->vt), bits, nz_alg_name(algs[a]),
                      nzt_csr_flags_label(settings[f] | extra));
             int64_t bad2 = nzt_spmv_run(j, other, label, j->dx, 1.0, 0.0, j->ref_a, j->bound_a, j->yh2);
-            /* panels sum panel by panel, compressed rows skip CSR-vector's aligned start, the
-             * paper's LightSpMV form has its own V: the reference check above is theirs; every
-             * other form computes the same sums */
+            /* panels sum panel by panel and the paper's LightSpMV form has its own V: the
+             * reference check above is theirs; every other form (compressed indices included:
+             * the same columns) computes the same sums */
             const bool same_sums = !(settings[f] & (NZ_PLAN_COLUMN_PANELS |
-                                                    NZ_PLAN_COMPRESS_INDICES |
                                                     NZ_PLAN_LIGHT_PER_ROW));
             if (same_sums && bad1 == 0 && bad2 == 0 && j->rows > 0)
                 NZT_CHECK(memcmp(j->yh, j->yh2, (size_t)j->rows * j->vs) == 0,
@@ -64,8 +63,8 @@ static void compare_forms_both(const char *name, nzt_make_fn make, const void *a
     nzt_both_precisions(ctx, name, make, arg, compare_matrix, NULL, 40);
 }
 
-/* LightSpMV's chunks (several rows per atomic) and the cache-hint switch, bit for bit against
- * the forms without them, on shapes whose row counts make LightSpMV take chunks of several rows
+/* LightSpMV's chunks (several rows per atomic), the cache-hint switch and compressed indices,
+ * bit for bit against the forms without them, on shapes whose row counts make LightSpMV take chunks of several rows
  * on a large GPU (S = min(32 V / mean, rows / (8 x resident vectors)) >= 2 on an H100 with
  * 132 SMs): 2,000,003 rows of 0..12 nonzeros (V = 8) with rows of length 0 and 1 and one huge
  * row, whose count is not a multiple of any chunk; 200,001 rows of ~100 nonzeros (V = 32) with
@@ -91,6 +90,12 @@ static void test_flag_forms(void) {
     lengths2[3] = 1;
     nzt_long_rows_t wide = {rows2, 50000, lengths2};
     compare_forms_both("200K rows of ~100 (V = 32)", nzt_make_long_rows, &wide);
+
+    /* the same rows over 70,000 columns: a segment inside a row spans ~22,000 columns (16-bit
+     * offsets), one across two rows spans ~69,000 (32-bit indices), interleaved in every warp */
+    nzt_long_rows_t straddle = {rows2, 70000, lengths2};
+    compare_forms_both("200K rows of ~100 over 70,000 columns (some segments wide)",
+                       nzt_make_long_rows, &straddle);
     free(lengths2);
 
     int64_t lengths3[37];

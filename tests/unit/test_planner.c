@@ -144,9 +144,10 @@ static void test_imbalance_threshold(void) {
 }
 
 /* The GPU CSR layout rule (nzi_plan_layout_flags) on the statistics of the suite's shapes, with
- * an H100's 50 MB L2: gather-bound and wider than L2 -> hints + panels; banded -> nothing;
- * power-law with x inside L2 -> hints for vector / merge only; no L2 (no
- * device) or no nonzeros -> nothing. */
+ * an H100's 50 MB L2: gather-bound and wider than L2 -> hints + panels; CSR-vector without
+ * panels -> compressed indices if they pay (the build decides); banded -> nothing else;
+ * power-law with x inside L2 -> hints for vector / merge only; no L2 (no device), tiny or no
+ * nonzeros -> nothing. */
 static void test_layout_rule(void) {
     const size_t l2 = (size_t)50 << 20;
     nz_matrix_stats_t random = {0}, laplace = {0}, rmat = {0}, small = {0};
@@ -167,9 +168,11 @@ static void test_layout_rule(void) {
     f = nzi_plan_layout_flags(&random, NZ_ALG_ADAPTIVE, 8, l2);
     NZT_CHECK(f == NZ_PLAN_COLUMN_PANELS, "random f64 adaptive: 0x%x", f);
     f = nzi_plan_layout_flags(&random, NZ_ALG_VECTOR, 4, l2); /* x = 16 MB: fits */
-    NZT_CHECK(f == NZ_PLAN_CACHE_HINTS, "random f32 vector: 0x%x", f);
+    NZT_CHECK(f == (NZ_PLAN_CACHE_HINTS | NZ_PLAN_COMPRESS_INDICES | NZI_PLAN_IF_PAYS),
+              "random f32 vector: 0x%x", f);
     f = nzi_plan_layout_flags(&laplace, NZ_ALG_VECTOR, 8, l2);
-    NZT_CHECK(f == 0, "laplace vector: 0x%x", f);
+    NZT_CHECK(f == (NZ_PLAN_COMPRESS_INDICES | NZI_PLAN_IF_PAYS), "laplace vector: 0x%x", f);
+    NZT_CHECK(!(NZI_SPMV_PLAN_FLAGS & NZI_PLAN_IF_PAYS), "callers cannot pass NZI_PLAN_IF_PAYS");
     f = nzi_plan_layout_flags(&laplace, NZ_ALG_MERGE, 8, l2);
     NZT_CHECK(f == 0, "laplace merge: 0x%x", f);
     f = nzi_plan_layout_flags(&rmat, NZ_ALG_MERGE, 8, l2);

@@ -134,7 +134,7 @@ extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_adaptive_ops;     /* spmv_csr_
 extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_merge_ops;        /* spmv_merge.cu */
 /* CSR-vector's lanes per row for A (the context's vector_width tunable, else the smallest power
  * of two >= a quarter of the mean row length, in [2, 32]); spmv_csr_vector.cu, also used by the
- * compressed-index layout (spmv_csr_layout.cu). Rows > 0. */
+ * 16-bit column segments (spmv_csr_layout.cu). Rows > 0. */
 int nzi_cuda_vector_width(const nz_context_t *ctx, const nz_matrix_t *A);
 
 /* ---- formats other than CSR ---------------------------------------------------------------- */
@@ -256,7 +256,40 @@ static __device__ __forceinline__ T nzi_ld_matrix(const T *address) {
     return __ldg(address);
 }
 
-/* CSR-vector's row bounds (spmv_csr_vector.cu and its compressed-index form, spmv_csr_steps.cu):
+/*
+ * 16-bit column segments (NZ_PLAN_COMPRESS_INDICES; built by spmv_csr_segments.cu, read by
+ * CSR-vector): the nonzeros are cut into aligned segments of NZI_SEGMENT nonzeros (k / 32, over
+ * the whole matrix, whatever rows they belong to); a segment whose columns span at most 65535
+ * stores base = its smallest column and offsets[k] = col[k] - base, one whose columns span more
+ * stores base = -1 and its columns are read from A's own 32-bit indices. A column then costs
+ * 2 bytes plus 4 / 32 for the base, and its load has no chain: base and offset are loaded side
+ * by side (the offset array is filled for every nonzero, 0 in wide segments).
+ */
+#define NZI_SEGMENT_SHIFT 5
+#define NZI_SEGMENT (1 << NZI_SEGMENT_SHIFT)
+#define NZI_SEGMENT_MAX_SPAN 65535
+typedef struct nzi_col_segments {
+    const int32_t *base;     /* per segment: smallest column, or -1 (wide: A's indices) */
+    const uint16_t *offsets; /* per nonzero: column - base */
+} nzi_col_segments_t;
+
+/* Column index of nonzero k: A's 32-bit index, or from the segments when Packed. */
+template <bool Packed, bool Hints>
+static __device__ __forceinline__ int32_t nzi_cuda_csr_column(const int32_t *__restrict__ cols,
+                                                              nzi_col_segments_t seg, int64_t k) {
+    if (!Packed) return nzi_ld_matrix<Hints>(cols + k);
+    const int32_t base = __ldg(seg.base + (k >> NZI_SEGMENT_SHIFT));
+    const int32_t offset = (int32_t)nzi_ld_matrix<Hints>(seg.offsets + k);
+    return base >= 0 ? base + offset : nzi_ld_matrix<Hints>(cols + k);
+}
+
+/* CSR-vector (spmv_csr_vector.cu) of plan->A with `width` lanes per row, columns from seg:
+ * the same sums, bit for bit, as the plain kernel of that width. */
+nz_status_t nzi_cuda_csr_vector_segments(const nz_spmv_plan_t *plan, int width,
+                                         nzi_col_segments_t seg, double alpha, const void *x,
+                                         double beta, void *y);
+
+/* CSR-vector's row bounds (spmv_csr_vector.cu):
  * lanes 0 and 1 of each group of V lanes load the row's two offsets (none when the row is past
  * the end, !active), the other lanes get them by shuffle. Every lane of the warp must call it. */
 template <int V, bool Hints, typename Offset>

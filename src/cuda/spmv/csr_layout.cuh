@@ -5,8 +5,8 @@
 #include "cuda_internal.h"
 
 /* spmv_csr_layout.cu: the entry points and why the layouts exist; spmv_csr_layout_build.cu:
- * column panels and reordering built on the device; spmv_csr_steps.cu: compressed indices and
- * their kernel. */
+ * column panels and reordering built on the device; spmv_csr_segments.cu: compressed indices
+ * (16-bit column segments), which CSR-vector reads. */
 
 #define LAYOUT_BLOCK 256
 #define LAYOUT_MAX_PANELS 8
@@ -15,8 +15,6 @@
  * f64 (x 32 MB), ncu with flushed caches: 2 panels 1.35 GB DRAM read / 870 us, 3 panels 1.23 GB /
  * 868 us, 4 panels 1.13 GB / 807 us (the issue's simpler probe kernel lost with four). */
 #define LAYOUT_PANEL_L2_DIVISOR 6
-/* Largest step a compressed column index can hold. */
-#define LAYOUT_MAX_STEP 65535
 
 typedef struct nzi_layout_state {
     unsigned layout;                                /* the one NZI_PLAN_LAYOUTS flag */
@@ -27,9 +25,10 @@ typedef struct nzi_layout_state {
     bool owns_arrays[LAYOUT_MAX_PANELS];            /* views[p]'s device arrays are the plan's */
     int32_t *perm;                                  /* reorder: new column -> old column */
     void *x_perm;                                   /* reorder: x in the new column order */
-    int32_t *row_base;                              /* compress: first column, < 0: 32-bit row */
-    uint16_t *steps;                                /* compress: column steps */
-    int width;                                      /* compress: lanes per row */
+    int32_t *seg_base;                              /* compress: per 32 nonzeros, -1: wide */
+    uint16_t *seg_offsets;                          /* compress: column - segment base */
+    int64_t segments, narrow_segments;              /* compress: all, those that fit 16 bits */
+    int width;                                      /* compress: CSR-vector's lanes per row */
 } nzi_layout_state_t;
 
 /* ---- column panels and reordering (spmv_csr_layout_build.cu) ------------------------------- */
@@ -48,13 +47,13 @@ nz_status_t nzi_layout_reorder_build(nz_context_t *ctx, const nz_matrix_t *A,
 nz_status_t nzi_layout_reorder_gather(nz_context_t *ctx, const nz_matrix_t *A,
                                       const nzi_layout_state_t *st, const void *x);
 
-/* ---- compressed column indices (spmv_csr_steps.cu) ----------------------------------------- */
+/* ---- compressed column indices (spmv_csr_segments.cu) -------------------------------------- */
 
-/* st->row_base and st->steps for A; *bytes: their size. */
+/* st->seg_base, st->seg_offsets and the segment counts for A; *bytes: their size. */
 nz_status_t nzi_layout_compress_build(nz_context_t *ctx, const nz_matrix_t *A,
                                       nzi_layout_state_t *st, size_t *bytes);
 /* y = alpha A x + beta y through the compressed indices of plan->state (CSR-vector, its width). */
-nz_status_t nzi_layout_steps_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
+nz_status_t nzi_layout_segments_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
                                      double beta, void *y);
 
 #endif /* NZI_CSR_LAYOUT_CUH */

@@ -18,6 +18,8 @@
  * plan setup; NZ_TUNE_AUTO = the rule above):
  *   NZ_TUNE_VECTOR_WIDTH=2|4|8|16|32   lanes per row
  *   NZ_TUNE_VECTOR_UNROLL=1|2|4|8      loads in flight per lane (mixed precision always uses 4)
+ * NZ_PLAN_COMPRESS_INDICES reads the columns as 16-bit offsets from a base per 32 nonzeros
+ * (the plan's layout, spmv_csr_segments.cu): 2 bytes less per nonzero where the segments fit.
  * NZ_PLAN_CACHE_HINTS loads row_offsets, col_indices and values as streaming (ld.global.cs,
  * evict-first; nzi_ld_matrix) so the matrix stream does not evict x from L2; x stays on the
  * read-only path. The hints change no value: results are identical with and without them.
@@ -38,14 +40,16 @@
  * U: loads in flight per lane. Each lane walks its row in steps of V * U elements; a step first
  * loads its U column indices, then its U values, then gathers the U x entries, so a lane has U
  * independent memory requests outstanding instead of one (short rows on wide vectors otherwise
- * leave the memory system idle). Elements past the row end are never multiplied. */
+ * leave the memory system idle). Elements past the row end are never multiplied.
+ * Packed: columns from the 16-bit segments (NZ_PLAN_COMPRESS_INDICES, nzi_cuda_csr_column);
+ * the same columns, so the same sums bit for bit. */
 template <typename Value, typename Offset, int V, int U, bool BetaZero, bool Hints,
-          typename Accum = Value>
+          bool Packed, typename Accum = Value>
 __global__ void __launch_bounds__(VECTOR_BLOCK)
     csr_vector_kernel(int32_t rows, const Offset *__restrict__ row_offsets,
-                      const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
-                      const Value *__restrict__ x, Accum alpha, Accum beta,
-                      Value *__restrict__ y) {
+                      const int32_t *__restrict__ col_indices, nzi_col_segments_t segments,
+                      const Value *__restrict__ values, const Value *__restrict__ x, Accum alpha,
+                      Accum beta, Value *__restrict__ y) {
     constexpr int ROWS_PER_WARP = 32 / V;
     const int lane = threadIdx.x & 31;
     const int lane_in_vector = lane & (V - 1);
@@ -69,7 +73,7 @@ __global__ void __launch_bounds__(VECTOR_BLOCK)
             for (int u = 0; u < U; u++) {
                 const int64_t k = (int64_t)base + u * V; /* no Offset overflow near 2^31 */
                 col[u] = (k >= (int64_t)begin && k < (int64_t)end)
-                             ? nzi_ld_matrix<Hints>(col_indices + k)
+                             ? nzi_cuda_csr_column<Packed, Hints>(col_indices, segments, k)
                              : -1;
             }
 #pragma unroll
@@ -84,24 +88,25 @@ __global__ void __launch_bounds__(VECTOR_BLOCK)
     }
 }
 
-template <typename Value, typename Offset, int V, int U, bool Hints, typename Accum>
-static void csr_vector_launch_width(const nzi_cuda_state_t *cs, const nz_matrix_t *A, Accum alpha,
-                                    const Value *x, double beta, Value *y) {
+template <typename Value, typename Offset, int V, int U, bool Hints, bool Packed, typename Accum>
+static void csr_vector_launch_width(const nzi_cuda_state_t *cs, const nz_matrix_t *A,
+                                    nzi_col_segments_t seg, Accum alpha, const Value *x,
+                                    double beta, Value *y) {
     const int64_t rows_per_block = VECTOR_BLOCK / V;
     const int64_t needed = (A->rows + rows_per_block - 1) / rows_per_block;
     const unsigned blocks = (unsigned)nzi_cuda_grid_blocks(cs, VECTOR_BLOCK, VECTOR_WAVES, needed);
     const Offset *offsets = nzi_dev_offsets<Offset>(A);
     const Value *values = (const Value *)A->device.values;
     if (beta == 0.0)
-        csr_vector_kernel<Value, Offset, V, U, true, Hints, Accum>
+        csr_vector_kernel<Value, Offset, V, U, true, Hints, Packed, Accum>
             <<<blocks, VECTOR_BLOCK, 0, cs->stream>>>((int32_t)A->rows, offsets,
-                                                      A->device.col_indices, values, x, alpha,
-                                                      Accum(0), y);
+                                                      A->device.col_indices, seg, values, x,
+                                                      alpha, Accum(0), y);
     else
-        csr_vector_kernel<Value, Offset, V, U, false, Hints, Accum>
+        csr_vector_kernel<Value, Offset, V, U, false, Hints, Packed, Accum>
             <<<blocks, VECTOR_BLOCK, 0, cs->stream>>>((int32_t)A->rows, offsets,
-                                                      A->device.col_indices, values, x, alpha,
-                                                      (Accum)beta, y);
+                                                      A->device.col_indices, seg, values, x,
+                                                      alpha, (Accum)beta, y);
 }
 
 /* The plan's unroll (vector_state_t.unroll); mixed precision compiles only the default one. */
@@ -110,27 +115,38 @@ typedef struct vector_state {
     int unroll; /* 1, 2, 4 or 8 */
 } vector_state_t;
 
-/* Cache hints (NZ_PLAN_CACHE_HINTS) are compiled for the default unroll only: a plan with hints
- * runs U = 4 whatever NZ_TUNE_VECTOR_UNROLL says (as mixed precision does). */
+/* Cache hints (NZ_PLAN_CACHE_HINTS) and 16-bit column segments (NZ_PLAN_COMPRESS_INDICES) are
+ * compiled for the default unroll only: such a plan runs U = 4 whatever NZ_TUNE_VECTOR_UNROLL
+ * says (as mixed precision does). The unroll changes no sum: a lane adds its elements in order. */
 template <typename Value, typename Offset, int V, typename Accum>
 static void csr_vector_launch_unroll(const nzi_cuda_state_t *cs, const nz_matrix_t *A, int unroll,
-                                     bool hints, Accum alpha, const Value *x, double beta,
-                                     Value *y) {
+                                     bool hints, nzi_col_segments_t seg, Accum alpha,
+                                     const Value *x, double beta, Value *y) {
     constexpr bool tunable = sizeof(Accum) == sizeof(Value);
+    if (seg.base != NULL) {
+        if (hints)
+            csr_vector_launch_width<Value, Offset, V, 4, true, true, Accum>(cs, A, seg, alpha, x, beta, y);
+        else
+            csr_vector_launch_width<Value, Offset, V, 4, false, true, Accum>(cs, A, seg, alpha, x, beta, y);
+        return;
+    }
     if (hints) {
-        csr_vector_launch_width<Value, Offset, V, 4, true, Accum>(cs, A, alpha, x, beta, y);
+        csr_vector_launch_width<Value, Offset, V, 4, true, false, Accum>(cs, A, seg, alpha, x, beta, y);
         return;
     }
     switch (tunable ? unroll : VECTOR_UNROLL_DEFAULT) {
-    case 1: csr_vector_launch_width<Value, Offset, V, tunable ? 1 : 4, false, Accum>(cs, A, alpha, x, beta, y); break;
-    case 2: csr_vector_launch_width<Value, Offset, V, tunable ? 2 : 4, false, Accum>(cs, A, alpha, x, beta, y); break;
-    case 8: csr_vector_launch_width<Value, Offset, V, tunable ? 8 : 4, false, Accum>(cs, A, alpha, x, beta, y); break;
-    default: csr_vector_launch_width<Value, Offset, V, 4, false, Accum>(cs, A, alpha, x, beta, y); break;
+    case 1: csr_vector_launch_width<Value, Offset, V, tunable ? 1 : 4, false, false, Accum>(cs, A, seg, alpha, x, beta, y); break;
+    case 2: csr_vector_launch_width<Value, Offset, V, tunable ? 2 : 4, false, false, Accum>(cs, A, seg, alpha, x, beta, y); break;
+    case 8: csr_vector_launch_width<Value, Offset, V, tunable ? 8 : 4, false, false, Accum>(cs, A, seg, alpha, x, beta, y); break;
+    default: csr_vector_launch_width<Value, Offset, V, 4, false, false, Accum>(cs, A, seg, alpha, x, beta, y); break;
     }
 }
 
+/* y = alpha A x + beta y with `width` lanes per row, `unroll` loads in flight, the plan's hint
+ * flag and, when seg.base is not NULL, columns read from the 16-bit segments. */
 template <typename Value, typename Offset, typename Accum = Value>
-static nz_status_t csr_vector_launch(const nz_spmv_plan_t *plan, double alpha, const void *x,
+static nz_status_t csr_vector_launch(const nz_spmv_plan_t *plan, int width, int unroll,
+                                     nzi_col_segments_t seg, double alpha, const void *x,
                                      double beta, void *y) {
     nz_context_t *ctx = plan->ctx;
     const nzi_cuda_state_t *cs = nzi_cuda(ctx);
@@ -138,21 +154,42 @@ static nz_status_t csr_vector_launch(const nz_spmv_plan_t *plan, double alpha, c
     const Accum a = (Accum)alpha;
     const Value *xv = (const Value *)x;
     Value *yv = (Value *)y;
-    const int u = plan->state != NULL ? ((const vector_state_t *)plan->state)->unroll
-                                      : VECTOR_UNROLL_DEFAULT;
+    const int u = unroll;
     const bool h = (plan->flags & NZ_PLAN_CACHE_HINTS) != 0;
-    switch (plan->vector_width) {
-    case 2: csr_vector_launch_unroll<Value, Offset, 2, Accum>(cs, A, u, h, a, xv, beta, yv); break;
-    case 4: csr_vector_launch_unroll<Value, Offset, 4, Accum>(cs, A, u, h, a, xv, beta, yv); break;
-    case 8: csr_vector_launch_unroll<Value, Offset, 8, Accum>(cs, A, u, h, a, xv, beta, yv); break;
-    case 16: csr_vector_launch_unroll<Value, Offset, 16, Accum>(cs, A, u, h, a, xv, beta, yv); break;
-    case 32: csr_vector_launch_unroll<Value, Offset, 32, Accum>(cs, A, u, h, a, xv, beta, yv); break;
+    switch (width) {
+    case 2: csr_vector_launch_unroll<Value, Offset, 2, Accum>(cs, A, u, h, seg, a, xv, beta, yv); break;
+    case 4: csr_vector_launch_unroll<Value, Offset, 4, Accum>(cs, A, u, h, seg, a, xv, beta, yv); break;
+    case 8: csr_vector_launch_unroll<Value, Offset, 8, Accum>(cs, A, u, h, seg, a, xv, beta, yv); break;
+    case 16: csr_vector_launch_unroll<Value, Offset, 16, Accum>(cs, A, u, h, seg, a, xv, beta, yv); break;
+    case 32: csr_vector_launch_unroll<Value, Offset, 32, Accum>(cs, A, u, h, seg, a, xv, beta, yv); break;
     default:
         return nzi_error(ctx, NZ_ERR_INVALID_HANDLE, "CSR-vector plan has vector width %d",
-                         plan->vector_width);
+                         width);
     }
     NZI_CUDA_LAUNCH_CHECK(ctx);
     return NZ_SUCCESS;
+}
+
+/* The value and offset types of A (and mixed precision) to csr_vector_launch. */
+static nz_status_t csr_vector_dispatch(const nz_spmv_plan_t *plan, int width, int unroll,
+                                       nzi_col_segments_t seg, double alpha, const void *x,
+                                       double beta, void *y) {
+    const nz_matrix_t *A = plan->A;
+    const bool wide = A->device.offset_type == NZ_I64;
+    if (A->value_type == NZ_F32 && (plan->flags & NZ_PLAN_MIXED))
+        return wide ? csr_vector_launch<float, int64_t, double>(plan, width, unroll, seg, alpha, x, beta, y)
+                    : csr_vector_launch<float, int32_t, double>(plan, width, unroll, seg, alpha, x, beta, y);
+    if (A->value_type == NZ_F32)
+        return wide ? csr_vector_launch<float, int64_t>(plan, width, unroll, seg, alpha, x, beta, y)
+                    : csr_vector_launch<float, int32_t>(plan, width, unroll, seg, alpha, x, beta, y);
+    return wide ? csr_vector_launch<double, int64_t>(plan, width, unroll, seg, alpha, x, beta, y)
+                : csr_vector_launch<double, int32_t>(plan, width, unroll, seg, alpha, x, beta, y);
+}
+
+nz_status_t nzi_cuda_csr_vector_segments(const nz_spmv_plan_t *plan, int width,
+                                         nzi_col_segments_t seg, double alpha, const void *x,
+                                         double beta, void *y) {
+    return csr_vector_dispatch(plan, width, VECTOR_UNROLL_DEFAULT, seg, alpha, x, beta, y);
 }
 
 /* V = smallest power of two >= mean row length / VECTOR_ELEMENTS_PER_LANE, clamped to [2, 32]:
@@ -186,16 +223,10 @@ static nz_status_t csr_vector_setup(nz_spmv_plan_t *plan) {
 
 static nz_status_t csr_vector_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
                                       double beta, void *y) {
-    const nz_matrix_t *A = plan->A;
-    const bool wide = A->device.offset_type == NZ_I64;
-    if (A->value_type == NZ_F32 && (plan->flags & NZ_PLAN_MIXED))
-        return wide ? csr_vector_launch<float, int64_t, double>(plan, alpha, x, beta, y)
-                    : csr_vector_launch<float, int32_t, double>(plan, alpha, x, beta, y);
-    if (A->value_type == NZ_F32)
-        return wide ? csr_vector_launch<float, int64_t>(plan, alpha, x, beta, y)
-                    : csr_vector_launch<float, int32_t>(plan, alpha, x, beta, y);
-    return wide ? csr_vector_launch<double, int64_t>(plan, alpha, x, beta, y)
-                : csr_vector_launch<double, int32_t>(plan, alpha, x, beta, y);
+    const int unroll = plan->state != NULL ? ((const vector_state_t *)plan->state)->unroll
+                                           : VECTOR_UNROLL_DEFAULT;
+    const nzi_col_segments_t plain = {NULL, NULL};
+    return csr_vector_dispatch(plan, plan->vector_width, unroll, plain, alpha, x, beta, y);
 }
 
 static void csr_vector_release(nz_spmv_plan_t *plan) {
@@ -205,16 +236,3 @@ static void csr_vector_release(nz_spmv_plan_t *plan) {
 
 extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_vector_ops = {
     NZ_ALG_VECTOR, csr_vector_setup, csr_vector_execute, csr_vector_release};
-
-template nz_status_t csr_vector_launch<float, int32_t>(const nz_spmv_plan_t *, double, const void *,
-                                                       double, void *);
-template nz_status_t csr_vector_launch<float, int64_t>(const nz_spmv_plan_t *, double, const void *,
-                                                       double, void *);
-template nz_status_t csr_vector_launch<double, int32_t>(const nz_spmv_plan_t *, double,
-                                                        const void *, double, void *);
-template nz_status_t csr_vector_launch<double, int64_t>(const nz_spmv_plan_t *, double,
-                                                        const void *, double, void *);
-template nz_status_t csr_vector_launch<float, int32_t, double>(const nz_spmv_plan_t *, double,
-                                                               const void *, double, void *);
-template nz_status_t csr_vector_launch<float, int64_t, double>(const nz_spmv_plan_t *, double,
-                                                               const void *, double, void *);
