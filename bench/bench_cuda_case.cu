@@ -166,7 +166,7 @@ static double run_ours(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c,
  *     atomic; the default takes chunks of rows per atomic);
  *   vector, merge: ":hints", NZ_PLAN_CACHE_HINTS (matrix arrays loaded as streaming),
  *     ":panels" (NZ_PLAN_COLUMN_PANELS, with hints), ":reorder" (NZ_PLAN_REORDER, with hints);
- *   vector: ":compressed" (NZ_PLAN_COMPRESS_INDICES). */
+ *   vector: ":compressed" (NZ_PLAN_COMPRESS_INDICES, 16-bit column segments). */
 static void run_flag_variants(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c,
                               const nz_matrix_t *dA, nz_alg_t alg, double default_seconds,
                               void *dx, void *dy, void *host_y, int runs, double best_cusparse,
@@ -183,7 +183,7 @@ static void run_flag_variants(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t 
          true, true, false},
         {NZ_PLAN_REORDER | NZ_PLAN_CACHE_HINTS, "reorder", "columns by degree (+hints) vs plain",
          true, true, false},
-        {NZ_PLAN_COMPRESS_INDICES, "compressed", "16-bit column steps vs plain", true, false,
+        {NZ_PLAN_COMPRESS_INDICES, "compressed", "16-bit column segments vs plain", true, false,
          false},
     };
     const bool light = alg == NZ_ALG_LIGHT_VECTOR || alg == NZ_ALG_LIGHT_WARP;
