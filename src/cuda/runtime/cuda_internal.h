@@ -273,14 +273,28 @@ typedef struct nzi_col_segments {
     const uint16_t *offsets; /* per nonzero: column - base */
 } nzi_col_segments_t;
 
-/* Column index of nonzero k: A's 32-bit index, or from the segments when Packed. */
-template <bool Packed, bool Hints>
-static __device__ __forceinline__ int32_t nzi_cuda_csr_column(const int32_t *__restrict__ cols,
-                                                              nzi_col_segments_t seg, int64_t k) {
-    if (!Packed) return nzi_ld_matrix<Hints>(cols + k);
-    const int32_t base = __ldg(seg.base + (k >> NZI_SEGMENT_SHIFT));
-    const int32_t offset = (int32_t)nzi_ld_matrix<Hints>(seg.offsets + k);
-    return base >= 0 ? base + offset : nzi_ld_matrix<Hints>(cols + k);
+/* Nonzero k's segment base and offset, loaded side by side (in: k is in [begin, end)). */
+typedef struct nzi_col_segment {
+    int32_t base;
+    int32_t offset;
+    bool in;
+} nzi_col_segment_t;
+template <bool Hints, typename Offset>
+static __device__ __forceinline__ nzi_col_segment_t nzi_cuda_csr_segment_load(
+    nzi_col_segments_t seg, int64_t k, Offset begin, Offset end) {
+    nzi_col_segment_t s = {0, 0, k >= (int64_t)begin && k < (int64_t)end};
+    if (s.in) {
+        s.base = __ldg(seg.base + (k >> NZI_SEGMENT_SHIFT));
+        s.offset = (int32_t)nzi_ld_matrix<Hints>(seg.offsets + k);
+    }
+    return s;
+}
+/* Its column (-1 outside the row): base + offset, or A's 32-bit index in a wide segment. */
+template <bool Hints>
+static __device__ __forceinline__ int32_t nzi_cuda_csr_segment_column(
+    const int32_t *__restrict__ cols, nzi_col_segment_t s, int64_t k) {
+    if (!s.in) return -1;
+    return s.base >= 0 ? s.base + s.offset : nzi_ld_matrix<Hints>(cols + k);
 }
 
 /* CSR-vector (spmv_csr_vector.cu) of plan->A with `width` lanes per row, columns from seg:

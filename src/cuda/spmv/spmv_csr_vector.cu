@@ -41,7 +41,7 @@
  * loads its U column indices, then its U values, then gathers the U x entries, so a lane has U
  * independent memory requests outstanding instead of one (short rows on wide vectors otherwise
  * leave the memory system idle). Elements past the row end are never multiplied.
- * Packed: columns from the 16-bit segments (NZ_PLAN_COMPRESS_INDICES, nzi_cuda_csr_column);
+ * Packed: columns from the 16-bit segments (NZ_PLAN_COMPRESS_INDICES, nzi_col_segments_t);
  * the same columns, so the same sums bit for bit. */
 template <typename Value, typename Offset, int V, int U, bool BetaZero, bool Hints,
           bool Packed, typename Accum = Value>
@@ -69,17 +69,36 @@ __global__ void __launch_bounds__(VECTOR_BLOCK)
         for (Offset base = start + lane_in_vector; base < end; base += V * U) {
             int32_t col[U];
             Value val[U];
+            if (Packed) {
+                /* all U bases and offsets first, then the values, and only then the columns
+                 * (a wide segment's 32-bit index last): a load that waits on a base must not
+                 * hold back the other U - 1 requests */
+                nzi_col_segment_t seg[U];
 #pragma unroll
-            for (int u = 0; u < U; u++) {
-                const int64_t k = (int64_t)base + u * V; /* no Offset overflow near 2^31 */
-                col[u] = (k >= (int64_t)begin && k < (int64_t)end)
-                             ? nzi_cuda_csr_column<Packed, Hints>(col_indices, segments, k)
-                             : -1;
+                for (int u = 0; u < U; u++)
+                    seg[u] = nzi_cuda_csr_segment_load<Hints>(segments, (int64_t)base + u * V,
+                                                              begin, end);
+#pragma unroll
+                for (int u = 0; u < U; u++)
+                    val[u] = seg[u].in ? nzi_ld_matrix<Hints>(values + (int64_t)base + u * V)
+                                       : Value(0);
+#pragma unroll
+                for (int u = 0; u < U; u++)
+                    col[u] = nzi_cuda_csr_segment_column<Hints>(col_indices, seg[u],
+                                                                (int64_t)base + u * V);
+            } else {
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    const int64_t k = (int64_t)base + u * V; /* no Offset overflow near 2^31 */
+                    col[u] = (k >= (int64_t)begin && k < (int64_t)end)
+                                 ? nzi_ld_matrix<Hints>(col_indices + k)
+                                 : -1;
+                }
+#pragma unroll
+                for (int u = 0; u < U; u++)
+                    val[u] = col[u] >= 0 ? nzi_ld_matrix<Hints>(values + (int64_t)base + u * V)
+                                         : Value(0);
             }
-#pragma unroll
-            for (int u = 0; u < U; u++)
-                val[u] = col[u] >= 0 ? nzi_ld_matrix<Hints>(values + (int64_t)base + u * V)
-                                     : Value(0);
 #pragma unroll
             for (int u = 0; u < U; u++)
                 if (col[u] >= 0) sum += (Accum)val[u] * (Accum)__ldg(x + col[u]);
