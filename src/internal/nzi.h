@@ -28,9 +28,9 @@ extern "C" {
  * backend refuses it (NZ_ERR_UNSUPPORTED) where its build shows it would not pay, and the planner
  * keeps the algorithm without it (compressed indices: too few segments fit 16 bits). */
 #define NZI_PLAN_IF_PAYS 0x80000000u
-/* Compressed indices (16-bit column segments of 32 nonzeros) pay where at least this share of
- * the segments spans <= 65535 columns: a wide segment costs its 2-byte offsets and its base on
- * top of the 32-bit indices. */
+/* Compressed indices (16-bit column offsets from a base per row, or per 32 nonzeros for
+ * 32-lane rows) pay where at least this share of the nonzeros has them: the others cost their
+ * 2-byte offsets on top of their 32-bit indices. */
 #define NZI_SEGMENTS_MIN_NARROW_SHARE 0.8
 /* The plan layouts (GPU csr, op N, one at a time): src/cuda/spmv/spmv_csr_layout.cu. */
 #define NZI_PLAN_LAYOUTS (NZ_PLAN_COLUMN_PANELS | NZ_PLAN_REORDER | NZ_PLAN_COMPRESS_INDICES)

@@ -375,10 +375,10 @@ static void backend_release(nz_spmv_plan_t *plan) {
  *   panels    x and its window both exceed L2 / 2: split the columns so each panel's x fits
  *             (H100, random 4M x 16 f64: vector 1089 -> 871 us, merge 1854 -> 913 us; DRAM read
  *             2.49 -> 1.13 GB with four panels).
- *   compressed  CSR-vector without panels, not tiny: 16-bit column segments, asked for with
- *             NZI_PLAN_IF_PAYS, so the build refuses them when fewer than 80% of the segments of
- *             32 nonzeros fit 16 bits (random and power-law columns) and the candidate runs
- *             plain (try_candidate). 2 bytes less per nonzero on bandwidth-bound rows.
+ *   compressed  CSR-vector without panels, not tiny: 16-bit column offsets, asked for with
+ *             NZI_PLAN_IF_PAYS, so the build refuses them when fewer than 80% of the nonzeros
+ *             fit 16 bits (random and power-law columns) and the candidate runs plain
+ *             (try_candidate). 2 bytes less per nonzero on bandwidth-bound rows.
  * Reordering is never added: it measured slower on every suite matrix (docs/PERF_NOTES.md,
  * session 8).
  */

@@ -93,21 +93,26 @@ static void host_stats(const nz_matrix_t *H, nz_operation_t op, nz_matrix_stats_
     nz_matrix_destroy(&Ht);
 }
 
-/* Share of H's segments of 32 consecutive nonzeros whose columns span <= 65535 (the compressed
- * indices' rule, counted on the host). */
-static double narrow_share(const nz_matrix_t *H) {
-    const int64_t nnz = H->nnz, segments = (nnz + 31) / 32;
+/* Share of H's nonzeros that compressed indices hold in 16 bits (counted on the host): those of
+ * rows whose columns span <= 65535 for CSR-vector widths below 32, else those of aligned
+ * segments of 32 nonzeros that do. */
+static double narrow_share(const nz_matrix_t *H, int width) {
+    const int64_t nnz = H->nnz, rows = H->rows;
+    const int32_t *col = H->host.csr.col_indices;
     int64_t narrow = 0;
-    for (int64_t s = 0; s < segments; s++) {
+    const int64_t parts = width < 32 ? rows : (nnz + 31) / 32;
+    for (int64_t p = 0; p < parts; p++) {
+        const int64_t begin = width < 32 ? H->host.csr.row_offsets[p] : 32 * p;
+        const int64_t end = width < 32 ? H->host.csr.row_offsets[p + 1]
+                                       : (32 * p + 32 < nnz ? 32 * p + 32 : nnz);
         int32_t lo = INT32_MAX, hi = INT32_MIN;
-        for (int64_t k = 32 * s; k < nnz && k < 32 * s + 32; k++) {
-            const int32_t c = H->host.csr.col_indices[k];
-            lo = c < lo ? c : lo;
-            hi = c > hi ? c : hi;
+        for (int64_t k = begin; k < end; k++) {
+            lo = col[k] < lo ? col[k] : lo;
+            hi = col[k] > hi ? col[k] : hi;
         }
-        narrow += (int64_t)hi - lo <= 65535;
+        if (begin < end && (int64_t)hi - lo <= 65535) narrow += end - begin;
     }
-    return segments > 0 ? (double)narrow / (double)segments : 0.0;
+    return nnz > 0 ? (double)narrow / (double)nnz : 0.0;
 }
 
 /* ---- device statistics and AUTO --------------------------------------------------------------- */
@@ -158,12 +163,12 @@ static void check_auto(const nz_matrix_t *H, const char *name) {
              * the plan runs plain */
             if (op == NZ_OP_N && info.alg == NZ_ALG_VECTOR && mi.nnz >= T.tiny_nnz &&
                 !(info.flags & NZ_PLAN_COLUMN_PANELS)) {
-                const double share = narrow_share(H);
+                const double share = narrow_share(H, info.vector_width);
                 NZT_CHECK(((info.flags & NZ_PLAN_COMPRESS_INDICES) != 0) ==
                               (share >= NZI_SEGMENTS_MIN_NARROW_SHARE),
-                          "%s: %.3f of the segments fit 16 bits, plan flags 0x%x", label, share,
-                          info.flags);
-                printf("  %s: csr/vector, %.3f of the segments fit 16 bits, compressed %s\n",
+                          "%s: %.3f of the nonzeros fit 16 bits (width %d), plan flags 0x%x",
+                          label, share, info.vector_width, info.flags);
+                printf("  %s: csr/vector, %.3f of the nonzeros fit 16 bits, compressed %s\n",
                        label, share, (info.flags & NZ_PLAN_COMPRESS_INDICES) ? "yes" : "no");
             }
             if (op == NZ_OP_N) {

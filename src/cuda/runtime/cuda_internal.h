@@ -257,45 +257,23 @@ static __device__ __forceinline__ T nzi_ld_matrix(const T *address) {
 }
 
 /*
- * 16-bit column segments (NZ_PLAN_COMPRESS_INDICES; built by spmv_csr_segments.cu, read by
- * CSR-vector): the nonzeros are cut into aligned segments of NZI_SEGMENT nonzeros (k / 32, over
- * the whole matrix, whatever rows they belong to); a segment whose columns span at most 65535
- * stores base = its smallest column and offsets[k] = col[k] - base, one whose columns span more
- * stores base = -1 and its columns are read from A's own 32-bit indices. A column then costs
- * 2 bytes plus 4 / 32 for the base, and its load has no chain: base and offset are loaded side
- * by side (the offset array is filled for every nonzero, 0 in wide segments).
+ * 16-bit column indices (NZ_PLAN_COMPRESS_INDICES; built by spmv_csr_segments.cu, read by
+ * CSR-vector): offsets[k] = col[k] - base, 16 bits, for every nonzero, with one 32-bit base
+ *  - per row when CSR-vector runs V < 32 lanes per row (short rows): the row's smallest column,
+ *    loaded once per row beside its offsets, so a nonzero costs one 16-bit load and an add;
+ *  - per aligned segment of NZI_SEGMENT nonzeros when V == 32 (long rows, which the kernel walks
+ *    in aligned steps of 32: the whole warp reads one segment's base, a broadcast): the
+ *    segment's smallest column.
+ * A row or segment whose columns span more than 65535 has base -1 and reads A's own 32-bit
+ * indices (its offsets are 0).
  */
 #define NZI_SEGMENT_SHIFT 5
 #define NZI_SEGMENT (1 << NZI_SEGMENT_SHIFT)
 #define NZI_SEGMENT_MAX_SPAN 65535
 typedef struct nzi_col_segments {
-    const int32_t *base;     /* per segment: smallest column, or -1 (wide: A's indices) */
+    const int32_t *base;     /* per row (V < 32) or per segment (V == 32): smallest column, -1 */
     const uint16_t *offsets; /* per nonzero: column - base */
 } nzi_col_segments_t;
-
-/* Nonzero k's segment base and offset, loaded side by side (in: k is in [begin, end)). */
-typedef struct nzi_col_segment {
-    int32_t base;
-    int32_t offset;
-    bool in;
-} nzi_col_segment_t;
-template <bool Hints, typename Offset>
-static __device__ __forceinline__ nzi_col_segment_t nzi_cuda_csr_segment_load(
-    nzi_col_segments_t seg, int64_t k, Offset begin, Offset end) {
-    nzi_col_segment_t s = {0, 0, k >= (int64_t)begin && k < (int64_t)end};
-    if (s.in) {
-        s.base = __ldg(seg.base + (k >> NZI_SEGMENT_SHIFT));
-        s.offset = (int32_t)nzi_ld_matrix<Hints>(seg.offsets + k);
-    }
-    return s;
-}
-/* Its column (-1 outside the row): base + offset, or A's 32-bit index in a wide segment. */
-template <bool Hints>
-static __device__ __forceinline__ int32_t nzi_cuda_csr_segment_column(
-    const int32_t *__restrict__ cols, nzi_col_segment_t s, int64_t k) {
-    if (!s.in) return -1;
-    return s.base >= 0 ? s.base + s.offset : nzi_ld_matrix<Hints>(cols + k);
-}
 
 /* CSR-vector (spmv_csr_vector.cu) of plan->A with `width` lanes per row, columns from seg:
  * the same sums, bit for bit, as the plain kernel of that width. */

@@ -25,9 +25,10 @@ typedef struct nzi_layout_state {
     bool owns_arrays[LAYOUT_MAX_PANELS];            /* views[p]'s device arrays are the plan's */
     int32_t *perm;                                  /* reorder: new column -> old column */
     void *x_perm;                                   /* reorder: x in the new column order */
-    int32_t *seg_base;                              /* compress: per 32 nonzeros, -1: wide */
-    uint16_t *seg_offsets;                          /* compress: column - segment base */
-    int64_t segments, narrow_segments;              /* compress: all, those that fit 16 bits */
+    int32_t *seg_base;                              /* compress: per row (width < 32) or per
+                                                       32 nonzeros; -1: 32-bit indices */
+    uint16_t *seg_offsets;                          /* compress: column - base */
+    int64_t narrow_nnz;                             /* compress: nonzeros in 16 bits */
     int width;                                      /* compress: CSR-vector's lanes per row */
 } nzi_layout_state_t;
 
@@ -49,7 +50,7 @@ nz_status_t nzi_layout_reorder_gather(nz_context_t *ctx, const nz_matrix_t *A,
 
 /* ---- compressed column indices (spmv_csr_segments.cu) -------------------------------------- */
 
-/* st->seg_base, st->seg_offsets and the segment counts for A; *bytes: their size. */
+/* st->seg_base, st->seg_offsets and st->narrow_nnz for A and st->width; *bytes: their size. */
 nz_status_t nzi_layout_compress_build(nz_context_t *ctx, const nz_matrix_t *A,
                                       nzi_layout_state_t *st, size_t *bytes);
 /* y = alpha A x + beta y through the compressed indices of plan->state (CSR-vector, its width). */

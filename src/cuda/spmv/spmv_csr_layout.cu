@@ -23,11 +23,11 @@
  *    power-law graphs the heavily read columns of x then share cache lines. Rows keep their
  *    order, so y needs no permutation. The products and their order per row are the original
  *    ones: results identical to the plain plan.
- *  - Compressed indices (CSR-vector only): every 32 consecutive nonzeros share a 32-bit base
- *    (their smallest column) and store 16-bit offsets from it; a segment whose columns span more
- *    than 65535 keeps A's 32-bit indices (base -1). CSR-vector loads base and offset side by side.
- *    About 1.9 bytes less per nonzero where the segments fit (12 -> 10.1 in double, 8 -> 6.1 in
- *    single); the same columns, so the same sums bit for bit as plain CSR-vector.
+ *  - Compressed indices (CSR-vector only): 16-bit column offsets from a 32-bit base per row
+ *    (V < 32 lanes per row) or per aligned 32 nonzeros (V == 32); a row or segment whose columns
+ *    span more than 65535 keeps A's 32-bit indices (base -1). About 2 bytes less per nonzero
+ *    where they fit (12 -> 10 in double, 8 -> 6 in single); the same columns, so the same sums
+ *    bit for bit as plain CSR-vector.
  * Layouts are for op N and one at a time; the dispatcher (spmv_cuda.cu) calls them for non-empty
  * matrices only, like the algorithms themselves.
  */
@@ -105,15 +105,15 @@ nz_status_t nzi_cuda_layout_setup(nz_spmv_plan_t *plan, const nzi_cuda_spmv_ops_
     } else if (layout == NZ_PLAN_REORDER) {
         NZI_CHECK(nzi_layout_reorder_build(ctx, A, st, &bytes));
     } else if (layout == NZ_PLAN_COMPRESS_INDICES) {
+        st->width = nzi_cuda_vector_width(ctx, A); /* CSR-vector's V: per-row or segment bases */
         NZI_CHECK(nzi_layout_compress_build(ctx, A, st, &bytes));
         if ((plan->flags & NZI_PLAN_IF_PAYS) &&
-            (double)st->narrow_segments < NZI_SEGMENTS_MIN_NARROW_SHARE * (double)st->segments) {
-            status = nzi_error(ctx, NZ_ERR_UNSUPPORTED, "%s: only %lld of %lld segments of 32 "
-                               "nonzeros span <= 65535 columns: compressed indices would not pay",
-                               what, (long long)st->narrow_segments, (long long)st->segments);
+            (double)st->narrow_nnz < NZI_SEGMENTS_MIN_NARROW_SHARE * (double)A->nnz) {
+            status = nzi_error(ctx, NZ_ERR_UNSUPPORTED, "%s: only %lld of %lld nonzeros have "
+                               "16-bit column offsets: compressed indices would not pay", what,
+                               (long long)st->narrow_nnz, (long long)A->nnz);
             goto cleanup;
         }
-        st->width = nzi_cuda_vector_width(ctx, A); /* CSR-vector's V */
         plan->vector_width = st->width;
         plan->layout_parts = 1;
         plan->workspace_bytes = bytes;

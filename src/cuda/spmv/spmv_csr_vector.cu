@@ -62,6 +62,12 @@ __global__ void __launch_bounds__(VECTOR_BLOCK)
         const bool active = row < rows;
         Offset begin, end;
         nzi_cuda_vector_row_bounds<V, Hints>(row_offsets, row, active, &begin, &end);
+        /* compressed indices with V < 32: the row's base, loaded by the vector's first lane */
+        int32_t row_base = 0;
+        if (Packed && V < 32) {
+            if (active && lane_in_vector == 0) row_base = __ldg(segments.base + row);
+            row_base = __shfl_sync(0xffffffffu, row_base, lane & ~(V - 1));
+        }
 
         /* V == 32 on a row longer than 32: start at a 32-element boundary (aligned segments) */
         const Offset start = (V == 32 && end - begin > 32) ? begin - (begin & 31) : begin;
@@ -71,21 +77,29 @@ __global__ void __launch_bounds__(VECTOR_BLOCK)
             Value val[U];
             if (Packed) {
                 /* all U bases and offsets first, then the values, and only then the columns
-                 * (a wide segment's 32-bit index last): a load that waits on a base must not
-                 * hold back the other U - 1 requests */
-                nzi_col_segment_t seg[U];
+                 * (a wide row's or segment's 32-bit index last): a load that waits on a base
+                 * must not hold back the other U - 1 requests */
+                int32_t seg_base[U], offset[U];
+                bool in[U];
+#pragma unroll
+                for (int u = 0; u < U; u++) {
+                    const int64_t k = (int64_t)base + u * V;
+                    in[u] = k >= (int64_t)begin && k < (int64_t)end;
+                    seg_base[u] = V < 32 ? row_base
+                                  : in[u] ? __ldg(segments.base + (k >> NZI_SEGMENT_SHIFT))
+                                          : 0;
+                    offset[u] = in[u] ? (int32_t)nzi_ld_matrix<Hints>(segments.offsets + k) : 0;
+                }
 #pragma unroll
                 for (int u = 0; u < U; u++)
-                    seg[u] = nzi_cuda_csr_segment_load<Hints>(segments, (int64_t)base + u * V,
-                                                              begin, end);
+                    val[u] = in[u] ? nzi_ld_matrix<Hints>(values + (int64_t)base + u * V)
+                                   : Value(0);
 #pragma unroll
                 for (int u = 0; u < U; u++)
-                    val[u] = seg[u].in ? nzi_ld_matrix<Hints>(values + (int64_t)base + u * V)
-                                       : Value(0);
-#pragma unroll
-                for (int u = 0; u < U; u++)
-                    col[u] = nzi_cuda_csr_segment_column<Hints>(col_indices, seg[u],
-                                                                (int64_t)base + u * V);
+                    col[u] = !in[u]            ? -1
+                             : seg_base[u] >= 0 ? seg_base[u] + offset[u]
+                                                : nzi_ld_matrix<Hints>(col_indices + (int64_t)base +
+                                                                       u * V);
             } else {
 #pragma unroll
                 for (int u = 0; u < U; u++) {
