@@ -45,6 +45,8 @@ typedef struct nzi_plan_thresholds {
     int tune_runs_cpu;
     double layout_window_min;   /* bytes of x a row range spans before GPU CSR loads the
                                    matrix as streaming (nzi_plan_layout_flags) */
+    double compress_row_min;    /* mean row length above which CSR-vector candidates get
+                                   compressed indices if they pay (nzi_plan_layout_flags) */
 } nzi_plan_thresholds_t;
 
 extern const nzi_plan_thresholds_t nzi_plan_thresholds;

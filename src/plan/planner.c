@@ -56,6 +56,7 @@ const nzi_plan_thresholds_t nzi_plan_thresholds = {
     .tune_runs_gpu = 7,
     .tune_runs_cpu = 3,
     .layout_window_min = 4.0 * 1024 * 1024, /* 4 MB of x between a row's first and last column */
+    .compress_row_min = 64.0, /* CSR-vector's 32-lane rows (4 nonzeros per lane and more) */
 };
 
 #define T nzi_plan_thresholds
@@ -148,10 +149,14 @@ static rule_t cuda_csr_rule(const nz_matrix_stats_t *s, char *why, size_t size) 
         return RULE("tiny", rank_tiny);
     }
     if (mean > 32.0 && rows * width < T.few_rows_fraction * T.device_threads) {
+        /* even long rows: CSR-vector, whose 32-lane rows get 16-bit column offsets where they
+         * fit (rail 4096 x 1M, H200: 37.2 / 48.0 us single / double against adaptive's 42.0 /
+         * 51.1; plain vector 43.0 / 55.9); uneven ones: adaptive splits them */
+        const bool even = cv <= T.variable_cv;
         say(why, size,
-            "%lld rows of mean %.0f: one vector per row fills less than half the device",
-            (long long)s->rows, mean);
-        return RULE("few-rows", rank_irregular);
+            "%lld rows of mean %.0f: one vector per row fills less than half the device%s",
+            (long long)s->rows, mean, even ? "; rows even: 32 lanes per row" : "");
+        return even ? RULE("few-rows", rank_uniform) : RULE("few-rows", rank_irregular);
     }
     if (empty > T.empty_fraction) {
         say(why, size, "%.0f%% of the rows empty: pack rows by nonzeros", 100.0 * empty);
@@ -375,10 +380,12 @@ static void backend_release(nz_spmv_plan_t *plan) {
  *   panels    x and its window both exceed L2 / 2: split the columns so each panel's x fits
  *             (H100, random 4M x 16 f64: vector 1089 -> 871 us, merge 1854 -> 913 us; DRAM read
  *             2.49 -> 1.13 GB with four panels).
- *   compressed  CSR-vector without panels, not tiny: 16-bit column offsets, asked for with
- *             NZI_PLAN_IF_PAYS, so the build refuses them when fewer than 80% of the nonzeros
- *             fit 16 bits (random and power-law columns) and the candidate runs plain
- *             (try_candidate). 2 bytes less per nonzero on bandwidth-bound rows.
+ *   compressed  CSR-vector without panels, not tiny, rows of mean > compress_row_min (32 lanes
+ *             per row): 16-bit column offsets, asked for with NZI_PLAN_IF_PAYS, so the build
+ *             refuses them when fewer than 80% of the nonzeros fit 16 bits (random and
+ *             power-law columns) and the candidate runs plain (try_candidate). H200, session 11:
+ *             rail 1.14x / 1.16x faster (single / double); on shorter rows (fe3d, V = 8) 1.01x /
+ *             0.88x: fewer bytes, more instructions, so not asked for there.
  * Reordering is never added: it measured slower on every suite matrix (docs/PERF_NOTES.md,
  * session 8).
  */
@@ -393,7 +400,8 @@ unsigned nzi_plan_layout_flags(const nz_matrix_stats_t *s, nz_alg_t alg, size_t 
         flags |= NZ_PLAN_CACHE_HINTS;
     if (x_bytes > half_l2 && window > half_l2 && (double)s->nnz >= T.tiny_nnz)
         flags |= NZ_PLAN_COLUMN_PANELS;
-    else if (alg == NZ_ALG_VECTOR && (double)s->nnz >= T.tiny_nnz)
+    else if (alg == NZ_ALG_VECTOR && (double)s->nnz >= T.tiny_nnz &&
+             (double)s->nnz > T.compress_row_min * (double)s->rows)
         flags |= NZ_PLAN_COMPRESS_INDICES | NZI_PLAN_IF_PAYS;
     return flags;
 }
