@@ -158,11 +158,15 @@ static void check_auto(const nz_matrix_t *H, const char *name) {
                       "%s: plan reports %s", label, nz_alg_name(info.alg));
             NZT_CHECK(!(info.flags & NZI_PLAN_IF_PAYS), "%s: the internal flag 0x%x leaked into "
                       "the plan's flags 0x%x", label, NZI_PLAN_IF_PAYS, info.flags);
-            /* the planner's CSR-vector plans (no panels, not tiny) carry compressed indices
-             * exactly where enough segments fit 16 bits; elsewhere the build refused them and
-             * the plan runs plain */
-            if (op == NZ_OP_N && info.alg == NZ_ALG_VECTOR && mi.nnz >= T.tiny_nnz &&
-                !(info.flags & NZ_PLAN_COLUMN_PANELS)) {
+            /* the planner's CSR-vector plans on 32-lane rows (no panels, not tiny) carry
+             * compressed indices exactly where enough nonzeros fit 16 bits; elsewhere the build
+             * refused them and the plan runs plain; shorter rows never get them */
+            if (op == NZ_OP_N && info.alg == NZ_ALG_VECTOR &&
+                (mi.nnz < T.tiny_nnz || (double)mi.nnz <= T.compress_row_min * (double)mi.rows))
+                NZT_CHECK(!(info.flags & NZ_PLAN_COMPRESS_INDICES), "%s: compressed indices on "
+                          "rows of mean %.1f", label, (double)mi.nnz / (double)mi.rows);
+            else if (op == NZ_OP_N && info.alg == NZ_ALG_VECTOR &&
+                     !(info.flags & NZ_PLAN_COLUMN_PANELS)) {
                 const double share = narrow_share(H, info.vector_width);
                 NZT_CHECK(((info.flags & NZ_PLAN_COMPRESS_INDICES) != 0) ==
                               (share >= NZI_SEGMENTS_MIN_NARROW_SHARE),
@@ -218,9 +222,9 @@ static void test_auto(void) {
                             NZ_F32));
     check_auto(H, "rail");
     nz_matrix_destroy(&H);
-    /* uniform-ish rows (CSR-vector) of columns spread over 1M: compressed indices refused, the
-     * plan runs plain CSR-vector */
-    NZT_OK(ctx, nz_gen_random(ctx, &H, quick ? 20000 : 200000, 1000000, 16.0, nzt_seed, NZ_F64));
+    /* even rows of ~100 (CSR-vector, 32 lanes) of columns spread over 1M: compressed indices
+     * refused, the plan runs plain CSR-vector */
+    NZT_OK(ctx, nz_gen_random(ctx, &H, quick ? 5000 : 50000, 1000000, 100.0, nzt_seed, NZ_F64));
     check_auto(H, "random 1M columns");
     nz_matrix_destroy(&H);
 }
