@@ -31,8 +31,9 @@
  * fixed shuffle tree, and V is fixed for the plan (S changes who computes a row, never how;
  * the paper's form, NZ_PLAN_LIGHT_PER_ROW, may have another V and so other roundings).
  *
- * Launch: thread blocks of the device's maximum block size, grid = SMs x (max threads per SM /
- * threads per block), as in the paper's host driver; V from the rounded mean row length: with
+ * Launch: warp level, thread blocks of the device's maximum block size, grid = SMs x (max
+ * threads per SM / threads per block), as in the paper's host driver; vector level, blocks of
+ * 256 at the occupancy its registers allow (light_grid); V from the rounded mean row length: with
  * NZ_PLAN_LIGHT_PER_ROW the driver's thresholds (mean <= 2: 2, <= 4: 4, <= 64: 8, else 32, those
  * of the LightSpMV 1.0 source release), by default about four nonzeros per lane
  * (light_vector_width).
@@ -51,6 +52,12 @@ typedef struct light_state {
 /* The largest block size the kernels are compiled for (launch bounds); the launch uses
  * min(device maximum, this). */
 #define LIGHT_MAX_THREADS 1024
+/* The vector-level kernel's blocks: its rows in flight take 46-59 registers a thread unbounded,
+ * so only one block of 1024 fit an SM (half its threads). 256-thread blocks, at least
+ * LIGHT_VECTOR_MIN_BLOCKS of them per SM (at most 48 registers, no spills but 4 bytes in one
+ * float / 64-bit-offset width): 1280 threads an SM. */
+#define LIGHT_VECTOR_THREADS 256
+#define LIGHT_VECTOR_MIN_BLOCKS 5
 /* Nonzeros per lane one atomic should hand out: 32 keeps the counter's atomics (one per 32 V
  * nonzeros instead of one per row) far below the SpMV's own memory traffic, while the chunk a
  * vector may be left finishing alone at the end is only ~32 loads per lane. Unmeasured: the
@@ -69,27 +76,41 @@ __device__ __forceinline__ unsigned light_vector_mask(int lane_in_warp) {
     return (0xffffffffu >> (32 - V)) << (lane_in_warp & ~(V - 1));
 }
 
+/* Loads in flight per lane in light_row_dot: U column indices, then U values, then U gathers of
+ * x, as CSR-vector does (a plain loop left one load chain per lane in flight). */
+#define LIGHT_UNROLL 4
+
 /* Dot product of one row by the V lanes of a vector, reduced to lane 0 of the vector (other lanes
- * return partial garbage). The V lanes must be converged with `mask` naming exactly them. */
+ * return partial garbage). The V lanes must be converged with `mask` naming exactly them. Lane
+ * l adds entries first + l, first + l + V, ... in order (LIGHT_UNROLL of them loaded at a time),
+ * so a row's sum depends only on its start, its end and V. */
 template <typename Value, typename Offset, int V>
 __device__ __forceinline__ Value light_row_dot(Offset row_start, Offset row_end, int lane,
                                                unsigned mask,
                                                const int32_t *__restrict__ col_indices,
                                                const Value *__restrict__ values,
                                                const Value *__restrict__ x) {
+    constexpr int U = LIGHT_UNROLL;
     /* 64-bit positions: with 32-bit offsets near INT32_MAX, k + V must not overflow. */
     const int64_t start = (int64_t)row_start, end = (int64_t)row_end;
+    /* V == 32 on a row longer than 32: the warp's loads start at a 32-entry boundary; lanes
+     * before the row start skip the first step */
+    const int64_t first = (V == 32 && end - start > 32) ? start - (start & 31) : start;
     Value sum = Value(0);
-    if (V == 32 && end - start > 32) {
-        /* Align the warp's loads to 32-entry boundaries; the first step skips entries before the
-         * row. */
-        int64_t k = start - (start & 31) + lane;
-        if (k >= start) sum += __ldg(values + k) * __ldg(x + __ldg(col_indices + k));
-        for (k += 32; k < end; k += 32) sum += __ldg(values + k) * __ldg(x + __ldg(col_indices + k));
-    } else {
-#pragma unroll 4
-        for (int64_t k = start + lane; k < end; k += V)
-            sum += __ldg(values + k) * __ldg(x + __ldg(col_indices + k));
+    for (int64_t k0 = first + lane; k0 < end; k0 += (int64_t)V * U) {
+        int32_t col[U];
+        Value val[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const int64_t k = k0 + (int64_t)u * V;
+            col[u] = k >= start && k < end ? __ldg(col_indices + k) : -1;
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            val[u] = col[u] >= 0 ? __ldg(values + k0 + (int64_t)u * V) : Value(0);
+#pragma unroll
+        for (int u = 0; u < U; u++)
+            if (col[u] >= 0) sum += val[u] * __ldg(x + col[u]);
     }
 #pragma unroll
     for (int delta = V / 2; delta > 0; delta >>= 1) sum += __shfl_down_sync(mask, sum, delta, V);
@@ -146,7 +167,7 @@ __device__ __forceinline__ void light_rows_dot(const Offset *starts, const Offse
  * order, LIGHT_ROWS_IN_FLIGHT at a time where V < 32. A vector leaves the loop on its own, so
  * every shuffle names only the vector's lanes. */
 template <typename Value, typename Offset, int V>
-__global__ void __launch_bounds__(LIGHT_MAX_THREADS)
+__global__ void __launch_bounds__(LIGHT_VECTOR_THREADS, LIGHT_VECTOR_MIN_BLOCKS)
 light_vector_kernel(unsigned long long *__restrict__ row_counter, unsigned int rows,
                     unsigned int steps, const Offset *__restrict__ row_offsets,
                     const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
@@ -250,15 +271,19 @@ static int light_vector_width(int64_t rows, int64_t nnz, unsigned flags, bool wa
     return 32;
 }
 
-/* The launch shape: blocks of the device's maximum block size (at most LIGHT_MAX_THREADS), as
- * many as the device holds at once (the paper's host driver), but no more vectors than rows. */
-static void light_grid(const nzi_cuda_state_t *cs, int64_t rows, int vector_width, int *threads,
-                       int64_t *blocks) {
-    int t = cs->max_threads_per_block < LIGHT_MAX_THREADS ? cs->max_threads_per_block
-                                                          : LIGHT_MAX_THREADS;
+/* The launch shape: warp level, blocks of the device's maximum block size (at most
+ * LIGHT_MAX_THREADS), as many as the device holds at once (the paper's host driver); vector
+ * level, LIGHT_VECTOR_THREADS a block and the LIGHT_VECTOR_MIN_BLOCKS per SM its registers
+ * allow; either way no more vectors than rows. */
+static void light_grid(const nzi_cuda_state_t *cs, int64_t rows, int vector_width,
+                       bool warp_level, int *threads, int64_t *blocks) {
+    const int limit = warp_level ? LIGHT_MAX_THREADS : LIGHT_VECTOR_THREADS;
+    int t = cs->max_threads_per_block < limit ? cs->max_threads_per_block : limit;
     t &= ~31;
     if (t < 32) t = 32;
     int blocks_per_sm = cs->max_threads_per_sm / t;
+    if (!warp_level && blocks_per_sm > LIGHT_VECTOR_MIN_BLOCKS)
+        blocks_per_sm = LIGHT_VECTOR_MIN_BLOCKS;
     if (blocks_per_sm < 1) blocks_per_sm = 1;
     int64_t grid_blocks = (int64_t)cs->sm_count * blocks_per_sm;
     const int64_t vectors_per_block = t / vector_width;
@@ -315,7 +340,7 @@ static nz_status_t light_setup(nz_spmv_plan_t *plan) {
         const int width = light_vector_width(A->rows, A->nnz, plan->flags, warp_level);
         int threads = 0;
         int64_t blocks = 0;
-        light_grid(nzi_cuda(ctx), A->rows, width, &threads, &blocks);
+        light_grid(nzi_cuda(ctx), A->rows, width, warp_level, &threads, &blocks);
         const int64_t units = blocks * (threads / (warp_level ? 32 : width));
         state->steps = light_steps(A->rows, A->nnz, width, units, warp_level ? 32 / width : 1,
                                    plan->flags);
@@ -387,7 +412,7 @@ static nz_status_t light_execute_common(const nz_spmv_plan_t *plan, bool warp_le
         return nzi_error(ctx, NZ_ERR_INVALID_HANDLE, "LightSpMV plan has no row counter");
     int threads = 0;
     int64_t grid_blocks = 0;
-    light_grid(cs, A->rows, plan->vector_width, &threads, &grid_blocks);
+    light_grid(cs, A->rows, plan->vector_width, warp_level, &threads, &grid_blocks);
     NZI_CUDA_TRY(ctx, cudaMemsetAsync(state->row_counter, 0, sizeof(unsigned long long),
                                       cs->stream));
     dim3 grid((unsigned)grid_blocks), block((unsigned)threads);
