@@ -13,11 +13,13 @@
  * multiple of 32 elements (lanes before the row start skip the first step) so every later load
  * is aligned to a 32-element (128 / 256-byte) segment.
  * V is the smallest power of two >= a quarter of the mean row length, clamped to [2, 32], and
- * each lane keeps U = 4 loads in flight (see csr_vector_kernel and csr_vector_setup).
+ * each lane keeps U = 4 loads in flight, 8 on rows of mean >= 256 (see csr_vector_kernel and
+ * nzi_cuda_vector_unroll).
  * Tunables (nz_tunables_t, by the names nz_tunables_parse and the CLI give them; read once at
  * plan setup; NZ_TUNE_AUTO = the rule above):
  *   NZ_TUNE_VECTOR_WIDTH=2|4|8|16|32   lanes per row
- *   NZ_TUNE_VECTOR_UNROLL=1|2|4|8      loads in flight per lane (mixed precision always uses 4)
+ *   NZ_TUNE_VECTOR_UNROLL=1|2|4|8      loads in flight per lane (mixed precision always uses 4;
+ *                                      hints and compressed indices 4 or 8)
  * NZ_PLAN_COMPRESS_INDICES reads the columns as 16-bit offsets from a base per 32 nonzeros
  * (the plan's layout, spmv_csr_segments.cu): 2 bytes less per nonzero where the segments fit.
  * NZ_PLAN_CACHE_HINTS loads row_offsets, col_indices and values as streaming (ld.global.cs,
@@ -144,35 +146,41 @@ static void csr_vector_launch_width(const nzi_cuda_state_t *cs, const nz_matrix_
 
 /* The plan's unroll (vector_state_t.unroll); mixed precision compiles only the default one. */
 #define VECTOR_UNROLL_DEFAULT 4
+/* Rows of at least this mean length (a full step of 32 lanes x 8) run U = 8: with few long rows
+ * (rail 4096 x 1M: 4096 warps, a third of what the device holds) the loads in flight per lane
+ * are what keeps memory busy. H200, ncu, CSR-vector on rail: U = 4 45.9 / 60.9 us, U = 8 38.1 /
+ * 52.7 us (single / double). */
+#define VECTOR_LONG_ROW_UNROLL 8
+#define VECTOR_LONG_ROW_MIN (32.0 * VECTOR_LONG_ROW_UNROLL)
 typedef struct vector_state {
     int unroll; /* 1, 2, 4 or 8 */
 } vector_state_t;
 
-/* Cache hints (NZ_PLAN_CACHE_HINTS) and 16-bit column segments (NZ_PLAN_COMPRESS_INDICES) are
- * compiled for the default unroll only: such a plan runs U = 4 whatever NZ_TUNE_VECTOR_UNROLL
- * says (as mixed precision does). The unroll changes no sum: a lane adds its elements in order. */
+/* Cache hints (NZ_PLAN_CACHE_HINTS) and 16-bit column offsets (NZ_PLAN_COMPRESS_INDICES) are
+ * compiled for U = 4 and 8 only (another tuned unroll runs 4), mixed precision for 4 only. The
+ * unroll changes no sum: a lane adds its elements in order. */
 template <typename Value, typename Offset, int V, typename Accum>
 static void csr_vector_launch_unroll(const nzi_cuda_state_t *cs, const nz_matrix_t *A, int unroll,
                                      bool hints, nzi_col_segments_t seg, Accum alpha,
                                      const Value *x, double beta, Value *y) {
     constexpr bool tunable = sizeof(Accum) == sizeof(Value);
-    if (seg.base != NULL) {
-        if (hints)
-            csr_vector_launch_width<Value, Offset, V, 4, true, true, Accum>(cs, A, seg, alpha, x, beta, y);
-        else
-            csr_vector_launch_width<Value, Offset, V, 4, false, true, Accum>(cs, A, seg, alpha, x, beta, y);
-        return;
-    }
-    if (hints) {
-        csr_vector_launch_width<Value, Offset, V, 4, true, false, Accum>(cs, A, seg, alpha, x, beta, y);
+    const bool eight = tunable && unroll == 8;
+#define VECTOR_LAUNCH(U, H, P)                                                                    \
+    csr_vector_launch_width<Value, Offset, V, U, H, P, Accum>(cs, A, seg, alpha, x, beta, y)
+    if (seg.base != NULL || hints) {
+        const bool packed = seg.base != NULL;
+        if (packed && hints) eight ? VECTOR_LAUNCH(tunable ? 8 : 4, true, true) : VECTOR_LAUNCH(4, true, true);
+        else if (packed) eight ? VECTOR_LAUNCH(tunable ? 8 : 4, false, true) : VECTOR_LAUNCH(4, false, true);
+        else eight ? VECTOR_LAUNCH(tunable ? 8 : 4, true, false) : VECTOR_LAUNCH(4, true, false);
         return;
     }
     switch (tunable ? unroll : VECTOR_UNROLL_DEFAULT) {
-    case 1: csr_vector_launch_width<Value, Offset, V, tunable ? 1 : 4, false, false, Accum>(cs, A, seg, alpha, x, beta, y); break;
-    case 2: csr_vector_launch_width<Value, Offset, V, tunable ? 2 : 4, false, false, Accum>(cs, A, seg, alpha, x, beta, y); break;
-    case 8: csr_vector_launch_width<Value, Offset, V, tunable ? 8 : 4, false, false, Accum>(cs, A, seg, alpha, x, beta, y); break;
-    default: csr_vector_launch_width<Value, Offset, V, 4, false, false, Accum>(cs, A, seg, alpha, x, beta, y); break;
+    case 1: VECTOR_LAUNCH(tunable ? 1 : 4, false, false); break;
+    case 2: VECTOR_LAUNCH(tunable ? 2 : 4, false, false); break;
+    case 8: VECTOR_LAUNCH(tunable ? 8 : 4, false, false); break;
+    default: VECTOR_LAUNCH(4, false, false); break;
     }
+#undef VECTOR_LAUNCH
 }
 
 /* y = alpha A x + beta y with `width` lanes per row, `unroll` loads in flight, the plan's hint
@@ -222,7 +230,8 @@ static nz_status_t csr_vector_dispatch(const nz_spmv_plan_t *plan, int width, in
 nz_status_t nzi_cuda_csr_vector_segments(const nz_spmv_plan_t *plan, int width,
                                          nzi_col_segments_t seg, double alpha, const void *x,
                                          double beta, void *y) {
-    return csr_vector_dispatch(plan, width, VECTOR_UNROLL_DEFAULT, seg, alpha, x, beta, y);
+    return csr_vector_dispatch(plan, width, nzi_cuda_vector_unroll(plan->ctx, plan->A), seg,
+                               alpha, x, beta, y);
 }
 
 /* V = smallest power of two >= mean row length / VECTOR_ELEMENTS_PER_LANE, clamped to [2, 32]:
@@ -238,12 +247,18 @@ int nzi_cuda_vector_width(const nz_context_t *ctx, const nz_matrix_t *A) {
     return nzi_tune_pick(ctx->tunables.vector_width, width);
 }
 
+int nzi_cuda_vector_unroll(const nz_context_t *ctx, const nz_matrix_t *A) {
+    const double mean = A->rows > 0 ? (double)A->nnz / (double)A->rows : 0.0;
+    const int unroll = mean >= VECTOR_LONG_ROW_MIN ? VECTOR_LONG_ROW_UNROLL : VECTOR_UNROLL_DEFAULT;
+    return nzi_tune_pick(ctx->tunables.vector_unroll, unroll);
+}
+
 static nz_status_t csr_vector_setup(nz_spmv_plan_t *plan) {
     plan->state = NULL;
     plan->workspace_bytes = 0;
     plan->reproducible = 1;
     plan->vector_width = nzi_cuda_vector_width(plan->ctx, plan->A);
-    const int unroll = nzi_tune_pick(plan->ctx->tunables.vector_unroll, VECTOR_UNROLL_DEFAULT);
+    const int unroll = nzi_cuda_vector_unroll(plan->ctx, plan->A);
     if (unroll != VECTOR_UNROLL_DEFAULT) {
         vector_state_t *state = (vector_state_t *)nzi_malloc(plan->ctx, sizeof *state);
         if (state == NULL)
