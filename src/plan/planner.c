@@ -149,9 +149,10 @@ static rule_t cuda_csr_rule(const nz_matrix_stats_t *s, char *why, size_t size) 
         return RULE("tiny", rank_tiny);
     }
     if (mean > 32.0 && rows * width < T.few_rows_fraction * T.device_threads) {
-        /* even long rows: CSR-vector, whose 32-lane rows get 16-bit column offsets where they
-         * fit (rail 4096 x 1M, H200: 37.2 / 48.0 us single / double against adaptive's 42.0 /
-         * 51.1; plain vector 43.0 / 55.9); uneven ones: adaptive splits them */
+        /* even long rows: CSR-vector, eight loads in flight per lane on rows this long and
+         * 16-bit column offsets where they fit (rail 4096 x 1M, H200, session 11: with hints
+         * 34.7 / 48.6 us single / double, compressed 35.8 / 45.9, adaptive 42.2 / 51.2);
+         * uneven ones: adaptive splits them */
         const bool even = cv <= T.variable_cv;
         say(why, size,
             "%lld rows of mean %.0f: one vector per row fills less than half the device%s",
@@ -383,9 +384,11 @@ static void backend_release(nz_spmv_plan_t *plan) {
  *   compressed  CSR-vector without panels, not tiny, rows of mean > compress_row_min (32 lanes
  *             per row): 16-bit column offsets, asked for with NZI_PLAN_IF_PAYS, so the build
  *             refuses them when fewer than 80% of the nonzeros fit 16 bits (random and
- *             power-law columns) and the candidate runs plain (try_candidate). H200, session 11:
- *             rail 1.14x / 1.16x faster (single / double); on shorter rows (fe3d, V = 8) 1.01x /
- *             0.88x: fewer bytes, more instructions, so not asked for there.
+ *             power-law columns) and the candidate runs plain (try_candidate). H200, session 11,
+ *             rail against plain CSR-vector: 1.14x / 1.16x faster (single / double) with four
+ *             loads in flight per lane, 0.98x / 1.07x with the eight it now runs on such rows;
+ *             on shorter rows (fe3d, V = 8) 1.01x / 0.88x: fewer bytes, more instructions, so
+ *             not asked for there.
  * Reordering is never added: it measured slower on every suite matrix (docs/PERF_NOTES.md,
  * session 8).
  */

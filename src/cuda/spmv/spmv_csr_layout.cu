@@ -1,5 +1,5 @@
 /* spmv_csr_layout.cu: CSR plans that run on their own layout of A: column panels, columns
- * renumbered by degree, 16-bit column steps (issue 19; flags NZ_PLAN_COLUMN_PANELS,
+ * renumbered by degree, 16-bit column offsets (issue 19; flags NZ_PLAN_COLUMN_PANELS,
  * NZ_PLAN_REORDER, NZ_PLAN_COMPRESS_INDICES). The layouts' builders are in
  * spmv_csr_layout_build.cu and spmv_csr_segments.cu (csr_layout.cuh). */
 #include "csr_layout.cuh"

@@ -20,8 +20,9 @@
  *   NZ_TUNE_VECTOR_WIDTH=2|4|8|16|32   lanes per row
  *   NZ_TUNE_VECTOR_UNROLL=1|2|4|8      loads in flight per lane (mixed precision always uses 4;
  *                                      hints and compressed indices 4 or 8)
- * NZ_PLAN_COMPRESS_INDICES reads the columns as 16-bit offsets from a base per 32 nonzeros
- * (the plan's layout, spmv_csr_segments.cu): 2 bytes less per nonzero where the segments fit.
+ * NZ_PLAN_COMPRESS_INDICES reads the columns as 16-bit offsets from a base per row (V < 32) or
+ * per aligned 32 nonzeros (V == 32) (the plan's layout, spmv_csr_segments.cu): 2 bytes less per
+ * nonzero where they fit.
  * NZ_PLAN_CACHE_HINTS loads row_offsets, col_indices and values as streaming (ld.global.cs,
  * evict-first; nzi_ld_matrix) so the matrix stream does not evict x from L2; x stays on the
  * read-only path. The hints change no value: results are identical with and without them.
