@@ -64,8 +64,8 @@ static void compare_forms_both(const char *name, nzt_make_fn make, const void *a
 }
 
 /* LightSpMV's chunks (several rows per atomic), the cache-hint switch and compressed indices,
- * bit for bit against the forms without them, on shapes whose row counts make LightSpMV take chunks of several rows
- * on a large GPU (S = min(32 V / mean, rows / (8 x resident vectors)) >= 2 on an H100 with
+ * bit for bit against the forms without them, on shapes whose row counts make LightSpMV take
+ * chunks of several rows on a large GPU (S = min(32 V / mean, rows / (8 x resident vectors)) >= 2 on an H100 with
  * 132 SMs): 2,000,003 rows of 0..12 nonzeros (V = 8) with rows of length 0 and 1 and one huge
  * row, whose count is not a multiple of any chunk; 200,001 rows of ~100 nonzeros (V = 32) with
  * empty rows; a row count below one chunk per vector (S = 1). Also the zoo, for the hint
