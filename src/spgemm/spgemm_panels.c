@@ -94,8 +94,6 @@ nz_status_t nzi_spgemm_split(nz_context_t *ctx, const nzi_spgemm_split_input_t *
     nzi_spgemm_panel_t *list = NULL;
     const int64_t rows = in->rows, cap = in->max_products > 0 ? in->max_products : INT64_MAX;
     int64_t n = 0, capacity = 0, begin = 0, panel_products = 0, panel_out = 0, panel_a = 0;
-    /* A panel of one row costs at least this much more than its row's own terms. */
-    const double row_fixed = cost->fixed + cost->per_row;
 
     for (int64_t i = 0; i <= rows; i++) {
         int64_t p = 0, out = 0, a = 0;
@@ -109,8 +107,7 @@ nz_status_t nzi_spgemm_split(nz_context_t *ctx, const nzi_spgemm_split_input_t *
             else
                 out = p < in->b_cols ? p : in->b_cols;
             a = in->a_offsets != NULL ? in->a_offsets[i + 1] - in->a_offsets[i] : 0;
-            const double alone = row_fixed + cost->per_a_nonzero * (double)a +
-                                 cost->per_product * (double)p + cost->per_output * (double)out;
+            const double alone = panel_cost(cost, 1, a, p, out);
             if (alone > budget) {
                 status = nzi_error(ctx, NZ_ERR_DEVICE_OUT_OF_MEMORY,
                                    "nz_spgemm (%s): row %lld alone needs %.0f bytes of device "
