@@ -137,7 +137,7 @@ nz_status_t nz_context_set_threads(nz_context_t *ctx, int threads);
  * Each field is NZ_TUNE_AUTO (the library's own choice, the default) or one of the values listed;
  * a setting changes speed only: results stay correct, bitwise reproducible run to run where the
  * algorithm is, and may differ in the last bits between settings that change the summation order
- * (vector_width, vector_unroll). The spgemm_* fields choose variants of the hash SpGEMM
+ * (vector_width, vector_unroll, vector_warps). The spgemm_* fields choose variants of the hash SpGEMM
  * (docs/SPGEMM.md says what each does and how the defaults were measured). */
 #define NZ_TUNE_AUTO (-1)
 typedef struct nz_tunables {
@@ -159,6 +159,9 @@ typedef struct nz_tunables {
                                     row length), 2, 4, 8, 16, 32 (auto: 2) */
     int spgemm_symdense;         /* hash SpGEMM symbolic dense rule: 0, 1, 2 (auto: 1) */
     int spgemm_onebin;           /* hash SpGEMM one binning for small products: 0, 1 (auto: 1) */
+    int vector_warps;            /* CSR-vector warps per row where 32 lanes run a row: 1, 2, 4, 8
+                                    (auto: more than one only while the rows are too few to fill
+                                    the device; mixed precision always uses 1) */
 } nz_tunables_t;
 
 /* *tunables = every field NZ_TUNE_AUTO. */
@@ -166,7 +169,7 @@ nz_status_t nz_tunables_default(nz_tunables_t *tunables);
 /* Set one field from "NAME=value", NAME the field's environment-style name (NZ_TUNE_VECTOR_WIDTH,
  * NZ_TUNE_VECTOR_UNROLL, NZ_TUNE_ADAPTIVE_NNZ_PER_THREAD, NZ_TUNE_SPMM_LONG, NZ_TUNE_PANELS,
  * NZ_TUNE_SPGEMM_DENSE, NZ_TUNE_SPGEMM_RANK, NZ_TUNE_SPGEMM_SWEEP, NZ_TUNE_SPGEMM_SYMDENSE,
- * NZ_TUNE_SPGEMM_ONEBIN) and value an allowed
+ * NZ_TUNE_SPGEMM_ONEBIN, NZ_TUNE_VECTOR_WARPS) and value an allowed
  * number or "auto". NZ_ERR_INVALID_ARGUMENT for another name or value (*tunables unchanged). For
  * tools that map environment variables or options onto the tunables; the library reads no
  * environment. */

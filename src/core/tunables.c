@@ -28,6 +28,7 @@ static const struct tunable {
     {"NZ_TUNE_SPGEMM_SWEEP", offsetof(nz_tunables_t, spgemm_sweep), 7, {0, 1, 2, 4, 8, 16, 32}},
     {"NZ_TUNE_SPGEMM_SYMDENSE", offsetof(nz_tunables_t, spgemm_symdense), 3, {0, 1, 2}},
     {"NZ_TUNE_SPGEMM_ONEBIN", offsetof(nz_tunables_t, spgemm_onebin), 2, {0, 1}},
+    {"NZ_TUNE_VECTOR_WARPS", offsetof(nz_tunables_t, vector_warps), 4, {1, 2, 4, 8}},
 };
 #define TUNABLE_COUNT ((int)(sizeof table / sizeof table[0]))
 

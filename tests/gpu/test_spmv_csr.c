@@ -171,21 +171,24 @@ static void test_long_rows(void) {
 }
 
 /* Every non-default tunable the kernels accept (the context's nz_tunables_t, read at plan setup;
- * set here through nz_tunables_parse as the CLI maps NZ_TUNE_* variables), on a few zoo
+ * set here through nz_tunables_parse as the CLI maps NZ_TUNE_* variables; several warps per row
+ * with 32 lanes, and a width below 32 where the warps setting must be ignored), on a few zoo
  * matrices, a matrix with long rows among short ones and one single long row: the variants a
  * tuning sweep times must compute the same function. Invalid values fall back to the default. */
 static void test_tunables(void) {
-    static const char *const settings[][2] = {
-        {"NZ_TUNE_VECTOR_WIDTH=2", "NZ_TUNE_VECTOR_UNROLL=1"},
-        {"NZ_TUNE_VECTOR_WIDTH=4", "NZ_TUNE_VECTOR_UNROLL=8"},
-        {"NZ_TUNE_VECTOR_WIDTH=8", "NZ_TUNE_VECTOR_UNROLL=2"},
-        {"NZ_TUNE_VECTOR_WIDTH=16", "NZ_TUNE_VECTOR_UNROLL=4"},
-        {"NZ_TUNE_VECTOR_WIDTH=32", "NZ_TUNE_VECTOR_UNROLL=8"},
-        {"NZ_TUNE_VECTOR_WIDTH=32", "NZ_TUNE_VECTOR_UNROLL=1"},
-        {"NZ_TUNE_VECTOR_WIDTH=auto", "NZ_TUNE_VECTOR_UNROLL=junk"},
-        {"NZ_TUNE_ADAPTIVE_NNZ_PER_THREAD=4", NULL},
-        {"NZ_TUNE_ADAPTIVE_NNZ_PER_THREAD=8", NULL},
-        {"NZ_TUNE_ADAPTIVE_NNZ_PER_THREAD=32", NULL},
+    static const char *const settings[][3] = {
+        {"NZ_TUNE_VECTOR_WIDTH=2", "NZ_TUNE_VECTOR_UNROLL=1", NULL},
+        {"NZ_TUNE_VECTOR_WIDTH=4", "NZ_TUNE_VECTOR_UNROLL=8", "NZ_TUNE_VECTOR_WARPS=4"},
+        {"NZ_TUNE_VECTOR_WIDTH=8", "NZ_TUNE_VECTOR_UNROLL=2", NULL},
+        {"NZ_TUNE_VECTOR_WIDTH=16", "NZ_TUNE_VECTOR_UNROLL=4", NULL},
+        {"NZ_TUNE_VECTOR_WIDTH=32", "NZ_TUNE_VECTOR_UNROLL=8", "NZ_TUNE_VECTOR_WARPS=1"},
+        {"NZ_TUNE_VECTOR_WIDTH=32", "NZ_TUNE_VECTOR_UNROLL=1", "NZ_TUNE_VECTOR_WARPS=2"},
+        {"NZ_TUNE_VECTOR_WIDTH=32", "NZ_TUNE_VECTOR_UNROLL=4", "NZ_TUNE_VECTOR_WARPS=8"},
+        {"NZ_TUNE_VECTOR_WIDTH=32", "NZ_TUNE_VECTOR_UNROLL=8", "NZ_TUNE_VECTOR_WARPS=4"},
+        {"NZ_TUNE_VECTOR_WIDTH=auto", "NZ_TUNE_VECTOR_UNROLL=junk", "NZ_TUNE_VECTOR_WARPS=junk"},
+        {"NZ_TUNE_ADAPTIVE_NNZ_PER_THREAD=4", NULL, NULL},
+        {"NZ_TUNE_ADAPTIVE_NNZ_PER_THREAD=8", NULL, NULL},
+        {"NZ_TUNE_ADAPTIVE_NNZ_PER_THREAD=32", NULL, NULL},
     };
     const int zoo[] = {0, 1, 4, 9};
     int64_t lengths[3] = {5, 70000, 17};
@@ -198,8 +201,9 @@ static void test_tunables(void) {
     NZT_OK(ctx, nz_context_get_tunables(ctx, &saved));
     for (size_t t = 0; t < sizeof settings / sizeof settings[0]; t++) {
         /* "junk" is refused and leaves the field at its default, as the CLI does */
-        nzt_set_tunables(ctx, &saved, settings[t], 2);
-        printf(" %s %s\n", settings[t][0], settings[t][1] ? settings[t][1] : "");
+        nzt_set_tunables(ctx, &saved, settings[t], 3);
+        printf(" %s %s %s\n", settings[t][0], settings[t][1] ? settings[t][1] : "",
+               settings[t][2] ? settings[t][2] : "");
         for (size_t k = 0; k < sizeof zoo / sizeof zoo[0]; k++)
             if (zoo[k] < nzt_zoo_count()) check_both(nzt_zoo_name(zoo[k]), nzt_make_zoo, &zoo[k]);
         check_both("3 rows, the middle 70,000 long", nzt_make_long_rows, &three);

@@ -98,6 +98,17 @@ static void test_flag_forms(void) {
                        nzt_make_long_rows, &straddle);
     free(lengths2);
 
+    /* few long rows (rail-like): CSR-vector splits each row over several warps on a large
+     * GPU (2,048 rows x 2 warps < what an H100 holds), every form with the same split; 16-bit
+     * and 32-bit segments again over 70,000 columns */
+    const int64_t rows4 = 2048 / (quick ? 4 : 1);
+    int64_t *lengths4 = nzt_malloc((size_t)rows4 * 8);
+    for (int64_t i = 0; i < rows4; i++) lengths4[i] = i % 97 == 5 ? 0 : 1500 + (i * 613) % 2200;
+    nzt_long_rows_t rail = {rows4, 70000, lengths4};
+    compare_forms_both("2048 rows of 1500..3700 over 70,000 columns (rows split over warps)",
+                       nzt_make_long_rows, &rail);
+    free(lengths4);
+
     int64_t lengths3[37];
     for (int i = 0; i < 37; i++) lengths3[i] = i % 5 == 0 ? 0 : (i % 5 == 1 ? 1 : 3 * i);
     lengths3[20] = 200000;

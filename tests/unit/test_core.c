@@ -237,7 +237,7 @@ static void test_tunables(void) {
     NZT_CHECK(nz_context_create(&ctx) == NZ_SUCCESS, "context");
     NZT_CHECK(nz_context_get_tunables(ctx, &got) == NZ_SUCCESS, "get");
     NZT_CHECK(got.vector_width == NZ_TUNE_AUTO && got.vector_unroll == NZ_TUNE_AUTO &&
-                  got.adaptive_nnz_per_thread == NZ_TUNE_AUTO && got.spmm_long_row == NZ_TUNE_AUTO,
+                  got.vector_warps == NZ_TUNE_AUTO && got.adaptive_nnz_per_thread == NZ_TUNE_AUTO && got.spmm_long_row == NZ_TUNE_AUTO,
               "a new context's tunables are automatic");
     NZT_CHECK(nz_tunables_default(&t) == NZ_SUCCESS, "default");
     t.vector_width = 8;
@@ -254,6 +254,16 @@ static void test_tunables(void) {
               "a refused set changes nothing");
     NZT_CHECK(nz_tunables_parse(&t, "NZ_TUNE_VECTOR_UNROLL=2") == NZ_SUCCESS &&
                   t.vector_unroll == 2, "parse unroll");
+    NZT_CHECK(nz_tunables_parse(&t, "NZ_TUNE_VECTOR_WARPS=4") == NZ_SUCCESS &&
+                  t.vector_warps == 4 && t.vector_unroll == 2, "parse warps, unroll kept");
+    NZT_CHECK(nz_tunables_parse(&t, "NZ_TUNE_VECTOR_WARPS=3") == NZ_ERR_INVALID_ARGUMENT &&
+                  nz_tunables_parse(&t, "NZ_TUNE_VECTOR_WARPS=16") == NZ_ERR_INVALID_ARGUMENT &&
+                  t.vector_warps == 4, "warps 3 and 16 refused, unchanged");
+    t.vector_warps = 0;
+    NZT_CHECK(nz_context_set_tunables(ctx, &t) == NZ_ERR_INVALID_ARGUMENT &&
+                  strstr(nz_context_last_error(ctx), "NZ_TUNE_VECTOR_WARPS") != NULL,
+              "warps 0 refused by set: %s", nz_context_last_error(ctx));
+    t.vector_warps = NZ_TUNE_AUTO;
     NZT_CHECK(nz_tunables_parse(&t, "NZ_TUNE_VECTOR_WIDTH=auto") == NZ_SUCCESS &&
                   t.vector_width == NZ_TUNE_AUTO, "parse auto");
     NZT_CHECK(nz_tunables_parse(&t, "NZ_TUNE_VECTOR_WIDTH=3") == NZ_ERR_INVALID_ARGUMENT &&

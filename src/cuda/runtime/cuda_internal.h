@@ -136,9 +136,6 @@ extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_merge_ops;        /* spmv_merg
  * of two >= a quarter of the mean row length, in [2, 32]); spmv_csr_vector.cu, also used by the
  * 16-bit column segments (spmv_csr_layout.cu). Rows > 0. */
 int nzi_cuda_vector_width(const nz_context_t *ctx, const nz_matrix_t *A);
-/* CSR-vector's loads in flight per lane for A (the context's vector_unroll tunable, else 4, and
- * 8 on rows of mean >= 256); spmv_csr_vector.cu. */
-int nzi_cuda_vector_unroll(const nz_context_t *ctx, const nz_matrix_t *A);
 
 /* ---- formats other than CSR ---------------------------------------------------------------- */
 /* A device matrix of format F != CSR keeps the host layout of F (nzi_ell_t, nzi_sell_t, ...) with

@@ -38,6 +38,30 @@
 /* Grid-stride grid: this many times what the device holds at once, to smooth the tail. */
 #define VECTOR_WAVES 4
 
+/* The loop index of csr_vector_kernel's steps (see Step there). */
+template <bool Split, typename Offset> struct step_index { typedef Offset type; };
+template <typename Offset> struct step_index<true, Offset> { typedef int64_t type; };
+
+/* W warps per row (Split): each warp's sum (the shuffle tree) to shared memory, then the row's
+ * first warp adds the W partial sums in warp order and writes y[row] as nzi_cuda_vector_store
+ * does. Every thread of the block must call it (two barriers). */
+template <bool BetaZero, typename Value, typename Accum>
+static __device__ __forceinline__ void split_store(Accum sum, bool active, int64_t row, int part,
+                                                   int W, Accum alpha, Accum beta,
+                                                   Value *__restrict__ y) {
+    __shared__ Accum partial[VECTOR_WARPS];
+    const int warp_in_block = threadIdx.x >> 5;
+    sum = nzi_cuda_group_sum<32>(sum);
+    if ((threadIdx.x & 31) == 0) partial[warp_in_block] = sum;
+    __syncthreads();
+    if (active && part == 0 && (threadIdx.x & 31) == 0) {
+        Accum total = partial[warp_in_block];
+        for (int w = 1; w < W; w++) total += partial[warp_in_block + w];
+        y[row] = (Value)(BetaZero ? alpha * total : alpha * total + beta * (Accum)y[row]);
+    }
+    __syncthreads(); /* partial[] is rewritten by the next rows */
+}
+
 /* Accum: the type of the partial sums and of alpha / beta (Value, or double for NZ_PLAN_MIXED:
  * float storage, products and sums in double, y rounded once).
  * U: loads in flight per lane. Each lane walks its row in steps of V * U elements; a step first
@@ -47,20 +71,30 @@
  * Packed: columns from the 16-bit segments (NZ_PLAN_COMPRESS_INDICES, nzi_col_segments_t);
  * the same columns, so the same sums bit for bit. */
 template <typename Value, typename Offset, int V, int U, bool BetaZero, bool Hints,
-          bool Packed, typename Accum = Value>
+          bool Packed, bool Split, typename Accum = Value>
 __global__ void __launch_bounds__(VECTOR_BLOCK)
     csr_vector_kernel(int32_t rows, const Offset *__restrict__ row_offsets,
                       const int32_t *__restrict__ col_indices, nzi_col_segments_t segments,
                       const Value *__restrict__ values, const Value *__restrict__ x, Accum alpha,
-                      Accum beta, Value *__restrict__ y) {
+                      Accum beta, Value *__restrict__ y, int warps) {
+    static_assert(!Split || V == 32, "warps per row only with 32 lanes per row");
     constexpr int ROWS_PER_WARP = 32 / V;
+    const int W = Split ? warps : 1; /* warps per row: a power of two dividing VECTOR_WARPS */
     const int lane = threadIdx.x & 31;
     const int lane_in_vector = lane & (V - 1);
-    const int64_t warp = (int64_t)blockIdx.x * VECTOR_WARPS + (threadIdx.x >> 5);
-    const int64_t warp_stride = (int64_t)gridDim.x * VECTOR_WARPS * ROWS_PER_WARP;
+    const int warp_in_block = threadIdx.x >> 5;
+    const int part = Split ? (warp_in_block & (W - 1)) : 0; /* this warp's share of its row */
+    const int64_t block_rows = (int64_t)(VECTOR_WARPS / W) * ROWS_PER_WARP;
+    const int64_t block_stride = (int64_t)gridDim.x * block_rows;
+    /* a step of one warp: Offset when one warp walks the row (as before), 64 bits when W warps
+     * interleave (base + V * U * W must not wrap near 2^31) */
+    typedef typename step_index<Split, Offset>::type Step;
 
-    /* The loop bound is uniform over the warp, so all 32 lanes reach the shuffles together. */
-    for (int64_t first_row = warp * ROWS_PER_WARP; first_row < rows; first_row += warp_stride) {
+    /* The loop bound is uniform over the block (the split store's barriers need that), so all
+     * 32 lanes of a warp reach the shuffles together. */
+    for (int64_t block_row = (int64_t)blockIdx.x * block_rows; block_row < rows;
+         block_row += block_stride) {
+        const int64_t first_row = block_row + (int64_t)(warp_in_block / W) * ROWS_PER_WARP;
         const int64_t row = first_row + lane / V;
         const bool active = row < rows;
         Offset begin, end;
@@ -75,7 +109,8 @@ __global__ void __launch_bounds__(VECTOR_BLOCK)
         /* V == 32 on a row longer than 32: start at a 32-element boundary (aligned segments) */
         const Offset start = (V == 32 && end - begin > 32) ? begin - (begin & 31) : begin;
         Accum sum = Accum(0);
-        for (Offset base = start + lane_in_vector; base < end; base += V * U) {
+        for (Step base = (Step)start + lane_in_vector + part * (V * U); base < (Step)end;
+             base += (Step)(V * U) * W) {
             int32_t col[U];
             Value val[U];
             if (Packed) {
@@ -120,29 +155,50 @@ __global__ void __launch_bounds__(VECTOR_BLOCK)
             for (int u = 0; u < U; u++)
                 if (col[u] >= 0) sum += (Accum)val[u] * (Accum)__ldg(x + col[u]);
         }
-        nzi_cuda_vector_store<V, BetaZero>(sum, active, row, alpha, beta, y);
+        if (Split)
+            split_store<BetaZero>(sum, active, row, part, W, alpha, beta, y);
+        else
+            nzi_cuda_vector_store<V, BetaZero>(sum, active, row, alpha, beta, y);
     }
 }
 
-template <typename Value, typename Offset, int V, int U, bool Hints, bool Packed, typename Accum>
-static void csr_vector_launch_width(const nzi_cuda_state_t *cs, const nz_matrix_t *A,
-                                    nzi_col_segments_t seg, Accum alpha, const Value *x,
-                                    double beta, Value *y) {
-    const int64_t rows_per_block = VECTOR_BLOCK / V;
+template <typename Value, typename Offset, int V, int U, bool Hints, bool Packed, bool Split,
+          typename Accum>
+static void csr_vector_launch_kernel(const nzi_cuda_state_t *cs, const nz_matrix_t *A,
+                                     nzi_col_segments_t seg, int warps, Accum alpha,
+                                     const Value *x, double beta, Value *y) {
+    const int64_t rows_per_block = (int64_t)(VECTOR_WARPS / warps) * (32 / V);
     const int64_t needed = (A->rows + rows_per_block - 1) / rows_per_block;
     const unsigned blocks = (unsigned)nzi_cuda_grid_blocks(cs, VECTOR_BLOCK, VECTOR_WAVES, needed);
     const Offset *offsets = nzi_dev_offsets<Offset>(A);
     const Value *values = (const Value *)A->device.values;
     if (beta == 0.0)
-        csr_vector_kernel<Value, Offset, V, U, true, Hints, Packed, Accum>
+        csr_vector_kernel<Value, Offset, V, U, true, Hints, Packed, Split, Accum>
             <<<blocks, VECTOR_BLOCK, 0, cs->stream>>>((int32_t)A->rows, offsets,
                                                       A->device.col_indices, seg, values, x,
-                                                      alpha, Accum(0), y);
+                                                      alpha, Accum(0), y, warps);
     else
-        csr_vector_kernel<Value, Offset, V, U, false, Hints, Packed, Accum>
+        csr_vector_kernel<Value, Offset, V, U, false, Hints, Packed, Split, Accum>
             <<<blocks, VECTOR_BLOCK, 0, cs->stream>>>((int32_t)A->rows, offsets,
                                                       A->device.col_indices, seg, values, x,
-                                                      alpha, (Accum)beta, y);
+                                                      alpha, (Accum)beta, y, warps);
+}
+
+/* Several warps per row (warps > 1) are compiled for V = 32 without mixed precision only;
+ * otherwise one warp (or vector) per row. */
+template <typename Value, typename Offset, int V, int U, bool Hints, bool Packed, typename Accum>
+static void csr_vector_launch_width(const nzi_cuda_state_t *cs, const nz_matrix_t *A,
+                                    nzi_col_segments_t seg, int warps, Accum alpha,
+                                    const Value *x, double beta, Value *y) {
+    if constexpr (V == 32 && sizeof(Accum) == sizeof(Value)) {
+        if (warps > 1) {
+            csr_vector_launch_kernel<Value, Offset, V, U, Hints, Packed, true, Accum>(
+                cs, A, seg, warps, alpha, x, beta, y);
+            return;
+        }
+    }
+    csr_vector_launch_kernel<Value, Offset, V, U, Hints, Packed, false, Accum>(cs, A, seg, 1,
+                                                                              alpha, x, beta, y);
 }
 
 /* The plan's unroll (vector_state_t.unroll); mixed precision compiles only the default one. */
@@ -153,41 +209,49 @@ static void csr_vector_launch_width(const nzi_cuda_state_t *cs, const nz_matrix_
  * 52.7 us (single / double). */
 #define VECTOR_LONG_ROW_UNROLL 8
 #define VECTOR_LONG_ROW_MIN (32.0 * VECTOR_LONG_ROW_UNROLL)
+/* How the plan runs CSR-vector beyond V: U (1, 2, 4 or 8) and W (warps per row, 1, 2, 4 or 8;
+ * more than one only with V = 32). */
 typedef struct vector_state {
-    int unroll; /* 1, 2, 4 or 8 */
+    int unroll;
+    int warps;
 } vector_state_t;
 
 /* Cache hints (NZ_PLAN_CACHE_HINTS) and 16-bit column offsets (NZ_PLAN_COMPRESS_INDICES) are
- * compiled for U = 4 and 8 only (another tuned unroll runs 4), mixed precision for 4 only. The
- * unroll changes no sum: a lane adds its elements in order. */
+ * compiled for U = 4 and 8 only (another tuned unroll runs 4), mixed precision for U = 4 and one
+ * warp per row only. The unroll changes no sum: a lane adds its elements in order. */
 template <typename Value, typename Offset, int V, typename Accum>
-static void csr_vector_launch_unroll(const nzi_cuda_state_t *cs, const nz_matrix_t *A, int unroll,
-                                     bool hints, nzi_col_segments_t seg, Accum alpha,
-                                     const Value *x, double beta, Value *y) {
-    constexpr bool tunable = sizeof(Accum) == sizeof(Value);
-    const bool eight = tunable && unroll == 8;
+static void csr_vector_launch_unroll(const nzi_cuda_state_t *cs, const nz_matrix_t *A,
+                                     vector_state_t run, bool hints, nzi_col_segments_t seg,
+                                     Accum alpha, const Value *x, double beta, Value *y) {
 #define VECTOR_LAUNCH(U, H, P)                                                                    \
-    csr_vector_launch_width<Value, Offset, V, U, H, P, Accum>(cs, A, seg, alpha, x, beta, y)
-    if (seg.base != NULL || hints) {
-        const bool packed = seg.base != NULL;
-        if (packed && hints) eight ? VECTOR_LAUNCH(tunable ? 8 : 4, true, true) : VECTOR_LAUNCH(4, true, true);
-        else if (packed) eight ? VECTOR_LAUNCH(tunable ? 8 : 4, false, true) : VECTOR_LAUNCH(4, false, true);
-        else eight ? VECTOR_LAUNCH(tunable ? 8 : 4, true, false) : VECTOR_LAUNCH(4, true, false);
-        return;
-    }
-    switch (tunable ? unroll : VECTOR_UNROLL_DEFAULT) {
-    case 1: VECTOR_LAUNCH(tunable ? 1 : 4, false, false); break;
-    case 2: VECTOR_LAUNCH(tunable ? 2 : 4, false, false); break;
-    case 8: VECTOR_LAUNCH(tunable ? 8 : 4, false, false); break;
-    default: VECTOR_LAUNCH(4, false, false); break;
+    csr_vector_launch_width<Value, Offset, V, U, H, P, Accum>(cs, A, seg, run.warps, alpha, x,     \
+                                                              beta, y)
+    if constexpr (sizeof(Accum) != sizeof(Value)) {
+        if (seg.base != NULL && hints) VECTOR_LAUNCH(4, true, true);
+        else if (seg.base != NULL) VECTOR_LAUNCH(4, false, true);
+        else if (hints) VECTOR_LAUNCH(4, true, false);
+        else VECTOR_LAUNCH(4, false, false);
+    } else if (seg.base != NULL || hints) {
+        const bool packed = seg.base != NULL, eight = run.unroll == 8;
+        if (packed && hints) eight ? VECTOR_LAUNCH(8, true, true) : VECTOR_LAUNCH(4, true, true);
+        else if (packed) eight ? VECTOR_LAUNCH(8, false, true) : VECTOR_LAUNCH(4, false, true);
+        else eight ? VECTOR_LAUNCH(8, true, false) : VECTOR_LAUNCH(4, true, false);
+    } else {
+        switch (run.unroll) {
+        case 1: VECTOR_LAUNCH(1, false, false); break;
+        case 2: VECTOR_LAUNCH(2, false, false); break;
+        case 8: VECTOR_LAUNCH(8, false, false); break;
+        default: VECTOR_LAUNCH(4, false, false); break;
+        }
     }
 #undef VECTOR_LAUNCH
 }
 
-/* y = alpha A x + beta y with `width` lanes per row, `unroll` loads in flight, the plan's hint
- * flag and, when seg.base is not NULL, columns read from the 16-bit segments. */
+/* y = alpha A x + beta y with `width` lanes per row, run.unroll loads in flight, run.warps warps
+ * per row, the plan's hint flag and, when seg.base is not NULL, columns read from the 16-bit
+ * segments. */
 template <typename Value, typename Offset, typename Accum = Value>
-static nz_status_t csr_vector_launch(const nz_spmv_plan_t *plan, int width, int unroll,
+static nz_status_t csr_vector_launch(const nz_spmv_plan_t *plan, int width, vector_state_t run,
                                      nzi_col_segments_t seg, double alpha, const void *x,
                                      double beta, void *y) {
     nz_context_t *ctx = plan->ctx;
@@ -196,14 +260,13 @@ static nz_status_t csr_vector_launch(const nz_spmv_plan_t *plan, int width, int 
     const Accum a = (Accum)alpha;
     const Value *xv = (const Value *)x;
     Value *yv = (Value *)y;
-    const int u = unroll;
     const bool h = (plan->flags & NZ_PLAN_CACHE_HINTS) != 0;
     switch (width) {
-    case 2: csr_vector_launch_unroll<Value, Offset, 2, Accum>(cs, A, u, h, seg, a, xv, beta, yv); break;
-    case 4: csr_vector_launch_unroll<Value, Offset, 4, Accum>(cs, A, u, h, seg, a, xv, beta, yv); break;
-    case 8: csr_vector_launch_unroll<Value, Offset, 8, Accum>(cs, A, u, h, seg, a, xv, beta, yv); break;
-    case 16: csr_vector_launch_unroll<Value, Offset, 16, Accum>(cs, A, u, h, seg, a, xv, beta, yv); break;
-    case 32: csr_vector_launch_unroll<Value, Offset, 32, Accum>(cs, A, u, h, seg, a, xv, beta, yv); break;
+    case 2: csr_vector_launch_unroll<Value, Offset, 2, Accum>(cs, A, run, h, seg, a, xv, beta, yv); break;
+    case 4: csr_vector_launch_unroll<Value, Offset, 4, Accum>(cs, A, run, h, seg, a, xv, beta, yv); break;
+    case 8: csr_vector_launch_unroll<Value, Offset, 8, Accum>(cs, A, run, h, seg, a, xv, beta, yv); break;
+    case 16: csr_vector_launch_unroll<Value, Offset, 16, Accum>(cs, A, run, h, seg, a, xv, beta, yv); break;
+    case 32: csr_vector_launch_unroll<Value, Offset, 32, Accum>(cs, A, run, h, seg, a, xv, beta, yv); break;
     default:
         return nzi_error(ctx, NZ_ERR_INVALID_HANDLE, "CSR-vector plan has vector width %d",
                          width);
@@ -213,33 +276,26 @@ static nz_status_t csr_vector_launch(const nz_spmv_plan_t *plan, int width, int 
 }
 
 /* The value and offset types of A (and mixed precision) to csr_vector_launch. */
-static nz_status_t csr_vector_dispatch(const nz_spmv_plan_t *plan, int width, int unroll,
+static nz_status_t csr_vector_dispatch(const nz_spmv_plan_t *plan, int width, vector_state_t run,
                                        nzi_col_segments_t seg, double alpha, const void *x,
                                        double beta, void *y) {
     const nz_matrix_t *A = plan->A;
     const bool wide = A->device.offset_type == NZ_I64;
     if (A->value_type == NZ_F32 && (plan->flags & NZ_PLAN_MIXED))
-        return wide ? csr_vector_launch<float, int64_t, double>(plan, width, unroll, seg, alpha, x, beta, y)
-                    : csr_vector_launch<float, int32_t, double>(plan, width, unroll, seg, alpha, x, beta, y);
+        return wide ? csr_vector_launch<float, int64_t, double>(plan, width, run, seg, alpha, x, beta, y)
+                    : csr_vector_launch<float, int32_t, double>(plan, width, run, seg, alpha, x, beta, y);
     if (A->value_type == NZ_F32)
-        return wide ? csr_vector_launch<float, int64_t>(plan, width, unroll, seg, alpha, x, beta, y)
-                    : csr_vector_launch<float, int32_t>(plan, width, unroll, seg, alpha, x, beta, y);
-    return wide ? csr_vector_launch<double, int64_t>(plan, width, unroll, seg, alpha, x, beta, y)
-                : csr_vector_launch<double, int32_t>(plan, width, unroll, seg, alpha, x, beta, y);
-}
-
-nz_status_t nzi_cuda_csr_vector_segments(const nz_spmv_plan_t *plan, int width,
-                                         nzi_col_segments_t seg, double alpha, const void *x,
-                                         double beta, void *y) {
-    return csr_vector_dispatch(plan, width, nzi_cuda_vector_unroll(plan->ctx, plan->A), seg,
-                               alpha, x, beta, y);
+        return wide ? csr_vector_launch<float, int64_t>(plan, width, run, seg, alpha, x, beta, y)
+                    : csr_vector_launch<float, int32_t>(plan, width, run, seg, alpha, x, beta, y);
+    return wide ? csr_vector_launch<double, int64_t>(plan, width, run, seg, alpha, x, beta, y)
+                : csr_vector_launch<double, int32_t>(plan, width, run, seg, alpha, x, beta, y);
 }
 
 /* V = smallest power of two >= mean row length / VECTOR_ELEMENTS_PER_LANE, clamped to [2, 32]:
  * each lane then handles about that many elements of its row (U of them in flight at once), and
  * several short rows share a warp. CUSP's rule (V >= mean row length) gives V = 32 on 27-long FE
- * rows: one element per lane and a fifth of the lanes idle. Setting NZ_TUNE_VECTOR_WIDTH and
- * NZ_TUNE_VECTOR_UNROLL overrides both choices (for tuning sweeps). */
+ * rows: one element per lane and a fifth of the lanes idle. Setting NZ_TUNE_VECTOR_WIDTH,
+ * NZ_TUNE_VECTOR_UNROLL and NZ_TUNE_VECTOR_WARPS overrides the choices (for tuning sweeps). */
 #define VECTOR_ELEMENTS_PER_LANE 4
 int nzi_cuda_vector_width(const nz_context_t *ctx, const nz_matrix_t *A) {
     const double mean = (double)A->nnz / (double)A->rows;
@@ -248,10 +304,35 @@ int nzi_cuda_vector_width(const nz_context_t *ctx, const nz_matrix_t *A) {
     return nzi_tune_pick(ctx->tunables.vector_width, width);
 }
 
-int nzi_cuda_vector_unroll(const nz_context_t *ctx, const nz_matrix_t *A) {
+/* U: 4, and 8 on rows of mean >= VECTOR_LONG_ROW_MIN.
+ * W (V = 32 only): with one warp per row, fewer rows than the device holds warps leave it part
+ * empty (rail 4096 x 1M: 4096 warps, ncu "warps active" 35%), and each warp's loads in flight are
+ * then all that keeps memory busy. So W doubles, up to VECTOR_MAX_WARPS, while rows x W is short
+ * of the warps the device holds and each of the W warps still gets at least two full steps
+ * (2 x 32 x U elements) of the mean row. Split rows sum in a different order (each warp's share,
+ * then the W partial sums in warp order): reproducible, not bitwise those of W = 1. */
+#define VECTOR_MAX_WARPS 8
+static vector_state_t vector_run(const nz_context_t *ctx, const nz_matrix_t *A, int width) {
     const double mean = A->rows > 0 ? (double)A->nnz / (double)A->rows : 0.0;
-    const int unroll = mean >= VECTOR_LONG_ROW_MIN ? VECTOR_LONG_ROW_UNROLL : VECTOR_UNROLL_DEFAULT;
-    return nzi_tune_pick(ctx->tunables.vector_unroll, unroll);
+    vector_state_t run;
+    run.unroll = nzi_tune_pick(ctx->tunables.vector_unroll, mean >= VECTOR_LONG_ROW_MIN
+                                                                  ? VECTOR_LONG_ROW_UNROLL
+                                                                  : VECTOR_UNROLL_DEFAULT);
+    const nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    const double device_warps = (double)cs->sm_count * (cs->max_threads_per_sm / 32);
+    int warps = 1;
+    while (warps < VECTOR_MAX_WARPS && (double)A->rows * warps < device_warps &&
+           mean >= 2.0 * 32 * run.unroll * (2 * warps))
+        warps *= 2;
+    run.warps = width == 32 ? nzi_tune_pick(ctx->tunables.vector_warps, warps) : 1;
+    return run;
+}
+
+nz_status_t nzi_cuda_csr_vector_segments(const nz_spmv_plan_t *plan, int width,
+                                         nzi_col_segments_t seg, double alpha, const void *x,
+                                         double beta, void *y) {
+    return csr_vector_dispatch(plan, width, vector_run(plan->ctx, plan->A, width), seg, alpha, x,
+                               beta, y);
 }
 
 static nz_status_t csr_vector_setup(nz_spmv_plan_t *plan) {
@@ -259,23 +340,19 @@ static nz_status_t csr_vector_setup(nz_spmv_plan_t *plan) {
     plan->workspace_bytes = 0;
     plan->reproducible = 1;
     plan->vector_width = nzi_cuda_vector_width(plan->ctx, plan->A);
-    const int unroll = nzi_cuda_vector_unroll(plan->ctx, plan->A);
-    if (unroll != VECTOR_UNROLL_DEFAULT) {
-        vector_state_t *state = (vector_state_t *)nzi_malloc(plan->ctx, sizeof *state);
-        if (state == NULL)
-            return nzi_error(plan->ctx, NZ_ERR_OUT_OF_MEMORY, "CSR-vector plan: out of host memory");
-        state->unroll = unroll;
-        plan->state = state;
-    }
+    vector_state_t *state = (vector_state_t *)nzi_malloc(plan->ctx, sizeof *state);
+    if (state == NULL)
+        return nzi_error(plan->ctx, NZ_ERR_OUT_OF_MEMORY, "CSR-vector plan: out of host memory");
+    *state = vector_run(plan->ctx, plan->A, plan->vector_width);
+    plan->state = state;
     return NZ_SUCCESS;
 }
 
 static nz_status_t csr_vector_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
                                       double beta, void *y) {
-    const int unroll = plan->state != NULL ? ((const vector_state_t *)plan->state)->unroll
-                                           : VECTOR_UNROLL_DEFAULT;
     const nzi_col_segments_t plain = {NULL, NULL};
-    return csr_vector_dispatch(plan, plan->vector_width, unroll, plain, alpha, x, beta, y);
+    return csr_vector_dispatch(plan, plan->vector_width, *(const vector_state_t *)plan->state,
+                               plain, alpha, x, beta, y);
 }
 
 static void csr_vector_release(nz_spmv_plan_t *plan) {
