@@ -87,6 +87,8 @@ typedef struct nz_spmv_plan_info {
                                   and hint flags NZ_ALG_AUTO added (NZ_PLAN_CACHE_HINTS,
                                   NZ_PLAN_COLUMN_PANELS, ...) */
     int layout_parts;          /* column panels the plan runs (1 without NZ_PLAN_COLUMN_PANELS) */
+    int vector_warps;          /* warps per row: more than 1 where CSR-vector splits rows of 32
+                                  lanes over several warps (too few rows to fill the device) */
 } nz_spmv_plan_info_t;
 nz_status_t nz_spmv_plan_info(const nz_spmv_plan_t *plan, nz_spmv_plan_info_t *info);
 

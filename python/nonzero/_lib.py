@@ -102,7 +102,8 @@ class FormatOptions(ctypes.Structure):
 class SpmvPlanInfo(ctypes.Structure):
     _fields_ = [("format", c_int), ("alg", c_int), ("backend", c_int), ("reproducible", c_int),
                 ("vector_width", c_int), ("plan_seconds", c_double),
-                ("workspace_bytes", c_size_t), ("flags", ctypes.c_uint), ("layout_parts", c_int)]
+                ("workspace_bytes", c_size_t), ("flags", ctypes.c_uint), ("layout_parts", c_int),
+                ("vector_warps", c_int)]
 
 
 class SpmmPlanInfo(ctypes.Structure):

@@ -70,7 +70,8 @@ class Plan:
                 "backend": "cuda" if i.backend == _lib.BACKEND_CUDA else "cpu",
                 "reproducible": bool(i.reproducible), "vector_width": i.vector_width,
                 "plan_seconds": i.plan_seconds, "workspace_bytes": int(i.workspace_bytes),
-                "flags": int(i.flags), "layout_parts": i.layout_parts}
+                "flags": int(i.flags), "layout_parts": i.layout_parts,
+                "vector_warps": i.vector_warps}
 
     def _operand(self, x):
         """x as an array of the plan's kind and dtype; returns (x, back) with back() converting

@@ -24,6 +24,7 @@ struct nz_spmv_plan {
                                  (CUDA: the algorithm family's nzi_cuda_spmv_ops_t), or NULL */
     int reproducible;
     int vector_width;
+    int vector_warps;         /* CSR-vector: warps per row when rows are split, else 0 or 1 */
     int layout_parts;         /* column panels run (NZ_PLAN_COLUMN_PANELS), else 1 */
     double plan_seconds;
     size_t workspace_bytes;

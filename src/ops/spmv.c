@@ -107,6 +107,7 @@ nz_status_t nz_spmv_plan_info(const nz_spmv_plan_t *plan, nz_spmv_plan_info_t *i
     info->backend = plan->backend;
     info->reproducible = plan->reproducible;
     info->vector_width = plan->vector_width;
+    info->vector_warps = plan->vector_warps > 1 ? plan->vector_warps : 1;
     info->plan_seconds = plan->plan_seconds;
     info->workspace_bytes = plan->workspace_bytes;
     info->flags = plan->flags;

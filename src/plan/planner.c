@@ -361,6 +361,7 @@ static nz_status_t backend_setup(nz_spmv_plan_t *plan) {
     plan->impl = NULL;
     plan->workspace_bytes = 0;
     plan->vector_width = 0;
+    plan->vector_warps = 0;
     plan->reproducible = 0;
     return plan->ops->spmv_plan_setup(plan);
 }
@@ -527,6 +528,7 @@ static nz_status_t tune(nz_spmv_plan_t *plan, const nzi_plan_choice_t *choice,
     plan->state = best.state;
     plan->reproducible = best.reproducible;
     plan->vector_width = best.vector_width;
+    plan->vector_warps = best.vector_warps;
     plan->workspace_bytes = best.workspace_bytes;
     have_best = false;
     nzi_clear_error(ctx);

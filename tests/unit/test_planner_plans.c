@@ -110,6 +110,8 @@ static nz_spmv_plan_info_t run_plan(nz_context_t *ctx, const nz_matrix_t *A, con
     NZT_CHECK(info.alg != NZ_ALG_AUTO && nz_cpu_spmv_supports(mi.format, info.alg),
               "%s: plan reports %s", label, nz_alg_name(info.alg));
     NZT_CHECK(info.plan_seconds >= 0 && info.reproducible == 1, "%s: info", label);
+    NZT_CHECK(info.vector_warps == 1, "%s: a CPU plan reports %d warps per row", label,
+              info.vector_warps);
     size_t vs = mi.value_type == NZ_F32 ? 4 : 8;
     int64_t rows = mi.rows, cols = mi.cols;
     double *xd = nzt_malloc((size_t)(cols > 0 ? cols : 1) * 8);

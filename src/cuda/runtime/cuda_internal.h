@@ -136,6 +136,10 @@ extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_merge_ops;        /* spmv_merg
  * of two >= a quarter of the mean row length, in [2, 32]); spmv_csr_vector.cu, also used by the
  * 16-bit column segments (spmv_csr_layout.cu). Rows > 0. */
 int nzi_cuda_vector_width(const nz_context_t *ctx, const nz_matrix_t *A);
+/* CSR-vector's warps per row for A run with `width` lanes per row: more than one only for width
+ * 32 and rows too few to fill the device (the context's vector_warps tunable overrides);
+ * spmv_csr_vector.cu. Plans with 16-bit column segments run the same W. */
+int nzi_cuda_vector_warps(const nz_context_t *ctx, const nz_matrix_t *A, int width);
 
 /* ---- formats other than CSR ---------------------------------------------------------------- */
 /* A device matrix of format F != CSR keeps the host layout of F (nzi_ell_t, nzi_sell_t, ...) with
@@ -275,8 +279,9 @@ typedef struct nzi_col_segments {
     const uint16_t *offsets; /* per nonzero: column - base */
 } nzi_col_segments_t;
 
-/* CSR-vector (spmv_csr_vector.cu) of plan->A with `width` lanes per row, columns from seg:
- * the same sums, bit for bit, as the plain kernel of that width. */
+/* CSR-vector (spmv_csr_vector.cu) of plan->A with `width` lanes per row (and the plain kernel's
+ * loads in flight and warps per row), columns from seg: the same sums, bit for bit, as the plain
+ * kernel of that width. */
 nz_status_t nzi_cuda_csr_vector_segments(const nz_spmv_plan_t *plan, int width,
                                          nzi_col_segments_t seg, double alpha, const void *x,
                                          double beta, void *y);

@@ -304,30 +304,52 @@ int nzi_cuda_vector_width(const nz_context_t *ctx, const nz_matrix_t *A) {
     return nzi_tune_pick(ctx->tunables.vector_width, width);
 }
 
-/* U: 4, and 8 on rows of mean >= VECTOR_LONG_ROW_MIN.
- * W (V = 32 only): with one warp per row, fewer rows than the device holds warps leave it part
- * empty (rail 4096 x 1M: 4096 warps, ncu "warps active" 35%), and each warp's loads in flight are
- * then all that keeps memory busy. So W doubles, up to VECTOR_MAX_WARPS, while rows x W is short
- * of the warps the device holds and each of the W warps still gets at least two full steps
- * (2 x 32 x U elements) of the mean row. Split rows sum in a different order (each warp's share,
- * then the W partial sums in warp order): reproducible, not bitwise those of W = 1. */
-#define VECTOR_MAX_WARPS 8
-static vector_state_t vector_run(const nz_context_t *ctx, const nz_matrix_t *A, int width) {
+/* U: 4, and 8 on rows of mean >= VECTOR_LONG_ROW_MIN (the vector_unroll tunable overrides). */
+static int vector_unroll(const nz_context_t *ctx, const nz_matrix_t *A) {
     const double mean = A->rows > 0 ? (double)A->nnz / (double)A->rows : 0.0;
-    vector_state_t run;
-    run.unroll = nzi_tune_pick(ctx->tunables.vector_unroll, mean >= VECTOR_LONG_ROW_MIN
-                                                                  ? VECTOR_LONG_ROW_UNROLL
-                                                                  : VECTOR_UNROLL_DEFAULT);
+    return nzi_tune_pick(ctx->tunables.vector_unroll,
+                         mean >= VECTOR_LONG_ROW_MIN ? VECTOR_LONG_ROW_UNROLL : VECTOR_UNROLL_DEFAULT);
+}
+
+/* W (V = 32 only): with one warp per row, fewer rows than the device holds warps leave it part
+ * empty (rail 4096 x 1M: 4096 warps, ncu "warps active" 35%). W doubles, up to VECTOR_MAX_WARPS,
+ * while rows x W is below twice the warps the device holds at once and each of the 2W warps
+ * would still get a full step (32 x U elements) of the mean row. H200, rail 4096 x 1M, U = 8,
+ * `nz bench --alg vector` with NZ_TUNE_VECTOR_WARPS = 1 / 2 / 4 / 8: single 34.5 / 37.2 / 34.0 /
+ * 33.5 us, double 48.4 / 47.3 / 46.3 / 45.0 us (bench/results/h200-2026-11-26-s12-warps.txt).
+ * Split rows sum in another order (each warp's share, then the W partial sums in warp order):
+ * reproducible, not bitwise those of W = 1. */
+#define VECTOR_MAX_WARPS 8
+static int vector_warps_auto(const nz_context_t *ctx, const nz_matrix_t *A, int width, int unroll) {
+    if (width != 32 || A->rows <= 0) return 1;
+    const double mean = (double)A->nnz / (double)A->rows;
     const nzi_cuda_state_t *cs = nzi_cuda(ctx);
     const double device_warps = (double)cs->sm_count * (cs->max_threads_per_sm / 32);
     int warps = 1;
-    while (warps < VECTOR_MAX_WARPS && (double)A->rows * warps < device_warps &&
-           mean >= 2.0 * 32 * run.unroll * (2 * warps))
+    while (warps < VECTOR_MAX_WARPS && (double)A->rows * warps < 2.0 * device_warps &&
+           mean >= 32.0 * unroll * (2 * warps))
         warps *= 2;
-    run.warps = width == 32 ? nzi_tune_pick(ctx->tunables.vector_warps, warps) : 1;
+    return warps;
+}
+
+int nzi_cuda_vector_warps(const nz_context_t *ctx, const nz_matrix_t *A, int width) {
+    if (width != 32) return 1;
+    return nzi_tune_pick(ctx->tunables.vector_warps,
+                         vector_warps_auto(ctx, A, width, vector_unroll(ctx, A)));
+}
+
+/* The plain kernel's U and W. */
+static vector_state_t vector_run(const nz_context_t *ctx, const nz_matrix_t *A, int width) {
+    vector_state_t run;
+    run.unroll = vector_unroll(ctx, A);
+    run.warps = nzi_cuda_vector_warps(ctx, A, width);
     return run;
 }
 
+/* 16-bit column segments run with the plain kernel's U and W, so the sums are bit for bit the
+ * plain kernel's. Split, they gained nothing on rail (H200, double: W = 1 / 8 46.0 / 48.6 us,
+ * plain W = 8 45.0 us), so the planner does not ask for them where rows are split
+ * (spmv_csr_layout.cu). */
 nz_status_t nzi_cuda_csr_vector_segments(const nz_spmv_plan_t *plan, int width,
                                          nzi_col_segments_t seg, double alpha, const void *x,
                                          double beta, void *y) {
@@ -345,6 +367,7 @@ static nz_status_t csr_vector_setup(nz_spmv_plan_t *plan) {
         return nzi_error(plan->ctx, NZ_ERR_OUT_OF_MEMORY, "CSR-vector plan: out of host memory");
     *state = vector_run(plan->ctx, plan->A, plan->vector_width);
     plan->state = state;
+    plan->vector_warps = state->warps;
     return NZ_SUCCESS;
 }
 

@@ -118,6 +118,7 @@ nz_status_t nz_cuda_spmv_plan_setup(nz_spmv_plan_t *plan) {
     plan->state = NULL;
     plan->workspace_bytes = 0;
     plan->vector_width = 0;
+    plan->vector_warps = 0;
     plan->reproducible = 1;
     if (ops == NULL)
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "%s: algorithm %s is not available for %s on the GPU",

@@ -364,6 +364,7 @@ nz_status_t nzi_cuda_transpose_setup(nz_spmv_plan_t *plan, const nzi_cuda_spmv_o
     NZI_CHECK(ops->setup(&st->inner));
     plan->reproducible = st->inner.reproducible;
     plan->vector_width = st->inner.vector_width;
+    plan->vector_warps = st->inner.vector_warps;
     plan->workspace_bytes = ((size_t)A->cols + 1) * (A->device.offset_type == NZ_I64 ? 8u : 4u) +
                             (size_t)A->nnz * (sizeof(int32_t) + nzi_value_size(A->value_type)) +
                             st->inner.workspace_bytes;
