@@ -190,7 +190,7 @@ light_vector_kernel(unsigned long long *__restrict__ row_counter, unsigned int r
         /* consecutive rows: each row's end is the next row's start */
         Offset row_start = __ldg(row_offsets + first);
         unsigned int row = (unsigned int)first;
-        if (V < 32 && LIGHT_ROWS_IN_FLIGHT > 1) {
+        if (V < 32) {
             constexpr int R = LIGHT_ROWS_IN_FLIGHT;
             for (; row + R <= last; row += R) {
                 Offset starts[R], ends[R];
