@@ -184,43 +184,24 @@ light_vector_kernel(unsigned long long *__restrict__ row_counter, unsigned int r
         if (lane == 0) first = atomicAdd(row_counter, (unsigned long long)steps);
         first = __shfl_sync(mask, first, 0, V);
         if (first >= rows) break;
-        /* 32-bit rows from here (rows <= INT32_MAX: first + R cannot wrap), fewer registers */
-        const unsigned int last =
-            first + steps < (unsigned long long)rows ? (unsigned int)(first + steps) : rows;
+        const unsigned long long last =
+            first + steps < (unsigned long long)rows ? first + steps : (unsigned long long)rows;
         /* consecutive rows: each row's end is the next row's start */
         Offset row_start = __ldg(row_offsets + first);
-        unsigned int row = (unsigned int)first;
+        unsigned long long row = first;
         if (V < 32) {
             constexpr int R = LIGHT_ROWS_IN_FLIGHT;
             for (; row + R <= last; row += R) {
                 Offset starts[R], ends[R];
                 Value sums[R];
-                /* the R row ends: lane r loads end r (one load instruction for the vector
-                 * where R <= V), every lane gets them by shuffle */
-                constexpr int LOADS = (R + V - 1) / V;
-                Offset loaded[LOADS];
-#pragma unroll
-                for (int q = 0; q < LOADS; q++) {
-                    const int r = q * V + lane;
-                    loaded[q] = r < R ? __ldg(row_offsets + row + r + 1) : Offset(0);
-                }
 #pragma unroll
                 for (int r = 0; r < R; r++) {
                     starts[r] = r == 0 ? row_start : ends[r - 1];
-                    ends[r] = __shfl_sync(mask, loaded[r / V], r % V, V);
+                    ends[r] = __ldg(row_offsets + row + r + 1);
                 }
                 light_rows_dot<Value, Offset, V, R>(starts, ends, lane, mask, col_indices, values,
                                                     x, sums);
-                if constexpr (R <= V) {
-                    /* lane r stores row r: one store instruction for the R rows */
-                    Value mine = Value(0);
-#pragma unroll
-                    for (int r = 0; r < R; r++) {
-                        const Value sum = __shfl_sync(mask, sums[r], 0, V);
-                        if (lane == r) mine = sum;
-                    }
-                    if (lane < R) light_store(y, (int64_t)(row + lane), mine, alpha, beta);
-                } else if (lane == 0) {
+                if (lane == 0) {
 #pragma unroll
                     for (int r = 0; r < R; r++)
                         light_store(y, (int64_t)(row + r), sums[r], alpha, beta);
