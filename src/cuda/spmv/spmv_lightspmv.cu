@@ -57,9 +57,7 @@ typedef struct light_state {
  * LIGHT_VECTOR_MIN_BLOCKS of them per SM (at most 48 registers, no spills but 4 bytes in one
  * float / 64-bit-offset width): 1280 threads an SM. */
 #define LIGHT_VECTOR_THREADS 256
-#ifndef LIGHT_VECTOR_MIN_BLOCKS
 #define LIGHT_VECTOR_MIN_BLOCKS 5
-#endif
 /* Nonzeros per lane one atomic should hand out: 32 keeps the counter's atomics (one per 32 V
  * nonzeros instead of one per row) far below the SpMV's own memory traffic, while the chunk a
  * vector may be left finishing alone at the end is only ~32 loads per lane. Unmeasured: the
@@ -137,9 +135,7 @@ __device__ __forceinline__ void light_store(Value *__restrict__ y, int64_t row, 
  * start + l + V, ... of each row in order and the rows are reduced by the same shuffle tree, so
  * every row's sum is bitwise what light_row_dot gives. Row r is
  * [starts[r], ends[r]) (empty for a row past the end). */
-#ifndef LIGHT_ROWS_IN_FLIGHT
 #define LIGHT_ROWS_IN_FLIGHT 4
-#endif
 template <typename Value, typename Offset, int V, int R>
 __device__ __forceinline__ void light_rows_dot(const Offset *starts, const Offset *ends, int lane,
                                                unsigned mask,
@@ -268,11 +264,7 @@ static int light_vector_width(int64_t rows, int64_t nnz, unsigned flags, bool wa
      * only split a warp's loads over more segments (H100, Laplacian 200^3 f32: V = 2 ran 1371 us
      * against 582 us with V = 8). Warp level's vectors take consecutive rows: V = 2 ran 231 us
      * against 328 us (CSR-vector 205 us). */
-#ifndef LIGHT_VECTOR_NARROW
     const bool paper = (flags & NZ_PLAN_LIGHT_PER_ROW) != 0 || !warp_level;
-#else
-    const bool paper = (flags & NZ_PLAN_LIGHT_PER_ROW) != 0;
-#endif
     if (mean <= (paper ? 2.0 : 8.0)) return 2;
     if (mean <= (paper ? 4.0 : 16.0)) return 4;
     if (mean <= 64.0) return 8;
