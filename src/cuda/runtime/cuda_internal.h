@@ -254,37 +254,11 @@ static __device__ __forceinline__ Value nzi_cuda_group_sum(Value value) {
  * marks the line evict-first in L1 and L2, so the matrix stream does not push x out of L2 between
  * its reuses (issue 19: on random 4M x 16 f64 an H100 probe ran 15% faster). Stream = false: the
  * read-only path (__ldg), as before. The loaded value is the same either way. */
-#ifdef NZI_MATRIX_NO_L1
-/* experiment: matrix arrays never allocate in L1 (x keeps it), L2 evict-first with Stream */
-#define NZI_LD_NOL1(T, PT, REG, CAST)                                                              \
-    template <bool Stream>                                                                         \
-    static __device__ __forceinline__ T nzi_ld_nol1(const T *a) {                                  \
-        CAST v;                                                                                    \
-        if (Stream) {                                                                              \
-            uint64_t policy;                                                                       \
-            asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));           \
-            asm("ld.global.nc.L1::no_allocate.L2::cache_hint." PT " %0, [%1], %2;"                \
-                : "=" REG(v) : "l"(a), "l"(policy));                                               \
-        } else                                                                                     \
-            asm("ld.global.nc.L1::no_allocate." PT " %0, [%1];" : "=" REG(v) : "l"(a));            \
-        return (T)v;                                                                               \
-    }
-NZI_LD_NOL1(int32_t, "s32", "r", int32_t)
-NZI_LD_NOL1(int64_t, "s64", "l", int64_t)
-NZI_LD_NOL1(uint16_t, "u16", "h", unsigned short)
-NZI_LD_NOL1(float, "f32", "f", float)
-NZI_LD_NOL1(double, "f64", "d", double)
-template <bool Stream, typename T>
-static __device__ __forceinline__ T nzi_ld_matrix(const T *address) {
-    return nzi_ld_nol1<Stream>(address);
-}
-#else
 template <bool Stream, typename T>
 static __device__ __forceinline__ T nzi_ld_matrix(const T *address) {
     if (Stream) return __ldcs(address);
     return __ldg(address);
 }
-#endif
 
 /*
  * 16-bit column indices (NZ_PLAN_COMPRESS_INDICES; built by spmv_csr_segments.cu, read by

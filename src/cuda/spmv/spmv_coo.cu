@@ -80,9 +80,9 @@ __global__ void __launch_bounds__(COO_BLOCK)
 #pragma unroll
         for (int r = 0; r < COO_ITEMS; r++) {
             const int64_t k = begin + r * 32 + lane;
-            row[r] = k < end ? nzi_ld_matrix<false>(row_indices + k) : COO_NO_ROW;
-            col[r] = k < end ? nzi_ld_matrix<false>(col_indices + k) : -1;
-            product[r] = k < end ? nzi_ld_matrix<false>(values + k) : Value(0);
+            row[r] = k < end ? __ldg(row_indices + k) : COO_NO_ROW;
+            col[r] = k < end ? __ldg(col_indices + k) : -1;
+            product[r] = k < end ? __ldg(values + k) : Value(0);
         }
 #pragma unroll
         for (int r = 0; r < COO_ITEMS; r++)
