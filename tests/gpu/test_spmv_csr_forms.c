@@ -33,6 +33,13 @@ static void compare_forms(const nzt_spmv_job_t *j, const nz_matrix_t *dA, int bi
             }
             snprintf(label, sizeof label, "[%s %s off%d alg=%s%s forms]", j->name,
                      nzt_vt_name(j->vt), bits, nz_alg_name(algs[a]), nzt_csr_flags_label(extra));
+            /* rows split over warps only where 32 lanes run a row, never in mixed precision */
+            nz_spmv_plan_info_t info;
+            NZT_OK(ctx, nz_spmv_plan_info(plain, &info));
+            NZT_CHECK(info.vector_warps == 1 ||
+                          (algs[a] == NZ_ALG_VECTOR && info.vector_width == 32 && !mixed),
+                      "%s: %d warps per row (width %d)", label, info.vector_warps,
+                      info.vector_width);
             int64_t bad1 = nzt_spmv_run(j, plain, label, j->dx, 1.0, 0.0, j->ref_a, j->bound_a, j->yh);
             snprintf(label, sizeof label, "[%s %s off%d alg=%s%s forms]", j->name,
                      nzt_vt_name(j->vt), bits, nz_alg_name(algs[a]),

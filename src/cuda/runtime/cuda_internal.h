@@ -136,10 +136,12 @@ extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_merge_ops;        /* spmv_merg
  * of two >= a quarter of the mean row length, in [2, 32]); spmv_csr_vector.cu, also used by the
  * 16-bit column segments (spmv_csr_layout.cu). Rows > 0. */
 int nzi_cuda_vector_width(const nz_context_t *ctx, const nz_matrix_t *A);
-/* CSR-vector's warps per row for A run with `width` lanes per row: more than one only for width
- * 32 and rows too few to fill the device (the context's vector_warps tunable overrides);
- * spmv_csr_vector.cu. Plans with 16-bit column segments run the same W. */
-int nzi_cuda_vector_warps(const nz_context_t *ctx, const nz_matrix_t *A, int width);
+/* CSR-vector's warps per row for A run with `width` lanes per row and the plan's flags: more than
+ * one only for width 32, rows too few to fill the device and not mixed precision (the context's
+ * vector_warps tunable overrides); spmv_csr_vector.cu. Plans with 16-bit column segments run the
+ * same W. */
+int nzi_cuda_vector_warps(const nz_context_t *ctx, const nz_matrix_t *A, int width,
+                          unsigned flags);
 
 /* ---- formats other than CSR ---------------------------------------------------------------- */
 /* A device matrix of format F != CSR keeps the host layout of F (nzi_ell_t, nzi_sell_t, ...) with

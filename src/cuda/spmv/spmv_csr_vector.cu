@@ -20,6 +20,9 @@
  *   NZ_TUNE_VECTOR_WIDTH=2|4|8|16|32   lanes per row
  *   NZ_TUNE_VECTOR_UNROLL=1|2|4|8      loads in flight per lane (mixed precision always uses 4;
  *                                      hints and compressed indices 4 or 8)
+ *   NZ_TUNE_VECTOR_WARPS=1|2|4|8       warps per row where V = 32 (mixed precision always 1)
+ * With V = 32 and fewer rows than the device holds warps, W warps share each row (vector_run):
+ * warp p of a row takes its steps p, p + W, ...; the W sums meet in shared memory.
  * NZ_PLAN_COMPRESS_INDICES reads the columns as 16-bit offsets from a base per row (V < 32) or
  * per aligned 32 nonzeros (V == 32) (the plan's layout, spmv_csr_segments.cu): 2 bytes less per
  * nonzero where they fit.
@@ -332,17 +335,19 @@ static int vector_warps_auto(const nz_context_t *ctx, const nz_matrix_t *A, int 
     return warps;
 }
 
-int nzi_cuda_vector_warps(const nz_context_t *ctx, const nz_matrix_t *A, int width) {
-    if (width != 32) return 1;
+int nzi_cuda_vector_warps(const nz_context_t *ctx, const nz_matrix_t *A, int width,
+                          unsigned flags) {
+    if (width != 32 || (A->value_type == NZ_F32 && (flags & NZ_PLAN_MIXED))) return 1;
     return nzi_tune_pick(ctx->tunables.vector_warps,
                          vector_warps_auto(ctx, A, width, vector_unroll(ctx, A)));
 }
 
 /* The plain kernel's U and W. */
-static vector_state_t vector_run(const nz_context_t *ctx, const nz_matrix_t *A, int width) {
+static vector_state_t vector_run(const nz_context_t *ctx, const nz_matrix_t *A, int width,
+                                 unsigned flags) {
     vector_state_t run;
     run.unroll = vector_unroll(ctx, A);
-    run.warps = nzi_cuda_vector_warps(ctx, A, width);
+    run.warps = nzi_cuda_vector_warps(ctx, A, width, flags);
     return run;
 }
 
@@ -353,8 +358,8 @@ static vector_state_t vector_run(const nz_context_t *ctx, const nz_matrix_t *A, 
 nz_status_t nzi_cuda_csr_vector_segments(const nz_spmv_plan_t *plan, int width,
                                          nzi_col_segments_t seg, double alpha, const void *x,
                                          double beta, void *y) {
-    return csr_vector_dispatch(plan, width, vector_run(plan->ctx, plan->A, width), seg, alpha, x,
-                               beta, y);
+    const vector_state_t run = vector_run(plan->ctx, plan->A, width, plan->flags);
+    return csr_vector_dispatch(plan, width, run, seg, alpha, x, beta, y);
 }
 
 static nz_status_t csr_vector_setup(nz_spmv_plan_t *plan) {
@@ -365,7 +370,7 @@ static nz_status_t csr_vector_setup(nz_spmv_plan_t *plan) {
     vector_state_t *state = (vector_state_t *)nzi_malloc(plan->ctx, sizeof *state);
     if (state == NULL)
         return nzi_error(plan->ctx, NZ_ERR_OUT_OF_MEMORY, "CSR-vector plan: out of host memory");
-    *state = vector_run(plan->ctx, plan->A, plan->vector_width);
+    *state = vector_run(plan->ctx, plan->A, plan->vector_width, plan->flags);
     plan->state = state;
     plan->vector_warps = state->warps;
     return NZ_SUCCESS;
