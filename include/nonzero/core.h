@@ -137,8 +137,8 @@ nz_status_t nz_context_set_threads(nz_context_t *ctx, int threads);
  * Each field is NZ_TUNE_AUTO (the library's own choice, the default) or one of the values listed;
  * a setting changes speed only: results stay correct, bitwise reproducible run to run where the
  * algorithm is, and may differ in the last bits between settings that change the summation order
- * (vector_width, vector_unroll, vector_warps). The spgemm_* fields choose variants of the hash SpGEMM
- * (docs/SPGEMM.md says what each does and how the defaults were measured). */
+ * (vector_width, vector_unroll, vector_warps). The spgemm_* fields choose variants of the hash
+ * SpGEMM (docs/SPGEMM.md says what each does and how the defaults were measured). */
 #define NZ_TUNE_AUTO (-1)
 typedef struct nz_tunables {
     int vector_width;            /* CSR-vector lanes per row: 2, 4, 8, 16, 32 (auto: from the mean

@@ -310,8 +310,8 @@ int nzi_cuda_vector_width(const nz_context_t *ctx, const nz_matrix_t *A) {
 /* U: 4, and 8 on rows of mean >= VECTOR_LONG_ROW_MIN (the vector_unroll tunable overrides). */
 static int vector_unroll(const nz_context_t *ctx, const nz_matrix_t *A) {
     const double mean = A->rows > 0 ? (double)A->nnz / (double)A->rows : 0.0;
-    return nzi_tune_pick(ctx->tunables.vector_unroll,
-                         mean >= VECTOR_LONG_ROW_MIN ? VECTOR_LONG_ROW_UNROLL : VECTOR_UNROLL_DEFAULT);
+    const int unroll = mean >= VECTOR_LONG_ROW_MIN ? VECTOR_LONG_ROW_UNROLL : VECTOR_UNROLL_DEFAULT;
+    return nzi_tune_pick(ctx->tunables.vector_unroll, unroll);
 }
 
 /* W (V = 32 only): with one warp per row, fewer rows than the device holds warps leave it part
