@@ -149,10 +149,11 @@ static rule_t cuda_csr_rule(const nz_matrix_stats_t *s, char *why, size_t size) 
         return RULE("tiny", rank_tiny);
     }
     if (mean > 32.0 && rows * width < T.few_rows_fraction * T.device_threads) {
-        /* even long rows: CSR-vector, eight loads in flight per lane on rows this long and
-         * 16-bit column offsets where they fit (rail 4096 x 1M, H200, session 11: with hints
-         * 34.7 / 48.6 us single / double, compressed 35.8 / 45.9, adaptive 42.2 / 51.2);
-         * uneven ones: adaptive splits them */
+        /* even long rows: CSR-vector, eight loads in flight per lane on rows this long and each
+         * row split over several warps while the rows cannot fill the device (rail 4096 x 1M,
+         * H200: session 11, one warp a row, with hints 34.7 / 48.6 us single / double, adaptive
+         * 42.2 / 51.2; session 12, eight warps a row, 33.0 / 44.2); uneven ones: adaptive
+         * splits them */
         const bool even = cv <= T.variable_cv;
         say(why, size,
             "%lld rows of mean %.0f: one vector per row fills less than half the device%s",
@@ -389,7 +390,8 @@ static void backend_release(nz_spmv_plan_t *plan) {
  *             rail against plain CSR-vector: 1.14x / 1.16x faster (single / double) with four
  *             loads in flight per lane, 0.98x / 1.07x with the eight it now runs on such rows;
  *             on shorter rows (fe3d, V = 8) 1.01x / 0.88x: fewer bytes, more instructions, so
- *             not asked for there.
+ *             not asked for there. Refused too where CSR-vector splits rows over warps (session
+ *             12: plain with eight warps a row beat them on rail, spmv_csr_layout.cu).
  * Reordering is never added: it measured slower on every suite matrix (docs/PERF_NOTES.md,
  * session 8).
  */

@@ -14,7 +14,7 @@
  * is aligned to a 32-element (128 / 256-byte) segment.
  * V is the smallest power of two >= a quarter of the mean row length, clamped to [2, 32], and
  * each lane keeps U = 4 loads in flight, 8 on rows of mean >= 256 (see csr_vector_kernel and
- * nzi_cuda_vector_unroll).
+ * vector_unroll).
  * Tunables (nz_tunables_t, by the names nz_tunables_parse and the CLI give them; read once at
  * plan setup; NZ_TUNE_AUTO = the rule above):
  *   NZ_TUNE_VECTOR_WIDTH=2|4|8|16|32   lanes per row
