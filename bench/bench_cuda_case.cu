@@ -165,8 +165,11 @@ static double run_ours(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c,
  *   light-vector, light-warp: ":per-row", NZ_PLAN_LIGHT_PER_ROW (the paper's one row per
  *     atomic; the default takes chunks of rows per atomic);
  *   vector, merge: ":hints", NZ_PLAN_CACHE_HINTS (matrix arrays loaded as streaming),
- *     ":panels" (NZ_PLAN_COLUMN_PANELS, with hints), ":reorder" (NZ_PLAN_REORDER, with hints);
+ *     ":panels" (NZ_PLAN_COLUMN_PANELS, with hints);
+ *   vector, merge, adaptive, atomic: ":reorder" (NZ_PLAN_REORDER; with hints for vector and
+ *     merge);
  *   vector: ":compressed" (NZ_PLAN_COMPRESS_INDICES, 16-bit column segments). */
+#define ALG_BIT(a) (1u << (unsigned)(a))
 static void run_flag_variants(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c,
                               const nz_matrix_t *dA, nz_alg_t alg, double default_seconds,
                               void *dx, void *dy, void *host_y, int runs, double best_cusparse,
@@ -174,23 +177,23 @@ static void run_flag_variants(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t 
     static const struct {
         unsigned flags;
         const char *label, *meaning;
-        bool vector, merge, light;
+        unsigned algs; /* ALG_BIT of each algorithm the variant is timed for */
     } variants[] = {
-        {NZ_PLAN_LIGHT_PER_ROW, "per-row", "one row per atomic vs chunked rows per atomic", false,
-         false, true},
-        {NZ_PLAN_CACHE_HINTS, "hints", "streaming cache hints vs plain loads", true, true, false},
+        {NZ_PLAN_LIGHT_PER_ROW, "per-row", "one row per atomic vs chunked rows per atomic",
+         ALG_BIT(NZ_ALG_LIGHT_VECTOR) | ALG_BIT(NZ_ALG_LIGHT_WARP)},
+        {NZ_PLAN_CACHE_HINTS, "hints", "streaming cache hints vs plain loads",
+         ALG_BIT(NZ_ALG_VECTOR) | ALG_BIT(NZ_ALG_MERGE)},
         {NZ_PLAN_COLUMN_PANELS | NZ_PLAN_CACHE_HINTS, "panels", "column panels (+hints) vs plain",
-         true, true, false},
+         ALG_BIT(NZ_ALG_VECTOR) | ALG_BIT(NZ_ALG_MERGE)},
         {NZ_PLAN_REORDER | NZ_PLAN_CACHE_HINTS, "reorder", "columns by degree (+hints) vs plain",
-         true, true, false},
-        {NZ_PLAN_COMPRESS_INDICES, "compressed", "16-bit column segments vs plain", true, false,
-         false},
+         ALG_BIT(NZ_ALG_VECTOR) | ALG_BIT(NZ_ALG_MERGE)},
+        {NZ_PLAN_REORDER, "reorder", "columns by degree vs plain",
+         ALG_BIT(NZ_ALG_ADAPTIVE) | ALG_BIT(NZ_ALG_ATOMIC)},
+        {NZ_PLAN_COMPRESS_INDICES, "compressed", "16-bit column segments vs plain",
+         ALG_BIT(NZ_ALG_VECTOR)},
     };
-    const bool light = alg == NZ_ALG_LIGHT_VECTOR || alg == NZ_ALG_LIGHT_WARP;
     for (size_t v = 0; v < sizeof variants / sizeof variants[0]; v++) {
-        if (!((variants[v].vector && alg == NZ_ALG_VECTOR) ||
-              (variants[v].merge && alg == NZ_ALG_MERGE) || (variants[v].light && light)))
-            continue;
+        if (!(variants[v].algs & ALG_BIT(alg))) continue;
         const unsigned flags = variants[v].flags;
         double t = run_ours(g, rep, c, dA, alg, flags, dx, dy, host_y, runs, best_cusparse, base,
                             variants[v].label);

@@ -141,7 +141,12 @@ typedef struct nz_matrix_stats {
     int64_t num_diagonals;     /* distinct j - i */
     int symmetric;             /* 1: A == A^T (pattern and values), 0: not, -1: not square */
     size_t bytes[NZ_FORMAT_COUNT]; /* bytes per format with default options (0 = refused) */
+    double hot_share;          /* share of the nonzeros in the NZ_STATS_HOT_COLUMNS most-read
+                                  columns (1 when there are no more columns; 0 without nonzeros):
+                                  near 1 for power-law graphs with many columns, tiny for
+                                  uniformly scattered ones */
 } nz_matrix_stats_t;
+#define NZ_STATS_HOT_COLUMNS 16384
 nz_status_t nz_matrix_stats(nz_context_t *ctx, nz_matrix_stats_t *stats, const nz_matrix_t *A);
 
 /* ------------------------------------------------------------------------------------------ */

@@ -43,7 +43,13 @@ typedef enum nz_operation { NZ_OP_N = 0, NZ_OP_T = 1 } nz_operation_t;
 #define NZ_PLAN_REORDER       0x40u /* any GPU csr algorithm: columns renumbered by descending
                                        nonzero count, so the most-read entries of x share cache
                                        lines (power-law graphs); each execute first gathers x
-                                       into the new order; the caller's x and y keep theirs. */
+                                       into the new order; the caller's x and y keep theirs.
+                                       With atomic the plan also keeps each nonzero's row (4
+                                       bytes per nonzero) and runs COO's scatter. NZ_ALG_AUTO
+                                       picks atomic with it where the NZ_STATS_HOT_COLUMNS
+                                       most-read columns hold a quarter of the nonzeros or
+                                       more (nz_matrix_stats_t.hot_share) and the product is
+                                       large (docs/PLANNER.md). */
 #define NZ_PLAN_COMPRESS_INDICES 0x80u /* GPU csr vector: column indices as 16-bit offsets
                                        from a 32-bit base per 32 consecutive nonzeros (a group
                                        whose columns span more than 65535 keeps its 32-bit

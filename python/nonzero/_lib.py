@@ -91,7 +91,7 @@ class MatrixStats(ctypes.Structure):
                 ("row_max", c_int64), ("row_mean", c_double), ("row_std", c_double),
                 ("empty_rows", c_int64), ("lower_bandwidth", c_int64),
                 ("upper_bandwidth", c_int64), ("num_diagonals", c_int64), ("symmetric", c_int),
-                ("bytes", c_size_t * FORMAT_COUNT)]
+                ("bytes", c_size_t * FORMAT_COUNT), ("hot_share", c_double)]
 
 
 class FormatOptions(ctypes.Structure):

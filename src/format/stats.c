@@ -26,6 +26,45 @@ static nz_status_t is_symmetric(nz_context_t *ctx, const nz_matrix_t *csr, int *
     return NZ_SUCCESS;
 }
 
+/* The sum of the k largest of counts[0 .. n): a radix select of the k-th largest value t (four
+ * passes of a byte histogram over the counts whose higher bytes match), then the counts above t
+ * and as many copies of t as the top k still need. O(n) time, no allocation. */
+static uint64_t top_count_sum(const uint32_t *counts, int64_t n, int64_t k) {
+    uint64_t sum = 0;
+    if (k >= n) {
+        for (int64_t j = 0; j < n; j++) sum += counts[j];
+        return sum;
+    }
+    uint32_t prefix = 0, mask = 0;
+    int64_t need = k; /* entries equal to the prefix so far still to take */
+    for (int shift = 24; shift >= 0; shift -= 8) {
+        int64_t histogram[256] = {0};
+        for (int64_t j = 0; j < n; j++)
+            if ((counts[j] & mask) == prefix) histogram[(counts[j] >> shift) & 255u]++;
+        int bin = 255;
+        while (bin > 0 && histogram[bin] < need) need -= histogram[bin--];
+        prefix |= (uint32_t)bin << shift;
+        mask |= 255u << shift;
+    }
+    for (int64_t j = 0; j < n; j++)
+        if (counts[j] > prefix) sum += counts[j];
+    return sum + (uint64_t)need * prefix;
+}
+
+/* stats->hot_share of CSR arrays: a count per column, then top_count_sum. */
+static nz_status_t hot_share(nz_context_t *ctx, const nz_matrix_t *csr, double *share) {
+    uint32_t *counts = NULL;
+    *share = 0;
+    if (csr->nnz <= 0) return NZ_SUCCESS;
+    NZI_TRY(nzi_alloc_array(ctx, (void **)&counts, (size_t)csr->cols, sizeof *counts,
+                            "nz_matrix_stats: column counts"));
+    memset(counts, 0, (size_t)csr->cols * sizeof *counts);
+    for (int64_t k = 0; k < csr->nnz; k++) counts[csr->host.csr.col_indices[k]]++;
+    *share = (double)top_count_sum(counts, csr->cols, NZ_STATS_HOT_COLUMNS) / (double)csr->nnz;
+    nzi_free(ctx, counts);
+    return NZ_SUCCESS;
+}
+
 /* Statistics of the CSR pattern of A (for BSR and DIA: without stored zeros, see convert.c).
  * Bandwidths are max(0, max(i - j)) and max(0, max(j - i)). bytes[f] is what nz_matrix_info
  * would report after nz_matrix_convert(f) with default options, measured from the row lengths
@@ -75,6 +114,7 @@ nz_status_t nz_matrix_stats(nz_context_t *ctx, nz_matrix_stats_t *stats, const n
         s.row_std = variance > 0 ? sqrt(variance) : 0;
     }
     NZI_CHECK(is_symmetric(ctx, csr, &s.symmetric));
+    NZI_CHECK(hot_share(ctx, csr, &s.hot_share));
 
     nzi_options_t defaults;
     NZI_CHECK(nzi_options_resolve(ctx, NULL, NZ_FORMAT_CSR, &defaults));

@@ -47,16 +47,24 @@ typedef struct nzi_plan_thresholds {
                                    matrix as streaming (nzi_plan_layout_flags) */
     double compress_row_min;    /* mean row length above which CSR-vector candidates get
                                    compressed indices if they pay (nzi_plan_layout_flags) */
+    double hot_share_min;       /* hot-columns rule: the NZ_STATS_HOT_COLUMNS most-read columns
+                                   hold at least this share of the nonzeros ... */
+    double hot_cols_min;        /* ... there are at least this many columns, and at least
+                                   NZI_HOT_NNZ_MIN nonzeros: csr/atomic on reordered columns */
 } nzi_plan_thresholds_t;
 
 extern const nzi_plan_thresholds_t nzi_plan_thresholds;
 
 /* The GPU CSR plan flags NZ_ALG_AUTO adds for candidate alg (op N, caller set no layout):
- * NZ_PLAN_CACHE_HINTS, NZ_PLAN_COLUMN_PANELS, NZ_PLAN_COMPRESS_INDICES, from the statistics
+ * NZ_PLAN_CACHE_HINTS, NZ_PLAN_COLUMN_PANELS, NZ_PLAN_COMPRESS_INDICES, NZ_PLAN_REORDER (csr/
+ * atomic where the hot-columns rule holds, nzi_plan_hot_columns), from the statistics
  * (bandwidths, cols), the value size and the device's L2 bytes (0: unknown, nothing added).
  * Pure function of its arguments; unit-tested (tests/unit/test_planner.c). */
 unsigned nzi_plan_layout_flags(const nz_matrix_stats_t *stats, nz_alg_t alg, size_t value_size,
                                size_t l2_bytes);
+
+/* The hot-columns rule's test on the statistics alone (hot_share, cols, nnz). */
+bool nzi_plan_hot_columns(const nz_matrix_stats_t *stats);
 
 #define NZI_PLAN_MAX_CANDIDATES 16
 #define NZI_PLAN_WHY_SIZE 320

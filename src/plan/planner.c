@@ -16,6 +16,12 @@
  * -> adaptive / ipcsr. Merge-path and LightSpMV were never the best there, so they rank behind.
  * The rules, in order:
  *   empty      no rows or no nonzeros: nothing to balance (scalar; the dispatcher only scales y)
+ *   hot-columns  op N, at least 2^20 nonzeros over hot_cols_min columns or more, the
+ *              NZ_STATS_HOT_COLUMNS most-read columns holding hot_share_min of them, and the caller
+ *              asked for no determinism, mixed precision, hints or layout: the atomic scatter on
+ *              columns renumbered by degree (nzi_plan_layout_flags adds NZ_PLAN_REORDER), which
+ *              keeps the most-read entries of x in L1 (R-MAT 20 on an H200, session 13: 1.5x /
+ *              1.25x faster than adaptive, single / double)
  *   short      no row longer than short_row_max: one thread per row is enough (scalar)
  *   long-rows  the longest row needs row_max / V steps of a V-lane vector (V from the mean, as
  *              the CSR-vector kernel picks it) while a perfectly balanced kernel gives each
@@ -57,6 +63,8 @@ const nzi_plan_thresholds_t nzi_plan_thresholds = {
     .tune_runs_cpu = 3,
     .layout_window_min = 4.0 * 1024 * 1024, /* 4 MB of x between a row's first and last column */
     .compress_row_min = 64.0, /* CSR-vector's 32-lane rows (4 nonzeros per lane and more) */
+    .hot_share_min = 0.25,    /* R-MAT 20: 0.58; uniform random columns 4M wide: 0.004 */
+    .hot_cols_min = 8.0 * NZ_STATS_HOT_COLUMNS, /* x well beyond what L1 holds */
 };
 
 #define T nzi_plan_thresholds
@@ -85,6 +93,9 @@ static const nz_alg_t rank_short[] = {NZ_ALG_SCALAR, NZ_ALG_VECTOR,       NZ_ALG
 static const nz_alg_t rank_tiny[] = {NZ_ALG_VECTOR,   NZ_ALG_SCALAR, NZ_ALG_LIGHT_VECTOR,
                                      NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR,  NZ_ALG_MERGE,
                                      NZ_ALG_LIGHT_WARP};
+static const nz_alg_t rank_hot[] = {NZ_ALG_ATOMIC, NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR,
+                                    NZ_ALG_MERGE,  NZ_ALG_VECTOR,   NZ_ALG_LIGHT_WARP,
+                                    NZ_ALG_LIGHT_VECTOR, NZ_ALG_SCALAR};
 static const nz_alg_t rank_segmented[] = {NZ_ALG_SEGMENTED, NZ_ALG_SCALAR, NZ_ALG_ATOMIC};
 static const nz_alg_t rank_bsr[] = {NZ_ALG_BSR_ROW, NZ_ALG_BSR_COL};
 static const nz_alg_t rank_per_row[] = {NZ_ALG_SCALAR, NZ_ALG_VECTOR};
@@ -121,12 +132,26 @@ static void say(char *why, size_t size, const char *fmt, ...) {
     va_end(args);
 }
 
+bool nzi_plan_hot_columns(const nz_matrix_stats_t *s) {
+    return (double)s->nnz >= NZI_HOT_NNZ_MIN && (double)s->cols >= T.hot_cols_min &&
+           s->hot_share >= T.hot_share_min;
+}
+
 /* The GPU CSR rules (see the top of the file). */
-static rule_t cuda_csr_rule(const nz_matrix_stats_t *s, char *why, size_t size) {
+static rule_t cuda_csr_rule(const nz_matrix_stats_t *s, const nzi_plan_request_t *r, char *why,
+                            size_t size) {
     double rows = (double)s->rows, nnz = (double)s->nnz;
     if (s->rows <= 0 || s->nnz <= 0) {
         say(why, size, "no nonzeros: y = beta y, nothing to balance");
         return RULE("empty", rank_short);
+    }
+    if (r->op == NZ_OP_N && !(r->flags & (NZ_PLAN_DETERMINISTIC | NZ_PLAN_MIXED |
+                                          NZ_PLAN_CACHE_HINTS | NZI_PLAN_LAYOUTS)) &&
+        nzi_plan_hot_columns(s)) {
+        say(why, size, "the %d most-read of %lld columns hold %.0f%% of the nonzeros: columns "
+            "renumbered by degree, atomic scatter", NZ_STATS_HOT_COLUMNS, (long long)s->cols,
+            100.0 * s->hot_share);
+        return RULE("hot-columns", rank_hot);
     }
     double mean = nnz / rows;
     int width = nzi_plan_vector_width(mean);
@@ -174,9 +199,10 @@ static rule_t cuda_csr_rule(const nz_matrix_stats_t *s, char *why, size_t size) 
     return RULE("uniform", rank_uniform);
 }
 
-static rule_t cuda_rule(const nz_matrix_stats_t *s, nz_format_t format, char *why, size_t size) {
+static rule_t cuda_rule(const nz_matrix_stats_t *s, const nzi_plan_request_t *r,
+                        nz_format_t format, char *why, size_t size) {
     switch (format) {
-    case NZ_FORMAT_CSR: return cuda_csr_rule(s, why, size);
+    case NZ_FORMAT_CSR: return cuda_csr_rule(s, r, why, size);
     case NZ_FORMAT_COO:
     case NZ_FORMAT_HYB:
         say(why, size, "segmented reduction: balanced and reproducible");
@@ -190,7 +216,9 @@ static rule_t cuda_rule(const nz_matrix_stats_t *s, nz_format_t format, char *wh
     }
 }
 
-static rule_t cpu_rule(const nz_matrix_stats_t *s, nz_format_t format, char *why, size_t size) {
+static rule_t cpu_rule(const nz_matrix_stats_t *s, const nzi_plan_request_t *r,
+                       nz_format_t format, char *why, size_t size) {
+    (void)r;
     if (format == NZ_FORMAT_SELL) {
         say(why, size, "SIMD over the chunk when its height allows");
         return RULE("cpu-sell", rank_cpu_sell);
@@ -262,7 +290,8 @@ static nz_format_t advise_format(const nz_matrix_stats_t *s, const nzi_plan_requ
 /* What the planner does differently per backend: the rules, the formats format advice tries,
  * the timed runs per tuning candidate. Indexed by nz_backend_t; which (format, algorithm) pairs
  * exist and are reproducible is the backend table's answer, not the planner's. */
-typedef rule_t (*rule_fn)(const nz_matrix_stats_t *s, nz_format_t format, char *why, size_t size);
+typedef rule_t (*rule_fn)(const nz_matrix_stats_t *s, const nzi_plan_request_t *r,
+                          nz_format_t format, char *why, size_t size);
 static const nz_format_t gpu_formats[] = {NZ_FORMAT_DIA, NZ_FORMAT_BSR, NZ_FORMAT_ELL,
                                           NZ_FORMAT_SELL, NZ_FORMAT_HYB};
 static const nz_format_t cpu_formats[] = {NZ_FORMAT_DIA, NZ_FORMAT_BSR, NZ_FORMAT_SELL};
@@ -306,7 +335,7 @@ nz_status_t nzi_plan_choose(const nz_matrix_stats_t *stats, const nzi_plan_reque
     say(choice->why, sizeof choice->why, "%s on the %s: ", nz_format_name(choice->format),
         t->name);
     size_t head = strlen(choice->why);
-    rule_t rule = policy->rule(stats, choice->format, choice->why, sizeof choice->why);
+    rule_t rule = policy->rule(stats, r, choice->format, choice->why, sizeof choice->why);
     choice->rule = rule.name;
     for (int i = 0; i < rule.count; i++) add_candidate(choice, r, t, rule.rank[i]);
     for (int i = 1; nzi_alg_at(i) != NZ_ALG_AUTO; i++) add_candidate(choice, r, t, nzi_alg_at(i));
@@ -392,8 +421,13 @@ static void backend_release(nz_spmv_plan_t *plan) {
  *             on shorter rows (fe3d, V = 8) 1.01x / 0.88x: fewer bytes, more instructions, so
  *             not asked for there. Refused too where CSR-vector splits rows over warps (session
  *             12: plain with eight warps a row beat them on rail, spmv_csr_layout.cu).
- * Reordering is never added: it measured slower on every suite matrix (docs/PERF_NOTES.md,
- * session 8).
+ *   reorder   csr/atomic under the hot-columns rule (nzi_plan_hot_columns): columns renumbered
+ *             by degree, so the most-read entries of x share lines and stay in L1, and COO's
+ *             scatter on a row index array (spmv_csr_layout.cu). H200, R-MAT 20, session 13:
+ *             90.9 / 124.7 us (single / double) against coo/atomic 124.4 / 132.7, the planner's
+ *             earlier adaptive 140.4 / 155.5 and cuSPARSE 121.4 / 126.7. Never for the other
+ *             algorithms: with them it measured slower on every suite matrix (session 8; merge
+ *             on R-MAT 136 -> 161 us in session 12).
  */
 unsigned nzi_plan_layout_flags(const nz_matrix_stats_t *s, nz_alg_t alg, size_t value_size,
                                size_t l2_bytes) {
@@ -402,6 +436,7 @@ unsigned nzi_plan_layout_flags(const nz_matrix_stats_t *s, nz_alg_t alg, size_t 
     const double window = (double)(s->lower_bandwidth + s->upper_bandwidth + 1) * (double)value_size;
     const double x_bytes = (double)s->cols * (double)value_size;
     const double half_l2 = 0.5 * (double)l2_bytes;
+    if (alg == NZ_ALG_ATOMIC) return nzi_plan_hot_columns(s) ? NZ_PLAN_REORDER : 0;
     if ((alg == NZ_ALG_VECTOR || alg == NZ_ALG_MERGE) && window > T.layout_window_min)
         flags |= NZ_PLAN_CACHE_HINTS;
     if (x_bytes > half_l2 && window > half_l2 && (double)s->nnz >= T.tiny_nnz)

@@ -145,6 +145,10 @@ static void check_auto(const nz_matrix_t *H, const char *name) {
                       (long long)ds.empty_rows, ds.row_mean, ds.row_std, (long long)hs.rows,
                       (long long)hs.row_min, (long long)hs.row_max, (long long)hs.empty_rows,
                       hs.row_mean, hs.row_std);
+            /* the column-count share: exactly the host's where the planner reads it */
+            const bool hot_counted = op == NZ_OP_N && (double)hs.nnz >= NZI_HOT_NNZ_MIN;
+            NZT_CHECK(ds.hot_share == (hot_counted ? hs.hot_share : 0.0),
+                      "%s: device hot share %.17g, host %.17g", label, ds.hot_share, hs.hot_share);
 
             nz_spmv_plan_t *plan = NULL;
             nz_spmv_plan_info_t info;
@@ -184,6 +188,11 @@ static void check_auto(const nz_matrix_t *H, const char *name) {
                        "compressed %s\n", label, share, info.vector_warps,
                        (info.flags & NZ_PLAN_COMPRESS_INDICES) ? "yes" : "no");
             }
+            /* the hot-columns rule: csr/atomic on columns renumbered by degree */
+            NZT_CHECK((op == NZ_OP_N && nzi_plan_hot_columns(&hs)) ==
+                          (info.alg == NZ_ALG_ATOMIC && (info.flags & NZ_PLAN_REORDER) != 0),
+                      "%s: hot share %.3f of %lld columns, plan %s flags 0x%x", label,
+                      hs.hot_share, (long long)hs.cols, nz_alg_name(info.alg), info.flags);
             if (op == NZ_OP_N) {
                 nz_format_t f;
                 nz_alg_t expected;
@@ -222,6 +231,10 @@ static void test_auto(void) {
     NZT_OK(ctx, nz_gen_rmat(ctx, &H, scale, 16, 0, 0, 0, nzt_seed, NZ_F32));
     snprintf(name, sizeof name, "rmat %d", scale);
     check_auto(H, name);
+    nz_matrix_destroy(&H);
+    /* 131072 columns, ~2M nonzeros: the hot-columns rule (in quick mode too) */
+    NZT_OK(ctx, nz_gen_rmat(ctx, &H, 17, 16, 0, 0, 0, nzt_seed, NZ_F64));
+    check_auto(H, "rmat 17");
     nz_matrix_destroy(&H);
     NZT_OK(ctx, nz_gen_mixed(ctx, &H, quick ? 20000 : 300000, 6, 3, quick ? 20000 : 200000,
                              nzt_seed, NZ_F64));

@@ -14,7 +14,7 @@
  * build compiled, so the GPU rules are tested on any machine. */
 static inline bool full_gpu_supports(nz_format_t f, nz_alg_t a) {
     switch (f) {
-    case NZ_FORMAT_CSR: return a >= NZ_ALG_SCALAR && a <= NZ_ALG_MERGE;
+    case NZ_FORMAT_CSR: return (a >= NZ_ALG_SCALAR && a <= NZ_ALG_MERGE) || a == NZ_ALG_ATOMIC;
     case NZ_FORMAT_COO: return a == NZ_ALG_ATOMIC || a == NZ_ALG_SEGMENTED;
     case NZ_FORMAT_HYB: return a == NZ_ALG_SEGMENTED;
     case NZ_FORMAT_ELL:

@@ -299,11 +299,61 @@ static void test_padding_refusal(void) {
     nz_context_destroy(&ctx);
 }
 
+/* nz_matrix_stats' hot_share: the nonzeros in the NZ_STATS_HOT_COLUMNS most-read columns over
+ * all nonzeros, on counts that need every byte of the radix select (300 > 255) and on ties at
+ * the cut (16382 columns of count 1 among 19998). */
+static void test_hot_share(void) {
+    nz_context_t *ctx = NULL;
+    NZT_OK(ctx, nz_context_create(&ctx));
+    const int64_t rows = 300, cols = 20000, nnz = cols + 2 * (rows - 1);
+    int64_t *offsets = NULL;
+    int32_t *indices = NULL;
+    NZT_CHECK((offsets = calloc((size_t)rows + 1, sizeof *offsets)) != NULL &&
+                  (indices = calloc((size_t)nnz, sizeof *indices)) != NULL, "allocation");
+    if (offsets != NULL && indices != NULL) {
+        /* row 0: every column once; rows 1..299: columns 5 and 7 */
+        for (int32_t j = 0; j < cols; j++) indices[j] = j;
+        offsets[1] = cols;
+        for (int64_t i = 1; i < rows; i++) {
+            indices[offsets[i]] = 5;
+            indices[offsets[i] + 1] = 7;
+            offsets[i + 1] = offsets[i] + 2;
+        }
+        nz_matrix_t *A = NULL;
+        nz_matrix_stats_t s;
+        NZT_OK(ctx, nz_matrix_create_csr(ctx, &A, rows, cols, NZ_I64, offsets, indices, NZ_F64,
+                                         NULL));
+        NZT_OK(ctx, nz_matrix_stats(ctx, &s, A));
+        const double expected = (300.0 + 300.0 + (NZ_STATS_HOT_COLUMNS - 2)) / (double)nnz;
+        NZT_CHECK(s.hot_share == expected, "hot share %.17g, expected %.17g", s.hot_share,
+                  expected);
+        nz_matrix_destroy(&A);
+        /* as many columns as NZ_STATS_HOT_COLUMNS or fewer: all of them */
+        offsets[1] = NZ_STATS_HOT_COLUMNS;
+        NZT_OK(ctx, nz_matrix_create_csr(ctx, &A, 1, NZ_STATS_HOT_COLUMNS, NZ_I64, offsets,
+                                         indices, NZ_F64, NULL));
+        NZT_OK(ctx, nz_matrix_stats(ctx, &s, A));
+        NZT_CHECK(s.hot_share == 1.0, "one row over every column: hot share %g", s.hot_share);
+        nz_matrix_destroy(&A);
+        /* no nonzeros */
+        offsets[1] = 0;
+        NZT_OK(ctx, nz_matrix_create_csr(ctx, &A, 1, cols, NZ_I64, offsets, indices, NZ_F64,
+                                         NULL));
+        NZT_OK(ctx, nz_matrix_stats(ctx, &s, A));
+        NZT_CHECK(s.hot_share == 0.0, "no nonzeros: hot share %g", s.hot_share);
+        nz_matrix_destroy(&A);
+    }
+    free(offsets);
+    free(indices);
+    nz_context_destroy(&ctx);
+}
+
 int main(int argc, char **argv) {
     nzt_init(argc, argv);
     test_explicit_zeros();
     test_padding_refusal();
     test_round_trips();
+    test_hot_share();
     printf("test_formats: %d conversions skipped as too large to retry\n", skipped_conversions);
     return nzt_finish("test_formats");
 }

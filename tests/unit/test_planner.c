@@ -46,6 +46,37 @@ static void test_gpu_csr_rules(void) {
               c.count ? nz_alg_name(c.algs[0]) : "-", c.why);
     EXPECT_ALG(c, NZ_ALG_ADAPTIVE, "rmat scale 20");
     EXPECT_RULE(c, "long-rows", "rmat scale 20");
+    /* ... whose 16384 most-read columns hold 58% of the nonzeros: the atomic scatter on columns
+     * renumbered by degree; not under NZ_PLAN_DETERMINISTIC, with the caller's own hints or
+     * layout, in mixed precision, for op T, nor just below each threshold */
+    s.hot_share = 0.58;
+    c = expect_gpu_csr(s, "hot-columns", NZ_ALG_ATOMIC, "rmat scale 20, hot columns");
+    NZT_CHECK(c.count > 1 && c.algs[1] == NZ_ALG_ADAPTIVE && strstr(c.why, "58%") != NULL,
+              "hot columns: adaptive second, the share in why: %s", c.why);
+    const unsigned off[] = {NZ_PLAN_DETERMINISTIC, NZ_PLAN_CACHE_HINTS, NZ_PLAN_REORDER,
+                            NZ_PLAN_COLUMN_PANELS, NZ_PLAN_MIXED};
+    for (size_t k = 0; k < sizeof off / sizeof off[0]; k++) {
+        c = choose(&s, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, off[k], full_gpu);
+        NZT_CHECK(c.rule != NULL && strcmp(c.rule, "hot-columns") != 0,
+                  "flags 0x%x: rule %s", off[k], c.rule ? c.rule : "-");
+    }
+    {
+        nzi_plan_choice_t t;
+        nzi_plan_request_t r = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_T, 0, full_gpu};
+        NZT_CHECK(nzi_plan_choose(&s, &r, &t) == NZ_SUCCESS && t.rule != NULL &&
+                      strcmp(t.rule, "hot-columns") != 0, "op T: rule %s", t.rule ? t.rule : "-");
+    }
+    nz_matrix_stats_t below = s;
+    below.hot_share = 0.249;
+    EXPECT_RULE(gpu_csr(&below), "long-rows", "hot share 0.249");
+    below = s;
+    below.nnz = (1 << 20) - 1;
+    below.row_mean = (double)below.nnz / (double)below.rows;
+    NZT_CHECK(strcmp(gpu_csr(&below).rule, "hot-columns") != 0, "2^20 - 1 nonzeros");
+    below = s;
+    below.cols = 131071;
+    NZT_CHECK(strcmp(gpu_csr(&below).rule, "hot-columns") != 0, "131071 columns");
+    s.hot_share = 0;
 
     /* a single enormous row */
     s = make_stats(1, 1 << 24, 5000000, 5000000, 5000000, 0, 0);
@@ -192,6 +223,18 @@ static void test_layout_rule(void) {
     NZT_CHECK(f == NZ_PLAN_CACHE_HINTS, "rmat merge: 0x%x", f);
     f = nzi_plan_layout_flags(&rmat, NZ_ALG_ADAPTIVE, 8, l2);
     NZT_CHECK(f == 0, "rmat adaptive: 0x%x", f);
+    f = nzi_plan_layout_flags(&rmat, NZ_ALG_ATOMIC, 8, l2);
+    NZT_CHECK(f == 0, "rmat atomic, hot share unknown: 0x%x", f);
+    rmat.hot_share = 0.58;
+    f = nzi_plan_layout_flags(&rmat, NZ_ALG_ATOMIC, 8, l2);
+    NZT_CHECK(f == NZ_PLAN_REORDER, "rmat atomic, hot columns: 0x%x", f);
+    f = nzi_plan_layout_flags(&rmat, NZ_ALG_MERGE, 8, l2);
+    NZT_CHECK(f == NZ_PLAN_CACHE_HINTS, "rmat merge, hot columns: 0x%x", f);
+    /* one layout at a time: no panels beside the reordering, even with x wider than L2 / 2 */
+    random.hot_share = 0.5;
+    f = nzi_plan_layout_flags(&random, NZ_ALG_ATOMIC, 8, l2);
+    NZT_CHECK(f == NZ_PLAN_REORDER, "wide x, atomic, hot columns: 0x%x", f);
+    random.hot_share = 0;
     NZT_CHECK(nzi_plan_layout_flags(&random, NZ_ALG_VECTOR, 8, 0) == 0, "no L2: no layout");
     NZT_CHECK(nzi_plan_layout_flags(&small, NZ_ALG_VECTOR, 8, l2) == 0, "tiny: no layout");
     random.nnz = 0;

@@ -262,6 +262,25 @@ static __device__ __forceinline__ T nzi_ld_matrix(const T *address) {
     return __ldg(address);
 }
 
+/* A read-only load that does not allocate in L1 (ld.global.nc.L1::no_allocate), for arrays read
+ * once whose lines would only push gathered x out of L1: COO's row, column and value arrays
+ * (spmv_coo.cu). 32- and 64-bit types. */
+template <typename T>
+static __device__ __forceinline__ T nzi_ld_no_l1(const T *address) {
+    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "nzi_ld_no_l1: 32- or 64-bit types");
+    T value;
+    if (sizeof(T) == 8) {
+        unsigned long long bits;
+        asm("ld.global.nc.L1::no_allocate.b64 %0, [%1];" : "=l"(bits) : "l"(address));
+        memcpy(&value, &bits, sizeof value);
+    } else {
+        unsigned bits;
+        asm("ld.global.nc.L1::no_allocate.b32 %0, [%1];" : "=r"(bits) : "l"(address));
+        memcpy(&value, &bits, sizeof value);
+    }
+    return value;
+}
+
 /*
  * 16-bit column indices (NZ_PLAN_COMPRESS_INDICES; built by spmv_csr_segments.cu, read by
  * CSR-vector): offsets[k] = col[k] - base, 16 bits, for every nonzero, with one 32-bit base

@@ -30,6 +30,7 @@ typedef struct nzi_layout_state {
     uint16_t *seg_offsets;                          /* compress: column - base */
     int64_t narrow_nnz;                             /* compress: nonzeros in 16 bits */
     int width;                                      /* compress: CSR-vector's lanes per row */
+    int32_t *row_indices;                           /* reorder, csr/atomic: each nonzero's row */
 } nzi_layout_state_t;
 
 /* ---- column panels and reordering (spmv_csr_layout_build.cu) ------------------------------- */
@@ -44,6 +45,9 @@ nz_status_t nzi_layout_panels_build(nz_context_t *ctx, const nz_matrix_t *A, nzi
  * indices and st->x_perm; *bytes: their size. */
 nz_status_t nzi_layout_reorder_build(nz_context_t *ctx, const nz_matrix_t *A,
                                      nzi_layout_state_t *st, size_t *bytes);
+/* st->row_indices[k] = the row of nonzero k (one warp per row); *bytes: their size. */
+nz_status_t nzi_layout_rows_build(nz_context_t *ctx, const nz_matrix_t *A, nzi_layout_state_t *st,
+                                  size_t *bytes);
 /* st->x_perm = x in the new column order (launched on the context's stream, checked). */
 nz_status_t nzi_layout_reorder_gather(nz_context_t *ctx, const nz_matrix_t *A,
                                       const nzi_layout_state_t *st, const void *x);

@@ -6,8 +6,9 @@
 /*
  * Both algorithms cut the row-sorted entries into segments of SEGMENT = 32 x COO_ITEMS consecutive
  * entries, one warp per segment (grid-stride over segments). The warp reads its segment in
- * COO_ITEMS rounds of 32 consecutive entries (coalesced row, column and value loads; all rounds'
- * loads are issued before the first product is formed, so many are in flight), and reduces the
+ * COO_ITEMS rounds of 32 consecutive entries (coalesced row, column and value loads, which skip
+ * L1 so that it keeps gathered entries of x; all rounds' loads are issued before the first
+ * product is formed, so many are in flight), and reduces the
  * products of each round by a segmented inclusive scan over the lanes keyed by row (a fixed
  * shuffle tree of 5 steps, Sengupta et al., "Scan primitives for GPU computing", 2007), adding
  * the running sum of the row that continues from the previous round. The lane holding the last
@@ -80,9 +81,9 @@ __global__ void __launch_bounds__(COO_BLOCK)
 #pragma unroll
         for (int r = 0; r < COO_ITEMS; r++) {
             const int64_t k = begin + r * 32 + lane;
-            row[r] = k < end ? __ldg(row_indices + k) : COO_NO_ROW;
-            col[r] = k < end ? __ldg(col_indices + k) : -1;
-            product[r] = k < end ? __ldg(values + k) : Value(0);
+            row[r] = k < end ? nzi_ld_no_l1(row_indices + k) : COO_NO_ROW;
+            col[r] = k < end ? nzi_ld_no_l1(col_indices + k) : -1;
+            product[r] = k < end ? nzi_ld_no_l1(values + k) : Value(0);
         }
 #pragma unroll
         for (int r = 0; r < COO_ITEMS; r++)
@@ -95,26 +96,28 @@ __global__ void __launch_bounds__(COO_BLOCK)
             if (begin + r * 32 >= end) break; /* uniform over the warp */
             const int64_t k = begin + r * 32 + lane;
             Value sum = product[r];
-            /* segmented inclusive scan: rows are sorted, so equal rows are adjacent lanes */
+            /* segmented inclusive scan: rows are sorted, so equal rows are adjacent lanes; a
+             * ballot marks where each run starts, so only the sums move between lanes */
+            const int32_t up = __shfl_up_sync(0xffffffffu, row[r], 1);
+            const unsigned starts = __ballot_sync(0xffffffffu, lane == 0 || up != row[r]);
+            const int run_start = 31 - __clz(starts & (0xffffffffu >> (31 - lane)));
 #pragma unroll
             for (int d = 1; d < 32; d *= 2) {
                 const Value other = __shfl_up_sync(0xffffffffu, sum, d);
-                const int32_t other_row = __shfl_up_sync(0xffffffffu, row[r], d);
-                if (lane >= d && other_row == row[r]) sum = other + sum;
+                if (lane - d >= run_start) sum = other + sum;
             }
             if (row[r] == carry_row) sum = carry + sum;
-            /* the row of entry k + 1: the next lane, the next round's first lane, or the row after
-             * the segment */
-            const int32_t down = __shfl_down_sync(0xffffffffu, row[r], 1);
+            /* does entry k + 1 (the next lane, the next round's first lane, or the entry after
+             * the segment) belong to another row? */
             const int32_t next_round = __shfl_sync(0xffffffffu, row[r + 1 < COO_ITEMS ? r + 1 : r], 0);
-            int32_t following = lane < 31 ? down : next_round;
-            if (k + 1 >= end) following = next_row;
+            bool run_end = lane < 31 ? ((starts >> (lane + 1)) & 1u) != 0 : row[r] != next_round;
+            if (k + 1 >= end) run_end = row[r] != next_row;
             carry_row = __shfl_sync(0xffffffffu, row[r], 31);
             carry = __shfl_sync(0xffffffffu, sum, 31);
             if (k >= end) continue;
             if (Atomic) {
-                if (row[r] != following || k + 1 == end) atomicAdd(y + row[r], alpha * sum);
-            } else if (row[r] != following) {
+                if (run_end || k + 1 == end) atomicAdd(y + row[r], alpha * sum);
+            } else if (run_end) {
                 if (row[r] == prev_row)
                     head[s] = sum; /* the end of a row that began in an earlier segment */
                 else

@@ -203,6 +203,42 @@ nz_status_t nzi_layout_reorder_gather(nz_context_t *ctx, const nz_matrix_t *A,
     return NZ_SUCCESS;
 }
 
+/* One warp per row (grid-stride): its lanes write the row number over the row's range. */
+template <typename Offset>
+__global__ void __launch_bounds__(LAYOUT_BLOCK)
+    row_index_kernel(int32_t rows, const Offset *__restrict__ row_offsets,
+                     int32_t *__restrict__ row_indices) {
+    const int lane = threadIdx.x & 31;
+    const int64_t warps = (int64_t)gridDim.x * (LAYOUT_BLOCK / 32);
+    for (int64_t r = (int64_t)blockIdx.x * (LAYOUT_BLOCK / 32) + (threadIdx.x >> 5); r < rows;
+         r += warps) {
+        const int64_t end = (int64_t)row_offsets[r + 1];
+        for (int64_t k = (int64_t)row_offsets[r] + lane; k < end; k += 32)
+            row_indices[k] = (int32_t)r;
+    }
+}
+
+nz_status_t nzi_layout_rows_build(nz_context_t *ctx, const nz_matrix_t *A, nzi_layout_state_t *st,
+                                  size_t *bytes) {
+    const nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    const unsigned grid = (unsigned)nzi_cuda_grid_blocks(
+        cs, LAYOUT_BLOCK, 4, (A->rows + LAYOUT_BLOCK / 32 - 1) / (LAYOUT_BLOCK / 32));
+    size_t size;
+    if (nzi_mul_overflow_size((size_t)A->nnz, sizeof(int32_t), &size))
+        return nzi_error(ctx, NZ_ERR_OVERFLOW, "reordering: row indices of %lld nonzeros",
+                         (long long)A->nnz);
+    NZI_TRY(nz_cuda_malloc(ctx, (void **)&st->row_indices, size, "reordering: row indices"));
+    if (A->device.offset_type == NZ_I64)
+        row_index_kernel<int64_t><<<grid, LAYOUT_BLOCK, 0, cs->stream>>>(
+            (int32_t)A->rows, (const int64_t *)A->device.row_offsets, st->row_indices);
+    else
+        row_index_kernel<int32_t><<<grid, LAYOUT_BLOCK, 0, cs->stream>>>(
+            (int32_t)A->rows, (const int32_t *)A->device.row_offsets, st->row_indices);
+    NZI_CUDA_LAUNCH_CHECK(ctx);
+    *bytes = size;
+    return NZ_SUCCESS;
+}
+
 nz_status_t nzi_layout_reorder_build(nz_context_t *ctx, const nz_matrix_t *A,
                                      nzi_layout_state_t *st, size_t *bytes) {
     nz_status_t status = NZ_SUCCESS;
