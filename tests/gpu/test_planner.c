@@ -234,6 +234,12 @@ static void test_auto(void) {
     nz_matrix_destroy(&H);
     /* 131072 columns, ~2M nonzeros: the hot-columns rule (in quick mode too) */
     NZT_OK(ctx, nz_gen_rmat(ctx, &H, 17, 16, 0, 0, 0, nzt_seed, NZ_F64));
+    {
+        nz_matrix_stats_t s;
+        NZT_OK(ctx, nz_matrix_stats(ctx, &s, H));
+        NZT_CHECK(nzi_plan_hot_columns(&s), "rmat 17: %lld nonzeros, hot share %.3f: the "
+                  "hot-columns rule should hold", (long long)s.nnz, s.hot_share);
+    }
     check_auto(H, "rmat 17");
     nz_matrix_destroy(&H);
     NZT_OK(ctx, nz_gen_mixed(ctx, &H, quick ? 20000 : 300000, 6, 3, quick ? 20000 : 200000,
