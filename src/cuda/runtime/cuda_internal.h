@@ -263,8 +263,9 @@ static __device__ __forceinline__ T nzi_ld_matrix(const T *address) {
 }
 
 /* A read-only load that does not allocate in L1 (ld.global.nc.L1::no_allocate), for arrays read
- * once whose lines would only push gathered x out of L1: COO's row, column and value arrays
- * (spmv_coo.cu). 32- and 64-bit types. */
+ * once, in full lines, whose lines would only push gathered x out of L1: COO's row, column and
+ * value arrays (spmv_coo.cu), the row-block kernels' staging in double (row_blocks.cuh). Not
+ * for partial-line loads (CSR-vector's narrow vectors): L1 merges those. 32- and 64-bit types. */
 template <typename T>
 static __device__ __forceinline__ T nzi_ld_no_l1(const T *address) {
     static_assert(sizeof(T) == 4 || sizeof(T) == 8, "nzi_ld_no_l1: 32- or 64-bit types");

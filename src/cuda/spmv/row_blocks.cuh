@@ -136,6 +136,16 @@ static __device__ __forceinline__ void nzi_cuda_row_whole(const int32_t *__restr
     if (threadIdx.x == 0) nzi_cuda_store_row(y, row, sum, alpha, beta);
 }
 
+/* A staged load of the matrix arrays: in double without L1 allocation, so L1 keeps x's lines
+ * (H200, session 13, `nz bench --no-real`: adaptive / ipcsr on random 4M x 16 0.92x / 0.91x
+ * the time, every double case of the suite 0.86x-1.00x; in single the Laplacian's adaptive ran
+ * 1.09x slower, so single keeps __ldg). */
+template <typename Value, typename T>
+static __device__ __forceinline__ T nzi_cuda_stage_load(const T *address) {
+    if (sizeof(Value) == 8) return nzi_ld_no_l1(address);
+    return __ldg(address);
+}
+
 /* Stage the products values[k] * x[cols[k]] of a block's n entries into products[k]: thread t
  * takes entries t, t + T, ... (coalesced), four loads in flight per step. The caller
  * synchronises the block before reading them. */
@@ -146,16 +156,22 @@ static __device__ __forceinline__ void nzi_cuda_stage_products(const int32_t *__
                                                                Value *products) {
     int k = threadIdx.x;
     for (; n - k > 3 * T; k += 4 * T) {
-        const int32_t c0 = __ldg(cols + k), c1 = __ldg(cols + k + T);
-        const int32_t c2 = __ldg(cols + k + 2 * T), c3 = __ldg(cols + k + 3 * T);
-        const Value v0 = __ldg(vals + k), v1 = __ldg(vals + k + T);
-        const Value v2 = __ldg(vals + k + 2 * T), v3 = __ldg(vals + k + 3 * T);
+        const int32_t c0 = nzi_cuda_stage_load<Value>(cols + k);
+        const int32_t c1 = nzi_cuda_stage_load<Value>(cols + k + T);
+        const int32_t c2 = nzi_cuda_stage_load<Value>(cols + k + 2 * T);
+        const int32_t c3 = nzi_cuda_stage_load<Value>(cols + k + 3 * T);
+        const Value v0 = nzi_cuda_stage_load<Value>(vals + k);
+        const Value v1 = nzi_cuda_stage_load<Value>(vals + k + T);
+        const Value v2 = nzi_cuda_stage_load<Value>(vals + k + 2 * T);
+        const Value v3 = nzi_cuda_stage_load<Value>(vals + k + 3 * T);
         products[k] = v0 * __ldg(x + c0);
         products[k + T] = v1 * __ldg(x + c1);
         products[k + 2 * T] = v2 * __ldg(x + c2);
         products[k + 3 * T] = v3 * __ldg(x + c3);
     }
-    for (; k < n; k += T) products[k] = __ldg(vals + k) * __ldg(x + __ldg(cols + k));
+    for (; k < n; k += T)
+        products[k] = nzi_cuda_stage_load<Value>(vals + k) *
+                      __ldg(x + nzi_cuda_stage_load<Value>(cols + k));
 }
 
 /* The two kinds of block both kernels handle alike: a piece of a split row (d.w > 1) and a block
