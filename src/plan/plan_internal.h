@@ -51,6 +51,8 @@ typedef struct nzi_plan_thresholds {
                                    hold at least this share of the nonzeros ... */
     double hot_cols_min;        /* ... there are at least this many columns, and at least
                                    NZI_HOT_NNZ_MIN nonzeros: csr/atomic on reordered columns */
+    double scattered_window;    /* uniform rows whose columns span more than this many: the
+                                   row-block kernels first (x gathered from far apart) */
 } nzi_plan_thresholds_t;
 
 extern const nzi_plan_thresholds_t nzi_plan_thresholds;

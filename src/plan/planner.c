@@ -39,6 +39,11 @@
  *   empty-rows more than empty_fraction of the rows are empty: V from the mean is too narrow for
  *              the rows that have entries; row blocks packed by nonzeros skip empty runs
  *   variable   row_std / row_mean above variable_cv: one V cannot fit all rows
+ *   scattered  otherwise, where a row's columns span more than scattered_window columns (x is
+ *              gathered from far apart): adaptive, whose row blocks load the matrix in full
+ *              lines (in double without allocating in L1) and leave the caches to x. H200,
+ *              random 4M x 16 (session 13): adaptive 525.6 / 656.0 us (single / double)
+ *              against CSR-vector with hints 550.3 / 702.3 and with panels 648.8 / 722.1
  *   uniform    everything else: vector
  * GPU, other formats: a fixed preference per format (COO and HYB: segmented before atomic; BSR:
  * block-row before column order; ELL, SELL, DIA: their one-thread-per-row kernel).
@@ -65,6 +70,7 @@ const nzi_plan_thresholds_t nzi_plan_thresholds = {
     .compress_row_min = 64.0, /* CSR-vector's 32-lane rows (4 nonzeros per lane and more) */
     .hot_share_min = 0.25,    /* R-MAT 20: 0.58; uniform random columns 4M wide: 0.004 */
     .hot_cols_min = 8.0 * NZ_STATS_HOT_COLUMNS, /* x well beyond what L1 holds */
+    .scattered_window = 524288.0, /* 4 MB of x in double, the hints' layout_window_min */
 };
 
 #define T nzi_plan_thresholds
@@ -93,6 +99,9 @@ static const nz_alg_t rank_short[] = {NZ_ALG_SCALAR, NZ_ALG_VECTOR,       NZ_ALG
 static const nz_alg_t rank_tiny[] = {NZ_ALG_VECTOR,   NZ_ALG_SCALAR, NZ_ALG_LIGHT_VECTOR,
                                      NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR,  NZ_ALG_MERGE,
                                      NZ_ALG_LIGHT_WARP};
+static const nz_alg_t rank_scattered[] = {NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR, NZ_ALG_VECTOR,
+                                          NZ_ALG_MERGE, NZ_ALG_LIGHT_VECTOR, NZ_ALG_SCALAR,
+                                          NZ_ALG_LIGHT_WARP};
 static const nz_alg_t rank_hot[] = {NZ_ALG_ATOMIC, NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR,
                                     NZ_ALG_MERGE,  NZ_ALG_VECTOR,   NZ_ALG_LIGHT_WARP,
                                     NZ_ALG_LIGHT_VECTOR, NZ_ALG_SCALAR};
@@ -193,6 +202,13 @@ static rule_t cuda_csr_rule(const nz_matrix_stats_t *s, const nzi_plan_request_t
         say(why, size, "row lengths vary (mean %.1f, std %.1f, max %lld): pack rows by nonzeros",
             mean, s->row_std, (long long)s->row_max);
         return RULE("variable", rank_irregular);
+    }
+    const double window = (double)(s->lower_bandwidth + s->upper_bandwidth + 1);
+    if (window > T.scattered_window) {
+        say(why, size, "uniform rows (mean %.1f, std %.1f, max %lld) over a window of %.0f "
+            "columns: x gathered from far apart, products staged by row blocks", mean,
+            s->row_std, (long long)s->row_max, window);
+        return RULE("scattered", rank_scattered);
     }
     say(why, size, "uniform rows (mean %.1f, std %.1f, max %lld): %d lanes per row", mean,
         s->row_std, (long long)s->row_max, width);
@@ -409,9 +425,10 @@ static void backend_release(nz_spmv_plan_t *plan) {
  *             stream would evict x's lines between their reuses): vector and merge load the
  *             matrix as streaming. Banded matrices (Laplacian, FE) keep their window in L1/L2
  *             anyway and measured 1-3% slower with hints.
- *   panels    x and its window both exceed L2 / 2: split the columns so each panel's x fits
- *             (H100, random 4M x 16 f64: vector 1089 -> 871 us, merge 1854 -> 913 us; DRAM read
- *             2.49 -> 1.13 GB with four panels).
+ *   panels    vector and merge, x and its window both exceed L2 / 2: split the columns so each
+ *             panel's x fits (H100, random 4M x 16 f64: vector 1089 -> 871 us, merge 1854 -> 913
+ *             us; DRAM read 2.49 -> 1.13 GB with four panels). Not for the row-block kernels,
+ *             where panels were never measured to pay.
  *   compressed  CSR-vector without panels, not tiny, rows of mean > compress_row_min (32 lanes
  *             per row): 16-bit column offsets, asked for with NZI_PLAN_IF_PAYS, so the build
  *             refuses them when fewer than 80% of the nonzeros fit 16 bits (random and
@@ -439,7 +456,8 @@ unsigned nzi_plan_layout_flags(const nz_matrix_stats_t *s, nz_alg_t alg, size_t 
     if (alg == NZ_ALG_ATOMIC) return nzi_plan_hot_columns(s) ? NZ_PLAN_REORDER : 0;
     if ((alg == NZ_ALG_VECTOR || alg == NZ_ALG_MERGE) && window > T.layout_window_min)
         flags |= NZ_PLAN_CACHE_HINTS;
-    if (x_bytes > half_l2 && window > half_l2 && (double)s->nnz >= T.tiny_nnz)
+    if ((alg == NZ_ALG_VECTOR || alg == NZ_ALG_MERGE) && x_bytes > half_l2 && window > half_l2 &&
+        (double)s->nnz >= T.tiny_nnz)
         flags |= NZ_PLAN_COLUMN_PANELS;
     else if (alg == NZ_ALG_VECTOR && (double)s->nnz >= T.tiny_nnz &&
              (double)s->nnz > T.compress_row_min * (double)s->rows)

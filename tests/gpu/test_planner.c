@@ -211,6 +211,19 @@ static void check_auto(const nz_matrix_t *H, const char *name) {
     }
 }
 
+/* The planner's first choice for H from its host statistics must be `expected`. */
+static void expect_choice(const nz_matrix_t *H, nz_alg_t expected, const char *name) {
+    nz_matrix_stats_t s;
+    nz_format_t f;
+    nz_alg_t alg = NZ_ALG_AUTO;
+    char why[NZI_PLAN_WHY_SIZE];
+    NZT_OK(ctx, nz_matrix_stats(ctx, &s, H));
+    NZT_OK(ctx, nz_spmv_plan_choose(&f, &alg, why, sizeof why, &s, NZ_BACKEND_CUDA,
+                                    NZ_FORMAT_CSR, 0));
+    NZT_CHECK(alg == expected, "%s: the planner chose %s, expected %s (%s)", name,
+              nz_alg_name(alg), nz_alg_name(expected), why);
+}
+
 static void test_auto(void) {
     char name[128];
     for (int k = 0; k < nzt_zoo_count(); k++)
@@ -240,6 +253,7 @@ static void test_auto(void) {
         NZT_CHECK(nzi_plan_hot_columns(&s), "rmat 17: %lld nonzeros, hot share %.3f: the "
                   "hot-columns rule should hold", (long long)s.nnz, s.hot_share);
     }
+    expect_choice(H, NZ_ALG_ATOMIC, "rmat 17");
     check_auto(H, "rmat 17");
     nz_matrix_destroy(&H);
     NZT_OK(ctx, nz_gen_mixed(ctx, &H, quick ? 20000 : 300000, 6, 3, quick ? 20000 : 200000,
@@ -250,10 +264,16 @@ static void test_auto(void) {
                             NZ_F32));
     check_auto(H, "rail");
     nz_matrix_destroy(&H);
-    /* even rows of ~100 (CSR-vector, 32 lanes) of columns spread over 1M: compressed indices
-     * refused, the plan runs plain CSR-vector */
-    NZT_OK(ctx, nz_gen_random(ctx, &H, quick ? 5000 : 50000, 1000000, 100.0, nzt_seed, NZ_F64));
-    check_auto(H, "random 1M columns");
+    /* even rows of ~100 (CSR-vector, 32 lanes) of columns spread over 450,000 (a window below
+     * the scattered rule's, rows included): compressed indices refused, plain CSR-vector */
+    NZT_OK(ctx, nz_gen_random(ctx, &H, quick ? 5000 : 50000, 450000, 100.0, nzt_seed, NZ_F64));
+    expect_choice(H, NZ_ALG_VECTOR, "random 450,000 columns");
+    check_auto(H, "random 450,000 columns");
+    nz_matrix_destroy(&H);
+    /* the same rows over 2M columns: the scattered rule (row blocks first) */
+    NZT_OK(ctx, nz_gen_random(ctx, &H, quick ? 5000 : 50000, 2000000, 100.0, nzt_seed, NZ_F64));
+    expect_choice(H, NZ_ALG_ADAPTIVE, "random 2M columns");
+    check_auto(H, "random 2M columns");
     nz_matrix_destroy(&H);
 }
 

@@ -35,9 +35,18 @@ static void test_gpu_csr_rules(void) {
     expect_gpu_csr(make_stats(250047, 250047, 250047LL * 26, 8, 27, 2.1, 0), NULL, NZ_ALG_VECTOR,
                    "fe3d 64");
 
-    /* uniform random rows, mean 16 (lengths uniform in [0, 32]) */
-    expect_gpu_csr(make_stats(1 << 20, 1 << 20, 16LL << 20, 0, 32, 9.5, (1 << 20) / 33), NULL,
-                   NZ_ALG_VECTOR, "random mean 16");
+    /* uniform random rows, mean 16 (lengths uniform in [0, 32]), columns within a window of
+     * 1000 (no bandwidth statistics: 0) and spread over all 2^20 columns */
+    expect_gpu_csr(make_stats(1 << 20, 1 << 20, 16LL << 20, 0, 32, 9.5, (1 << 20) / 33), "uniform",
+                   NZ_ALG_VECTOR, "random mean 16, window 1");
+    s = make_stats(1 << 20, 1 << 20, 16LL << 20, 0, 32, 9.5, (1 << 20) / 33);
+    s.lower_bandwidth = s.upper_bandwidth = 500;
+    expect_gpu_csr(s, "uniform", NZ_ALG_VECTOR, "random mean 16, window 1001");
+    s.lower_bandwidth = s.upper_bandwidth = (1 << 20) - 1;
+    expect_gpu_csr(s, "scattered", NZ_ALG_ADAPTIVE, "random mean 16, scattered");
+    s.lower_bandwidth = 0;
+    s.upper_bandwidth = (int64_t)T.scattered_window - 1; /* a window of exactly the threshold */
+    expect_gpu_csr(s, "uniform", NZ_ALG_VECTOR, "random mean 16, window at the threshold");
 
     /* R-MAT scale 20: power-law rows, a hub of 40000, 40% empty */
     s = make_stats(1 << 20, 1 << 20, 15700000, 0, 40000, 110.0, 420000);
@@ -205,8 +214,10 @@ static void test_layout_rule(void) {
     small.upper_bandwidth = 99;
     unsigned f = nzi_plan_layout_flags(&random, NZ_ALG_VECTOR, 8, l2);
     NZT_CHECK(f == (NZ_PLAN_CACHE_HINTS | NZ_PLAN_COLUMN_PANELS), "random f64 vector: 0x%x", f);
-    f = nzi_plan_layout_flags(&random, NZ_ALG_ADAPTIVE, 8, l2);
-    NZT_CHECK(f == NZ_PLAN_COLUMN_PANELS, "random f64 adaptive: 0x%x", f);
+    f = nzi_plan_layout_flags(&random, NZ_ALG_ADAPTIVE, 8, l2); /* panels: vector, merge */
+    NZT_CHECK(f == 0, "random f64 adaptive: 0x%x", f);
+    f = nzi_plan_layout_flags(&random, NZ_ALG_MERGE, 8, l2);
+    NZT_CHECK(f == (NZ_PLAN_CACHE_HINTS | NZ_PLAN_COLUMN_PANELS), "random f64 merge: 0x%x", f);
     f = nzi_plan_layout_flags(&random, NZ_ALG_VECTOR, 4, l2); /* x = 16 MB: fits */
     NZT_CHECK(f == NZ_PLAN_CACHE_HINTS, "random f32 vector: 0x%x", f);
     f = nzi_plan_layout_flags(&laplace, NZ_ALG_VECTOR, 8, l2);
