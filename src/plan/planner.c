@@ -20,8 +20,8 @@
  *              NZ_STATS_HOT_COLUMNS most-read columns holding hot_share_min of them, and the caller
  *              asked for no determinism, mixed precision, hints or layout: the atomic scatter on
  *              columns renumbered by degree (nzi_plan_layout_flags adds NZ_PLAN_REORDER), which
- *              keeps the most-read entries of x in L1 (R-MAT 20 on an H200, session 13: 1.5x /
- *              1.25x faster than adaptive, single / double)
+ *              keeps the most-read entries of x in L1 (R-MAT 20 on an H200, session 13: 1.59x /
+ *              1.35x faster than adaptive, single / double)
  *   short      no row longer than short_row_max: one thread per row is enough (scalar)
  *   long-rows  the longest row needs row_max / V steps of a V-lane vector (V from the mean, as
  *              the CSR-vector kernel picks it) while a perfectly balanced kernel gives each
@@ -441,8 +441,8 @@ static void backend_release(nz_spmv_plan_t *plan) {
  *   reorder   csr/atomic under the hot-columns rule (nzi_plan_hot_columns): columns renumbered
  *             by degree, so the most-read entries of x share lines and stay in L1, and COO's
  *             scatter on a row index array (spmv_csr_layout.cu). H200, R-MAT 20, session 13:
- *             90.9 / 124.7 us (single / double) against coo/atomic 124.4 / 132.7, the planner's
- *             earlier adaptive 140.4 / 155.5 and cuSPARSE 121.4 / 126.7. Never for the other
+ *             87.9 / 112.3 us (single / double) against coo/atomic 122.6 / 129.5, the planner's
+ *             earlier adaptive 139.6 / 152.0 and cuSPARSE 120.7 / 126.6. Never for the other
  *             algorithms: with them it measured slower on every suite matrix (session 8; merge
  *             on R-MAT 136 -> 161 us in session 12).
  */

@@ -168,8 +168,8 @@ static nz_status_t device_hot_share(nz_context_t *ctx, const nz_matrix_t *dA, do
                 (int32_t)dA->nnz, dA->device.col_indices, counts);
         NZI_CUDA_CHECK(ctx, cudaGetLastError());
     }
-    NZI_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortKeysDescending(NULL, scratch_bytes, counts, sorted,
-                                                                 cols, 0, 32, cs->stream));
+    NZI_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortKeysDescending(NULL, scratch_bytes, counts,
+                                                                 sorted, cols, 0, 32, cs->stream));
     NZI_CHECK(nz_cuda_malloc(ctx, &scratch, scratch_bytes, "row statistics: sort scratch"));
     NZI_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortKeysDescending(scratch, scratch_bytes, counts,
                                                                  sorted, cols, 0, 32, cs->stream));
@@ -227,14 +227,15 @@ nz_status_t nz_cuda_csr_row_stats(nz_context_t *ctx, const nz_matrix_t *dA, nz_o
             if (dA->nnz > 0) {
                 int64_t count_blocks = nzi_cuda_grid_blocks(
                     cs, STATS_THREADS, 4, (dA->nnz + STATS_THREADS - 1) / STATS_THREADS);
+                typedef unsigned long long count_t;
                 if (wide)
-                    column_count_kernel<int64_t, unsigned long long><<<(unsigned)count_blocks, STATS_THREADS, 0,
-                                                   cs->stream>>>(dA->nnz, dA->device.col_indices,
-                                                                 counts);
+                    column_count_kernel<int64_t, count_t>
+                        <<<(unsigned)count_blocks, STATS_THREADS, 0, cs->stream>>>(
+                            dA->nnz, dA->device.col_indices, counts);
                 else
-                    column_count_kernel<int32_t, unsigned long long><<<(unsigned)count_blocks, STATS_THREADS, 0,
-                                                   cs->stream>>>((int32_t)dA->nnz,
-                                                                 dA->device.col_indices, counts);
+                    column_count_kernel<int32_t, count_t>
+                        <<<(unsigned)count_blocks, STATS_THREADS, 0, cs->stream>>>(
+                            (int32_t)dA->nnz, dA->device.col_indices, counts);
                 NZI_CUDA_CHECK(ctx, cudaGetLastError());
             }
             length_stats_kernel<unsigned long long, true>
