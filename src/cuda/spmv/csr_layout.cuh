@@ -31,6 +31,8 @@ typedef struct nzi_layout_state {
     int64_t narrow_nnz;                             /* compress: nonzeros in 16 bits */
     int width;                                      /* compress: CSR-vector's lanes per row */
     int32_t *row_indices;                           /* reorder, csr/atomic: each nonzero's row */
+    int32_t read_cols;                              /* reorder: columns some nonzero reads (the
+                                                       first of the new order; the gather's) */
 } nzi_layout_state_t;
 
 /* ---- column panels and reordering (spmv_csr_layout_build.cu) ------------------------------- */
@@ -42,13 +44,14 @@ int nzi_layout_panel_count(const nz_context_t *ctx, const nz_matrix_t *A);
 nz_status_t nzi_layout_panels_build(nz_context_t *ctx, const nz_matrix_t *A, nzi_layout_state_t *st,
                                     int parts, size_t *bytes);
 /* st->perm (new -> old column, by descending column count), st->views[0]'s renumbered column
- * indices and st->x_perm; *bytes: their size. */
+ * indices, st->x_perm and st->read_cols; *bytes: their size. */
 nz_status_t nzi_layout_reorder_build(nz_context_t *ctx, const nz_matrix_t *A,
                                      nzi_layout_state_t *st, size_t *bytes);
 /* st->row_indices[k] = the row of nonzero k (one warp per row); *bytes: their size. */
 nz_status_t nzi_layout_rows_build(nz_context_t *ctx, const nz_matrix_t *A, nzi_layout_state_t *st,
                                   size_t *bytes);
-/* st->x_perm = x in the new column order (launched on the context's stream, checked). */
+/* st->x_perm[0 .. st->read_cols) = x in the new column order (the rest is never read; launched
+ * on the context's stream, checked). */
 nz_status_t nzi_layout_reorder_gather(nz_context_t *ctx, const nz_matrix_t *A,
                                       const nzi_layout_state_t *st, const void *x);
 
