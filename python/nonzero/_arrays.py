@@ -67,10 +67,14 @@ class _Handle:
         self.keep = keep
 
     _destroy = L.nz_matrix_destroy  # bound here: module globals may be gone at exit
+    _byref = ctypes.byref
+    # At interpreter exit finalizers run in no fixed order (a context can go before the matrices
+    # and plans made with it): the process exit frees everything instead.
+    _finalizing = sys.is_finalizing
 
     def __del__(self):
-        if self.ptr:
-            self._destroy(ctypes.byref(self.ptr))
+        if self.ptr and not self._finalizing():
+            self._destroy(self._byref(self.ptr))
 
 
 class _PlanHandle:
@@ -80,6 +84,9 @@ class _PlanHandle:
         self.destroy = destroy
         self.keep = keep  # the matrix handle: A must outlive the plan
 
+    _byref = ctypes.byref
+    _finalizing = sys.is_finalizing  # see _Handle
+
     def __del__(self):
-        if self.ptr:
-            self.destroy(ctypes.byref(self.ptr))
+        if self.ptr and not self._finalizing():
+            self.destroy(self._byref(self.ptr))

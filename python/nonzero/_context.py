@@ -1,5 +1,6 @@
 """_context.py: nz_context_t handles, cached per (device, thread, stream), and status checks."""
 import ctypes
+import sys
 import threading
 
 from . import _lib
@@ -55,11 +56,15 @@ class Context:
         return L.nz_context_device_name(self.handle).decode()
 
     _destroy = L.nz_context_destroy  # bound here: module globals may be gone at exit
+    _byref = ctypes.byref
+    # At interpreter exit finalizers run in no fixed order: a context destroyed before a matrix
+    # or plan made with it would leave them a dangling context, so exit leaves all to the OS.
+    _finalizing = sys.is_finalizing
 
     def __del__(self):
         h = getattr(self, "handle", None)
-        if h:
-            self._destroy(ctypes.byref(h))
+        if h and not self._finalizing():
+            self._destroy(self._byref(h))
 
 
 _tls = threading.local()
