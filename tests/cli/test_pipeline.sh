@@ -34,7 +34,7 @@ while IFS='|' read -r kind params rows nnz; do
     got_nnz=$(info_field nonzeros)
     [ "$nnz" = - ] || [ "$got_nnz" = "$nnz" ] ||
         fail "info $kind $params: $got_nnz nonzeros, expected $nnz"
-    for key in "row length" "empty rows" bandwidth diagonals symmetric "memory csr" \
+    for key in "row length" "empty rows" bandwidth diagonals "hot columns" symmetric "memory csr" \
         "memory dia" "read time"; do
         grep -q "^$key " "$OUT" || fail "info $kind: no '$key' line"
     done

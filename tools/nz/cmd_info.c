@@ -91,6 +91,8 @@ int nz_cmd_info(int argc, char **argv) {
     printf("%-22s lower %lld  upper %lld\n", "bandwidth", (long long)stats.lower_bandwidth,
            (long long)stats.upper_bandwidth);
     printf("%-22s %lld\n", "diagonals", (long long)stats.num_diagonals);
+    printf("%-22s %.3f of the nonzeros in the %d most-read columns\n", "hot columns",
+           stats.hot_share, NZ_STATS_HOT_COLUMNS);
     printf("%-22s %s\n", "symmetric",
            stats.symmetric == 1 ? "yes" : stats.symmetric == 0 ? "no" : "no (not square)");
     for (int f = 0; f < NZ_FORMAT_COUNT; f++) {
