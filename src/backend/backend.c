@@ -89,6 +89,7 @@ static const nzi_backend_t cuda_backend = {
     .spmv_plan_release = nz_cuda_spmv_plan_release,
     .spmv_time = nz_cuda_time_plan,
     .csr_row_stats = nz_cuda_csr_row_stats,
+    .csr_hot_share = nz_cuda_csr_hot_share,
     .spmm_default_alg = nz_cuda_spmm_default_alg,
     .spmm_supports = nz_cuda_spmm_supports,
     .spmm_plan_setup = nz_cuda_spmm_plan_setup,

@@ -105,6 +105,11 @@ nz_status_t nz_cuda_csr_row_stats(nz_context_t *ctx, const nz_matrix_t *dA, nz_o
     (void)stats;
     return absent(ctx);
 }
+nz_status_t nz_cuda_csr_hot_share(nz_context_t *ctx, const nz_matrix_t *dA, double *share) {
+    (void)dA;
+    (void)share;
+    return absent(ctx);
+}
 nz_status_t nz_cuda_csr_transpose(nz_context_t *ctx, const nz_matrix_t *A, nz_matrix_t **AT) {
     (void)A;
     (void)AT;

@@ -81,7 +81,8 @@ typedef struct nzi_backend {
      * reproducible, vector_width, workspace_bytes); execute allocates nothing; release frees
      * plan->state (NULL allowed). time: median seconds of `runs` (1..NZI_TIME_MAX_RUNS) products
      * y = A x of a set-up plan after one warm-up. csr_row_stats: row-length statistics of op(A)
-     * for a CSR matrix of this backend (nzi_plan_row_stats says which fields). */
+     * for a CSR matrix of this backend (nzi_plan_row_stats says which fields). csr_hot_share:
+     * stats->hot_share of a CSR matrix of this backend (NULL: the backend's rules never read it). */
     bool (*spmv_supports)(nz_format_t format, nz_alg_t alg);
     int (*spmv_reproducible)(nz_format_t format, nz_alg_t alg, nz_operation_t op);
     nz_status_t (*spmv_plan_setup)(nz_spmv_plan_t *plan);
@@ -92,6 +93,7 @@ typedef struct nzi_backend {
                              double *median_seconds);
     nz_status_t (*csr_row_stats)(nz_context_t *ctx, const nz_matrix_t *A, nz_operation_t op,
                                  nz_matrix_stats_t *stats);
+    nz_status_t (*csr_hot_share)(nz_context_t *ctx, const nz_matrix_t *A, double *share);
 
     /* SpMM: the same lifecycle; default_alg is what NZ_ALG_AUTO means for a format. */
     nz_alg_t (*spmm_default_alg)(nz_format_t format);
@@ -238,6 +240,10 @@ nz_status_t nz_cuda_time_plan(const nz_spmv_plan_t *plan, const void *x, void *y
  * last column; other fields 0): op N one reduction kernel over the row offsets; op T (the rows of A^T are A's columns) a column count over the nonzeros first. */
 nz_status_t nz_cuda_csr_row_stats(nz_context_t *ctx, const nz_matrix_t *dA, nz_operation_t op,
                                   nz_matrix_stats_t *stats);
+/* nz_matrix_stats_t.hot_share of a device CSR matrix: a column count over the nonzeros, a radix
+ * sort of the counts, the NZ_STATS_HOT_COLUMNS largest summed (the planner asks for it only where
+ * its hot-columns rule could apply, nzi_plan_row_stats). */
+nz_status_t nz_cuda_csr_hot_share(nz_context_t *ctx, const nz_matrix_t *dA, double *share);
 
 #ifdef __cplusplus
 }

@@ -109,9 +109,11 @@ int nzi_plan_vector_width(double row_mean);
 
 /* Cheap statistics of op(A) for the algorithm rules: rows, cols, nnz, row_min / row_max /
  * row_mean / row_std, empty_rows. CSR: the backend's csr_row_stats (device: op T gives the rows
- * of A^T, which the cached-transpose plans run on; host: op N one pass over the row offsets, no
- * allocation); otherwise rows, cols, nnz and the mean only (the CPU rules need no more).
- * Bandwidths, diagonals, symmetry and bytes[] are left 0 (nz_matrix_stats computes those). */
+ * of A^T, which the cached-transpose plans run on, and op N also the bandwidths; host: op N one
+ * pass over the row offsets, no allocation), and hot_share for op N where the hot-columns rule's
+ * nonzero and column thresholds hold and the backend computes it (csr_hot_share; else 0);
+ * otherwise rows, cols, nnz and the mean only (the CPU rules need no more). Diagonals, symmetry
+ * and bytes[] are left 0 (nz_matrix_stats computes those). */
 nz_status_t nzi_plan_row_stats(nz_context_t *ctx, const nz_matrix_t *A, nz_operation_t op,
                                nz_matrix_stats_t *stats);
 

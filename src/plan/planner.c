@@ -141,6 +141,12 @@ static void say(char *why, size_t size, const char *fmt, ...) {
     va_end(args);
 }
 
+/* AUTO adds its own layouts and hints only to op-N plans whose caller asked for none (a GPU CSR
+ * plan also needs the device's L2 size: nzi_plan_auto). */
+static bool planner_adds_layouts(nz_operation_t op, unsigned flags) {
+    return op == NZ_OP_N && !(flags & (NZI_PLAN_LAYOUTS | NZ_PLAN_CACHE_HINTS));
+}
+
 bool nzi_plan_hot_columns(const nz_matrix_stats_t *s) {
     return (double)s->nnz >= NZI_HOT_NNZ_MIN && (double)s->cols >= T.hot_cols_min &&
            s->hot_share >= T.hot_share_min;
@@ -154,9 +160,8 @@ static rule_t cuda_csr_rule(const nz_matrix_stats_t *s, const nzi_plan_request_t
         say(why, size, "no nonzeros: y = beta y, nothing to balance");
         return RULE("empty", rank_short);
     }
-    if (r->op == NZ_OP_N && !(r->flags & (NZ_PLAN_DETERMINISTIC | NZ_PLAN_MIXED |
-                                          NZ_PLAN_CACHE_HINTS | NZI_PLAN_LAYOUTS)) &&
-        nzi_plan_hot_columns(s)) {
+    if (planner_adds_layouts(r->op, r->flags) &&
+        !(r->flags & (NZ_PLAN_DETERMINISTIC | NZ_PLAN_MIXED)) && nzi_plan_hot_columns(s)) {
         say(why, size, "the %d most-read of %lld columns hold %.0f%% of the nonzeros: columns "
             "renumbered by degree, atomic scatter", NZ_STATS_HOT_COLUMNS, (long long)s->cols,
             100.0 * s->hot_share);
@@ -390,7 +395,15 @@ nz_status_t nz_spmv_plan_choose(nz_format_t *chosen_format, nz_alg_t *alg, char 
 nz_status_t nzi_plan_row_stats(nz_context_t *ctx, const nz_matrix_t *A, nz_operation_t op,
                                nz_matrix_stats_t *stats) {
     nz_matrix_stats_t s;
-    if (A->format == NZ_FORMAT_CSR) return nzi_backend_of(A)->csr_row_stats(ctx, A, op, stats);
+    if (A->format == NZ_FORMAT_CSR) {
+        const nzi_backend_t *b = nzi_backend_of(A);
+        NZI_TRY(b->csr_row_stats(ctx, A, op, stats));
+        /* the column counts only where the hot-columns rule could hold (its other thresholds) */
+        if (b->csr_hot_share != NULL && op == NZ_OP_N && (double)stats->nnz >= NZI_HOT_NNZ_MIN &&
+            (double)stats->cols >= T.hot_cols_min)
+            return b->csr_hot_share(ctx, A, &stats->hot_share);
+        return NZ_SUCCESS;
+    }
     memset(&s, 0, sizeof s);
     s.rows = op == NZ_OP_N ? A->rows : A->cols;
     s.cols = op == NZ_OP_N ? A->cols : A->rows;
@@ -614,8 +627,8 @@ nz_status_t nzi_plan_auto(nz_spmv_plan_t *plan) {
     /* GPU CSR, op N, no layout asked for: each candidate gets the layout and hints the rule
      * gives it (nzi_plan_layout_flags) */
     const nz_matrix_stats_t *layout_stats =
-        plan->ops->l2_bytes != NULL && A->format == NZ_FORMAT_CSR && plan->op == NZ_OP_N &&
-                !(plan->flags & (NZI_PLAN_LAYOUTS | NZ_PLAN_CACHE_HINTS))
+        plan->ops->l2_bytes != NULL && A->format == NZ_FORMAT_CSR &&
+                planner_adds_layouts(plan->op, plan->flags)
             ? &stats
             : NULL;
     const unsigned caller_flags = plan->flags;

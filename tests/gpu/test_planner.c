@@ -146,7 +146,8 @@ static void check_auto(const nz_matrix_t *H, const char *name) {
                       (long long)hs.row_min, (long long)hs.row_max, (long long)hs.empty_rows,
                       hs.row_mean, hs.row_std);
             /* the column-count share: exactly the host's where the planner reads it */
-            const bool hot_counted = op == NZ_OP_N && (double)hs.nnz >= NZI_HOT_NNZ_MIN;
+            const bool hot_counted = op == NZ_OP_N && (double)hs.nnz >= NZI_HOT_NNZ_MIN &&
+                                     (double)hs.cols >= T.hot_cols_min;
             NZT_CHECK(ds.hot_share == (hot_counted ? hs.hot_share : 0.0),
                       "%s: device hot share %.17g, host %.17g", label, ds.hot_share, hs.hot_share);
 

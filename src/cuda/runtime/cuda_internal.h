@@ -262,6 +262,11 @@ static __device__ __forceinline__ T nzi_ld_matrix(const T *address) {
     return __ldg(address);
 }
 
+/* counts[j] = the nonzeros of device CSR matrix A in column j, j < A->cols (zeroed first; one
+ * integer atomic per nonzero, launched on the context's stream): plan_timing.cu. The planner's
+ * hot-column share and the reordering layout count with it. */
+nz_status_t nzi_cuda_column_counts(nz_context_t *ctx, const nz_matrix_t *A, uint32_t *counts);
+
 /* A read-only load that does not allocate in L1 (ld.global.nc.L1::no_allocate), for arrays read
  * once, in full lines, whose lines would only push gathered x out of L1: COO's row, column and
  * value arrays (spmv_coo.cu), the row-block kernels' staging in double (row_blocks.cuh). Not

@@ -139,42 +139,46 @@ __global__ void __launch_bounds__(STATS_THREADS)
         atomicAdd(counts + __ldg(col_indices + k), (Count)1);
 }
 
-/* stats->hot_share of device CSR A (op N): a count per column, a descending radix sort of the
- * counts (CUB), the first NZ_STATS_HOT_COLUMNS summed on the host. Cost: one pass over the
- * column indices, a sort of cols 32-bit keys, 12 x cols bytes of device workspace. */
-static nz_status_t device_hot_share(nz_context_t *ctx, const nz_matrix_t *dA, double *share) {
-    nz_status_t status = NZ_SUCCESS;
+nz_status_t nzi_cuda_column_counts(nz_context_t *ctx, const nz_matrix_t *A, uint32_t *counts) {
     nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    NZI_TRY(nz_cuda_memset(ctx, counts, 0, (size_t)A->cols * sizeof *counts));
+    if (A->nnz <= 0) return NZ_SUCCESS;
+    const unsigned grid = (unsigned)nzi_cuda_grid_blocks(
+        cs, STATS_THREADS, 4, (A->nnz + STATS_THREADS - 1) / STATS_THREADS);
+    column_count_kernel<int64_t, uint32_t><<<grid, STATS_THREADS, 0, cs->stream>>>(
+        A->nnz, A->device.col_indices, counts);
+    NZI_CUDA_LAUNCH_CHECK(ctx);
+    return NZ_SUCCESS;
+}
+
+/* Cost: one pass over the column indices, a sort of cols 32-bit keys, 12 x cols bytes of device
+ * workspace. */
+nz_status_t nz_cuda_csr_hot_share(nz_context_t *ctx, const nz_matrix_t *dA, double *share) {
+    nz_status_t status = NZ_SUCCESS;
     const int32_t cols = (int32_t)dA->cols;
     const int32_t head = cols < NZ_STATS_HOT_COLUMNS ? cols : NZ_STATS_HOT_COLUMNS;
-    unsigned *counts = NULL, *sorted = NULL, *top = NULL;
+    uint32_t *counts = NULL, *sorted = NULL, *top = NULL;
     void *scratch = NULL;
     size_t scratch_bytes = 0;
     *share = 0;
+    if (dA->format != NZ_FORMAT_CSR || dA->location != NZ_DEVICE)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "hot-column share: the matrix is not a device CSR matrix");
     if (dA->nnz <= 0 || cols <= 0) return NZ_SUCCESS;
+    NZI_TRY(nzi_cuda_enter(ctx));
+    nzi_cuda_state_t *cs = nzi_cuda(ctx);
     NZI_CHECK(nz_cuda_malloc(ctx, (void **)&counts, (size_t)cols * sizeof *counts,
-                             "row statistics: column counts"));
+                             "hot-column share: column counts"));
     NZI_CHECK(nz_cuda_malloc(ctx, (void **)&sorted, (size_t)cols * sizeof *sorted,
-                             "row statistics: sorted column counts"));
-    NZI_CHECK(nz_cuda_memset(ctx, counts, 0, (size_t)cols * sizeof *counts));
-    {
-        const unsigned grid = (unsigned)nzi_cuda_grid_blocks(
-            cs, STATS_THREADS, 4, (dA->nnz + STATS_THREADS - 1) / STATS_THREADS);
-        if (dA->device.offset_type == NZ_I64)
-            column_count_kernel<int64_t, unsigned><<<grid, STATS_THREADS, 0, cs->stream>>>(
-                dA->nnz, dA->device.col_indices, counts);
-        else
-            column_count_kernel<int32_t, unsigned><<<grid, STATS_THREADS, 0, cs->stream>>>(
-                (int32_t)dA->nnz, dA->device.col_indices, counts);
-        NZI_CUDA_CHECK(ctx, cudaGetLastError());
-    }
+                             "hot-column share: sorted column counts"));
+    NZI_CHECK(nzi_cuda_column_counts(ctx, dA, counts));
     NZI_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortKeysDescending(NULL, scratch_bytes, counts,
                                                                  sorted, cols, 0, 32, cs->stream));
-    NZI_CHECK(nz_cuda_malloc(ctx, &scratch, scratch_bytes, "row statistics: sort scratch"));
+    NZI_CHECK(nz_cuda_malloc(ctx, &scratch, scratch_bytes, "hot-column share: sort scratch"));
     NZI_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortKeysDescending(scratch, scratch_bytes, counts,
                                                                  sorted, cols, 0, 32, cs->stream));
     NZI_CHECK(nzi_alloc_array(ctx, (void **)&top, (size_t)head, sizeof *top,
-                              "row statistics: the most-read columns' counts"));
+                              "hot-column share: the most-read columns' counts"));
     NZI_CHECK(nz_cuda_memcpy(ctx, top, sorted, (size_t)head * sizeof *top, NZI_D2H));
     {
         uint64_t sum = 0;
@@ -182,7 +186,8 @@ static nz_status_t device_hot_share(nz_context_t *ctx, const nz_matrix_t *dA, do
         *share = (double)sum / (double)dA->nnz;
     }
 cleanup:
-    if (status < 0 && cudaStreamSynchronize(cs->stream) != cudaSuccess) (void)cudaGetLastError();
+    if (status < 0 && cudaStreamSynchronize(nzi_cuda(ctx)->stream) != cudaSuccess)
+        (void)cudaGetLastError();
     nz_cuda_free(ctx, scratch, (size_t)-1);
     nz_cuda_free(ctx, sorted, (size_t)-1);
     nz_cuda_free(ctx, counts, (size_t)-1);
@@ -263,9 +268,6 @@ nz_status_t nz_cuda_csr_row_stats(nz_context_t *ctx, const nz_matrix_t *dA, nz_o
         s.row_mean = (double)s.nnz / (double)s.rows;
         double variance = sum_squares / (double)s.rows - s.row_mean * s.row_mean;
         s.row_std = variance > 0 ? sqrt(variance) : 0;
-        /* the planner reads hot_share only for products this large */
-        if (!transpose && (double)s.nnz >= NZI_HOT_NNZ_MIN)
-            NZI_CHECK(device_hot_share(ctx, dA, &s.hot_share));
     }
     *stats = s;
 cleanup:

@@ -8,9 +8,10 @@
  * entries, one warp per segment (grid-stride over segments). The warp reads its segment in
  * COO_ITEMS rounds of 32 consecutive entries (coalesced row, column and value loads, which skip
  * L1 so that it keeps gathered entries of x; all rounds' loads are issued before the first
- * product is formed, so many are in flight), and reduces the
- * products of each round by a segmented inclusive scan over the lanes keyed by row (a fixed
- * shuffle tree of 5 steps, Sengupta et al., "Scan primitives for GPU computing", 2007), adding
+ * product is formed, so many are in flight), and reduces the products of each round by a
+ * segmented inclusive scan over the lanes keyed by row (a ballot marks where each row's run
+ * starts, then a fixed shuffle tree of 5 steps moves the sums, Sengupta et al., "Scan
+ * primitives for GPU computing", 2007), adding
  * the running sum of the row that continues from the previous round. The lane holding the last
  * entry of a row within the segment (a run end) then owns that row's segment sum.
  *

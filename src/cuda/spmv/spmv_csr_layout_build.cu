@@ -149,14 +149,6 @@ nz_status_t nzi_layout_panels_build(nz_context_t *ctx, const nz_matrix_t *A, nzi
 
 /* ---- reordering ---------------------------------------------------------------------------- */
 
-__global__ void __launch_bounds__(LAYOUT_BLOCK)
-    column_count_kernel(int64_t nnz, const int32_t *__restrict__ col_indices,
-                        uint32_t *__restrict__ counts) {
-    const int64_t stride = (int64_t)gridDim.x * LAYOUT_BLOCK;
-    for (int64_t k = (int64_t)blockIdx.x * LAYOUT_BLOCK + threadIdx.x; k < nnz; k += stride)
-        atomicAdd(counts + col_indices[k], 1u);
-}
-
 __global__ void __launch_bounds__(LAYOUT_BLOCK) iota32_kernel(int32_t n, int32_t *__restrict__ out) {
     const int64_t stride = (int64_t)gridDim.x * LAYOUT_BLOCK;
     for (int64_t i = (int64_t)blockIdx.x * LAYOUT_BLOCK + threadIdx.x; i < n; i += stride)
@@ -280,10 +272,7 @@ nz_status_t nzi_layout_reorder_build(nz_context_t *ctx, const nz_matrix_t *A,
     st->views[0].device.col_indices = relabeled;
     st->owns_arrays[0] = true; /* only col_indices: release frees that one for reorder */
     NZI_CHECK(nz_cuda_malloc(ctx, &st->x_perm, (size_t)cols * vs, "reordering: permuted x"));
-    NZI_CHECK(nz_cuda_memset(ctx, counts, 0, (size_t)cols * sizeof(uint32_t)));
-    column_count_kernel<<<grid_nnz, LAYOUT_BLOCK, 0, cs->stream>>>(nnz, A->device.col_indices,
-                                                                    counts);
-    NZI_CUDA_CHECK(ctx, cudaGetLastError());
+    NZI_CHECK(nzi_cuda_column_counts(ctx, A, counts));
     iota32_kernel<<<grid_cols, LAYOUT_BLOCK, 0, cs->stream>>>(cols, order);
     NZI_CUDA_CHECK(ctx, cudaGetLastError());
     NZI_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairsDescending(
