@@ -32,10 +32,11 @@ extern "C" {
  * 32-lane rows) pay where at least this share of the nonzeros has them: the others cost their
  * 2-byte offsets on top of their 32-bit indices. */
 #define NZI_SEGMENTS_MIN_NARROW_SHARE 0.8
-/* Products with at least this many nonzeros get nz_matrix_stats_t.hot_share in a device plan's
- * statistics (a column count and a sort, src/cuda/runtime/plan_timing.cu) and may get the
- * planner's hot-columns rule (src/plan/planner.c); smaller ones are launch-bound or L2-resident,
- * where renumbering's extra gather of x costs more than it saves. */
+/* Products with at least this many nonzeros (and hot_cols_min columns) get
+ * nz_matrix_stats_t.hot_share in a device plan's statistics (nzi_plan_row_stats: a column count
+ * and a sort, src/cuda/runtime/plan_timing.cu) and may get the planner's hot-columns rule
+ * (src/plan/planner.c); smaller ones are launch-bound or L2-resident, where renumbering's extra
+ * gather of x costs more than it saves. */
 #define NZI_HOT_NNZ_MIN 1048576.0
 /* The plan layouts (GPU csr, op N, one at a time): src/cuda/spmv/spmv_csr_layout.cu. */
 #define NZI_PLAN_LAYOUTS (NZ_PLAN_COLUMN_PANELS | NZ_PLAN_REORDER | NZ_PLAN_COMPRESS_INDICES)
