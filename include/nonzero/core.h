@@ -93,7 +93,9 @@ typedef enum nz_alg {
     NZ_ALG_ATOMIC = 17,      /* GPU: COO atomic scatter */
     NZ_ALG_SEGMENTED = 18,   /* GPU: COO (and HYB remainder) segmented reduction */
     NZ_ALG_BSR_ROW = 19,     /* GPU: BSR, a warp per block row, block by block */
-    NZ_ALG_BSR_COL = 20      /* GPU: BSR, a warp per block row, column by column */
+    NZ_ALG_BSR_COL = 20,     /* GPU: BSR, a warp per block row, column by column */
+    NZ_ALG_TILES = 21        /* GPU: CSR in row tiles, each tile's nonzeros sorted by column and
+                                its sums in shared memory (atomics: not bitwise reproducible) */
 } nz_alg_t;
 
 /* Short lower-case name ("light-warp", "ipcsr", ...) or "unknown". */

@@ -53,6 +53,9 @@ typedef struct nzi_plan_thresholds {
                                    NZI_HOT_NNZ_MIN nonzeros: csr/atomic on reordered columns */
     double scattered_window;    /* uniform rows whose columns span more than this many: the
                                    row-block kernels first (x gathered from far apart) */
+    double tiles_rows_min;      /* scattered-tiles rule: at least this many rows (and
+                                   NZI_HOT_NNZ_MIN nonzeros) whose columns span more than
+                                   scattered_window: csr/tiles */
 } nzi_plan_thresholds_t;
 
 extern const nzi_plan_thresholds_t nzi_plan_thresholds;

@@ -22,6 +22,13 @@
  *              columns renumbered by degree (nzi_plan_layout_flags adds NZ_PLAN_REORDER), which
  *              keeps the most-read entries of x in L1 (R-MAT 20 on an H200, session 13: 1.59x /
  *              1.35x faster than adaptive, single / double)
+ *   scattered-tiles  the same caller conditions, at least NZI_HOT_NNZ_MIN nonzeros in at least
+ *              tiles_rows_min rows, columns spanning more than scattered_window: csr/tiles (row
+ *              tiles sorted by column, sums in shared memory; spmv_csr_tiles.cu), whose gathers
+ *              share lines where rows in order share none. H200, session 14 probe: random 4M x 16
+ *              282 / 462 us (single / double) against cuSPARSE 498 / 641; mixed 2M 119 / 159
+ *              against 161 / 190. Long rows are no obstacle (they go to a chunked pass), so
+ *              the rule comes before long-rows
  *   short      no row longer than short_row_max: one thread per row is enough (scalar)
  *   long-rows  the longest row needs row_max / V steps of a V-lane vector (V from the mean, as
  *              the CSR-vector kernel picks it) while a perfectly balanced kernel gives each
@@ -71,6 +78,7 @@ const nzi_plan_thresholds_t nzi_plan_thresholds = {
     .hot_share_min = 0.25,    /* R-MAT 20: 0.58; uniform random columns 4M wide: 0.004 */
     .hot_cols_min = 8.0 * NZ_STATS_HOT_COLUMNS, /* x well beyond what L1 holds */
     .scattered_window = 524288.0, /* 4 MB of x in double, the hints' layout_window_min */
+    .tiles_rows_min = 262144.0, /* tiles of ~1000 rows and more on 2 x 132 resident blocks */
 };
 
 #define T nzi_plan_thresholds
@@ -105,6 +113,9 @@ static const nz_alg_t rank_scattered[] = {NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR, NZ_ALG_
 static const nz_alg_t rank_hot[] = {NZ_ALG_ATOMIC, NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR,
                                     NZ_ALG_MERGE,  NZ_ALG_VECTOR,   NZ_ALG_LIGHT_WARP,
                                     NZ_ALG_LIGHT_VECTOR, NZ_ALG_SCALAR};
+static const nz_alg_t rank_tiles[] = {NZ_ALG_TILES, NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR,
+                                      NZ_ALG_MERGE, NZ_ALG_VECTOR,   NZ_ALG_LIGHT_WARP,
+                                      NZ_ALG_LIGHT_VECTOR, NZ_ALG_SCALAR};
 static const nz_alg_t rank_segmented[] = {NZ_ALG_SEGMENTED, NZ_ALG_SCALAR, NZ_ALG_ATOMIC};
 static const nz_alg_t rank_bsr[] = {NZ_ALG_BSR_ROW, NZ_ALG_BSR_COL};
 static const nz_alg_t rank_per_row[] = {NZ_ALG_SCALAR, NZ_ALG_VECTOR};
@@ -167,6 +178,14 @@ static rule_t cuda_csr_rule(const nz_matrix_stats_t *s, const nzi_plan_request_t
             100.0 * s->hot_share);
         return RULE("hot-columns", rank_hot);
     }
+    const double window = (double)(s->lower_bandwidth + s->upper_bandwidth + 1);
+    if (planner_adds_layouts(r->op, r->flags) &&
+        !(r->flags & (NZ_PLAN_DETERMINISTIC | NZ_PLAN_MIXED)) && nnz >= NZI_HOT_NNZ_MIN &&
+        rows >= T.tiles_rows_min && window > T.scattered_window) {
+        say(why, size, "%lld rows reading columns over a window of %.0f: row tiles sorted by "
+            "column, sums in shared memory", (long long)s->rows, window);
+        return RULE("scattered-tiles", rank_tiles);
+    }
     double mean = nnz / rows;
     int width = nzi_plan_vector_width(mean);
     double steps = (double)s->row_max / width;
@@ -208,7 +227,6 @@ static rule_t cuda_csr_rule(const nz_matrix_stats_t *s, const nzi_plan_request_t
             mean, s->row_std, (long long)s->row_max);
         return RULE("variable", rank_irregular);
     }
-    const double window = (double)(s->lower_bandwidth + s->upper_bandwidth + 1);
     if (window > T.scattered_window) {
         say(why, size, "uniform rows (mean %.1f, std %.1f, max %lld) over a window of %.0f "
             "columns: x gathered from far apart, products staged by row blocks", mean,

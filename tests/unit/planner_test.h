@@ -14,7 +14,8 @@
  * build compiled, so the GPU rules are tested on any machine. */
 static inline bool full_gpu_supports(nz_format_t f, nz_alg_t a) {
     switch (f) {
-    case NZ_FORMAT_CSR: return (a >= NZ_ALG_SCALAR && a <= NZ_ALG_MERGE) || a == NZ_ALG_ATOMIC;
+    case NZ_FORMAT_CSR:
+        return (a >= NZ_ALG_SCALAR && a <= NZ_ALG_MERGE) || a == NZ_ALG_ATOMIC || a == NZ_ALG_TILES;
     case NZ_FORMAT_COO: return a == NZ_ALG_ATOMIC || a == NZ_ALG_SEGMENTED;
     case NZ_FORMAT_HYB: return a == NZ_ALG_SEGMENTED;
     case NZ_FORMAT_ELL:
@@ -24,11 +25,12 @@ static inline bool full_gpu_supports(nz_format_t f, nz_alg_t a) {
     default: return false;
     }
 }
-/* Their reproducibility, as the CUDA backend's table has it: everything but the atomic scatter. */
+/* Their reproducibility, as the CUDA backend's table has it: everything but the atomic scatter
+ * and the tiles' shared-memory atomics. */
 static inline int gpu_reproducible(nz_format_t f, nz_alg_t a, nz_operation_t op) {
     (void)f;
     (void)op;
-    return a == NZ_ALG_ATOMIC ? 0 : 1;
+    return a == NZ_ALG_ATOMIC || a == NZ_ALG_TILES ? 0 : 1;
 }
 /* The planner reads only spmv_supports and spmv_reproducible of a request's table. */
 static const nzi_backend_t full_gpu_table = {

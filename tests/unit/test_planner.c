@@ -43,7 +43,34 @@ static void test_gpu_csr_rules(void) {
     s.lower_bandwidth = s.upper_bandwidth = 500;
     expect_gpu_csr(s, "uniform", NZ_ALG_VECTOR, "random mean 16, window 1001");
     s.lower_bandwidth = s.upper_bandwidth = (1 << 20) - 1;
-    expect_gpu_csr(s, "scattered", NZ_ALG_ADAPTIVE, "random mean 16, scattered");
+    /* scattered columns over 2^20 rows: row tiles sorted by column (csr/tiles); adaptive where
+     * the caller rules atomics or the tiles out (determinism, mixed precision, hints, a layout,
+     * op T) or the matrix is too small for them */
+    c = expect_gpu_csr(s, "scattered-tiles", NZ_ALG_TILES, "random mean 16, scattered");
+    NZT_CHECK(c.count > 1 && c.algs[1] == NZ_ALG_ADAPTIVE, "tiles: adaptive second (%s)", c.why);
+    {
+        const unsigned no_tiles[] = {NZ_PLAN_DETERMINISTIC, NZ_PLAN_MIXED, NZ_PLAN_CACHE_HINTS,
+                                     NZ_PLAN_COLUMN_PANELS};
+        for (size_t k = 0; k < sizeof no_tiles / sizeof no_tiles[0]; k++) {
+            c = choose(&s, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, no_tiles[k], full_gpu);
+            NZT_CHECK(c.rule != NULL && strcmp(c.rule, "scattered") == 0 && c.count > 0 &&
+                          c.algs[0] == NZ_ALG_ADAPTIVE,
+                      "flags 0x%x: rule %s", no_tiles[k], c.rule ? c.rule : "-");
+        }
+        nzi_plan_request_t r = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_T, 0, full_gpu};
+        NZT_CHECK(nzi_plan_choose(&s, &r, &c) == NZ_SUCCESS && c.rule != NULL &&
+                      strcmp(c.rule, "scattered") == 0, "op T: rule %s", c.rule ? c.rule : "-");
+        nz_matrix_stats_t few = s;
+        few.rows = (int64_t)T.tiles_rows_min - 1;
+        few.nnz = 16 * few.rows;
+        EXPECT_RULE(gpu_csr(&few), "scattered", "rows just below tiles_rows_min");
+        few.rows = (int64_t)T.tiles_rows_min;
+        EXPECT_RULE(gpu_csr(&few), "scattered-tiles", "rows at tiles_rows_min");
+        few.nnz = (int64_t)NZI_HOT_NNZ_MIN - 1;
+        few.row_max = 8;
+        few.row_std = 1.0;
+        EXPECT_RULE(gpu_csr(&few), "scattered", "nonzeros just below NZI_HOT_NNZ_MIN");
+    }
     s.lower_bandwidth = 0;
     s.upper_bandwidth = (int64_t)T.scattered_window - 1; /* a window of exactly the threshold */
     expect_gpu_csr(s, "uniform", NZ_ALG_VECTOR, "random mean 16, window at the threshold");
@@ -256,7 +283,7 @@ static void test_layout_rule(void) {
 static void check_list(const nzi_plan_choice_t *c, const nzi_backend_t *table,
                        nz_format_t format, unsigned flags, const char *label) {
     int expected = 0;
-    for (int a = 1; a <= NZ_ALG_BSR_COL; a++)
+    for (int a = 1; a <= NZ_ALG_TILES; a++)
         if (table->spmv_supports(format, (nz_alg_t)a) &&
             (!(flags & NZ_PLAN_DETERMINISTIC) ||
              table->spmv_reproducible(format, (nz_alg_t)a, NZ_OP_N) == 1))
@@ -300,7 +327,7 @@ static void test_lists(void) {
 
 static void test_reproducible_table(void) {
     for (int f = 0; f < NZ_FORMAT_COUNT; f++)
-        for (int a = 1; a <= NZ_ALG_BSR_COL; a++)
+        for (int a = 1; a <= NZ_ALG_TILES; a++)
             NZT_CHECK(nzi_plan_reproducible(NZ_BACKEND_CPU, (nz_format_t)f, (nz_alg_t)a,
                                             NZ_OP_N) == 1,
                       "CPU %s/%s", nz_format_name((nz_format_t)f), nz_alg_name((nz_alg_t)a));

@@ -132,6 +132,7 @@ extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_light_warp_ops;   /* spmv_ligh
 extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_ipcsr_ops;        /* spmv_ipcsr.cu */
 extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_adaptive_ops;     /* spmv_csr_adaptive.cu */
 extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_merge_ops;        /* spmv_merge.cu */
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_tiles_ops;        /* spmv_csr_tiles.cu */
 /* CSR-vector's lanes per row for A (the context's vector_width tunable, else the smallest power
  * of two >= a quarter of the mean row length, in [2, 32]); spmv_csr_vector.cu, also used by the
  * 16-bit column segments (spmv_csr_layout.cu). Rows > 0. */
@@ -269,13 +270,19 @@ nz_status_t nzi_cuda_column_counts(nz_context_t *ctx, const nz_matrix_t *A, uint
 
 /* A read-only load that does not allocate in L1 (ld.global.nc.L1::no_allocate), for arrays read
  * once, in full lines, whose lines would only push gathered x out of L1: COO's row, column and
- * value arrays (spmv_coo.cu), the row-block kernels' staging in double (row_blocks.cuh). Not
- * for partial-line loads (CSR-vector's narrow vectors): L1 merges those. 32- and 64-bit types. */
+ * value arrays (spmv_coo.cu), the row-block kernels' staging in double (row_blocks.cuh), csr/tiles'
+ * entries (spmv_csr_tiles.cu). Not for partial-line loads (CSR-vector's narrow vectors): L1 merges
+ * those. 16-, 32- and 64-bit types. */
 template <typename T>
 static __device__ __forceinline__ T nzi_ld_no_l1(const T *address) {
-    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "nzi_ld_no_l1: 32- or 64-bit types");
+    static_assert(sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8,
+                  "nzi_ld_no_l1: 16-, 32- or 64-bit types");
     T value;
-    if (sizeof(T) == 8) {
+    if (sizeof(T) == 2) {
+        unsigned short bits;
+        asm("ld.global.nc.L1::no_allocate.b16 %0, [%1];" : "=h"(bits) : "l"(address));
+        memcpy(&value, &bits, sizeof value);
+    } else if (sizeof(T) == 8) {
         unsigned long long bits;
         asm("ld.global.nc.L1::no_allocate.b64 %0, [%1];" : "=l"(bits) : "l"(address));
         memcpy(&value, &bits, sizeof value);

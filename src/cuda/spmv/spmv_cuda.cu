@@ -32,6 +32,7 @@ static const struct {
     {NZ_FORMAT_CSR, &nzi_cuda_csr_adaptive_ops, 1},
     {NZ_FORMAT_CSR, &nzi_cuda_csr_merge_ops, 1},
     {NZ_FORMAT_CSR, &nzi_cuda_csr_atomic_ops, 0},
+    {NZ_FORMAT_CSR, &nzi_cuda_csr_tiles_ops, 0},
     {NZ_FORMAT_COO, &nzi_cuda_coo_atomic_ops, 0},
     {NZ_FORMAT_COO, &nzi_cuda_coo_segmented_ops, 1},
     {NZ_FORMAT_ELL, &nzi_cuda_ell_scalar_ops, 1},

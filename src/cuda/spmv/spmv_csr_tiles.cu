@@ -1,0 +1,450 @@
+/* spmv_csr_tiles.cu: csr/tiles: row tiles whose nonzeros are sorted by column, each tile's part of y summed in shared memory. */
+#include "cuda_internal.h"
+
+#include <cub/cub.cuh>
+
+/*
+ * Why: on matrices whose columns are scattered uniformly (random 4M x 16, the mixed generator's
+ * short rows) every CSR kernel spends about one L2 request per nonzero on the gathers of x, and
+ * L2 is 85-95% busy serving them while moving a third of its sector bandwidth (docs/PERF_NOTES.md,
+ * session 12). Gathers in row order cannot share lines: a row's 16 columns lie 250,000 apart.
+ *
+ * What: the plan cuts A into tiles of R consecutive rows (R <= 65536) and stores each tile's
+ * nonzeros sorted by column (ties by row): a 32-bit column, the row within the tile in 16 bits
+ * and the value. One block of 1024 threads takes a tile: it zeroes R sums in shared memory, walks
+ * the tile's entries in order (thread t takes entries t, t + 1024, ...; two in flight), gathers
+ * x[col] and adds value * x[col] to its row's sum with a shared-memory atomic, then writes the
+ * tile's rows of y once (y = alpha sum + beta y; beta = 0 never reads y). Consecutive entries read
+ * neighbouring columns, so a warp's gathers share lines and L1 serves the repeats; all resident
+ * blocks sweep x from its first column to its last at about the same pace, so x streams through
+ * L2 as a narrow window. Probe on an H200 (session 14, `bench/results/h200-2026-11-26-s14-tiles-
+ * probe.txt`), random 4M x 16, us: single 282 against cuSPARSE's 498, double 462 against 641.
+ * The tile size fills a whole number of waves: R is chosen so that tiles = waves x SMs x blocks a
+ * SM (two 1024-thread blocks an SM where two tiles' sums fit the SM's shared memory), since a
+ * partial last wave cost up to 1.3x in the probe.
+ *
+ * Rows of TILES_LONG_ROW nonzeros or more stay out of the tiles (their shared-memory sum would
+ * serialise the atomics): a second kernel adds them to y in chunks of TILES_LONG_CHUNK nonzeros,
+ * one block each, with one global atomic a chunk, after the tiles wrote those rows' beta y.
+ *
+ * Sums are formed in the order the atomics land: not bitwise reproducible run to run (like
+ * csr/atomic; NZ_PLAN_DETERMINISTIC refuses it). Cost: the plan keeps its own copy of A's
+ * entries (4 + 2 + value bytes a nonzero, against CSR's 4 + value) and builds it with one radix
+ * sort of 64-bit keys (tile, column, row) over all nonzeros (24 bytes a nonzero of temporary
+ * device memory).
+ */
+
+#define TILES_BLOCK 1024
+#define TILES_UNROLL 2
+#define TILES_MAX_ROWS 65536
+#define TILES_LONG_ROW 1024
+#define TILES_LONG_CHUNK 4096
+#define TILES_LONG_BLOCK 256
+#define TILES_BUILD_BLOCK 256
+/* shared memory the runtime reserves per block (cudaDevAttrReservedSharedMemoryPerBlock is 1 KB
+ * on sm_80 and sm_90) */
+#define TILES_SMEM_RESERVED 1024
+
+typedef struct tiles_state {
+    int32_t tile_rows;   /* R */
+    int32_t tiles;
+    int per_sm;          /* blocks an SM the choice of R assumed */
+    size_t smem;         /* R value-sized sums */
+    int64_t entries;     /* nonzeros in the tiles (rows shorter than TILES_LONG_ROW) */
+    int64_t *tile_ptr;   /* tiles + 1: tile t's entries are [tile_ptr[t], tile_ptr[t + 1]) */
+    uint32_t *cols;      /* entries: column */
+    uint16_t *lrows;     /* entries: row - t R */
+    void *values;        /* entries: value */
+    int64_t chunks;      /* long rows' chunks */
+    int64_t *chunk_begin;/* chunk: first nonzero of A (it ends at the row's end or 4096 later) */
+    int32_t *chunk_row;  /* chunk: its row */
+} tiles_state_t;
+
+/* ---- the product ------------------------------------------------------------------------------ */
+
+/* Block b takes tile b (rows [b R, b R + R)). __launch_bounds__(1024, 2): at most 32 registers, so
+ * two blocks fit an SM wherever two tiles' sums fit its shared memory. */
+template <typename Value, bool BetaZero>
+__global__ void __launch_bounds__(TILES_BLOCK, 2)
+    tiles_kernel(int32_t rows, int32_t tile_rows, const int64_t *__restrict__ tile_ptr,
+                 const uint32_t *__restrict__ cols, const uint16_t *__restrict__ lrows,
+                 const Value *__restrict__ values, const Value *__restrict__ x, Value alpha,
+                 Value beta, Value *__restrict__ y) {
+    extern __shared__ __align__(16) unsigned char tiles_smem[];
+    Value *sums = (Value *)tiles_smem;
+    const int64_t first_row = (int64_t)blockIdx.x * tile_rows;
+    const int n = (int)min((int64_t)tile_rows, (int64_t)rows - first_row);
+    for (int i = threadIdx.x; i < n; i += TILES_BLOCK) sums[i] = Value(0);
+    __syncthreads();
+    const int64_t begin = tile_ptr[blockIdx.x], end = tile_ptr[blockIdx.x + 1];
+    for (int64_t k0 = begin + threadIdx.x; k0 < end; k0 += (int64_t)TILES_BLOCK * TILES_UNROLL) {
+        uint32_t c[TILES_UNROLL];
+        uint16_t r[TILES_UNROLL];
+        Value v[TILES_UNROLL];
+#pragma unroll
+        for (int u = 0; u < TILES_UNROLL; u++) {
+            const int64_t k = k0 + (int64_t)u * TILES_BLOCK;
+            const bool in = k < end;
+            v[u] = in ? nzi_ld_no_l1(values + k) : Value(0);
+            c[u] = in ? nzi_ld_no_l1(cols + k) : 0u;
+            r[u] = in ? nzi_ld_no_l1(lrows + k) : (uint16_t)0;
+        }
+#pragma unroll
+        for (int u = 0; u < TILES_UNROLL; u++)
+            if (k0 + (int64_t)u * TILES_BLOCK < end) atomicAdd(sums + r[u], v[u] * __ldg(x + c[u]));
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < n; i += TILES_BLOCK)
+        y[first_row + i] = BetaZero ? alpha * sums[i] : alpha * sums[i] + beta * y[first_row + i];
+}
+
+/* One block a chunk of a long row: its partial sum times alpha, added to y with one atomic. */
+template <typename Value, typename Offset>
+__global__ void __launch_bounds__(TILES_LONG_BLOCK)
+    tiles_long_kernel(const int64_t *__restrict__ chunk_begin, const int32_t *__restrict__ chunk_row,
+                      const Offset *__restrict__ row_offsets,
+                      const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
+                      const Value *__restrict__ x, Value alpha, Value *__restrict__ y) {
+    __shared__ Value warp_sums[TILES_LONG_BLOCK / 32];
+    const int32_t row = chunk_row[blockIdx.x];
+    const int64_t begin = chunk_begin[blockIdx.x];
+    const int64_t row_end = (int64_t)row_offsets[row + 1];
+    const int64_t end = begin + TILES_LONG_CHUNK < row_end ? begin + TILES_LONG_CHUNK : row_end;
+    Value sum = Value(0);
+    for (int64_t k = begin + threadIdx.x; k < end; k += TILES_LONG_BLOCK)
+        sum += nzi_ld_no_l1(values + k) * __ldg(x + nzi_ld_no_l1(col_indices + k));
+    for (int d = 16; d > 0; d >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, d);
+    if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = sum;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        sum = threadIdx.x < TILES_LONG_BLOCK / 32 ? warp_sums[threadIdx.x] : Value(0);
+        for (int d = 16; d > 0; d >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, d);
+        if (threadIdx.x == 0) atomicAdd(y + row, alpha * sum);
+    }
+}
+
+template <typename Value>
+static nz_status_t tiles_launch(const nz_spmv_plan_t *plan, double alpha, const void *x,
+                                double beta, void *y) {
+    nz_context_t *ctx = plan->ctx;
+    const nz_matrix_t *A = plan->A;
+    const tiles_state_t *st = (const tiles_state_t *)plan->state;
+    cudaStream_t stream = nzi_cuda(ctx)->stream;
+    if (beta == 0.0)
+        tiles_kernel<Value, true><<<(unsigned)st->tiles, TILES_BLOCK, st->smem, stream>>>(
+            (int32_t)A->rows, st->tile_rows, st->tile_ptr, st->cols, st->lrows,
+            (const Value *)st->values, (const Value *)x, (Value)alpha, Value(0), (Value *)y);
+    else
+        tiles_kernel<Value, false><<<(unsigned)st->tiles, TILES_BLOCK, st->smem, stream>>>(
+            (int32_t)A->rows, st->tile_rows, st->tile_ptr, st->cols, st->lrows,
+            (const Value *)st->values, (const Value *)x, (Value)alpha, (Value)beta, (Value *)y);
+    NZI_CUDA_LAUNCH_CHECK(ctx);
+    if (st->chunks == 0) return NZ_SUCCESS;
+    if (A->device.offset_type == NZ_I64)
+        tiles_long_kernel<Value, int64_t><<<(unsigned)st->chunks, TILES_LONG_BLOCK, 0, stream>>>(
+            st->chunk_begin, st->chunk_row, (const int64_t *)A->device.row_offsets,
+            A->device.col_indices, (const Value *)A->device.values, (const Value *)x,
+            (Value)alpha, (Value *)y);
+    else
+        tiles_long_kernel<Value, int32_t><<<(unsigned)st->chunks, TILES_LONG_BLOCK, 0, stream>>>(
+            st->chunk_begin, st->chunk_row, (const int32_t *)A->device.row_offsets,
+            A->device.col_indices, (const Value *)A->device.values, (const Value *)x,
+            (Value)alpha, (Value *)y);
+    NZI_CUDA_LAUNCH_CHECK(ctx);
+    return NZ_SUCCESS;
+}
+
+/* ---- the plan's build ------------------------------------------------------------------------- */
+
+static int bits_for(uint64_t v) { /* bits to hold 0 .. v (at least 1) */
+    int b = 1;
+    while (b < 64 && (v >> b) != 0) b++;
+    return b;
+}
+
+/* One warp a row: the keys (tile, column, row in tile) of the row's nonzeros, and their index;
+ * rows of TILES_LONG_ROW or more nonzeros get tile = tiles, which sorts them after every tile. */
+template <typename Offset, typename Index>
+__global__ void __launch_bounds__(TILES_BUILD_BLOCK)
+    tiles_keys_kernel(int32_t rows, const Offset *__restrict__ row_offsets,
+                      const int32_t *__restrict__ col_indices, int32_t tile_rows, int32_t tiles,
+                      int col_bits, int row_bits, uint64_t *__restrict__ keys,
+                      Index *__restrict__ index) {
+    const int lane = threadIdx.x & 31;
+    const int64_t warps = (int64_t)gridDim.x * (TILES_BUILD_BLOCK / 32);
+    for (int64_t r = (int64_t)blockIdx.x * (TILES_BUILD_BLOCK / 32) + (threadIdx.x >> 5); r < rows;
+         r += warps) {
+        const int64_t begin = (int64_t)row_offsets[r], end = (int64_t)row_offsets[r + 1];
+        const int64_t tile = r / tile_rows;
+        const uint64_t t = end - begin >= TILES_LONG_ROW ? (uint64_t)tiles : (uint64_t)tile;
+        const uint64_t high = (t << (col_bits + row_bits)) | (uint64_t)(r - tile * tile_rows);
+        for (int64_t k = begin + lane; k < end; k += 32) {
+            keys[k] = high | ((uint64_t)(uint32_t)col_indices[k] << row_bits);
+            index[k] = (Index)k;
+        }
+    }
+}
+
+/* tile_ptr[t] = the first sorted key of tile t or later (t = 0 .. tiles; tile_ptr[tiles] is the
+ * number of entries in tiles). */
+__global__ void __launch_bounds__(TILES_BUILD_BLOCK)
+    tiles_bounds_kernel(int32_t tiles, int shift, const uint64_t *__restrict__ keys, int64_t n,
+                        int64_t *__restrict__ tile_ptr) {
+    const int64_t t = (int64_t)blockIdx.x * TILES_BUILD_BLOCK + threadIdx.x;
+    if (t > tiles) return;
+    int64_t lo = 0, hi = n;
+    while (lo < hi) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        if ((keys[mid] >> shift) < (uint64_t)t) lo = mid + 1;
+        else hi = mid;
+    }
+    tile_ptr[t] = lo;
+}
+
+template <typename Value, typename Index>
+__global__ void __launch_bounds__(TILES_BUILD_BLOCK)
+    tiles_unpack_kernel(int64_t n, int row_bits, uint64_t col_mask,
+                        const uint64_t *__restrict__ keys, const Index *__restrict__ index,
+                        const Value *__restrict__ a_values, uint32_t *__restrict__ cols,
+                        uint16_t *__restrict__ lrows, Value *__restrict__ values) {
+    const int64_t stride = (int64_t)gridDim.x * TILES_BUILD_BLOCK;
+    for (int64_t j = (int64_t)blockIdx.x * TILES_BUILD_BLOCK + threadIdx.x; j < n; j += stride) {
+        const uint64_t key = keys[j];
+        cols[j] = (uint32_t)((key >> row_bits) & col_mask);
+        lrows[j] = (uint16_t)(key & (((uint64_t)1 << row_bits) - 1));
+        values[j] = a_values[index[j]];
+    }
+}
+
+/* counts[r] = chunks of row r (0 for rows shorter than TILES_LONG_ROW); counts[rows] = 0. */
+template <typename Offset>
+__global__ void __launch_bounds__(TILES_BUILD_BLOCK)
+    tiles_chunk_count_kernel(int32_t rows, const Offset *__restrict__ row_offsets,
+                             int64_t *__restrict__ counts) {
+    const int64_t stride = (int64_t)gridDim.x * TILES_BUILD_BLOCK;
+    for (int64_t r = (int64_t)blockIdx.x * TILES_BUILD_BLOCK + threadIdx.x; r <= rows; r += stride) {
+        const int64_t len = r < rows ? (int64_t)row_offsets[r + 1] - (int64_t)row_offsets[r] : 0;
+        counts[r] = len >= TILES_LONG_ROW ? (len + TILES_LONG_CHUNK - 1) / TILES_LONG_CHUNK : 0;
+    }
+}
+
+template <typename Offset>
+__global__ void __launch_bounds__(TILES_BUILD_BLOCK)
+    tiles_chunk_fill_kernel(int32_t rows, const Offset *__restrict__ row_offsets,
+                            const int64_t *__restrict__ first, int64_t *__restrict__ chunk_begin,
+                            int32_t *__restrict__ chunk_row) {
+    const int64_t stride = (int64_t)gridDim.x * TILES_BUILD_BLOCK;
+    for (int64_t r = (int64_t)blockIdx.x * TILES_BUILD_BLOCK + threadIdx.x; r < rows; r += stride) {
+        const int64_t count = first[r + 1] - first[r];
+        for (int64_t c = 0; c < count; c++) {
+            chunk_begin[first[r] + c] = (int64_t)row_offsets[r] + c * TILES_LONG_CHUNK;
+            chunk_row[first[r] + c] = (int32_t)r;
+        }
+    }
+}
+
+static void tiles_release(nz_spmv_plan_t *plan) {
+    tiles_state_t *st = (tiles_state_t *)plan->state;
+    nz_context_t *ctx = plan->ctx;
+    if (st == NULL) return;
+    nz_cuda_free(ctx, st->tile_ptr, (size_t)-1);
+    nz_cuda_free(ctx, st->cols, (size_t)-1);
+    nz_cuda_free(ctx, st->lrows, (size_t)-1);
+    nz_cuda_free(ctx, st->values, (size_t)-1);
+    nz_cuda_free(ctx, st->chunk_begin, (size_t)-1);
+    nz_cuda_free(ctx, st->chunk_row, (size_t)-1);
+    nzi_free(ctx, st);
+    plan->state = NULL;
+}
+
+/* R and the blocks an SM: two 1024-thread blocks an SM when each can hold a useful tile, and R
+ * such that the tiles fill whole waves of resident blocks. */
+static void tiles_shape(const nzi_cuda_state_t *cs, int64_t rows, size_t value_size,
+                        tiles_state_t *st) {
+    int per_sm = cs->max_threads_per_sm >= 2 * TILES_BLOCK ? 2 : 1;
+    int64_t max_rows = 0;
+    for (;;) {
+        size_t smem = cs->shared_per_sm / (size_t)per_sm;
+        smem = smem > TILES_SMEM_RESERVED ? smem - TILES_SMEM_RESERVED : 0;
+        if (smem > cs->shared_per_block_optin) smem = cs->shared_per_block_optin;
+        max_rows = (int64_t)(smem / value_size);
+        if (max_rows > TILES_MAX_ROWS) max_rows = TILES_MAX_ROWS;
+        if (max_rows >= 1024 || per_sm == 1) break;
+        per_sm = 1;
+    }
+    if (max_rows < 1) max_rows = 1;
+    const int64_t slots = (int64_t)(cs->sm_count > 0 ? cs->sm_count : 1) * per_sm;
+    const int64_t fewest = (rows + max_rows - 1) / max_rows;
+    const int64_t tiles = (fewest + slots - 1) / slots * slots;
+    int64_t tile_rows = (rows + tiles - 1) / tiles;
+    if (tile_rows < 1) tile_rows = 1;
+    st->per_sm = per_sm;
+    st->tile_rows = (int32_t)tile_rows;
+    st->tiles = (int32_t)((rows + tile_rows - 1) / tile_rows);
+    st->smem = (size_t)tile_rows * value_size;
+}
+
+template <typename Value, typename Offset, typename Index>
+static nz_status_t tiles_build(nz_context_t *ctx, const nz_matrix_t *A, tiles_state_t *st,
+                               size_t *bytes) {
+    nz_status_t status = NZ_SUCCESS;
+    const nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    const int64_t nnz = A->nnz;
+    const int32_t rows = (int32_t)A->rows;
+    const Offset *offsets = (const Offset *)A->device.row_offsets;
+    const int row_bits = bits_for((uint64_t)st->tile_rows - 1);
+    const int col_bits = bits_for((uint64_t)(A->cols > 0 ? A->cols - 1 : 0));
+    const int tile_bits = bits_for((uint64_t)st->tiles);
+    uint64_t *keys[2] = {NULL, NULL};
+    Index *index[2] = {NULL, NULL};
+    int64_t *first = NULL;
+    void *scratch = NULL;
+    size_t scratch_bytes = 0, size = 0;
+    const unsigned grid_rows = (unsigned)nzi_cuda_grid_blocks(
+        cs, TILES_BUILD_BLOCK, 4, ((int64_t)rows + TILES_BUILD_BLOCK / 32) / (TILES_BUILD_BLOCK / 32) + 1);
+    const unsigned grid_nnz = (unsigned)nzi_cuda_grid_blocks(
+        cs, TILES_BUILD_BLOCK, 4, (nnz + TILES_BUILD_BLOCK - 1) / TILES_BUILD_BLOCK);
+
+    if (tile_bits + col_bits + row_bits > 64)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "csr/tiles: %d tiles of %d rows over %lld "
+                         "columns need more than 64 key bits", st->tiles, st->tile_rows,
+                         (long long)A->cols);
+    if (nzi_mul_overflow_size((size_t)nnz, sizeof(uint64_t), &size))
+        return nzi_error(ctx, NZ_ERR_OVERFLOW, "csr/tiles: sort keys of %lld nonzeros",
+                         (long long)nnz);
+    for (int b = 0; b < 2; b++) {
+        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&keys[b], size, "csr/tiles: sort keys"));
+        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&index[b], (size_t)nnz * sizeof(Index),
+                                 "csr/tiles: sort indices"));
+    }
+    tiles_keys_kernel<Offset, Index><<<grid_rows, TILES_BUILD_BLOCK, 0, cs->stream>>>(
+        rows, offsets, A->device.col_indices, st->tile_rows, st->tiles, col_bits, row_bits, keys[0],
+        index[0]);
+    NZI_CUDA_CHECK(ctx, cudaGetLastError());
+    {
+        cub::DoubleBuffer<uint64_t> k(keys[0], keys[1]);
+        cub::DoubleBuffer<Index> v(index[0], index[1]);
+        NZI_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(NULL, scratch_bytes, k, v, nnz, 0,
+                                                            tile_bits + col_bits + row_bits,
+                                                            cs->stream));
+        NZI_CHECK(nz_cuda_malloc(ctx, &scratch, scratch_bytes, "csr/tiles: sort scratch"));
+        NZI_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(scratch, scratch_bytes, k, v, nnz, 0,
+                                                            tile_bits + col_bits + row_bits,
+                                                            cs->stream));
+        if (k.Current() != keys[0]) {
+            uint64_t *t = keys[0]; keys[0] = keys[1]; keys[1] = t;
+        }
+        if (v.Current() != index[0]) {
+            Index *t = index[0]; index[0] = index[1]; index[1] = t;
+        }
+    }
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->tile_ptr, ((size_t)st->tiles + 1) * sizeof(int64_t),
+                             "csr/tiles: tile offsets"));
+    tiles_bounds_kernel<<<(unsigned)((st->tiles + TILES_BUILD_BLOCK) / TILES_BUILD_BLOCK),
+                          TILES_BUILD_BLOCK, 0, cs->stream>>>(st->tiles, col_bits + row_bits,
+                                                              keys[0], nnz, st->tile_ptr);
+    NZI_CUDA_CHECK(ctx, cudaGetLastError());
+    NZI_CHECK(nz_cuda_memcpy(ctx, &st->entries, st->tile_ptr + st->tiles, sizeof(int64_t),
+                             NZI_D2H));
+    NZI_CUDA_CHECK(ctx, cudaStreamSynchronize(cs->stream));
+    if (st->entries > 0) {
+        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->cols, (size_t)st->entries * sizeof(uint32_t),
+                                 "csr/tiles: columns"));
+        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->lrows, (size_t)st->entries * sizeof(uint16_t),
+                                 "csr/tiles: rows"));
+        NZI_CHECK(nz_cuda_malloc(ctx, &st->values, (size_t)st->entries * sizeof(Value),
+                                 "csr/tiles: values"));
+        tiles_unpack_kernel<Value, Index><<<grid_nnz, TILES_BUILD_BLOCK, 0, cs->stream>>>(
+            st->entries, row_bits, ((uint64_t)1 << col_bits) - 1, keys[0], index[0],
+            (const Value *)A->device.values, st->cols, st->lrows, (Value *)st->values);
+        NZI_CUDA_CHECK(ctx, cudaGetLastError());
+    }
+    if (st->entries < nnz) { /* long rows: their chunks */
+        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&first, ((size_t)rows + 1) * sizeof(int64_t),
+                                 "csr/tiles: long-row chunks"));
+        tiles_chunk_count_kernel<Offset><<<grid_rows, TILES_BUILD_BLOCK, 0, cs->stream>>>(
+            rows, offsets, first);
+        NZI_CUDA_CHECK(ctx, cudaGetLastError());
+        nz_cuda_free(ctx, scratch, (size_t)-1);
+        scratch = NULL;
+        scratch_bytes = 0;
+        NZI_CUDA_CHECK(ctx, cub::DeviceScan::ExclusiveSum(NULL, scratch_bytes, first, first,
+                                                          (int64_t)rows + 1, cs->stream));
+        NZI_CHECK(nz_cuda_malloc(ctx, &scratch, scratch_bytes, "csr/tiles: scan scratch"));
+        NZI_CUDA_CHECK(ctx, cub::DeviceScan::ExclusiveSum(scratch, scratch_bytes, first, first,
+                                                          (int64_t)rows + 1, cs->stream));
+        NZI_CHECK(nz_cuda_memcpy(ctx, &st->chunks, first + rows, sizeof(int64_t), NZI_D2H));
+        NZI_CUDA_CHECK(ctx, cudaStreamSynchronize(cs->stream));
+        if (st->chunks > 0) {
+            NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->chunk_begin,
+                                     (size_t)st->chunks * sizeof(int64_t), "csr/tiles: chunks"));
+            NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->chunk_row,
+                                     (size_t)st->chunks * sizeof(int32_t), "csr/tiles: chunks"));
+            tiles_chunk_fill_kernel<Offset><<<grid_rows, TILES_BUILD_BLOCK, 0, cs->stream>>>(
+                rows, offsets, first, st->chunk_begin, st->chunk_row);
+            NZI_CUDA_CHECK(ctx, cudaGetLastError());
+        }
+    }
+    NZI_CUDA_CHECK(ctx, cudaStreamSynchronize(cs->stream));
+    *bytes = ((size_t)st->tiles + 1) * sizeof(int64_t) +
+             (size_t)st->entries * (sizeof(uint32_t) + sizeof(uint16_t) + sizeof(Value)) +
+             (size_t)st->chunks * (sizeof(int64_t) + sizeof(int32_t));
+cleanup:
+    if (status < 0 && cudaStreamSynchronize(cs->stream) != cudaSuccess) (void)cudaGetLastError();
+    nz_cuda_free(ctx, scratch, (size_t)-1);
+    nz_cuda_free(ctx, first, (size_t)-1);
+    for (int b = 0; b < 2; b++) {
+        nz_cuda_free(ctx, keys[b], (size_t)-1);
+        nz_cuda_free(ctx, index[b], (size_t)-1);
+    }
+    return status;
+}
+
+template <typename Value>
+static nz_status_t tiles_allow_smem(nz_context_t *ctx, size_t smem) {
+    if (smem <= 48 * 1024) return NZ_SUCCESS;
+    NZI_CUDA_TRY(ctx, cudaFuncSetAttribute(tiles_kernel<Value, true>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    NZI_CUDA_TRY(ctx, cudaFuncSetAttribute(tiles_kernel<Value, false>,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+    return NZ_SUCCESS;
+}
+
+static nz_status_t tiles_setup(nz_spmv_plan_t *plan) {
+    nz_context_t *ctx = plan->ctx;
+    const nz_matrix_t *A = plan->A;
+    const bool wide = A->device.offset_type == NZ_I64;
+    const bool dbl = A->value_type == NZ_F64;
+    const bool big = A->nnz > INT32_MAX;
+    nz_status_t status = NZ_SUCCESS;
+    size_t bytes = 0;
+    tiles_state_t *st = (tiles_state_t *)nzi_calloc(ctx, 1, sizeof *st);
+    if (st == NULL)
+        return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "csr/tiles: cannot allocate the plan state");
+    plan->state = st;
+    plan->reproducible = 0; /* shared-memory atomics land in no fixed order */
+    plan->vector_width = 0;
+    tiles_shape(nzi_cuda(ctx), A->rows, nzi_value_size(A->value_type), st);
+    NZI_CHECK(dbl ? tiles_allow_smem<double>(ctx, st->smem) : tiles_allow_smem<float>(ctx, st->smem));
+#define TILES_BUILD(V, O)                                                                          \
+    (big ? tiles_build<V, O, int64_t>(ctx, A, st, &bytes) : tiles_build<V, O, int32_t>(ctx, A, st, &bytes))
+    if (dbl) NZI_CHECK(wide ? TILES_BUILD(double, int64_t) : TILES_BUILD(double, int32_t));
+    else NZI_CHECK(wide ? TILES_BUILD(float, int64_t) : TILES_BUILD(float, int32_t));
+#undef TILES_BUILD
+    plan->workspace_bytes = bytes;
+    return NZ_SUCCESS;
+cleanup:
+    tiles_release(plan);
+    return status;
+}
+
+static nz_status_t tiles_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
+                                 double beta, void *y) {
+    if (plan->state == NULL)
+        return nzi_error(plan->ctx, NZ_ERR_INVALID_HANDLE, "nz_spmv_execute: the plan has no tiles");
+    return plan->A->value_type == NZ_F32 ? tiles_launch<float>(plan, alpha, x, beta, y)
+                                         : tiles_launch<double>(plan, alpha, x, beta, y);
+}
+
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_tiles_ops = {NZ_ALG_TILES, tiles_setup,
+                                                              tiles_execute, tiles_release};
