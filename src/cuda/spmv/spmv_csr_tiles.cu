@@ -77,21 +77,25 @@ __global__ void __launch_bounds__(TILES_BLOCK, 2)
     for (int i = threadIdx.x; i < n; i += TILES_BLOCK) sums[i] = Value(0);
     __syncthreads();
     const int64_t begin = tile_ptr[blockIdx.x], end = tile_ptr[blockIdx.x + 1];
-    for (int64_t k0 = begin + threadIdx.x; k0 < end; k0 += (int64_t)TILES_BLOCK * TILES_UNROLL) {
+    /* the walk starts at the aligned 32 entries holding `begin`, so each warp's loads cover whole
+     * 32-entry segments (one line of columns, not two) */
+    const int64_t start = begin & ~(int64_t)31;
+    for (int64_t k0 = start + threadIdx.x; k0 < end; k0 += (int64_t)TILES_BLOCK * TILES_UNROLL) {
         uint32_t c[TILES_UNROLL];
         uint16_t r[TILES_UNROLL];
         Value v[TILES_UNROLL];
+        bool in[TILES_UNROLL];
 #pragma unroll
         for (int u = 0; u < TILES_UNROLL; u++) {
             const int64_t k = k0 + (int64_t)u * TILES_BLOCK;
-            const bool in = k < end;
-            v[u] = in ? nzi_ld_no_l1(values + k) : Value(0);
-            c[u] = in ? nzi_ld_no_l1(cols + k) : 0u;
-            r[u] = in ? nzi_ld_no_l1(lrows + k) : (uint16_t)0;
+            in[u] = k >= begin && k < end;
+            v[u] = in[u] ? nzi_ld_no_l1(values + k) : Value(0);
+            c[u] = in[u] ? nzi_ld_no_l1(cols + k) : 0u;
+            r[u] = in[u] ? nzi_ld_no_l1(lrows + k) : (uint16_t)0;
         }
 #pragma unroll
         for (int u = 0; u < TILES_UNROLL; u++)
-            if (k0 + (int64_t)u * TILES_BLOCK < end) atomicAdd(sums + r[u], v[u] * __ldg(x + c[u]));
+            if (in[u]) atomicAdd(sums + r[u], v[u] * __ldg(x + c[u]));
     }
     __syncthreads();
     for (int i = threadIdx.x; i < n; i += TILES_BLOCK)
