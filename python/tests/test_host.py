@@ -82,6 +82,13 @@ def test_plan_alpha_beta(rng, dtype):
     assert info["alg"] == "serial" and info["backend"] == "cpu" and info["reproducible"]
 
 
+def test_alg_names():
+    names = nonzero.alg_names()
+    # every name the C library has, in enum order, none twice
+    assert names[0] == "auto" and "serial" in names and "tiles" in names
+    assert "unknown" not in names and len(set(names)) == len(names)
+
+
 def test_zero_copy_wrap(rng):
     A = rand_csr(rng, 30, 30, 0.2, np.float64, np.int64)
     N = nonzero.csr_matrix(A, copy=False)
