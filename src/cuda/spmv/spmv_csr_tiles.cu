@@ -404,13 +404,17 @@ cleanup:
     return status;
 }
 
+/* Lets the kernels take up to the device's opt-in maximum of dynamic shared memory. Always that
+ * maximum, never this plan's own size: the attribute belongs to the function on the device, so a
+ * later plan setting a smaller limit would make an earlier, larger plan's launches fail. */
 template <typename Value>
 static nz_status_t tiles_allow_smem(nz_context_t *ctx, size_t smem) {
+    const size_t optin = nzi_cuda(ctx)->shared_per_block_optin;
     if (smem <= 48 * 1024) return NZ_SUCCESS;
     NZI_CUDA_TRY(ctx, cudaFuncSetAttribute(tiles_kernel<Value, true>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)optin));
     NZI_CUDA_TRY(ctx, cudaFuncSetAttribute(tiles_kernel<Value, false>,
-                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)optin));
     return NZ_SUCCESS;
 }
 
