@@ -158,6 +158,14 @@ static bool planner_adds_layouts(nz_operation_t op, unsigned flags) {
     return op == NZ_OP_N && !(flags & (NZI_PLAN_LAYOUTS | NZ_PLAN_CACHE_HINTS));
 }
 
+/* The rules that pick an atomic kernel on a layout of its own (hot-columns, scattered-tiles) apply
+ * only where the caller left that to the planner: op N, no layout or hints asked for, and neither
+ * bitwise reproducibility nor mixed precision (which those kernels lack). */
+static bool planner_may_pick_atomics(const nzi_plan_request_t *r) {
+    return planner_adds_layouts(r->op, r->flags) &&
+           !(r->flags & (NZ_PLAN_DETERMINISTIC | NZ_PLAN_MIXED));
+}
+
 bool nzi_plan_hot_columns(const nz_matrix_stats_t *s) {
     return (double)s->nnz >= NZI_HOT_NNZ_MIN && (double)s->cols >= T.hot_cols_min &&
            s->hot_share >= T.hot_share_min;
@@ -171,17 +179,15 @@ static rule_t cuda_csr_rule(const nz_matrix_stats_t *s, const nzi_plan_request_t
         say(why, size, "no nonzeros: y = beta y, nothing to balance");
         return RULE("empty", rank_short);
     }
-    if (planner_adds_layouts(r->op, r->flags) &&
-        !(r->flags & (NZ_PLAN_DETERMINISTIC | NZ_PLAN_MIXED)) && nzi_plan_hot_columns(s)) {
+    if (planner_may_pick_atomics(r) && nzi_plan_hot_columns(s)) {
         say(why, size, "the %d most-read of %lld columns hold %.0f%% of the nonzeros: columns "
             "renumbered by degree, atomic scatter", NZ_STATS_HOT_COLUMNS, (long long)s->cols,
             100.0 * s->hot_share);
         return RULE("hot-columns", rank_hot);
     }
     const double window = (double)(s->lower_bandwidth + s->upper_bandwidth + 1);
-    if (planner_adds_layouts(r->op, r->flags) &&
-        !(r->flags & (NZ_PLAN_DETERMINISTIC | NZ_PLAN_MIXED)) && nnz >= NZI_HOT_NNZ_MIN &&
-        rows >= T.tiles_rows_min && window > T.scattered_window) {
+    if (planner_may_pick_atomics(r) && nnz >= NZI_HOT_NNZ_MIN && rows >= T.tiles_rows_min &&
+        window > T.scattered_window) {
         say(why, size, "%lld rows reading columns over a window of %.0f: row tiles sorted by "
             "column, sums in shared memory", (long long)s->rows, window);
         return RULE("scattered-tiles", rank_tiles);

@@ -48,7 +48,6 @@
 typedef struct tiles_state {
     int32_t tile_rows;   /* R */
     int32_t tiles;
-    int per_sm;          /* blocks an SM the choice of R assumed */
     size_t smem;         /* R value-sized sums */
     int64_t entries;     /* nonzeros in the tiles (rows shorter than TILES_LONG_ROW) */
     int64_t *tile_ptr;   /* tiles + 1: tile t's entries are [tile_ptr[t], tile_ptr[t + 1]) */
@@ -282,7 +281,6 @@ static void tiles_shape(const nzi_cuda_state_t *cs, int64_t rows, size_t value_s
     const int64_t tiles = (fewest + slots - 1) / slots * slots;
     int64_t tile_rows = (rows + tiles - 1) / tiles;
     if (tile_rows < 1) tile_rows = 1;
-    st->per_sm = per_sm;
     st->tile_rows = (int32_t)tile_rows;
     st->tiles = (int32_t)((rows + tile_rows - 1) / tile_rows);
     st->smem = (size_t)tile_rows * value_size;
