@@ -35,6 +35,14 @@
  */
 
 #define TILES_BLOCK 1024
+/* Two blocks an SM where the SM holds 2048 threads (sm_80, sm_90, sm_100); the others hold 1536
+ * or fewer, where asking for two would only be ignored with a ptxas warning (tiles_shape then
+ * plans one a SM from the device's own count). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 800 && __CUDA_ARCH__ != 900 && __CUDA_ARCH__ != 1000
+#define TILES_MIN_BLOCKS 1
+#else
+#define TILES_MIN_BLOCKS 2
+#endif
 #define TILES_UNROLL 2
 #define TILES_MAX_ROWS 65536
 #define TILES_LONG_ROW 1024
@@ -64,7 +72,7 @@ typedef struct tiles_state {
 /* Block b takes tile b (rows [b R, b R + R)). __launch_bounds__(1024, 2): at most 32 registers, so
  * two blocks fit an SM wherever two tiles' sums fit its shared memory. */
 template <typename Value, bool BetaZero>
-__global__ void __launch_bounds__(TILES_BLOCK, 2)
+__global__ void __launch_bounds__(TILES_BLOCK, TILES_MIN_BLOCKS)
     tiles_kernel(int32_t rows, int32_t tile_rows, const int64_t *__restrict__ tile_ptr,
                  const uint32_t *__restrict__ cols, const uint16_t *__restrict__ lrows,
                  const Value *__restrict__ values, const Value *__restrict__ x, Value alpha,
