@@ -48,6 +48,7 @@
 #define TILES_LONG_ROW 1024
 #define TILES_LONG_CHUNK 4096
 #define TILES_LONG_BLOCK 256
+#define TILES_LONG_UNROLL 4
 #define TILES_BUILD_BLOCK 256
 /* shared memory the runtime reserves per block (cudaDevAttrReservedSharedMemoryPerBlock is 1 KB
  * on sm_80 and sm_90) */
@@ -121,9 +122,23 @@ __global__ void __launch_bounds__(TILES_LONG_BLOCK)
     const int64_t begin = chunk_begin[blockIdx.x];
     const int64_t row_end = (int64_t)row_offsets[row + 1];
     const int64_t end = begin + TILES_LONG_CHUNK < row_end ? begin + TILES_LONG_CHUNK : row_end;
+    /* TILES_LONG_UNROLL columns and values in flight a thread, then their gathers (one load
+     * chain at a time left DRAM at 75% of its peak on mixed 2M, ncu, H100) */
     Value sum = Value(0);
-    for (int64_t k = begin + threadIdx.x; k < end; k += TILES_LONG_BLOCK)
-        sum += nzi_ld_no_l1(values + k) * __ldg(x + nzi_ld_no_l1(col_indices + k));
+    for (int64_t k0 = begin + threadIdx.x; k0 < end;
+         k0 += (int64_t)TILES_LONG_BLOCK * TILES_LONG_UNROLL) {
+        int32_t c[TILES_LONG_UNROLL];
+        Value v[TILES_LONG_UNROLL];
+#pragma unroll
+        for (int u = 0; u < TILES_LONG_UNROLL; u++) {
+            const int64_t k = k0 + (int64_t)u * TILES_LONG_BLOCK;
+            c[u] = k < end ? nzi_ld_no_l1(col_indices + k) : -1;
+            v[u] = k < end ? nzi_ld_no_l1(values + k) : Value(0);
+        }
+#pragma unroll
+        for (int u = 0; u < TILES_LONG_UNROLL; u++)
+            if (c[u] >= 0) sum += v[u] * __ldg(x + c[u]);
+    }
     for (int d = 16; d > 0; d >>= 1) sum += __shfl_down_sync(0xffffffffu, sum, d);
     if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = sum;
     __syncthreads();
