@@ -64,6 +64,7 @@ typedef struct light_state {
  * float / 64-bit-offset width): 1280 threads an SM. */
 #define LIGHT_VECTOR_THREADS 256
 #define LIGHT_VECTOR_MIN_BLOCKS 5
+#define LIGHT_QUAD_FLOAT_MIN_BLOCKS 6
 /* Nonzeros per lane one atomic should hand out: 32 keeps the counter's atomics (one per 32 V
  * nonzeros instead of one per row) far below the SpMV's own memory traffic, while the chunk a
  * vector may be left finishing alone at the end is only ~32 loads per lane. Unmeasured: the
@@ -235,18 +236,44 @@ __device__ __forceinline__ void light_rows_dot(const Offset *starts, const Offse
             }
         }
     }
+}
+
+/* The R = 4 partial sums of each of a vector's V >= 4 lanes, reduced to four lanes at once
+ * (a transposed butterfly: 4 + log2(V / 4) shuffles instead of 4 log2(V)): at the first level
+ * lanes with bit V / 2 set keep rows 2 and 3 and hand rows 0 and 1 to their partner (the others
+ * the reverse), at the second bit V / 4 splits the remaining pair, then plain butterflies finish.
+ * Returns the sum of row *row (0..3), complete in every lane; lanes with no bit below V / 4 set
+ * (0, V / 4, V / 2, 3 V / 4) hold the four rows once. A fixed tree: a row's sum depends only on
+ * the lanes' partial sums. */
+template <typename Value, int V>
+__device__ __forceinline__ Value light_reduce4(const Value *sums, int lane, unsigned mask,
+                                               int *row) {
+    static_assert(V >= 4, "four rows need four lanes");
+    const bool hi = (lane & (V / 2)) != 0;
+    const Value t0 = (hi ? sums[2] : sums[0]) +
+                     __shfl_xor_sync(mask, hi ? sums[0] : sums[2], V / 2, V);
+    const Value t1 = (hi ? sums[3] : sums[1]) +
+                     __shfl_xor_sync(mask, hi ? sums[1] : sums[3], V / 2, V);
+    const bool odd = (lane & (V / 4)) != 0;
+    Value u = (odd ? t1 : t0) + __shfl_xor_sync(mask, odd ? t0 : t1, V / 4, V);
 #pragma unroll
-    for (int r = 0; r < R; r++)
-#pragma unroll
-        for (int delta = V / 2; delta > 0; delta >>= 1)
-            sums[r] += __shfl_down_sync(mask, sums[r], delta, V);
+    for (int delta = V / 8; delta > 0; delta >>= 1) u += __shfl_xor_sync(mask, u, delta, V);
+    *row = 2 * (int)hi + (int)odd;
+    return u;
+}
+
+/* Blocks an SM the vector-level kernel is compiled for: the 16-byte form in single precision fits
+ * 40 registers without spilling, so six blocks (1536 threads) an SM; the others keep
+ * LIGHT_VECTOR_MIN_BLOCKS (at 40 registers they spill 44-48 bytes). */
+template <typename Value, bool Quad> constexpr int light_min_blocks() {
+    return Quad && sizeof(Value) == 4 ? LIGHT_QUAD_FLOAT_MIN_BLOCKS : LIGHT_VECTOR_MIN_BLOCKS;
 }
 
 /* Vector level: each vector fetches `steps` consecutive rows per atomic and computes them in
  * order, LIGHT_ROWS_IN_FLIGHT at a time where V < 32. A vector leaves the loop on its own, so
  * every shuffle names only the vector's lanes. */
 template <typename Value, typename Offset, int V, bool Quad>
-__global__ void __launch_bounds__(LIGHT_VECTOR_THREADS, LIGHT_VECTOR_MIN_BLOCKS)
+__global__ void __launch_bounds__(LIGHT_VECTOR_THREADS, light_min_blocks<Value, Quad>())
 light_vector_kernel(unsigned long long *__restrict__ row_counter, unsigned int rows,
                     unsigned int steps, int64_t nnz, const Offset *__restrict__ row_offsets,
                     const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
@@ -276,10 +303,22 @@ light_vector_kernel(unsigned long long *__restrict__ row_counter, unsigned int r
                 }
                 light_rows_dot<Value, Offset, V, R, Quad>(starts, ends, lane, mask, nnz,
                                                           col_indices, values, x, sums);
-                if (lane == 0) {
+                if constexpr (V >= 4 && R == 4) {
+                    int r = 0;
+                    const Value sum = light_reduce4<Value, V>(sums, lane, mask, &r);
+                    if ((lane & (V / 4 - 1)) == 0)
+                        light_store(y, (int64_t)(row + r), sum, alpha, beta);
+                } else {
 #pragma unroll
                     for (int r = 0; r < R; r++)
-                        light_store(y, (int64_t)(row + r), sums[r], alpha, beta);
+#pragma unroll
+                        for (int delta = V / 2; delta > 0; delta >>= 1)
+                            sums[r] += __shfl_down_sync(mask, sums[r], delta, V);
+                    if (lane == 0) {
+#pragma unroll
+                        for (int r = 0; r < R; r++)
+                            light_store(y, (int64_t)(row + r), sums[r], alpha, beta);
+                    }
                 }
                 row_start = ends[R - 1];
             }
@@ -350,19 +389,30 @@ static int light_vector_width(int64_t rows, int64_t nnz, unsigned flags, bool wa
     return 32;
 }
 
+/* The vector level reads four entries a lane with 16-byte loads where A's columns and values
+ * start 16-byte aligned (always for arrays the library allocates; a wrapped array may start
+ * anywhere, and then the entries are read one at a time). */
+static bool light_quad_ok(const nz_matrix_t *A) {
+    return (((uintptr_t)A->device.col_indices | (uintptr_t)A->device.values) & 15u) == 0;
+}
+
 /* The launch shape: warp level, blocks of the device's maximum block size (at most
  * LIGHT_MAX_THREADS), as many as the device holds at once (the paper's host driver); vector
- * level, LIGHT_VECTOR_THREADS a block and the LIGHT_VECTOR_MIN_BLOCKS per SM its registers
- * allow; either way no more vectors than rows. */
-static void light_grid(const nzi_cuda_state_t *cs, int64_t rows, int vector_width,
+ * level, LIGHT_VECTOR_THREADS a block and the blocks per SM its registers allow
+ * (light_min_blocks: LIGHT_VECTOR_MIN_BLOCKS, or LIGHT_QUAD_FLOAT_MIN_BLOCKS for the 16-byte form
+ * in single precision); either way no more vectors than rows. */
+static void light_grid(const nzi_cuda_state_t *cs, const nz_matrix_t *A, int vector_width,
                        bool warp_level, int *threads, int64_t *blocks) {
+    const int64_t rows = A->rows;
     const int limit = warp_level ? LIGHT_MAX_THREADS : LIGHT_VECTOR_THREADS;
     int t = cs->max_threads_per_block < limit ? cs->max_threads_per_block : limit;
     t &= ~31;
     if (t < 32) t = 32;
     int blocks_per_sm = cs->max_threads_per_sm / t;
-    if (!warp_level && blocks_per_sm > LIGHT_VECTOR_MIN_BLOCKS)
-        blocks_per_sm = LIGHT_VECTOR_MIN_BLOCKS;
+    const int vector_blocks = light_quad_ok(A) && vector_width < 32 && A->value_type == NZ_F32
+                                  ? LIGHT_QUAD_FLOAT_MIN_BLOCKS
+                                  : LIGHT_VECTOR_MIN_BLOCKS;
+    if (!warp_level && blocks_per_sm > vector_blocks) blocks_per_sm = vector_blocks;
     if (blocks_per_sm < 1) blocks_per_sm = 1;
     int64_t grid_blocks = (int64_t)cs->sm_count * blocks_per_sm;
     const int64_t vectors_per_block = t / vector_width;
@@ -419,7 +469,7 @@ static nz_status_t light_setup(nz_spmv_plan_t *plan) {
         const int width = light_vector_width(A->rows, A->nnz, plan->flags, warp_level);
         int threads = 0;
         int64_t blocks = 0;
-        light_grid(nzi_cuda(ctx), A->rows, width, warp_level, &threads, &blocks);
+        light_grid(nzi_cuda(ctx), A, width, warp_level, &threads, &blocks);
         const int64_t units = blocks * (threads / (warp_level ? 32 : width));
         state->steps = light_steps(A->rows, A->nnz, width, units, warp_level ? 32 / width : 1,
                                    plan->flags);
@@ -489,13 +539,6 @@ static void light_dispatch(int V, bool warp_level, dim3 grid, dim3 block, cudaSt
     }
 }
 
-/* The vector level reads four entries a lane with 16-byte loads where A's columns and values
- * start 16-byte aligned (always for arrays the library allocates; a wrapped array may start
- * anywhere, and then the entries are read one at a time). */
-static bool light_quad_ok(const nz_matrix_t *A) {
-    return (((uintptr_t)A->device.col_indices | (uintptr_t)A->device.values) & 15u) == 0;
-}
-
 /* Reset the counter on the stream, then one kernel over all rows. */
 static nz_status_t light_execute_common(const nz_spmv_plan_t *plan, bool warp_level, double alpha,
                                         const void *x, double beta, void *y) {
@@ -508,7 +551,7 @@ static nz_status_t light_execute_common(const nz_spmv_plan_t *plan, bool warp_le
         return nzi_error(ctx, NZ_ERR_INVALID_HANDLE, "LightSpMV plan has no row counter");
     int threads = 0;
     int64_t grid_blocks = 0;
-    light_grid(cs, A->rows, plan->vector_width, warp_level, &threads, &grid_blocks);
+    light_grid(cs, A, plan->vector_width, warp_level, &threads, &grid_blocks);
     NZI_CUDA_TRY(ctx, cudaMemsetAsync(state->row_counter, 0, sizeof(unsigned long long),
                                       cs->stream));
     dim3 grid((unsigned)grid_blocks), block((unsigned)threads);
