@@ -64,7 +64,9 @@ typedef struct light_state {
  * float / 64-bit-offset width): 1280 threads an SM. */
 #define LIGHT_VECTOR_THREADS 256
 #define LIGHT_VECTOR_MIN_BLOCKS 5
-#define LIGHT_QUAD_FLOAT_MIN_BLOCKS 6
+#ifndef LIGHT_QUAD_FLOAT_MIN_BLOCKS
+#define LIGHT_QUAD_FLOAT_MIN_BLOCKS 5
+#endif
 /* Nonzeros per lane one atomic should hand out: 32 keeps the counter's atomics (one per 32 V
  * nonzeros instead of one per row) far below the SpMV's own memory traffic, while the chunk a
  * vector may be left finishing alone at the end is only ~32 loads per lane. Unmeasured: the
@@ -151,7 +153,9 @@ __device__ __forceinline__ void light_store(Value *__restrict__ y, int64_t row, 
  * entries start + l, start + l + V, ... of each row. Either way a row's sum depends only on the
  * plan (the R-row groups start at fixed rows: chunks begin at multiples of S) and the fixed
  * shuffle tree: bitwise reproducible run to run. */
+#ifndef LIGHT_ROWS_IN_FLIGHT
 #define LIGHT_ROWS_IN_FLIGHT 4
+#endif
 /* Steps of 4 V entries a vector has in flight in the 16-byte form. */
 #ifndef LIGHT_QUAD_STEPS
 #define LIGHT_QUAD_STEPS 1
