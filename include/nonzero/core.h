@@ -145,9 +145,8 @@ nz_status_t nz_context_set_threads(nz_context_t *ctx, int threads);
 typedef struct nz_tunables {
     int vector_width;            /* CSR-vector lanes per row: 2, 4, 8, 16, 32 (auto: from the mean
                                     row length) */
-    int vector_unroll;           /* CSR-vector loads in flight per lane: 1, 2, 4, 8, 16 (16 only
-                                    with 32 lanes a row, else 8; auto: 4, 8 on rows of mean >= 256;
-                                    mixed precision always uses 4) */
+    int vector_unroll;           /* CSR-vector loads in flight per lane: 1, 2, 4, 8 (auto: 4, 8 on
+                                    rows of mean >= 256; mixed precision always uses 4) */
     int adaptive_nnz_per_thread; /* CSR-Adaptive row-block nonzeros per thread: 4, 8, 16, 32
                                     (auto: 16; still capped by shared memory) */
     int spmm_long_row;           /* GPU SpMM rows at least this long are cut into pieces: 0 (no

@@ -16,7 +16,7 @@ static const struct tunable {
     int allowed[MAX_ALLOWED];
 } table[] = {
     {"NZ_TUNE_VECTOR_WIDTH", offsetof(nz_tunables_t, vector_width), 5, {2, 4, 8, 16, 32}},
-    {"NZ_TUNE_VECTOR_UNROLL", offsetof(nz_tunables_t, vector_unroll), 5, {1, 2, 4, 8, 16}},
+    {"NZ_TUNE_VECTOR_UNROLL", offsetof(nz_tunables_t, vector_unroll), 4, {1, 2, 4, 8}},
     {"NZ_TUNE_ADAPTIVE_NNZ_PER_THREAD", offsetof(nz_tunables_t, adaptive_nnz_per_thread), 4,
      {4, 8, 16, 32}},
     {"NZ_TUNE_SPMM_LONG", offsetof(nz_tunables_t, spmm_long_row), 7,

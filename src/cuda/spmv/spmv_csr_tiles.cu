@@ -44,6 +44,10 @@
 #define TILES_MIN_BLOCKS 2
 #endif
 #define TILES_UNROLL 2
+/* 1: double-precision tiles one block an SM (twice the rows a tile) instead of two. */
+#ifndef TILES_F64_ONE_PER_SM
+#define TILES_F64_ONE_PER_SM 0
+#endif
 #define TILES_MAX_ROWS 65536
 #define TILES_LONG_ROW 1024
 #define TILES_LONG_CHUNK 4096
@@ -287,7 +291,9 @@ static void tiles_release(nz_spmv_plan_t *plan) {
  * such that the tiles fill whole waves of resident blocks. */
 static void tiles_shape(const nzi_cuda_state_t *cs, int64_t rows, size_t value_size,
                         tiles_state_t *st) {
-    int per_sm = cs->max_threads_per_sm >= 2 * TILES_BLOCK ? 2 : 1;
+    int per_sm = cs->max_threads_per_sm >= 2 * TILES_BLOCK && !(TILES_F64_ONE_PER_SM && value_size == 8)
+                     ? 2
+                     : 1;
     int64_t max_rows = 0;
     for (;;) {
         size_t smem = cs->shared_per_sm / (size_t)per_sm;

@@ -220,10 +220,8 @@ typedef struct vector_state {
 } vector_state_t;
 
 /* Cache hints (NZ_PLAN_CACHE_HINTS) and 16-bit column offsets (NZ_PLAN_COMPRESS_INDICES) are
- * compiled for U = 4 and 8 only (another tuned unroll runs 4; hints without offsets also 16),
- * mixed precision for U = 4 and one warp per row only; U = 16 only for V = 32 (narrower vectors
- * run 8). The unroll changes no sum: a lane adds its elements in order. */
-#define VECTOR_U16(V) ((V) == 32 ? 16 : 8)
+ * compiled for U = 4 and 8 only (another tuned unroll runs 4), mixed precision for U = 4 and one
+ * warp per row only. The unroll changes no sum: a lane adds its elements in order. */
 template <typename Value, typename Offset, int V, typename Accum>
 static void csr_vector_launch_unroll(const nzi_cuda_state_t *cs, const nz_matrix_t *A,
                                      vector_state_t run, bool hints, nzi_col_segments_t seg,
@@ -237,17 +235,15 @@ static void csr_vector_launch_unroll(const nzi_cuda_state_t *cs, const nz_matrix
         else if (hints) VECTOR_LAUNCH(4, true, false);
         else VECTOR_LAUNCH(4, false, false);
     } else if (seg.base != NULL || hints) {
-        const bool packed = seg.base != NULL, eight = run.unroll >= 8;
+        const bool packed = seg.base != NULL, eight = run.unroll == 8;
         if (packed && hints) eight ? VECTOR_LAUNCH(8, true, true) : VECTOR_LAUNCH(4, true, true);
         else if (packed) eight ? VECTOR_LAUNCH(8, false, true) : VECTOR_LAUNCH(4, false, true);
-        else if (V == 32 && run.unroll == 16) VECTOR_LAUNCH(VECTOR_U16(V), true, false);
         else eight ? VECTOR_LAUNCH(8, true, false) : VECTOR_LAUNCH(4, true, false);
     } else {
         switch (run.unroll) {
         case 1: VECTOR_LAUNCH(1, false, false); break;
         case 2: VECTOR_LAUNCH(2, false, false); break;
         case 8: VECTOR_LAUNCH(8, false, false); break;
-        case 16: VECTOR_LAUNCH(VECTOR_U16(V), false, false); break;
         default: VECTOR_LAUNCH(4, false, false); break;
         }
     }

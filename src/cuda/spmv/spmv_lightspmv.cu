@@ -71,13 +71,17 @@ typedef struct light_state {
  * nonzeros instead of one per row) far below the SpMV's own memory traffic, while the chunk a
  * vector may be left finishing alone at the end is only ~32 loads per lane. Unmeasured: the
  * lead's H100 run (nz bench, light-* against light-*:per-row) decides. */
+#ifndef LIGHT_CHUNK_ELEMENTS
 #define LIGHT_CHUNK_ELEMENTS 32
+#endif
 /* At most this many rows per vector per atomic (rows of ~0 nonzeros would otherwise ask for
  * huge chunks). */
 #define LIGHT_MAX_STEPS 1024
 /* Every resident vector (warp) should find at least this many chunks to take, or the dynamic
  * distribution degenerates into a static one on small matrices. */
+#ifndef LIGHT_MIN_GRABS
 #define LIGHT_MIN_GRABS 8
+#endif
 
 /* Mask of the V lanes of the vector the calling lane belongs to (V divides 32). */
 template <int V>
