@@ -20,7 +20,8 @@
  * L2 as a narrow window. Probe on an H200 (session 14, `bench/results/h200-2026-11-26-s14-tiles-
  * probe.txt`), random 4M x 16, us: single 282 against cuSPARSE's 498, double 462 against 641.
  * The tile size fills a whole number of waves: R is chosen so that tiles = waves x SMs x blocks a
- * SM (two 1024-thread blocks an SM where two tiles' sums fit the SM's shared memory), since a
+ * SM (two 1024-thread blocks an SM where two tiles' sums fit the SM's shared memory; one in double
+ * precision where one block an SM covers every row in a single wave, tiles_shape), since a
  * partial last wave cost up to 1.3x in the probe.
  *
  * Rows of TILES_LONG_ROW nonzeros or more stay out of the tiles (their shared-memory sum would
@@ -44,10 +45,6 @@
 #define TILES_MIN_BLOCKS 2
 #endif
 #define TILES_UNROLL 2
-/* 1: double-precision tiles one block an SM (twice the rows a tile) instead of two. */
-#ifndef TILES_F64_ONE_PER_SM
-#define TILES_F64_ONE_PER_SM 0
-#endif
 #define TILES_MAX_ROWS 65536
 #define TILES_LONG_ROW 1024
 #define TILES_LONG_CHUNK 4096
@@ -287,25 +284,33 @@ static void tiles_release(nz_spmv_plan_t *plan) {
     plan->state = NULL;
 }
 
+/* Rows of sums one block can hold with per_sm blocks an SM (each 1024 threads), at most
+ * TILES_MAX_ROWS. */
+static int64_t tiles_max_rows(const nzi_cuda_state_t *cs, int per_sm, size_t value_size) {
+    size_t smem = cs->shared_per_sm / (size_t)per_sm;
+    smem = smem > TILES_SMEM_RESERVED ? smem - TILES_SMEM_RESERVED : 0;
+    if (smem > cs->shared_per_block_optin) smem = cs->shared_per_block_optin;
+    int64_t max_rows = (int64_t)(smem / value_size);
+    if (max_rows > TILES_MAX_ROWS) max_rows = TILES_MAX_ROWS;
+    return max_rows > 1 ? max_rows : 1;
+}
+
 /* R and the blocks an SM: two 1024-thread blocks an SM when each can hold a useful tile, and R
- * such that the tiles fill whole waves of resident blocks. */
+ * such that the tiles fill whole waves of resident blocks. In double precision, where one block
+ * an SM covers every row in a single wave, one block an SM with tiles twice as tall: H100, `nz
+ * bench --runs 10 --alg tiles`, two blocks / one block an SM, us: mixed 2M 191.7 / 182.7, R-MAT
+ * 20 157.8 / 143.6; random 4M x 16 (two waves either way) 537.1 / 560.0, so two stay there
+ * (bench/results/h100-2026-11-26-s15-tiles-ab-c99fbba.txt). Single precision keeps two (the
+ * session 14 probe: random 4M single 282 us with two, 349 with one). */
 static void tiles_shape(const nzi_cuda_state_t *cs, int64_t rows, size_t value_size,
                         tiles_state_t *st) {
-    int per_sm = cs->max_threads_per_sm >= 2 * TILES_BLOCK && !(TILES_F64_ONE_PER_SM && value_size == 8)
-                     ? 2
-                     : 1;
-    int64_t max_rows = 0;
-    for (;;) {
-        size_t smem = cs->shared_per_sm / (size_t)per_sm;
-        smem = smem > TILES_SMEM_RESERVED ? smem - TILES_SMEM_RESERVED : 0;
-        if (smem > cs->shared_per_block_optin) smem = cs->shared_per_block_optin;
-        max_rows = (int64_t)(smem / value_size);
-        if (max_rows > TILES_MAX_ROWS) max_rows = TILES_MAX_ROWS;
-        if (max_rows >= 1024 || per_sm == 1) break;
+    const int64_t sms = cs->sm_count > 0 ? cs->sm_count : 1;
+    int per_sm = cs->max_threads_per_sm >= 2 * TILES_BLOCK ? 2 : 1;
+    if (per_sm == 2 && tiles_max_rows(cs, 2, value_size) < 1024) per_sm = 1;
+    if (per_sm == 2 && value_size == 8 && rows <= sms * tiles_max_rows(cs, 1, value_size))
         per_sm = 1;
-    }
-    if (max_rows < 1) max_rows = 1;
-    const int64_t slots = (int64_t)(cs->sm_count > 0 ? cs->sm_count : 1) * per_sm;
+    const int64_t max_rows = tiles_max_rows(cs, per_sm, value_size);
+    const int64_t slots = sms * per_sm;
     const int64_t fewest = (rows + max_rows - 1) / max_rows;
     const int64_t tiles = (fewest + slots - 1) / slots * slots;
     int64_t tile_rows = (rows + tiles - 1) / tiles;
