@@ -15,7 +15,8 @@
  *     row base + s x 32 / V + j (the warp's vectors take consecutive rows in every step, so the
  *     row-offset loads of a step coalesce).
  * S (rows per atomic per vector, "steps") is chosen at plan setup so one atomic hands a vector
- * about LIGHT_CHUNK_ELEMENTS nonzeros per lane: S = LIGHT_CHUNK_ELEMENTS x V / mean row length,
+ * about C nonzeros per lane: S = C x V / mean row length (C = LIGHT_CHUNK_ELEMENTS at warp
+ * level, LIGHT_VECTOR_CHUNK_ELEMENTS at vector level),
  * clamped to [1, LIGHT_MAX_STEPS] and so that every resident vector (warp) can still take at
  * least LIGHT_MIN_GRABS chunks (the dynamic balance the paper relies on). The paper and the seed
  * take one row per atomic (S = 1): on an H100 the 8M-row 7-point Laplacian then spends ~1.9 ms
@@ -67,12 +68,19 @@ typedef struct light_state {
 #ifndef LIGHT_QUAD_FLOAT_MIN_BLOCKS
 #define LIGHT_QUAD_FLOAT_MIN_BLOCKS 5
 #endif
-/* Nonzeros per lane one atomic should hand out: 32 keeps the counter's atomics (one per 32 V
- * nonzeros instead of one per row) far below the SpMV's own memory traffic, while the chunk a
- * vector may be left finishing alone at the end is only ~32 loads per lane. Unmeasured: the
- * lead's H100 run (nz bench, light-* against light-*:per-row) decides. */
+/* Nonzeros per lane one atomic should hand out: few enough that the chunk a vector may be left
+ * finishing alone at the end is short, many enough that the counter's atomics (one per chunk
+ * instead of one per row) stay far below the SpMV's own traffic. Warp level 32; vector level 16,
+ * whose vectors walk a chunk's rows four at a time in sequence. H100 (session 15,
+ * bench/results/h100-2026-11-26-s15-light-chunks-54b16d4.txt), light-vector us at 16 / 32 / 64 /
+ * 128 elements: Laplacian 200^3 single 256.9 / 266.4 / 317.9 / 356.7, FE 128 double 269.2 /
+ * 302.5 / 351.1 / 373.7 (64 and 128 with 4 and 2 grabs a vector); light-warp at 16 ran FE single
+ * 222.5 against 197.9 at 32. */
 #ifndef LIGHT_CHUNK_ELEMENTS
 #define LIGHT_CHUNK_ELEMENTS 32
+#endif
+#ifndef LIGHT_VECTOR_CHUNK_ELEMENTS
+#define LIGHT_VECTOR_CHUNK_ELEMENTS 16
 #endif
 /* At most this many rows per vector per atomic (rows of ~0 nonzeros would otherwise ask for
  * huge chunks). */
@@ -431,18 +439,20 @@ static void light_grid(const nzi_cuda_state_t *cs, const nz_matrix_t *A, int vec
     *blocks = grid_blocks;
 }
 
-/* S, the rows per vector per atomic (see the file header): about LIGHT_CHUNK_ELEMENTS nonzeros
+/* S, the rows per vector per atomic (see the file header): about LIGHT_CHUNK_ELEMENTS (warp level)
+ * or LIGHT_VECTOR_CHUNK_ELEMENTS (vector level) nonzeros
  * per lane, at most LIGHT_MAX_STEPS, and small enough that each of the `units` resident vectors
  * (vector level) or warps (warp level, rows_per_step = 32 / V rows a step) finds
  * LIGHT_MIN_GRABS chunks. 1 under NZ_PLAN_LIGHT_PER_ROW. */
 static unsigned int light_steps(int64_t rows, int64_t nnz, int vector_width, int64_t units,
-                                int64_t rows_per_step, unsigned flags) {
+                                int64_t rows_per_step, bool warp_level, unsigned flags) {
     if (flags & NZ_PLAN_LIGHT_PER_ROW) return 1;
     const double mean = rows > 0 ? (double)nnz / (double)rows : 0.0;
     /* at least 8 lanes' worth per atomic: narrow vectors (V = 2, 4) would otherwise take 4x or
      * 2x as many atomics as V = 8 did for the same rows */
     const int lanes = vector_width > 8 ? vector_width : 8;
-    double steps = mean > 0 ? (double)LIGHT_CHUNK_ELEMENTS * lanes / mean : LIGHT_MAX_STEPS;
+    const int chunk = warp_level ? LIGHT_CHUNK_ELEMENTS : LIGHT_VECTOR_CHUNK_ELEMENTS;
+    double steps = mean > 0 ? (double)chunk * lanes / mean : LIGHT_MAX_STEPS;
     const double balanced = (double)rows / ((double)units * rows_per_step * LIGHT_MIN_GRABS);
     if (steps > balanced) steps = balanced;
     if (steps > LIGHT_MAX_STEPS) steps = LIGHT_MAX_STEPS;
@@ -479,7 +489,7 @@ static nz_status_t light_setup(nz_spmv_plan_t *plan) {
         int64_t blocks = 0;
         light_grid(nzi_cuda(ctx), A, width, warp_level, &threads, &blocks);
         const int64_t units = blocks * (threads / (warp_level ? 32 : width));
-        state->steps = light_steps(A->rows, A->nnz, width, units, warp_level ? 32 / width : 1,
+        state->steps = light_steps(A->rows, A->nnz, width, units, warp_level ? 32 / width : 1, warp_level,
                                    plan->flags);
         plan->vector_width = width;
     }
