@@ -47,13 +47,15 @@
 #define COO_SEGMENT (32 * COO_ITEMS)
 /* Blocks an SM the segment kernel is compiled for. Unbounded it takes 56 registers in single
  * precision (four blocks, half the SM's threads); at 48 it keeps everything in registers, so five.
- * Double precision needs 58-64 registers: five blocks would spill (28-44 bytes a thread). */
+ * Double precision needs 58-64 registers: five blocks spill (28-44 bytes a thread) and R-MAT 20
+ * then ran 140 us against 125 (H100, session 15); single at five: 98.3 against 99.4 us. */
 #ifndef COO_MIN_BLOCKS_F32
 #define COO_MIN_BLOCKS_F32 5
 #endif
 #ifndef COO_MIN_BLOCKS_F64
 #define COO_MIN_BLOCKS_F64 4
 #endif
+#define COO_MIN_BLOCKS(Value) (sizeof(Value) == 4 ? COO_MIN_BLOCKS_F32 : COO_MIN_BLOCKS_F64)
 /* Rows never reach INT32_MAX (at most 2^31 - 1 rows, indices < rows): the key of empty lanes. */
 #define COO_NO_ROW INT32_MAX
 
@@ -71,7 +73,7 @@ typedef struct coo_state {
 /* Reduce one segment (see the file comment). Atomic: run ends add to y with atomicAdd.
  * Segmented: run ends of rows inside the segment add to y, partial rows go to head / tail. */
 template <typename Value, bool Atomic>
-__global__ void __launch_bounds__(COO_BLOCK, sizeof(Value) == 4 ? COO_MIN_BLOCKS_F32 : COO_MIN_BLOCKS_F64)
+__global__ void __launch_bounds__(COO_BLOCK, COO_MIN_BLOCKS(Value))
     coo_segment_kernel(int64_t nnz, int64_t num_segments, const int32_t *__restrict__ row_indices,
                        const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
                        const Value *__restrict__ x, Value alpha, Value *__restrict__ y,

@@ -168,7 +168,8 @@ __device__ __forceinline__ void light_store(Value *__restrict__ y, int64_t row, 
 #ifndef LIGHT_ROWS_IN_FLIGHT
 #define LIGHT_ROWS_IN_FLIGHT 4
 #endif
-/* Steps of 4 V entries a vector has in flight in the 16-byte form. */
+/* Steps of 4 V entries a vector has in flight in the 16-byte form (a build-time knob: 2 ran FE
+ * single 6% faster but the Laplacian 6% slower, and the double kernels spill; H100, session 15). */
 #ifndef LIGHT_QUAD_STEPS
 #define LIGHT_QUAD_STEPS 1
 #endif
@@ -278,9 +279,10 @@ __device__ __forceinline__ Value light_reduce4(const Value *sums, int lane, unsi
     return u;
 }
 
-/* Blocks an SM the vector-level kernel is compiled for: the 16-byte form in single precision fits
- * 40 registers without spilling, so six blocks (1536 threads) an SM; the others keep
- * LIGHT_VECTOR_MIN_BLOCKS (at 40 registers they spill 44-48 bytes). */
+/* Blocks an SM the vector-level kernel is compiled for: LIGHT_VECTOR_MIN_BLOCKS, and for the
+ * 16-byte form in single precision LIGHT_QUAD_FLOAT_MIN_BLOCKS, a build-time knob that is 5 too:
+ * that form fits 40 registers without spilling, but six blocks an SM ran the Laplacian in
+ * 319 us against 268 with five (H100, session 15); the double forms spill at 40. */
 template <typename Value, bool Quad> constexpr int light_min_blocks() {
     return Quad && sizeof(Value) == 4 ? LIGHT_QUAD_FLOAT_MIN_BLOCKS : LIGHT_VECTOR_MIN_BLOCKS;
 }
@@ -489,8 +491,8 @@ static nz_status_t light_setup(nz_spmv_plan_t *plan) {
         int64_t blocks = 0;
         light_grid(nzi_cuda(ctx), A, width, warp_level, &threads, &blocks);
         const int64_t units = blocks * (threads / (warp_level ? 32 : width));
-        state->steps = light_steps(A->rows, A->nnz, width, units, warp_level ? 32 / width : 1, warp_level,
-                                   plan->flags);
+        state->steps = light_steps(A->rows, A->nnz, width, units, warp_level ? 32 / width : 1,
+                                   warp_level, plan->flags);
         plan->vector_width = width;
     }
     plan->state = state;
