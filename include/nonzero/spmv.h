@@ -61,7 +61,8 @@ typedef enum nz_operation { NZ_OP_N = 0, NZ_OP_T = 1 } nz_operation_t;
 typedef struct nz_spmv_plan nz_spmv_plan_t;
 
 /* Make a plan for A (host matrix: CPU backend; device matrix: CUDA backend) with algorithm alg
- * (NZ_ALG_AUTO: the planner). All preprocessing happens here and is timed; executing allocates
+ * (NZ_ALG_AUTO: the planner, which moves on to its next candidate when one is refused or runs out
+ * of memory; docs/PLANNER.md). All preprocessing happens here and is timed; executing allocates
  * nothing. A must outlive the plan.
  * op = NZ_OP_T on the GPU (csr matrices): every csr algorithm except atomic builds A^T on the
  * device once, here (a stable radix sort; a second copy of A, counted in workspace_bytes), and

@@ -1,4 +1,4 @@
-/* test_planner_plans.c: the planner through the public API: nz_spmv_plan_choose, generated matrices, CPU AUTO / TUNE plans end to end, allocation failures. */
+/* test_planner_plans.c: the planner through the public API: nz_spmv_plan_choose, generated matrices, CPU AUTO / TUNE plans end to end, allocation failures (and AUTO moving past a candidate that runs out of memory). */
 #include "planner_test.h"
 
 #include <math.h>
@@ -261,12 +261,68 @@ static void test_allocation_failures(nz_context_t *ctx) {
     nz_matrix_destroy(&A);
 }
 
+/* A candidate that runs out of memory gives way to the next (AUTO and AUTO | TUNE): with the
+ * k-th allocation failing, op T on the CPU (each candidate builds A^T), some k must fail inside
+ * the first candidate (parallel) and still give a plan, made by a later one; every k gives a
+ * plan or NZ_ERR_OUT_OF_MEMORY, and nothing leaks. The named algorithm has no fallback: the same
+ * failure inside it is the plan's status. */
+static void test_out_of_memory_fallback(nz_context_t *ctx) {
+    nz_matrix_t *A = NULL;
+    NZT_OK(ctx, nz_gen_laplace2d(ctx, &A, 40, 40, NZ_F64)); /* 7840 nonzeros: cpu-parallel */
+    for (int tune = 0; tune < 2; tune++) {
+        const unsigned flags = tune ? NZ_PLAN_TUNE : 0;
+        int fell_back = 0, k;
+        for (k = 1; k < 60; k++) {
+            nz_alloc_stats_t before, after;
+            nz_spmv_plan_t *plan = NULL;
+            NZT_OK(ctx, nz_context_alloc_stats(ctx, &before));
+            NZT_OK(ctx, nz_context_fail_alloc_after(ctx, k));
+            nz_status_t st = nz_spmv_plan_create(ctx, &plan, A, NZ_OP_T, NZ_ALG_AUTO, flags);
+            NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
+            NZT_OK(ctx, nz_context_alloc_stats(ctx, &after));
+            const int fired = after.failed_allocs > before.failed_allocs;
+            if (st == NZ_SUCCESS) {
+                nz_spmv_plan_info_t info;
+                NZT_OK(ctx, nz_spmv_plan_info(plan, &info));
+                if (fired && info.alg != NZ_ALG_PARALLEL) fell_back = 1;
+                nz_spmv_plan_destroy(&plan);
+                NZT_OK(ctx, nz_context_alloc_stats(ctx, &after));
+                if (!fired) break; /* past the last allocation */
+            } else {
+                NZT_CHECK(st == NZ_ERR_OUT_OF_MEMORY && fired, "%s k = %d: status %d (%s)",
+                          tune ? "tune" : "auto", k, (int)st, nz_context_last_error(ctx));
+                NZT_CHECK(plan == NULL, "k = %d: a plan despite the failure", k);
+            }
+            NZT_CHECK(after.live_blocks == before.live_blocks &&
+                          after.live_bytes == before.live_bytes,
+                      "%s k = %d: %lld blocks leaked", tune ? "tune" : "auto", k,
+                      (long long)(after.live_blocks - before.live_blocks));
+        }
+        NZT_CHECK(k < 60, "%s: still failing at k = %d", tune ? "tune" : "auto", k);
+        NZT_CHECK(fell_back, "%s: no failure inside the first candidate led to a later one",
+                  tune ? "tune" : "auto");
+    }
+    /* the named algorithm: some k fails with out-of-memory */
+    int failed = 0;
+    for (int k = 1; k < 60 && !failed; k++) {
+        nz_spmv_plan_t *plan = NULL;
+        NZT_OK(ctx, nz_context_fail_alloc_after(ctx, k));
+        nz_status_t st = nz_spmv_plan_create(ctx, &plan, A, NZ_OP_T, NZ_ALG_PARALLEL, 0);
+        NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
+        if (st == NZ_SUCCESS) nz_spmv_plan_destroy(&plan);
+        else failed = st == NZ_ERR_OUT_OF_MEMORY;
+    }
+    NZT_CHECK(failed, "parallel op T never reported the injected failure");
+    nz_matrix_destroy(&A);
+}
+
 int main(int argc, char **argv) {
     nz_context_t *ctx = NULL;
     nzt_init(argc, argv);
     if (nz_context_create(&ctx) != NZ_SUCCESS) return 1;
     test_public_choose(ctx);
     test_generated(ctx);
+    test_out_of_memory_fallback(ctx);
     test_cpu_plans(ctx);
     test_allocation_failures(ctx);
     nz_context_destroy(&ctx);
