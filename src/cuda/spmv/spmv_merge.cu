@@ -88,16 +88,28 @@ __global__ void merge_partition_kernel(int32_t rows, int64_t nnz, const Offset *
     tile_nz[t] = (Offset)(diagonal - finished);
 }
 
+/* Threads an SM holds: 2048 on sm_80, sm_90 and sm_100; 1536 on the other architectures the
+ * default build compiles for (sm_86, sm_89, sm_120), where asking for eight 256-thread blocks an
+ * SM is ignored with a ptxas warning. */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 800 && __CUDA_ARCH__ != 900 && __CUDA_ARCH__ != 1000
+#define MERGE_SM_THREADS 1536
+#else
+#define MERGE_SM_THREADS 2048
+#endif
+template <typename Value, typename Offset, typename Accum> constexpr int merge_min_blocks() {
+    const int wanted = sizeof(Accum) == 8 && (sizeof(Offset) == 8 || sizeof(Value) == 4) ? 6 : 8;
+    return wanted < MERGE_SM_THREADS / MERGE_BLOCK ? wanted : MERGE_SM_THREADS / MERGE_BLOCK;
+}
+
 /* 8 resident blocks (2048 threads) per SM fit in 32 registers per thread without spilling, except
  * for double values with 64-bit offsets, which get 6 blocks (42 registers), and float values
- * with double sums (NZ_PLAN_MIXED), which also get 6.
+ * with double sums (NZ_PLAN_MIXED), which also get 6; at most what the SM holds
+ * (merge_min_blocks).
  * Accum is the type of products, sums, carries and alpha / beta: Value, or double for mixed
  * precision (float storage; y is rounded once, and once more for a row whose sum crosses tiles). */
 template <typename Value, typename Offset, int Items, bool BetaZero, bool Hints,
           typename Accum = Value>
-__global__ void __launch_bounds__(MERGE_BLOCK,
-                                  sizeof(Accum) == 8 && (sizeof(Offset) == 8 || sizeof(Value) == 4)
-                                      ? 6 : 8)
+__global__ void __launch_bounds__(MERGE_BLOCK, merge_min_blocks<Value, Offset, Accum>())
     merge_kernel(int32_t rows, const Offset *__restrict__ row_offsets,
                  const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
                  const Value *__restrict__ x, Accum alpha, Accum beta, Value *__restrict__ y,
