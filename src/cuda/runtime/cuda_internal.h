@@ -190,6 +190,16 @@ void nzi_cuda_coo_free(nz_context_t *ctx, void *state);
 void nzi_cuda_coo_plan_release(nz_spmv_plan_t *plan);
 
 #ifdef __CUDACC__
+/* Threads an SM holds on the architecture being compiled: 2048 on sm_80, sm_90 and sm_100; 1536
+ * on the others the default build compiles for (sm_86, sm_89, sm_120). For the minimum blocks of
+ * __launch_bounds__, which ptxas ignores with a warning where they ask for more than the SM
+ * holds; the host side plans with the device's own count (nzi_cuda_state_t.max_threads_per_sm). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 800 && __CUDA_ARCH__ != 900 && __CUDA_ARCH__ != 1000
+#define NZI_SM_MAX_THREADS 1536
+#else
+#define NZI_SM_MAX_THREADS 2048
+#endif
+
 /* Sum over a block of T threads (T a multiple of 32, at most 1024) through warp_sums[T / 32] in
  * shared memory; the result is valid in thread 0. Every thread of the block must call it. Fixed
  * order: bitwise reproducible. Used by the row-block kernels (IPCSR, CSR-Adaptive). */

@@ -36,14 +36,9 @@
  */
 
 #define TILES_BLOCK 1024
-/* Two blocks an SM where the SM holds 2048 threads (sm_80, sm_90, sm_100); the others hold 1536
- * or fewer, where asking for two would only be ignored with a ptxas warning (tiles_shape then
- * plans one a SM from the device's own count). */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 800 && __CUDA_ARCH__ != 900 && __CUDA_ARCH__ != 1000
-#define TILES_MIN_BLOCKS 1
-#else
-#define TILES_MIN_BLOCKS 2
-#endif
+/* Two blocks an SM where the SM holds 2048 threads, else one (tiles_shape plans from the device's
+ * own count). */
+#define TILES_MIN_BLOCKS (NZI_SM_MAX_THREADS / TILES_BLOCK)
 #define TILES_UNROLL 2
 #define TILES_MAX_ROWS 65536
 #define TILES_LONG_ROW 1024

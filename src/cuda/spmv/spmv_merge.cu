@@ -88,17 +88,11 @@ __global__ void merge_partition_kernel(int32_t rows, int64_t nnz, const Offset *
     tile_nz[t] = (Offset)(diagonal - finished);
 }
 
-/* Threads an SM holds: 2048 on sm_80, sm_90 and sm_100; 1536 on the other architectures the
- * default build compiles for (sm_86, sm_89, sm_120), where asking for eight 256-thread blocks an
- * SM is ignored with a ptxas warning. */
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 800 && __CUDA_ARCH__ != 900 && __CUDA_ARCH__ != 1000
-#define MERGE_SM_THREADS 1536
-#else
-#define MERGE_SM_THREADS 2048
-#endif
+/* The blocks below, at most what the SM holds (NZI_SM_MAX_THREADS: 1536 threads on sm_86 / 89 /
+ * 120, where asking for eight 256-thread blocks would be ignored with a ptxas warning). */
 template <typename Value, typename Offset, typename Accum> constexpr int merge_min_blocks() {
     const int wanted = sizeof(Accum) == 8 && (sizeof(Offset) == 8 || sizeof(Value) == 4) ? 6 : 8;
-    return wanted < MERGE_SM_THREADS / MERGE_BLOCK ? wanted : MERGE_SM_THREADS / MERGE_BLOCK;
+    return wanted < NZI_SM_MAX_THREADS / MERGE_BLOCK ? wanted : NZI_SM_MAX_THREADS / MERGE_BLOCK;
 }
 
 /* 8 resident blocks (2048 threads) per SM fit in 32 registers per thread without spilling, except
