@@ -65,9 +65,6 @@ typedef struct light_state {
  * float / 64-bit-offset width): 1280 threads an SM. */
 #define LIGHT_VECTOR_THREADS 256
 #define LIGHT_VECTOR_MIN_BLOCKS 5
-#ifndef LIGHT_QUAD_FLOAT_MIN_BLOCKS
-#define LIGHT_QUAD_FLOAT_MIN_BLOCKS 5
-#endif
 /* Nonzeros per lane one atomic should hand out: few enough that the chunk a vector may be left
  * finishing alone at the end is short, many enough that the counter's atomics (one per chunk
  * instead of one per row) stay far below the SpMV's own traffic. Warp level 32; vector level 16,
@@ -168,11 +165,6 @@ __device__ __forceinline__ void light_store(Value *__restrict__ y, int64_t row, 
 #ifndef LIGHT_ROWS_IN_FLIGHT
 #define LIGHT_ROWS_IN_FLIGHT 4
 #endif
-/* Steps of 4 V entries a vector has in flight in the 16-byte form (a build-time knob: 2 ran FE
- * single 6% faster but the Laplacian 6% slower, and the double kernels spill; H100, session 15). */
-#ifndef LIGHT_QUAD_STEPS
-#define LIGHT_QUAD_STEPS 1
-#endif
 
 /* Four consecutive columns and values at k (a multiple of 4: 16-byte aligned when the arrays
  * are), as 16-byte loads. */
@@ -203,39 +195,34 @@ __device__ __forceinline__ void light_rows_dot(const Offset *starts, const Offse
 #pragma unroll
     for (int r = 0; r < R; r++) sums[r] = Value(0);
     if (Quad) {
-        constexpr int Q = LIGHT_QUAD_STEPS;
+        /* one step of 4 V entries at a time: two in flight ran FE single 6% faster but the
+         * Laplacian 6% slower, and the double kernels spilled (H100, session 15) */
         const int64_t first = (int64_t)starts[0], last = (int64_t)ends[R - 1];
-        for (int64_t k0 = (first & ~(int64_t)3) + 4 * lane; k0 < last; k0 += 4 * V * Q) {
-            int32_t col[Q][4];
-            Value val[Q][4];
+        for (int64_t k0 = (first & ~(int64_t)3) + 4 * lane; k0 < last; k0 += 4 * V) {
+            int32_t col[4];
+            Value val[4];
+            if (k0 + 4 <= nnz && k0 < last) {
+                light_load4(col_indices, values, k0, col, val);
+            } else { /* the last entries of A: no load past its end */
 #pragma unroll
-            for (int q = 0; q < Q; q++) {
-                const int64_t kq = k0 + (int64_t)q * 4 * V;
-                if (kq + 4 <= nnz && kq < last) {
-                    light_load4(col_indices, values, kq, col[q], val[q]);
-                } else { /* past the group, or the last entries of A: no load past its end */
-#pragma unroll
-                    for (int j = 0; j < 4; j++) {
-                        const bool in = kq + j < nnz && kq + j < last;
-                        col[q][j] = in ? __ldg(col_indices + kq + j) : 0;
-                        val[q][j] = in ? __ldg(values + kq + j) : Value(0);
-                    }
+                for (int j = 0; j < 4; j++) {
+                    const bool in = k0 + j < nnz && k0 + j < last;
+                    col[j] = in ? __ldg(col_indices + k0 + j) : 0;
+                    val[j] = in ? __ldg(values + k0 + j) : Value(0);
                 }
             }
 #pragma unroll
-            for (int q = 0; q < Q; q++)
+            for (int j = 0; j < 4; j++) {
+                const int64_t k = k0 + j;
+                if (k < first || k >= last) continue;
+                const Value p = val[j] * __ldg(x + col[j]);
+                int row = 0; /* rows of the group ending at or before k */
 #pragma unroll
-                for (int j = 0; j < 4; j++) {
-                    const int64_t k = k0 + (int64_t)q * 4 * V + j;
-                    if (k < first || k >= last) continue;
-                    const Value p = val[q][j] * __ldg(x + col[q][j]);
-                    int row = 0; /* rows of the group ending at or before k */
+                for (int r = 0; r + 1 < R; r++) row += k >= (int64_t)ends[r];
 #pragma unroll
-                    for (int r = 0; r + 1 < R; r++) row += k >= (int64_t)ends[r];
-#pragma unroll
-                    for (int r = 0; r < R; r++)
-                        if (row == r) sums[r] += p;
-                }
+                for (int r = 0; r < R; r++)
+                    if (row == r) sums[r] += p;
+            }
         }
     } else {
         int64_t longest = 0;
@@ -279,19 +266,11 @@ __device__ __forceinline__ Value light_reduce4(const Value *sums, int lane, unsi
     return u;
 }
 
-/* Blocks an SM the vector-level kernel is compiled for: LIGHT_VECTOR_MIN_BLOCKS, and for the
- * 16-byte form in single precision LIGHT_QUAD_FLOAT_MIN_BLOCKS, a build-time knob that is 5 too:
- * that form fits 40 registers without spilling, but six blocks an SM ran the Laplacian in
- * 319 us against 268 with five (H100, session 15); the double forms spill at 40. */
-template <typename Value, bool Quad> constexpr int light_min_blocks() {
-    return Quad && sizeof(Value) == 4 ? LIGHT_QUAD_FLOAT_MIN_BLOCKS : LIGHT_VECTOR_MIN_BLOCKS;
-}
-
 /* Vector level: each vector fetches `steps` consecutive rows per atomic and computes them in
  * order, LIGHT_ROWS_IN_FLIGHT at a time where V < 32. A vector leaves the loop on its own, so
  * every shuffle names only the vector's lanes. */
 template <typename Value, typename Offset, int V, bool Quad>
-__global__ void __launch_bounds__(LIGHT_VECTOR_THREADS, light_min_blocks<Value, Quad>())
+__global__ void __launch_bounds__(LIGHT_VECTOR_THREADS, LIGHT_VECTOR_MIN_BLOCKS)
 light_vector_kernel(unsigned long long *__restrict__ row_counter, unsigned int rows,
                     unsigned int steps, int64_t nnz, const Offset *__restrict__ row_offsets,
                     const int32_t *__restrict__ col_indices, const Value *__restrict__ values,
@@ -407,30 +386,19 @@ static int light_vector_width(int64_t rows, int64_t nnz, unsigned flags, bool wa
     return 32;
 }
 
-/* The vector level reads four entries a lane with 16-byte loads where A's columns and values
- * start 16-byte aligned (always for arrays the library allocates; a wrapped array may start
- * anywhere, and then the entries are read one at a time). */
-static bool light_quad_ok(const nz_matrix_t *A) {
-    return (((uintptr_t)A->device.col_indices | (uintptr_t)A->device.values) & 15u) == 0;
-}
-
 /* The launch shape: warp level, blocks of the device's maximum block size (at most
  * LIGHT_MAX_THREADS), as many as the device holds at once (the paper's host driver); vector
- * level, LIGHT_VECTOR_THREADS a block and the blocks per SM its registers allow
- * (light_min_blocks: LIGHT_VECTOR_MIN_BLOCKS, or LIGHT_QUAD_FLOAT_MIN_BLOCKS for the 16-byte form
- * in single precision); either way no more vectors than rows. */
-static void light_grid(const nzi_cuda_state_t *cs, const nz_matrix_t *A, int vector_width,
+ * level, LIGHT_VECTOR_THREADS a block and the LIGHT_VECTOR_MIN_BLOCKS per SM its registers
+ * allow; either way no more vectors than rows. */
+static void light_grid(const nzi_cuda_state_t *cs, int64_t rows, int vector_width,
                        bool warp_level, int *threads, int64_t *blocks) {
-    const int64_t rows = A->rows;
     const int limit = warp_level ? LIGHT_MAX_THREADS : LIGHT_VECTOR_THREADS;
     int t = cs->max_threads_per_block < limit ? cs->max_threads_per_block : limit;
     t &= ~31;
     if (t < 32) t = 32;
     int blocks_per_sm = cs->max_threads_per_sm / t;
-    const int vector_blocks = light_quad_ok(A) && vector_width < 32 && A->value_type == NZ_F32
-                                  ? LIGHT_QUAD_FLOAT_MIN_BLOCKS
-                                  : LIGHT_VECTOR_MIN_BLOCKS;
-    if (!warp_level && blocks_per_sm > vector_blocks) blocks_per_sm = vector_blocks;
+    if (!warp_level && blocks_per_sm > LIGHT_VECTOR_MIN_BLOCKS)
+        blocks_per_sm = LIGHT_VECTOR_MIN_BLOCKS;
     if (blocks_per_sm < 1) blocks_per_sm = 1;
     int64_t grid_blocks = (int64_t)cs->sm_count * blocks_per_sm;
     const int64_t vectors_per_block = t / vector_width;
@@ -489,7 +457,7 @@ static nz_status_t light_setup(nz_spmv_plan_t *plan) {
         const int width = light_vector_width(A->rows, A->nnz, plan->flags, warp_level);
         int threads = 0;
         int64_t blocks = 0;
-        light_grid(nzi_cuda(ctx), A, width, warp_level, &threads, &blocks);
+        light_grid(nzi_cuda(ctx), A->rows, width, warp_level, &threads, &blocks);
         const int64_t units = blocks * (threads / (warp_level ? 32 : width));
         state->steps = light_steps(A->rows, A->nnz, width, units, warp_level ? 32 / width : 1,
                                    warp_level, plan->flags);
@@ -559,6 +527,13 @@ static void light_dispatch(int V, bool warp_level, dim3 grid, dim3 block, cudaSt
     }
 }
 
+/* The vector level reads four entries a lane with 16-byte loads where A's columns and values
+ * start 16-byte aligned (always for arrays the library allocates; a wrapped array may start
+ * anywhere, and then the entries are read one at a time). */
+static bool light_quad_ok(const nz_matrix_t *A) {
+    return (((uintptr_t)A->device.col_indices | (uintptr_t)A->device.values) & 15u) == 0;
+}
+
 /* Reset the counter on the stream, then one kernel over all rows. */
 static nz_status_t light_execute_common(const nz_spmv_plan_t *plan, bool warp_level, double alpha,
                                         const void *x, double beta, void *y) {
@@ -571,7 +546,7 @@ static nz_status_t light_execute_common(const nz_spmv_plan_t *plan, bool warp_le
         return nzi_error(ctx, NZ_ERR_INVALID_HANDLE, "LightSpMV plan has no row counter");
     int threads = 0;
     int64_t grid_blocks = 0;
-    light_grid(cs, A, plan->vector_width, warp_level, &threads, &grid_blocks);
+    light_grid(cs, A->rows, plan->vector_width, warp_level, &threads, &grid_blocks);
     NZI_CUDA_TRY(ctx, cudaMemsetAsync(state->row_counter, 0, sizeof(unsigned long long),
                                       cs->stream));
     dim3 grid((unsigned)grid_blocks), block((unsigned)threads);
