@@ -538,9 +538,26 @@ static nz_status_t try_candidate(nz_spmv_plan_t *plan, nz_alg_t alg, unsigned ca
 
 /* Out of host or device memory: a candidate that fails so gives way to the next one on the list,
  * whose plan may need less (csr/tiles builds with about 38 bytes a nonzero of device memory,
- * CSR-vector with none), instead of failing the whole plan. */
-static bool out_of_memory(nz_status_t status) {
-    return status == NZ_ERR_OUT_OF_MEMORY || status == NZ_ERR_DEVICE_OUT_OF_MEMORY;
+ * CSR-vector with none), instead of failing the whole plan. The first such failure is kept (its
+ * status and message) for when no candidate fits. */
+typedef struct oom_note {
+    nz_status_t status; /* NZ_SUCCESS until a candidate runs out of memory */
+    char message[NZI_MESSAGE_SIZE];
+} oom_note_t;
+
+/* true (and the first failure noted) when status is out of host or device memory */
+static bool note_out_of_memory(oom_note_t *note, nz_status_t status, const nz_context_t *ctx) {
+    if (status != NZ_ERR_OUT_OF_MEMORY && status != NZ_ERR_DEVICE_OUT_OF_MEMORY) return false;
+    if (note->status == NZ_SUCCESS) {
+        note->status = status;
+        snprintf(note->message, sizeof note->message, "%s", ctx->message);
+    }
+    return true;
+}
+
+static nz_status_t no_candidate_fits(nz_context_t *ctx, const oom_note_t *note) {
+    return nzi_error(ctx, note->status, "nz_spmv_plan_create: no candidate fits in memory (the "
+                     "first: %s)", note->message);
 }
 
 /* Median seconds of a set-up candidate: CUDA events on the GPU, the wall clock on the CPU (one
@@ -584,8 +601,8 @@ static nz_status_t tune(nz_spmv_plan_t *plan, const nzi_plan_choice_t *choice,
     bool have_best = false;
     double best_seconds = 0;
     int timed = 0;
-    char last[NZI_MESSAGE_SIZE] = "", oom_message[NZI_MESSAGE_SIZE] = "";
-    nz_status_t oom = NZ_SUCCESS;
+    char last[NZI_MESSAGE_SIZE] = "";
+    oom_note_t oom = {NZ_SUCCESS, ""};
     int64_t xlen = plan->op == NZ_OP_N ? A->cols : A->rows;
     int64_t ylen = plan->op == NZ_OP_N ? A->rows : A->cols;
     memset(&best, 0, sizeof best);
@@ -599,11 +616,7 @@ static nz_status_t tune(nz_spmv_plan_t *plan, const nzi_plan_choice_t *choice,
             status = NZ_SUCCESS;
             continue;
         }
-        if (out_of_memory(status)) {
-            if (oom == NZ_SUCCESS) {
-                oom = status;
-                snprintf(oom_message, sizeof oom_message, "%s", ctx->message);
-            }
+        if (note_out_of_memory(&oom, status, ctx)) {
             status = NZ_SUCCESS;
             continue;
         }
@@ -624,9 +637,8 @@ static nz_status_t tune(nz_spmv_plan_t *plan, const nzi_plan_choice_t *choice,
             backend_release(&trial);
         }
     }
-    if (!have_best && oom != NZ_SUCCESS) {
-        status = nzi_error(ctx, oom, "nz_spmv_plan_create: no candidate fits in memory (the "
-                           "first: %s)", oom_message);
+    if (!have_best && oom.status != NZ_SUCCESS) {
+        status = no_candidate_fits(ctx, &oom);
         goto cleanup;
     }
     if (!have_best) {
@@ -661,8 +673,8 @@ nz_status_t nzi_plan_auto(nz_spmv_plan_t *plan) {
     nz_matrix_stats_t stats;
     nzi_plan_choice_t choice;
     nzi_plan_request_t request = {plan->backend, A->format, plan->op, plan->flags, NULL};
-    char last[NZI_MESSAGE_SIZE] = "", oom_message[NZI_MESSAGE_SIZE] = "";
-    nz_status_t oom = NZ_SUCCESS;
+    char last[NZI_MESSAGE_SIZE] = "";
+    oom_note_t oom = {NZ_SUCCESS, ""};
     NZI_TRY(nzi_plan_row_stats(ctx, A, plan->op, &stats));
     nz_status_t status = nzi_plan_choose(&stats, &request, &choice);
     if (status < 0)
@@ -689,19 +701,11 @@ nz_status_t nzi_plan_auto(nz_spmv_plan_t *plan) {
             nzi_clear_error(ctx);
             return NZ_SUCCESS;
         }
-        if (out_of_memory(status)) { /* the next candidate may need less */
-            if (oom == NZ_SUCCESS) {
-                oom = status;
-                snprintf(oom_message, sizeof oom_message, "%s", ctx->message);
-            }
-            continue;
-        }
+        if (note_out_of_memory(&oom, status, ctx)) continue; /* the next may need less */
         if (status != NZ_ERR_UNSUPPORTED) return status;
         snprintf(last, sizeof last, "%s", ctx->message);
     }
-    if (oom != NZ_SUCCESS)
-        return nzi_error(ctx, oom, "nz_spmv_plan_create: no candidate fits in memory (the first: "
-                         "%s)", oom_message);
+    if (oom.status != NZ_SUCCESS) return no_candidate_fits(ctx, &oom);
     return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
                      "nz_spmv_plan_create: the %s refused every candidate for %s (last: %s)",
                      where, nz_format_name(A->format), last);
