@@ -2,11 +2,14 @@
 """compare-real.py: per-matrix SpMV speedups of two `nz bench` CSVs (before, after), each
 Nonzero's best kernel against cuSPARSE's best in the same run, and which matrices lost ground.
 
-usage: compare-real.py BEFORE.csv[.gz] AFTER.csv[.gz] [--source file|generated] [--threshold 0.9]
+usage: compare-real.py BEFORE.csv[.gz] AFTER.csv[.gz] [BEFORE2 AFTER2] [--source file|generated]
+                       [--threshold 0.9]
 Prints one line per (matrix, precision) present in both, then a summary: the geometric means of
 the speedups, the matrices whose speedup fell below threshold x the earlier one, and those whose
 own best time (a different process: cuSPARSE's time moves between runs too) grew by more than
-1 / threshold."""
+1 / threshold. With a second pair (both builds run again, interleaved): the same for it, then
+the matrices that lost ground in both pairs, and as the yardstick for those counts how many moved
+as far between the two runs of the same build (BEFORE2 against BEFORE, AFTER2 against AFTER)."""
 import csv
 import gzip
 import math
@@ -43,10 +46,33 @@ def main(argv):
             source = argv[i + 1]
         if a == "--threshold":
             threshold = float(argv[i + 1])
-    if len(args) < 2:
+    if len(args) not in (2, 4):
         print(__doc__)
         return 2
-    before, after = speedups(args[0], source), speedups(args[1], source)
+    if len(args) == 4:
+        return compare_pairs(args, source, threshold)
+    return compare(speedups(args[0], source), speedups(args[1], source), threshold)
+
+
+def lost(before, after, threshold):
+    """(matrix, precision) whose speedup over cuSPARSE in `after` is below threshold x before's"""
+    return {k for k in set(before) & set(after)
+            if after[k][1] / after[k][0] < threshold * before[k][1] / before[k][0]}
+
+
+def compare_pairs(args, source, threshold):
+    b1, a1, b2, a2 = (speedups(a, source) for a in args)
+    status = compare(b1, a1, threshold) or compare(b2, a2, threshold)
+    both = sorted(lost(b1, a1, threshold) & lost(b2, a2, threshold))
+    print(f"# lost ground (below {threshold:g} x the earlier speedup) in both pairs: {len(both)}"
+          + "".join(f"; {k[0]} {k[1]}" for k in both))
+    print(f"# the same build run twice, as far apart: before {len(lost(b1, b2, threshold))}, "
+          f"after {len(lost(a1, a2, threshold))}; in both directions for both builds: "
+          f"{len((lost(b1, b2, threshold) | lost(b2, b1, threshold)) & (lost(a1, a2, threshold) | lost(a2, a1, threshold)))}")
+    return status
+
+
+def compare(before, after, threshold):
     keys = sorted(set(before) & set(after))
     logs_b, logs_a, worse, slower, log_t = [], [], [], [], []
     print(f"{'matrix':40s} {'prec':6s} {'before':>7s} {'after':>7s}  after's best kernel")
