@@ -144,6 +144,23 @@ int nzi_cuda_vector_width(const nz_context_t *ctx, const nz_matrix_t *A);
 int nzi_cuda_vector_warps(const nz_context_t *ctx, const nz_matrix_t *A, int width,
                           unsigned flags);
 
+/* The first i in [0, n) with (keys[i] >> shift) >= value in keys sorted ascending, n if none: the
+ * start of bucket `value` in sorted keys, found without atomics or a scan (the device transpose's
+ * column starts, csr/tiles' tile starts). */
+template <typename Key, typename Index>
+static __device__ __forceinline__ Index nzi_lower_bound(const Key *__restrict__ keys, Index n,
+                                                        uint64_t value, int shift) {
+    Index low = 0, high = n;
+    while (low < high) {
+        const Index mid = low + (high - low) / 2;
+        if ((uint64_t)(keys[mid] >> shift) < value)
+            low = mid + 1;
+        else
+            high = mid;
+    }
+    return low;
+}
+
 /* ---- formats other than CSR ---------------------------------------------------------------- */
 /* A device matrix of format F != CSR keeps the host layout of F (nzi_ell_t, nzi_sell_t, ...) with
  * device pointers in it. device_formats.cu copies and frees those arrays; one .cu per format has

@@ -215,13 +215,7 @@ __global__ void __launch_bounds__(TILES_BUILD_BLOCK)
                         int64_t *__restrict__ tile_ptr) {
     const int64_t t = (int64_t)blockIdx.x * TILES_BUILD_BLOCK + threadIdx.x;
     if (t > tiles) return;
-    int64_t lo = 0, hi = n;
-    while (lo < hi) {
-        const int64_t mid = lo + (hi - lo) / 2;
-        if ((keys[mid] >> shift) < (uint64_t)t) lo = mid + 1;
-        else hi = mid;
-    }
-    tile_ptr[t] = lo;
+    tile_ptr[t] = nzi_lower_bound(keys, n, (uint64_t)t, shift);
 }
 
 template <typename Value, typename Index>

@@ -41,15 +41,7 @@ __global__ void column_starts_kernel(int32_t cols, Offset nnz, const uint32_t *_
                                      Offset *__restrict__ starts) {
     const int64_t j = (int64_t)blockIdx.x * TRANSPOSE_BLOCK + threadIdx.x;
     if (j > cols) return;
-    Offset low = 0, high = nnz;
-    while (low < high) {
-        const Offset mid = low + (high - low) / 2;
-        if ((int64_t)sorted[mid] < j)
-            low = mid + 1;
-        else
-            high = mid;
-    }
-    starts[j] = low;
+    starts[j] = nzi_lower_bound(sorted, nnz, (uint64_t)j, 0);
 }
 
 /* The row holding nonzero k: the smallest r in [low, high] with row_offsets[r + 1] > k (empty
