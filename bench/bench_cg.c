@@ -224,7 +224,7 @@ static int fe_case(nz_context_t *ctx, const nzb_cg_options_t *o, int64_t N, int 
     nz_matrix_info(ctx, &mi, gpu ? dA : M);
     row_from_result(&r, &mi, st, &res);
     {
-        double vectors = (o->precond == NZ_PRECOND_JACOBI ? 13.0 : 11.0) * (double)n * (double)vs;
+        double vectors = (o->precond == NZ_PRECOND_JACOBI ? 12.0 : 10.0) * (double)n * (double)vs;
         double spmv = (double)mi.bytes + 2.0 * (double)n * (double)vs;
         r.floor_us = copy_gbs > 0 ? 1e6 * (spmv + vectors) / (copy_gbs * 1e9) : 0;
     }
@@ -408,7 +408,7 @@ int nzb_bench_cg(const nzb_cg_options_t *options) {
             o.rtol);
     fprintf(out, "floor = (matrix arrays + x + y + %d n vector values) / copy bandwidth per "
                  "iteration; MUPS = unknowns x iterations / solve time / 1e6\n\n",
-            o.precond == NZ_PRECOND_JACOBI ? 13 : 11);
+            o.precond == NZ_PRECOND_JACOBI ? 12 : 10);
     if (want_cpu) {
         double copy = o.cpu_copy_gbs, triad = 0;
         size_t array_bytes = 0;

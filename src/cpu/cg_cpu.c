@@ -29,14 +29,12 @@ static cg_cpu_state_t *cpu_state(const nzi_cg_work_t *w) { return (cg_cpu_state_
         for (int64_t i = lo; i < hi; i++) sum += (double)a[i] * (double)b[i];                   \
         return sum;                                                                             \
     }                                                                                           \
-    static void block_update_##S(void *x_, void *r_, const void *p_, const void *q_,            \
-                                 const void *dinv_, double alpha, int64_t lo, int64_t hi,       \
-                                 double *rr, double *rz) {                                      \
-        T *x = (T *)x_, *r = (T *)r_;                                                           \
-        const T *p = (const T *)p_, *q = (const T *)q_, *dinv = (const T *)dinv_;               \
+    static void block_update_r_##S(void *r_, const void *q_, const void *dinv_, double alpha,   \
+                                   int64_t lo, int64_t hi, double *rr, double *rz) {            \
+        T *r = (T *)r_;                                                                         \
+        const T *q = (const T *)q_, *dinv = (const T *)dinv_;                                   \
         double srr = 0.0, srz = 0.0;                                                            \
         for (int64_t i = lo; i < hi; i++) {                                                     \
-            x[i] = (T)((double)x[i] + alpha * (double)p[i]);                                    \
             T ri = (T)((double)r[i] - alpha * (double)q[i]);                                    \
             r[i] = ri;                                                                          \
             double zi = dinv != NULL ? (double)ri * (double)dinv[i] : (double)ri;              \
@@ -46,13 +44,19 @@ static cg_cpu_state_t *cpu_state(const nzi_cg_work_t *w) { return (cg_cpu_state_
         *rr = srr;                                                                              \
         *rz = srz;                                                                              \
     }                                                                                           \
-    static void block_update_p_##S(void *p_, const void *r_, const void *dinv_, double beta,    \
-                                   int64_t lo, int64_t hi) {                                    \
-        T *p = (T *)p_;                                                                         \
+    /* x += alpha p (x != NULL), then p = M^-1 r + beta p (update_p) */                          \
+    static void block_update_xp_##S(void *x_, void *p_, const void *r_, const void *dinv_,      \
+                                    double alpha, double beta, int update_p, int64_t lo,        \
+                                    int64_t hi) {                                               \
+        T *x = (T *)x_, *p = (T *)p_;                                                           \
         const T *r = (const T *)r_, *dinv = (const T *)dinv_;                                   \
         for (int64_t i = lo; i < hi; i++) {                                                     \
-            double zi = dinv != NULL ? (double)r[i] * (double)dinv[i] : (double)r[i];          \
-            p[i] = (T)(zi + beta * (double)p[i]);                                               \
+            const double pi = (double)p[i];                                                     \
+            if (x != NULL) x[i] = (T)((double)x[i] + alpha * pi);                               \
+            if (update_p) {                                                                     \
+                double zi = dinv != NULL ? (double)r[i] * (double)dinv[i] : (double)r[i];      \
+                p[i] = (T)(zi + beta * pi);                                                     \
+            }                                                                                   \
         }                                                                                       \
     }                                                                                           \
     static void block_residual_##S(void *r_, void *p_, const void *b_, const void *q_,          \
@@ -262,6 +266,7 @@ static nz_status_t cpu_residual(nzi_cg_work_t *w, const void *b, int init) {
 
 static nz_status_t cpu_dot_pq(nzi_cg_work_t *w) {
     cg_cpu_state_t *st = cpu_state(w);
+    w->scalars->x_pending = 0;
     if (w->scalars->state != NZI_CG_RUNNING) return NZ_SUCCESS;
     const int f32 = w->value_type == NZ_F32;
     NZI_CG_FOR_BLOCKS(w, st,
@@ -271,33 +276,35 @@ static nz_status_t cpu_dot_pq(nzi_cg_work_t *w) {
     return NZ_SUCCESS;
 }
 
-static nz_status_t cpu_update_xr(nzi_cg_work_t *w, void *x) {
+static nz_status_t cpu_update_r(nzi_cg_work_t *w) {
     cg_cpu_state_t *st = cpu_state(w);
     if (w->scalars->state != NZI_CG_RUNNING) return NZ_SUCCESS;
     const int f32 = w->value_type == NZ_F32;
     const double alpha = w->scalars->alpha;
     NZI_CG_FOR_BLOCKS(w, st, {
         if (f32)
-            block_update_f32(x, w->r, w->p, w->q, w->dinv, alpha, lo, hi, &st->partials[2 * blk],
-                             &st->partials[2 * blk + 1]);
+            block_update_r_f32(w->r, w->q, w->dinv, alpha, lo, hi, &st->partials[2 * blk],
+                               &st->partials[2 * blk + 1]);
         else
-            block_update_f64(x, w->r, w->p, w->q, w->dinv, alpha, lo, hi, &st->partials[2 * blk],
-                             &st->partials[2 * blk + 1]);
+            block_update_r_f64(w->r, w->q, w->dinv, alpha, lo, hi, &st->partials[2 * blk],
+                               &st->partials[2 * blk + 1]);
     });
     nzi_cg_after_update(w->scalars, sum_partials(st, 0), sum_partials(st, 1));
     return NZ_SUCCESS;
 }
 
-static nz_status_t cpu_update_p(nzi_cg_work_t *w) {
+static nz_status_t cpu_update_xp(nzi_cg_work_t *w, void *x) {
     cg_cpu_state_t *st = cpu_state(w);
-    if (w->scalars->state != NZI_CG_RUNNING) return NZ_SUCCESS;
+    const int update_p = w->scalars->state == NZI_CG_RUNNING;
+    void *xs = w->scalars->x_pending ? x : NULL;
+    if (xs == NULL && !update_p) return NZ_SUCCESS;
     const int f32 = w->value_type == NZ_F32;
-    const double beta = w->scalars->beta;
+    const double alpha = w->scalars->alpha, beta = w->scalars->beta;
     NZI_CG_FOR_BLOCKS(w, st, {
         if (f32)
-            block_update_p_f32(w->p, w->r, w->dinv, beta, lo, hi);
+            block_update_xp_f32(xs, w->p, w->r, w->dinv, alpha, beta, update_p, lo, hi);
         else
-            block_update_p_f64(w->p, w->r, w->dinv, beta, lo, hi);
+            block_update_xp_f64(xs, w->p, w->r, w->dinv, alpha, beta, update_p, lo, hi);
     });
     return NZ_SUCCESS;
 }
@@ -324,7 +331,7 @@ static nz_status_t cpu_synchronize(nzi_cg_work_t *w) {
 
 const nzi_cg_ops_t nzi_cg_cpu_ops = {
     cpu_create, cpu_destroy,  cpu_jacobi,      cpu_norm2,       cpu_zero,
-    cpu_residual,       cpu_dot_pq,   cpu_update_xr,   cpu_update_p,    cpu_get_scalars,
+    cpu_residual,       cpu_dot_pq,   cpu_update_r,    cpu_update_xp,   cpu_get_scalars,
     cpu_set_scalars,    cpu_get_history, cpu_synchronize, NULL,         NULL,
     NULL,
 };

@@ -47,7 +47,9 @@ typedef struct nzi_cg_scalars {
     int64_t max_iterations;
     int64_t bad_row;    /* Jacobi setup: first row with a non-positive or missing diagonal */
     int32_t state;      /* NZI_CG_* */
-    int32_t pad;
+    int32_t x_pending;  /* 1 from an iteration's r update (nzi_cg_after_update) until its x update
+                         * (the ops' update_xp, which runs after the state may have stopped);
+                         * cleared by dot_pq */
 } nzi_cg_scalars_t;
 
 /* The finite test without <math.h> in device code: NaN fails x == x, Inf fails x - x == 0. */
@@ -63,6 +65,7 @@ static inline NZI_CG_HD void nzi_cg_after_init(nzi_cg_scalars_t *s, double rr, d
     s->rr = rr;
     s->rz = rz;
     s->iterations = 0;
+    s->x_pending = 0;
     nzi_cg_record(s, rr);
     if (!nzi_cg_finite(rr) || !nzi_cg_finite(rz))
         s->state = NZI_CG_BREAKDOWN_NAN;
@@ -86,9 +89,11 @@ static inline NZI_CG_HD void nzi_cg_after_pq(nzi_cg_scalars_t *s, double pq) {
         s->alpha = s->rz / pq;
 }
 
-/* After x += alpha p, r -= alpha q, z = M^-1 r with the new rr = r'r and rz = r'z. */
+/* After r -= alpha q, z = M^-1 r with the new rr = r'r and rz = r'z (x += alpha p follows in
+ * update_xp, whatever the new state). */
 static inline NZI_CG_HD void nzi_cg_after_update(nzi_cg_scalars_t *s, double rr, double rz) {
     if (s->state != NZI_CG_RUNNING) return;
+    s->x_pending = 1;
     s->iterations++;
     s->rr = rr;
     nzi_cg_record(s, rr);

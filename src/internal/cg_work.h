@@ -41,12 +41,14 @@ typedef struct nzi_cg_ops {
     /* With q = A x: r = b - q, p = M^-1 r, then nzi_cg_after_init (init != 0) or just
      * scalars->result = r'r (init == 0, the final true residual). */
     nz_status_t (*residual)(nzi_cg_work_t *w, const void *b, int init);
-    /* pq = p'q, then nzi_cg_after_pq. */
+    /* scalars->x_pending = 0 (whatever the state); pq = p'q, then nzi_cg_after_pq. */
     nz_status_t (*dot_pq)(nzi_cg_work_t *w);
-    /* x += alpha p, r -= alpha q, rr = r'r, rz = r'M^-1 r, then nzi_cg_after_update. */
-    nz_status_t (*update_xr)(nzi_cg_work_t *w, void *x);
-    /* p = M^-1 r + beta p */
-    nz_status_t (*update_p)(nzi_cg_work_t *w);
+    /* r -= alpha q, rr = r'r, rz = r'M^-1 r, then nzi_cg_after_update (which sets x_pending). */
+    nz_status_t (*update_r)(nzi_cg_work_t *w);
+    /* x += alpha p where x_pending (even when the update stopped the iteration), then
+     * p = M^-1 r + beta p while RUNNING: x rides on the pass that reads p anyway (n fewer values
+     * moved an iteration than updating x beside r). */
+    nz_status_t (*update_xp)(nzi_cg_work_t *w, void *x);
     /* Copy the scalars to / from the host (GPU: waits for the stream). */
     nz_status_t (*get_scalars)(nzi_cg_work_t *w, nzi_cg_scalars_t *host);
     nz_status_t (*set_scalars)(nzi_cg_work_t *w, const nzi_cg_scalars_t *host);

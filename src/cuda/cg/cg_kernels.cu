@@ -7,9 +7,11 @@
 /* ---- design -----------------------------------------------------------------------------------
  * One CG iteration is the SpMV q = A p (through the plan) plus three kernels:
  *   dot_pq     pq = p'q                                   reads 2n
- *   update_xr  x += alpha p, r -= alpha q, rr = r'r,       reads 4n (5n Jacobi), writes 2n
- *              rz = r'D^-1 r
- *   update_p   p = D^-1 r + beta p                        reads 2n (3n Jacobi), writes n
+ *   update_r   r -= alpha q, rr = r'r, rz = r'D^-1 r       reads 2n (3n Jacobi), writes n
+ *   update_xp  x += alpha p, p = D^-1 r + beta p           reads 3n (4n Jacobi), writes 2n
+ * 10n values moved besides the SpMV (12n Jacobi): x rides on the pass that reads p anyway, n
+ * fewer than updating x beside r. x_pending (set by the update of r) tells update_xp to add
+ * alpha p even when that update stopped the iteration; dot_pq clears it.
  * Every reduction is two-stage and deterministic: each block reduces its grid-stride slice with a
  * fixed shuffle tree and stores one partial; the last block to finish (a ticket counter, the only
  * atomic) sums the partials in block order and runs the scalar state machine of cg_work.h
@@ -98,6 +100,8 @@ template <typename T>
 __global__ void __launch_bounds__(CG_THREADS)
 cg_dot_kernel(int64_t n, const T *a, const T *b, nzi_cg_scalars_t *s, double *partials,
               unsigned int *counter, int mode) {
+    /* every block of the previous update_xp has read x_pending (stream order) */
+    if (mode == 0 && blockIdx.x == 0 && threadIdx.x == 0) s->x_pending = 0;
     if (mode == 0 && s->state != NZI_CG_RUNNING) return;
     double v[1] = {0.0}, total[1];
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
@@ -113,14 +117,13 @@ cg_dot_kernel(int64_t n, const T *a, const T *b, nzi_cg_scalars_t *s, double *pa
 
 template <typename T, bool Jacobi>
 __global__ void __launch_bounds__(CG_THREADS)
-cg_update_xr_kernel(int64_t n, T *x, T *r, const T *p, const T *q, const T *dinv,
-                    nzi_cg_scalars_t *s, double *partials, unsigned int *counter) {
+cg_update_r_kernel(int64_t n, T *r, const T *q, const T *dinv, nzi_cg_scalars_t *s,
+                   double *partials, unsigned int *counter) {
     if (s->state != NZI_CG_RUNNING) return;
     const double alpha = s->alpha;
     double v[2] = {0.0, 0.0}, total[2];
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        x[i] = (T)((double)x[i] + alpha * (double)p[i]);
         const T ri = (T)((double)r[i] - alpha * (double)q[i]);
         r[i] = ri;
         const double zi = Jacobi ? (double)ri * (double)dinv[i] : (double)ri;
@@ -131,15 +134,21 @@ cg_update_xr_kernel(int64_t n, T *x, T *r, const T *p, const T *q, const T *dinv
         nzi_cg_after_update(s, total[0], total[1]);
 }
 
+/* x += alpha p where x_pending, then p = D^-1 r + beta p while RUNNING (both tests uniform). */
 template <typename T, bool Jacobi>
 __global__ void __launch_bounds__(CG_THREADS)
-cg_update_p_kernel(int64_t n, T *p, const T *r, const T *dinv, const nzi_cg_scalars_t *s) {
-    if (s->state != NZI_CG_RUNNING) return;
-    const double beta = s->beta;
+cg_update_xp_kernel(int64_t n, T *x, T *p, const T *r, const T *dinv, const nzi_cg_scalars_t *s) {
+    const bool update_x = s->x_pending != 0, update_p = s->state == NZI_CG_RUNNING;
+    if (!update_x && !update_p) return;
+    const double alpha = s->alpha, beta = s->beta;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        const double zi = Jacobi ? (double)r[i] * (double)dinv[i] : (double)r[i];
-        p[i] = (T)(zi + beta * (double)p[i]);
+        const double pi = (double)p[i];
+        if (update_x) x[i] = (T)((double)x[i] + alpha * pi);
+        if (update_p) {
+            const double zi = Jacobi ? (double)r[i] * (double)dinv[i] : (double)r[i];
+            p[i] = (T)(zi + beta * pi);
+        }
     }
 }
 
@@ -324,32 +333,34 @@ static nz_status_t cuda_residual(nzi_cg_work_t *w, const void *b, int init) {
     return NZ_SUCCESS;
 }
 
-static nz_status_t cuda_update_xr(nzi_cg_work_t *w, void *x) {
+static nz_status_t cuda_update_r(nzi_cg_work_t *w) {
     nz_context_t *ctx = w->ctx;
     cg_cuda_state_t *st = cuda_state(w);
     cudaStream_t stream = nzi_cuda(ctx)->stream;
     if (w->jacobi)
-        CG_DISPATCH_T(w, (cg_update_xr_kernel<T, true><<<(unsigned)st->grid, CG_THREADS, 0, stream>>>(
-                             w->n, (T *)x, (T *)w->r, (const T *)w->p, (const T *)w->q,
-                             (const T *)w->dinv, w->scalars, st->partials, st->counter)));
+        CG_DISPATCH_T(w, (cg_update_r_kernel<T, true><<<(unsigned)st->grid, CG_THREADS, 0, stream>>>(
+                             w->n, (T *)w->r, (const T *)w->q, (const T *)w->dinv, w->scalars,
+                             st->partials, st->counter)));
     else
-        CG_DISPATCH_T(w, (cg_update_xr_kernel<T, false><<<(unsigned)st->grid, CG_THREADS, 0, stream>>>(
-                             w->n, (T *)x, (T *)w->r, (const T *)w->p, (const T *)w->q,
-                             (const T *)w->dinv, w->scalars, st->partials, st->counter)));
+        CG_DISPATCH_T(w, (cg_update_r_kernel<T, false><<<(unsigned)st->grid, CG_THREADS, 0, stream>>>(
+                             w->n, (T *)w->r, (const T *)w->q, (const T *)w->dinv, w->scalars,
+                             st->partials, st->counter)));
     NZI_CUDA_LAUNCH_CHECK(ctx);
     return NZ_SUCCESS;
 }
 
-static nz_status_t cuda_update_p(nzi_cg_work_t *w) {
+static nz_status_t cuda_update_xp(nzi_cg_work_t *w, void *x) {
     nz_context_t *ctx = w->ctx;
     cg_cuda_state_t *st = cuda_state(w);
     cudaStream_t stream = nzi_cuda(ctx)->stream;
     if (w->jacobi)
-        CG_DISPATCH_T(w, (cg_update_p_kernel<T, true><<<(unsigned)st->grid, CG_THREADS, 0, stream>>>(
-                             w->n, (T *)w->p, (const T *)w->r, (const T *)w->dinv, w->scalars)));
+        CG_DISPATCH_T(w, (cg_update_xp_kernel<T, true><<<(unsigned)st->grid, CG_THREADS, 0, stream>>>(
+                             w->n, (T *)x, (T *)w->p, (const T *)w->r, (const T *)w->dinv,
+                             w->scalars)));
     else
-        CG_DISPATCH_T(w, (cg_update_p_kernel<T, false><<<(unsigned)st->grid, CG_THREADS, 0, stream>>>(
-                             w->n, (T *)w->p, (const T *)w->r, (const T *)w->dinv, w->scalars)));
+        CG_DISPATCH_T(w, (cg_update_xp_kernel<T, false><<<(unsigned)st->grid, CG_THREADS, 0, stream>>>(
+                             w->n, (T *)x, (T *)w->p, (const T *)w->r, (const T *)w->dinv,
+                             w->scalars)));
     NZI_CUDA_LAUNCH_CHECK(ctx);
     return NZ_SUCCESS;
 }
@@ -410,7 +421,7 @@ static nz_status_t cuda_replay(nzi_cg_work_t *w) {
 
 static const nzi_cg_ops_t cg_cuda_ops = {
     cuda_create,      cuda_destroy,     cuda_jacobi,      cuda_norm2,         cuda_zero,
-    cuda_residual,    cuda_dot_pq,      cuda_update_xr,   cuda_update_p,      cuda_get_scalars,
+    cuda_residual,    cuda_dot_pq,      cuda_update_r,    cuda_update_xp,     cuda_get_scalars,
     cuda_set_scalars, cuda_get_history, cuda_synchronize, cuda_capture_begin, cuda_capture_end,
     cuda_replay,
 };
