@@ -473,8 +473,10 @@ static void backend_release(nz_spmv_plan_t *plan) {
  *             rail against plain CSR-vector: 1.14x / 1.16x faster (single / double) with four
  *             loads in flight per lane, 0.98x / 1.07x with the eight it now runs on such rows;
  *             on shorter rows (fe3d, V = 8) 1.01x / 0.88x: fewer bytes, more instructions, so
- *             not asked for there. Refused too where CSR-vector splits rows over warps (session
- *             12: plain with eight warps a row beat them on rail, spmv_csr_layout.cu).
+ *             not asked for there. Where CSR-vector splits rows over warps they run four loads
+ *             in flight, eight blocks an SM in single, each warp a contiguous share of its row
+ *             (H100, session 16, rail with hints: 37.6 -> 35.0 us single, 50.3 -> 49.6 double;
+ *             before that form they lost to plain rows split over warps, session 12).
  *   reorder   csr/atomic under the hot-columns rule (nzi_plan_hot_columns): columns renumbered
  *             by degree, so the most-read entries of x share lines and stay in L1, and COO's
  *             scatter on a row index array (spmv_csr_layout.cu). H200, R-MAT 20, session 13:

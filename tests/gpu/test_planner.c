@@ -164,9 +164,9 @@ static void check_auto(const nz_matrix_t *H, const char *name) {
             NZT_CHECK(!(info.flags & NZI_PLAN_IF_PAYS), "%s: the internal flag 0x%x leaked into "
                       "the plan's flags 0x%x", label, NZI_PLAN_IF_PAYS, info.flags);
             /* the planner's CSR-vector plans on 32-lane rows (no panels, not tiny) carry
-             * compressed indices exactly where enough nonzeros fit 16 bits and the rows are not
-             * split over warps; elsewhere the build refused them and the plan runs plain;
-             * shorter rows never get them */
+             * compressed indices exactly where enough nonzeros fit 16 bits, rows split over
+             * warps or not; elsewhere the build refused them and the plan runs plain; shorter
+             * rows never get them */
             NZT_CHECK(info.vector_warps == 1 || (info.alg == NZ_ALG_VECTOR &&
                                                  info.vector_width == 32 &&
                                                  (info.vector_warps == 2 || info.vector_warps == 4 ||
@@ -181,7 +181,7 @@ static void check_auto(const nz_matrix_t *H, const char *name) {
                      !(info.flags & NZ_PLAN_COLUMN_PANELS)) {
                 const double share = narrow_share(H, info.vector_width);
                 NZT_CHECK(((info.flags & NZ_PLAN_COMPRESS_INDICES) != 0) ==
-                              (share >= NZI_SEGMENTS_MIN_NARROW_SHARE && info.vector_warps == 1),
+                              (share >= NZI_SEGMENTS_MIN_NARROW_SHARE),
                           "%s: %.3f of the nonzeros fit 16 bits (width %d, %d warps a row), plan "
                           "flags 0x%x", label, share, info.vector_width, info.vector_warps,
                           info.flags);

@@ -119,15 +119,6 @@ nz_status_t nzi_cuda_layout_setup(nz_spmv_plan_t *plan, const nzi_cuda_spmv_ops_
         }
     } else if (layout == NZ_PLAN_COMPRESS_INDICES) {
         st->width = nzi_cuda_vector_width(ctx, A); /* CSR-vector's V: per-row or segment bases */
-        if ((plan->flags & NZI_PLAN_IF_PAYS) &&
-            nzi_cuda_vector_warps(ctx, A, st->width, plan->flags) > 1) {
-            /* rows too few for the device: plain CSR-vector splits them over warps, which ran
-             * faster than 16-bit columns with one warp a row (H200, rail 4096 x 1M, W = 8:
-             * 33.5 / 45.0 us against 36.0 / 46.0 us, single / double) */
-            status = nzi_error(ctx, NZ_ERR_UNSUPPORTED, "%s: CSR-vector splits these rows over "
-                               "warps: compressed indices would not pay", what);
-            goto cleanup;
-        }
         NZI_CHECK(nzi_layout_compress_build(ctx, A, st, &bytes));
         if ((plan->flags & NZI_PLAN_IF_PAYS) &&
             (double)st->narrow_nnz < NZI_SEGMENTS_MIN_NARROW_SHARE * (double)A->nnz) {

@@ -22,10 +22,12 @@
  *                                      hints and compressed indices 4 or 8)
  *   NZ_TUNE_VECTOR_WARPS=1|2|4|8       warps per row where V = 32 (mixed precision always 1)
  * With V = 32 and fewer rows than the device holds warps, W warps share each row (vector_run):
- * warp p of a row takes its steps p, p + W, ...; the W sums meet in shared memory.
+ * warp p of a row takes the p-th of W contiguous shares of the row's 32-element units (their
+ * lengths within one unit of each other); the W sums meet in shared memory.
  * NZ_PLAN_COMPRESS_INDICES reads the columns as 16-bit offsets from a base per row (V < 32) or
  * per aligned 32 nonzeros (V == 32) (the plan's layout, spmv_csr_segments.cu): 2 bytes less per
- * nonzero where they fit.
+ * nonzero where they fit. On rows split over warps that form runs its own kernel
+ * (csr_vector_split_packed_kernel: U = 4, eight blocks an SM in single).
  * NZ_PLAN_CACHE_HINTS loads row_offsets, col_indices and values as streaming (ld.global.cs,
  * evict-first; nzi_ld_matrix) so the matrix stream does not evict x from L2; x stays on the
  * read-only path. The hints change no value: results are identical with and without them.
@@ -40,6 +42,13 @@
 #define VECTOR_WARPS (VECTOR_BLOCK / 32)
 /* Grid-stride grid: this many times what the device holds at once, to smooth the tail. */
 #define VECTOR_WAVES 4
+/* 16-bit columns on rows split over warps: U = 4 (csr_vector_launch_width) and eight blocks an
+ * SM (32 registers, no spill) for float values and 32-bit offsets, six (40 registers) for double
+ * or 64-bit offsets, which spill at 32: the form measured fastest for them (session 16, rail
+ * probes, docs/PERF_NOTES.md). */
+#define VECTOR_SPLIT_PACKED_UNROLL 4
+#define VECTOR_SPLIT_PACKED_MIN_BLOCKS 8
+#define VECTOR_SPLIT_PACKED_MIN_BLOCKS_WIDE 6
 
 /* The loop index of csr_vector_kernel's steps (see Step there). */
 template <bool Split, typename Offset> struct step_index { typedef Offset type; };
@@ -74,12 +83,12 @@ static __device__ __forceinline__ void split_store(Accum sum, bool active, int64
  * Packed: columns from the 16-bit segments (NZ_PLAN_COMPRESS_INDICES, nzi_col_segments_t);
  * the same columns, so the same sums bit for bit. */
 template <typename Value, typename Offset, int V, int U, bool BetaZero, bool Hints,
-          bool Packed, bool Split, typename Accum = Value>
-__global__ void __launch_bounds__(VECTOR_BLOCK)
-    csr_vector_kernel(int32_t rows, const Offset *__restrict__ row_offsets,
-                      const int32_t *__restrict__ col_indices, nzi_col_segments_t segments,
-                      const Value *__restrict__ values, const Value *__restrict__ x, Accum alpha,
-                      Accum beta, Value *__restrict__ y, int warps) {
+          bool Packed, bool Split, typename Accum>
+static __device__ __forceinline__ void
+    csr_vector_body(int32_t rows, const Offset *__restrict__ row_offsets,
+                    const int32_t *__restrict__ col_indices, nzi_col_segments_t segments,
+                    const Value *__restrict__ values, const Value *__restrict__ x, Accum alpha,
+                    Accum beta, Value *__restrict__ y, int warps) {
     static_assert(!Split || V == 32, "warps per row only with 32 lanes per row");
     constexpr int ROWS_PER_WARP = 32 / V;
     const int W = Split ? warps : 1; /* warps per row: a power of two dividing VECTOR_WARPS */
@@ -89,8 +98,7 @@ __global__ void __launch_bounds__(VECTOR_BLOCK)
     const int part = Split ? (warp_in_block & (W - 1)) : 0; /* this warp's share of its row */
     const int64_t block_rows = (int64_t)(VECTOR_WARPS / W) * ROWS_PER_WARP;
     const int64_t block_stride = (int64_t)gridDim.x * block_rows;
-    /* a step of one warp: Offset when one warp walks the row (as before), 64 bits when W warps
-     * interleave (base + V * U * W must not wrap near 2^31) */
+    /* the loop index: Offset when one warp walks the row, 64 bits when W warps share it */
     typedef typename step_index<Split, Offset>::type Step;
 
     /* The loop bound is uniform over the block (the split store's barriers need that), so all
@@ -110,10 +118,20 @@ __global__ void __launch_bounds__(VECTOR_BLOCK)
         }
 
         /* V == 32 on a row longer than 32: start at a 32-element boundary (aligned segments) */
-        const Offset start = (V == 32 && end - begin > 32) ? begin - (begin & 31) : begin;
+        Offset start = (V == 32 && end - begin > 32) ? begin - (begin & 31) : begin;
+        Offset lo = begin, hi = end; /* the elements this warp (vector) sums */
+        if (Split) {
+            /* warp `part` of W: a contiguous share of the row's 32-element units (one stream
+             * per warp, the W shares within one unit of each other in length) */
+            const int64_t units = ((int64_t)end - start + 31) >> 5;
+            const int64_t first = (int64_t)start + ((units * part / W) << 5);
+            const int64_t last = (int64_t)start + ((units * (part + 1) / W) << 5);
+            lo = (Offset)(first > (int64_t)begin ? first : (int64_t)begin);
+            hi = (Offset)(last < (int64_t)end ? last : (int64_t)end);
+            start = (Offset)(first < (int64_t)hi ? first : (int64_t)hi);
+        }
         Accum sum = Accum(0);
-        for (Step base = (Step)start + lane_in_vector + part * (V * U); base < (Step)end;
-             base += (Step)(V * U) * W) {
+        for (Step base = (Step)start + lane_in_vector; base < (Step)hi; base += (Step)(V * U)) {
             int32_t col[U];
             Value val[U];
             if (Packed) {
@@ -125,7 +143,7 @@ __global__ void __launch_bounds__(VECTOR_BLOCK)
 #pragma unroll
                 for (int u = 0; u < U; u++) {
                     const int64_t k = (int64_t)base + u * V;
-                    in[u] = k >= (int64_t)begin && k < (int64_t)end;
+                    in[u] = k >= (int64_t)lo && k < (int64_t)hi;
                     seg_base[u] = V < 32 ? row_base
                                   : in[u] ? __ldg(segments.base + (k >> NZI_SEGMENT_SHIFT))
                                           : 0;
@@ -145,7 +163,7 @@ __global__ void __launch_bounds__(VECTOR_BLOCK)
 #pragma unroll
                 for (int u = 0; u < U; u++) {
                     const int64_t k = (int64_t)base + u * V; /* no Offset overflow near 2^31 */
-                    col[u] = (k >= (int64_t)begin && k < (int64_t)end)
+                    col[u] = (k >= (int64_t)lo && k < (int64_t)hi)
                                  ? nzi_ld_matrix<Hints>(col_indices + k)
                                  : -1;
                 }
@@ -165,6 +183,30 @@ __global__ void __launch_bounds__(VECTOR_BLOCK)
     }
 }
 
+#define VECTOR_KERNEL_PARAMS                                                                      \
+    int32_t rows, const Offset *__restrict__ row_offsets, const int32_t *__restrict__ col_indices, \
+        nzi_col_segments_t segments, const Value *__restrict__ values,                             \
+        const Value *__restrict__ x, Accum alpha, Accum beta, Value *__restrict__ y, int warps
+#define VECTOR_KERNEL_ARGS rows, row_offsets, col_indices, segments, values, x, alpha, beta, y, warps
+
+template <typename Value, typename Offset, int V, int U, bool BetaZero, bool Hints,
+          bool Packed, bool Split, typename Accum = Value>
+__global__ void __launch_bounds__(VECTOR_BLOCK) csr_vector_kernel(VECTOR_KERNEL_PARAMS) {
+    csr_vector_body<Value, Offset, V, U, BetaZero, Hints, Packed, Split, Accum>(VECTOR_KERNEL_ARGS);
+}
+
+/* 16-bit columns on rows split over warps, with its own register bound (a minimum of blocks an
+ * SM in the plain kernel's bounds made ptxas give every other instantiation more registers). */
+template <typename Value, typename Offset, int U, bool BetaZero, bool Hints, typename Accum = Value>
+__global__ void __launch_bounds__(VECTOR_BLOCK, sizeof(Value) == 4 && sizeof(Offset) == 4
+                                                    ? VECTOR_SPLIT_PACKED_MIN_BLOCKS
+                                                    : VECTOR_SPLIT_PACKED_MIN_BLOCKS_WIDE)
+    csr_vector_split_packed_kernel(VECTOR_KERNEL_PARAMS) {
+    csr_vector_body<Value, Offset, 32, U, BetaZero, Hints, true, true, Accum>(VECTOR_KERNEL_ARGS);
+}
+#undef VECTOR_KERNEL_PARAMS
+#undef VECTOR_KERNEL_ARGS
+
 template <typename Value, typename Offset, int V, int U, bool Hints, bool Packed, bool Split,
           typename Accum>
 static void csr_vector_launch_kernel(const nzi_cuda_state_t *cs, const nz_matrix_t *A,
@@ -175,16 +217,28 @@ static void csr_vector_launch_kernel(const nzi_cuda_state_t *cs, const nz_matrix
     const unsigned blocks = (unsigned)nzi_cuda_grid_blocks(cs, VECTOR_BLOCK, VECTOR_WAVES, needed);
     const Offset *offsets = nzi_dev_offsets<Offset>(A);
     const Value *values = (const Value *)A->device.values;
-    if (beta == 0.0)
+    const int32_t rows = (int32_t)A->rows;
+    if constexpr (Packed && Split) {
+        static_assert(V == 32, "warps per row only with 32 lanes per row");
+        if (beta == 0.0)
+            csr_vector_split_packed_kernel<Value, Offset, U, true, Hints, Accum>
+                <<<blocks, VECTOR_BLOCK, 0, cs->stream>>>(rows, offsets, A->device.col_indices,
+                                                          seg, values, x, alpha, Accum(0), y,
+                                                          warps);
+        else
+            csr_vector_split_packed_kernel<Value, Offset, U, false, Hints, Accum>
+                <<<blocks, VECTOR_BLOCK, 0, cs->stream>>>(rows, offsets, A->device.col_indices,
+                                                          seg, values, x, alpha, (Accum)beta, y,
+                                                          warps);
+    } else if (beta == 0.0) {
         csr_vector_kernel<Value, Offset, V, U, true, Hints, Packed, Split, Accum>
-            <<<blocks, VECTOR_BLOCK, 0, cs->stream>>>((int32_t)A->rows, offsets,
-                                                      A->device.col_indices, seg, values, x,
-                                                      alpha, Accum(0), y, warps);
-    else
+            <<<blocks, VECTOR_BLOCK, 0, cs->stream>>>(rows, offsets, A->device.col_indices, seg,
+                                                      values, x, alpha, Accum(0), y, warps);
+    } else {
         csr_vector_kernel<Value, Offset, V, U, false, Hints, Packed, Split, Accum>
-            <<<blocks, VECTOR_BLOCK, 0, cs->stream>>>((int32_t)A->rows, offsets,
-                                                      A->device.col_indices, seg, values, x,
-                                                      alpha, (Accum)beta, y, warps);
+            <<<blocks, VECTOR_BLOCK, 0, cs->stream>>>(rows, offsets, A->device.col_indices, seg,
+                                                      values, x, alpha, (Accum)beta, y, warps);
+    }
 }
 
 /* Several warps per row (warps > 1) are compiled for V = 32 without mixed precision only;
@@ -195,7 +249,9 @@ static void csr_vector_launch_width(const nzi_cuda_state_t *cs, const nz_matrix_
                                     const Value *x, double beta, Value *y) {
     if constexpr (V == 32 && sizeof(Accum) == sizeof(Value)) {
         if (warps > 1) {
-            csr_vector_launch_kernel<Value, Offset, V, U, Hints, Packed, true, Accum>(
+            /* a lane adds its elements in order whatever U: the same sums as the plain kernel */
+            constexpr int SplitU = Packed ? VECTOR_SPLIT_PACKED_UNROLL : U;
+            csr_vector_launch_kernel<Value, Offset, V, SplitU, Hints, Packed, true, Accum>(
                 cs, A, seg, warps, alpha, x, beta, y);
             return;
         }
@@ -351,10 +407,8 @@ static vector_state_t vector_run(const nz_context_t *ctx, const nz_matrix_t *A, 
     return run;
 }
 
-/* 16-bit column segments run with the plain kernel's U and W, so the sums are bit for bit the
- * plain kernel's. Split, they gained nothing on rail (H200, double: W = 1 / 8 46.0 / 48.6 us,
- * plain W = 8 45.0 us), so the planner does not ask for them where rows are split
- * (spmv_csr_layout.cu). */
+/* 16-bit column segments run with the plain kernel's W (and U, but U = 4 on split rows, which
+ * changes no sum), so the sums are bit for bit the plain kernel's. */
 nz_status_t nzi_cuda_csr_vector_segments(const nz_spmv_plan_t *plan, int width,
                                          nzi_col_segments_t seg, double alpha, const void *x,
                                          double beta, void *y) {
