@@ -284,6 +284,12 @@ static void test_iteration_limit_and_history(nz_context_t *ctx) {
         NZT_CHECK(fabs(res.history[0] - norm(b, n)) < 1e-12 * norm(b, n),
                   "history[0] %.6e != ||b|| %.6e", res.history[0], norm(b, n));
         NZT_CHECK(res.history[5] < res.history[0], "residual did not decrease");
+        /* x took all five steps, the last one too (it is added after the update of r that
+         * stopped the iteration): its true residual is the recursive one of step 5, not 4's */
+        NZT_CHECK(fabs(res.residual_norm - res.history[5]) <= 1e-8 * res.history[5] &&
+                      fabs(res.history[4] - res.history[5]) > 1e-3 * res.history[5],
+                  "limit: true residual %.9e, recursive %.9e (step 4: %.9e)", res.residual_norm,
+                  res.history[5], res.history[4]);
     }
     nz_free(ctx, res.history);
 
@@ -298,6 +304,13 @@ static void test_iteration_limit_and_history(nz_context_t *ctx) {
               res.history[res.history_length - 1]);
     NZT_CHECK(res.history[res.history_length - 2] > 1e-9 * norm(b, n),
               "converged before the last iteration");
+    /* the converging step reached x: the true residual is the last recursive one */
+    NZT_CHECK(fabs(res.residual_norm - res.history[res.history_length - 1]) <=
+                      1e-3 * res.history[res.history_length - 1] &&
+                  res.history[res.history_length - 2] > 1.01 * res.history[res.history_length - 1],
+              "converged: true residual %.9e, recursive %.9e (the step before: %.9e)",
+              res.residual_norm, res.history[res.history_length - 1],
+              res.history[res.history_length - 2]);
     nz_free(ctx, res.history);
     int64_t full = res.iterations;
     opt.record_history = 0;
