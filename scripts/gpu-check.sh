@@ -9,7 +9,8 @@
 # PTX, which the driver JIT-compiles on newer GPUs): proof that no kernel needs a newer GPU.
 # Logs go to $OUT (the device tool's output folder) or ./gpu-out. Real matrices are read from
 # .carry/matrices (copied there from ../shared/matrices and carried; see scripts/carry-matrices.sh)
-# or $NZ_CARRY_MATRICES. scripts/snapshot.sh puts a clean copy of HEAD in .carry/snap for runs
+# or $NZ_CARRY_MATRICES. scripts/snapshot.sh puts a clean copy of HEAD (or of REV, or of the
+# working tree: see there) in .carry/snap for runs
 # while the working tree is mid-edit.
 set -u
 GPU_ARCH=${GPU_ARCH:-}
