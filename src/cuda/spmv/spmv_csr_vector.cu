@@ -195,14 +195,75 @@ __global__ void __launch_bounds__(VECTOR_BLOCK) csr_vector_kernel(VECTOR_KERNEL_
     csr_vector_body<Value, Offset, V, U, BetaZero, Hints, Packed, Split, Accum>(VECTOR_KERNEL_ARGS);
 }
 
-/* 16-bit columns on rows split over warps, with its own register bound (a minimum of blocks an
- * SM in the plain kernel's bounds made ptxas give every other instantiation more registers). */
+/* The index type of csr_vector_split_packed_kernel's walk: 32-bit unsigned where the offsets are
+ * 32-bit (an index stays below 2^31 + 32 U, so it cannot wrap), 64 bits otherwise. */
+template <typename Offset> struct split_index { typedef int64_t type; };
+template <> struct split_index<int32_t> { typedef uint32_t type; };
+
+/* 16-bit columns on rows split over warps: csr_vector_body's Packed and Split path written out
+ * with the walk in 32-bit indices (split_index) and W's divisions as shifts, the form the rail
+ * probes ran (5% faster in single than the shared body, H100, session 17: the body's 64-bit walk
+ * costs instructions and registers where eight blocks an SM leave 32). The same shares, the same
+ * lanes and the same order of additions as the plain kernel: the same sums bit for bit. It has its
+ * own register bound (a minimum of blocks an SM in the plain kernel's bounds made ptxas give
+ * every other instantiation more registers). */
 template <typename Value, typename Offset, int U, bool BetaZero, bool Hints, typename Accum = Value>
 __global__ void __launch_bounds__(VECTOR_BLOCK, sizeof(Value) == 4 && sizeof(Offset) == 4
                                                     ? VECTOR_SPLIT_PACKED_MIN_BLOCKS
                                                     : VECTOR_SPLIT_PACKED_MIN_BLOCKS_WIDE)
     csr_vector_split_packed_kernel(VECTOR_KERNEL_PARAMS) {
-    csr_vector_body<Value, Offset, 32, U, BetaZero, Hints, true, true, Accum>(VECTOR_KERNEL_ARGS);
+    typedef typename split_index<Offset>::type Index;
+    const int W = warps; /* a power of two dividing VECTOR_WARPS */
+    const int shift = __ffs(W) - 1;
+    const int lane = threadIdx.x & 31;
+    const int warp_in_block = threadIdx.x >> 5;
+    const int part = warp_in_block & (W - 1);
+    const int64_t block_rows = VECTOR_WARPS >> shift;
+    const int64_t block_stride = (int64_t)gridDim.x * block_rows;
+    for (int64_t block_row = (int64_t)blockIdx.x * block_rows; block_row < rows;
+         block_row += block_stride) {
+        const int64_t row = block_row + (warp_in_block >> shift);
+        const bool active = row < rows;
+        Index begin = 0, end = 0;
+        if (active) {
+            begin = (Index)nzi_ld_matrix<Hints>(row_offsets + row);
+            end = (Index)nzi_ld_matrix<Hints>(row_offsets + row + 1);
+        }
+        /* csr_vector_body's shares: from the row start rounded down to 32 elements (rows longer
+         * than 32), warp `part` takes units [units part / W, units (part + 1) / W) */
+        const Index start = end - begin > 32 ? begin & ~(Index)31 : begin;
+        const Index units = (end - start + 31) >> 5;
+        const Index first = start + (((units * (Index)part) >> shift) << 5);
+        const Index last = start + (((units * (Index)(part + 1)) >> shift) << 5);
+        const Index lo = first > begin ? first : begin;
+        const Index hi = last < end ? last : end;
+        Accum sum = Accum(0);
+        for (Index base = (first < hi ? first : hi) + (Index)lane; base < hi; base += 32 * U) {
+            int32_t seg_base[U], offset[U], col[U];
+            Value val[U];
+            bool in[U];
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                const Index k = base + (Index)(32 * u);
+                in[u] = k >= lo && k < hi;
+                seg_base[u] = in[u] ? __ldg(segments.base + (k >> NZI_SEGMENT_SHIFT)) : 0;
+                offset[u] = in[u] ? (int32_t)nzi_ld_matrix<Hints>(segments.offsets + k) : 0;
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                val[u] = in[u] ? nzi_ld_matrix<Hints>(values + base + (Index)(32 * u)) : Value(0);
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                col[u] = !in[u]            ? -1
+                         : seg_base[u] >= 0 ? seg_base[u] + offset[u]
+                                            : nzi_ld_matrix<Hints>(col_indices + base +
+                                                                   (Index)(32 * u));
+#pragma unroll
+            for (int u = 0; u < U; u++)
+                if (col[u] >= 0) sum += (Accum)val[u] * (Accum)__ldg(x + col[u]);
+        }
+        split_store<BetaZero>(sum, active, row, part, W, alpha, beta, y);
+    }
 }
 #undef VECTOR_KERNEL_PARAMS
 #undef VECTOR_KERNEL_ARGS
