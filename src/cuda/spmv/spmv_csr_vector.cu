@@ -202,11 +202,12 @@ template <> struct split_index<int32_t> { typedef uint32_t type; };
 
 /* 16-bit columns on rows split over warps: csr_vector_body's Packed and Split path written out
  * with the walk in 32-bit indices (split_index) and W's divisions as shifts, the form the rail
- * probes ran (5% faster in single than the shared body, H100, session 17: the body's 64-bit walk
- * costs instructions and registers where eight blocks an SM leave 32). The same shares, the same
- * lanes and the same order of additions as the plain kernel: the same sums bit for bit. It has its
- * own register bound (a minimum of blocks an SM in the plain kernel's bounds made ptxas give
- * every other instantiation more registers). */
+ * probes ran: rail 4096 x 1M 4% faster in single and 2% in double than through the body's 64-bit
+ * walk (H100, session 17, docs/PERF_NOTES.md; eight blocks an SM leave 32 registers, and the
+ * 64-bit walk spends them and instructions). The same shares, the same lanes and the same order
+ * of additions as the plain kernel: the same sums bit for bit. It has its own register bound (a
+ * minimum of blocks an SM in the plain kernel's bounds made ptxas give every other instantiation
+ * more registers). */
 template <typename Value, typename Offset, int U, bool BetaZero, bool Hints, typename Accum = Value>
 __global__ void __launch_bounds__(VECTOR_BLOCK, sizeof(Value) == 4 && sizeof(Offset) == 4
                                                     ? VECTOR_SPLIT_PACKED_MIN_BLOCKS
