@@ -11,6 +11,7 @@
 #include <string.h>
 
 /* Options of the distributed commands (a subset of the serial ones, plus --stage). */
+#define DIST_MAX_WEAK 4
 typedef struct dist_cli {
     const char *command, *matrix_path, *out_path;
     int64_t fe3d, laplace3d;       /* generated problems (0: a matrix file) */
@@ -21,7 +22,10 @@ typedef struct dist_cli {
     int x0_random;                 /* -1: default (random for --fe3d) */
     int stage, threads, repeat;
     double alpha;
-    int64_t strong_n, weak_n;      /* bench */
+    int64_t strong_n;              /* bench: FE strong-scaling size */
+    int64_t laplace_n;             /* bench: laplace3d strong-scaling size (0: none) */
+    int64_t weak_n[DIST_MAX_WEAK]; /* bench: FE weak-scaling sizes per rank (--weak, repeatable) */
+    int weak_count;
     int64_t bench_iterations;
 } dist_cli_t;
 
@@ -58,14 +62,18 @@ int nz_dist_cli_wanted(const char *command, int argc, char **argv) {
 
 static void usage(const char *command) {
     if (strcmp(command, "bench") == 0) {
-        printf("usage: mpiexec -n P nz bench --dist [--n N] [--weak N] [--repeat R] [--iterations K]\n"
-               "                             [--backend cpu|cuda] [--precision P] [--stage]\n\n"
-               "Weak and strong scaling of the distributed SpMV and CG on the Q1 FE problem, on\n"
-               "1, 2, 4, ... and P of the ranks: strong with N^3 elements (default 48), weak with\n"
-               "about (N-1)^3 unknowns per rank (default --weak 32). Columns: SpMV time, its parts\n"
-               "(halo exchange, local block, non-local block) timed alone, overlap = 1 - whole / sum\n"
-               "of parts, the largest halo, CG time per iteration (K iterations, default 50), and\n"
-               "the parallel efficiency.\n");
+        printf("usage: mpiexec -n P nz bench --dist [--n N] [--laplace L] [--weak N ...] [--repeat R]\n"
+               "                             [--iterations K] [--backend cpu|cuda] [--precision P]\n"
+               "                             [--stage]\n\n"
+               "Weak and strong scaling of the distributed SpMV and CG on 1, 2, 4, ... and P of the\n"
+               "ranks: strong on the Q1 FE problem with N^3 elements (default 48) and, with\n"
+               "--laplace, on the 7-point Laplacian on an L^3 grid; weak on the FE problem with\n"
+               "about (N-1)^3 unknowns per rank (default --weak 32; up to four --weak, a table\n"
+               "each). Columns: SpMV time, its parts (halo exchange, local block, non-local block)\n"
+               "timed alone, overlap = 1 - whole / sum of parts, the largest halo (entries and KB\n"
+               "received by one rank per SpMV), one MPI_Allreduce of three doubles as CG issues\n"
+               "it (us), CG time per iteration (K iterations, default 50), and the parallel\n"
+               "efficiency against the first row.\n");
         return;
     }
     printf("usage: mpiexec -n P nz %s %s [options]   (distributed; --dist forces it on 1 rank)\n\n",
@@ -102,7 +110,8 @@ static int parse(dist_cli_t *o, const char *command, int argc, char **argv) {
     o->repeat = strcmp(command, "bench") == 0 ? 20 : 10;
     o->alpha = 1.0;
     o->strong_n = 48;
-    o->weak_n = 32;
+    o->weak_n[0] = 32;
+    o->weak_count = 0; /* the default above unless --weak is given */
     o->bench_iterations = 50;
     const char *stage = getenv("NZ_DIST_STAGE");
     o->stage = stage != NULL && strcmp(stage, "1") == 0;
@@ -164,10 +173,17 @@ static int parse(dist_cli_t *o, const char *command, int argc, char **argv) {
                 if (!quiet) nz_cli_error(cmd, "--x0 must be zero or random, not '%s'", v);
                 bad = 1;
             }
-        } else if ((strcmp(arg, "--n") == 0 || strcmp(arg, "--weak") == 0) &&
-                   strcmp(command, "bench") == 0) {
-            bad = VALUE() == NULL || nz_cli_int64(cmd, arg, v, 2, 1291,
-                                                  arg[2] == 'n' ? &o->strong_n : &o->weak_n);
+        } else if (strcmp(arg, "--n") == 0 && strcmp(command, "bench") == 0) {
+            bad = VALUE() == NULL || nz_cli_int64(cmd, arg, v, 2, 1291, &o->strong_n);
+        } else if (strcmp(arg, "--laplace") == 0 && strcmp(command, "bench") == 0) {
+            bad = VALUE() == NULL || nz_cli_int64(cmd, arg, v, 2, 1290, &o->laplace_n);
+        } else if (strcmp(arg, "--weak") == 0 && strcmp(command, "bench") == 0) {
+            if (o->weak_count == DIST_MAX_WEAK) {
+                if (!quiet) nz_cli_error(cmd, "--weak at most %d times", DIST_MAX_WEAK);
+                return NZ_EXIT_USAGE;
+            }
+            bad = VALUE() == NULL ||
+                  nz_cli_int64(cmd, arg, v, 2, 1291, &o->weak_n[o->weak_count++]);
         } else if (strcmp(arg, "--iterations") == 0 && strcmp(command, "bench") == 0) {
             bad = VALUE() == NULL || nz_cli_int64(cmd, arg, v, 1, 1000000, &o->bench_iterations);
         } else if (arg[0] == '-' && arg[1] != '\0') {
@@ -415,21 +431,52 @@ typedef struct scaling_row {
     int64_t unknowns, nnz, halo_max;
     nz_dist_spmv_profile_t prof;
     double cg_iteration;
+    double allreduce; /* seconds for one MPI_Allreduce of 3 doubles, max over ranks */
 } scaling_row_t;
 
+/* The problems of the scaling tables. */
+typedef enum { SCALING_FE3D, SCALING_LAPLACE3D } scaling_problem_t;
+
+/* The mean time of one MPI_Allreduce of three doubles (what each CG reduction sends) over
+ * `repeats`, after a barrier; the maximum over the ranks of comm. */
+#define DIST_ALLREDUCE_REPEATS 200
+static double time_allreduce(MPI_Comm comm) {
+    double buffer[3] = {1.0, 2.0, 0.0}, t, worst;
+    MPI_Allreduce(MPI_IN_PLACE, buffer, 3, MPI_DOUBLE, MPI_SUM, comm); /* warm-up */
+    MPI_Barrier(comm);
+    const double t0 = MPI_Wtime();
+    for (int k = 0; k < DIST_ALLREDUCE_REPEATS; k++)
+        MPI_Allreduce(MPI_IN_PLACE, buffer, 3, MPI_DOUBLE, MPI_SUM, comm);
+    t = (MPI_Wtime() - t0) / DIST_ALLREDUCE_REPEATS;
+    MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, comm);
+    return worst;
+}
+
 static nz_status_t scaling_run(nz_context_t *ctx, const dist_cli_t *o,
-                               const nz_dist_options_t *opt, MPI_Comm comm, int64_t n,
-                               scaling_row_t *row) {
+                               const nz_dist_options_t *opt, MPI_Comm comm,
+                               scaling_problem_t problem, int64_t n, scaling_row_t *row) {
     nz_status_t status;
     nz_dist_matrix_t *dA = NULL;
     nz_dist_layout_t L;
     void *b = NULL, *x = NULL, *y = NULL;
     const int device = opt->device != NULL;
     const size_t vs = o->value_type == NZ_F32 ? 4 : 8;
-    status = nz_dist_gen_fe3d(ctx, &dA, comm, n, o->value_type, opt, &b, NULL);
+    if (problem == SCALING_FE3D)
+        status = nz_dist_gen_fe3d(ctx, &dA, comm, n, o->value_type, opt, &b, NULL);
+    else
+        status = nz_dist_gen_laplace3d(ctx, &dA, comm, n, n, n, o->value_type, opt);
     if (status != NZ_SUCCESS) return status;
     status = nz_dist_matrix_layout(dA, &L);
     const int64_t rows = L.row_end - L.row_begin;
+    if (status == NZ_SUCCESS && problem == SCALING_LAPLACE3D) {
+        /* b = 1 (the Laplacian generator makes no right-hand side) */
+        void *ones = NULL;
+        status = nz_malloc(ctx, &ones, (size_t)rows * vs + 16);
+        for (int64_t i = 0; status == NZ_SUCCESS && i < rows; i++)
+            nz_cli_value_set(ones, o->value_type, i, 1.0);
+        if (status == NZ_SUCCESS) status = to_location(ctx, device, ones, (size_t)rows * vs, &b);
+        nz_free(ctx, ones);
+    }
     if (status == NZ_SUCCESS)
         status = device ? nz_device_malloc(ctx, &x, (size_t)rows * vs + 16)
                         : nz_malloc(ctx, &x, (size_t)rows * vs + 16);
@@ -451,6 +498,7 @@ static nz_status_t scaling_run(nz_context_t *ctx, const dist_cli_t *o,
         status = nz_dist_cg_solve(ctx, dA, b, x, &co, &res);
         if (status == NZ_MAX_ITERATIONS) status = NZ_SUCCESS;
         row->cg_iteration = res.seconds_per_iteration;
+        row->allreduce = time_allreduce(comm);
     }
     if (status == NZ_SUCCESS) {
         row->unknowns = L.global_rows;
@@ -464,14 +512,16 @@ static nz_status_t scaling_run(nz_context_t *ctx, const dist_cli_t *o,
     return status;
 }
 
-static void print_row(const scaling_row_t *r, double base, int weak) {
+static void print_row(const scaling_row_t *r, double base, int weak, size_t value_size) {
     /* efficiency: strong T1 / (p Tp); weak T1 / Tp (per-rank work constant) */
     double eff = r->cg_iteration > 0 ? (weak ? base / r->cg_iteration
                                              : base / (r->ranks * r->cg_iteration)) : 0.0;
-    printf("%5d %10lld %11lld %9.3f %9.3f %9.3f %9.3f %7.0f%% %8lld %9.3f %6.0f%%\n", r->ranks,
-           (long long)r->unknowns, (long long)r->nnz, 1e3 * r->prof.whole, 1e3 * r->prof.exchange,
-           1e3 * r->prof.local, 1e3 * r->prof.nonlocal, 100.0 * r->prof.overlap,
-           (long long)r->halo_max, 1e3 * r->cg_iteration, 100.0 * eff);
+    printf("%5d %10lld %11lld %9.3f %9.3f %9.3f %9.3f %7.0f%% %8lld %8.1f %7.1f %9.3f %6.0f%%\n",
+           r->ranks, (long long)r->unknowns, (long long)r->nnz, 1e3 * r->prof.whole,
+           1e3 * r->prof.exchange, 1e3 * r->prof.local, 1e3 * r->prof.nonlocal,
+           100.0 * r->prof.overlap, (long long)r->halo_max,
+           (double)r->halo_max * (double)value_size / 1024.0, 1e6 * r->allreduce,
+           1e3 * r->cg_iteration, 100.0 * eff);
 }
 
 static int run_bench(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_options_t *opt) {
@@ -482,24 +532,43 @@ static int run_bench(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_optio
     int counts[64], ncounts = 0;
     for (int p = 1; p < size; p *= 2) counts[ncounts++] = p;
     counts[ncounts++] = size;
+    const size_t vs = o->value_type == NZ_F32 ? 4 : 8;
     if (rank == 0) {
         printf("nz bench --dist: %d ranks, %s, %s, %d SpMV repeats, %lld CG iterations\n", size,
                nz_cli_precision_name(o->value_type),
                opt->device != NULL ? nz_context_device_name(ctx) : "cpu", o->repeat,
                (long long)o->bench_iterations);
+        if (opt->device != NULL) {
+            int cuda_device = -1, cuda_aware = 0;
+            if (nz_dist_device_info(opt->device, &cuda_device, &cuda_aware) == NZ_SUCCESS)
+                printf("halo messages: %s (rank 0 on CUDA device %d; one rank a device while "
+                       "ranks <= devices)\n",
+                       cuda_aware ? "device pointers to CUDA-aware MPI"
+                                  : "staged through pinned host memory",
+                       cuda_device);
+        }
         printf("times in ms, maximum over ranks; exchange / local / non-local timed alone; "
-               "overlap = 1 - spmv / (sum of parts)\n");
+               "overlap = 1 - spmv / (sum of parts); halo = entries (KB) one rank receives per "
+               "SpMV, the largest; allreduce = one MPI_Allreduce of 3 doubles, us\n");
     }
-    for (int weak = 0; weak < 2; weak++) {
+    /* the tables: FE strong, Laplacian strong (--laplace), then one FE weak table per size */
+    const int weak_tables = o->weak_count > 0 ? o->weak_count : 1;
+    const int tables = 1 + (o->laplace_n > 0) + weak_tables;
+    for (int t = 0; t < tables; t++) {
+        const int laplace = o->laplace_n > 0 && t == 1;
+        const int weak = t >= 1 + (o->laplace_n > 0);
+        const int64_t weak_n = weak ? o->weak_n[t - 1 - (o->laplace_n > 0)] : 0;
         double base = 0.0;
         if (rank == 0) {
             if (weak)
                 printf("\nweak scaling: fe3d, about %lld unknowns per rank\n",
-                       (long long)((o->weak_n - 1) * (o->weak_n - 1) * (o->weak_n - 1)));
+                       (long long)((weak_n - 1) * (weak_n - 1) * (weak_n - 1)));
+            else if (laplace)
+                printf("\nstrong scaling: laplace3d %lld^3\n", (long long)o->laplace_n);
             else
                 printf("\nstrong scaling: fe3d N=%lld\n", (long long)o->strong_n);
             printf("ranks   unknowns         nnz  spmv(ms)  exchange     local  nonlocal overlap"
-                   "     halo  cg(ms/it) effic.\n");
+                   "     halo  halo KB allred   cg(ms/it) effic.\n");
         }
         for (int k = 0; k < ncounts; k++) {
             const int p = counts[k];
@@ -511,16 +580,18 @@ static int run_bench(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_optio
             nz_status_t status = NZ_SUCCESS;
             if (sub != MPI_COMM_NULL) {
                 /* weak: (n-1)^3 = p (weak_n-1)^3 unknowns, n rounded */
-                int64_t n = weak ? (int64_t)llround((double)(o->weak_n - 1) * cbrt((double)p)) + 1
-                                 : o->strong_n;
-                status = scaling_run(ctx, o, opt, sub, n, &row);
+                int64_t n = weak      ? (int64_t)llround((double)(weak_n - 1) * cbrt((double)p)) + 1
+                            : laplace ? o->laplace_n
+                                      : o->strong_n;
+                status = scaling_run(ctx, o, opt, sub, laplace ? SCALING_LAPLACE3D : SCALING_FE3D,
+                                     n, &row);
                 MPI_Comm_free(&sub);
             }
             status = nz_dist_agree(ctx, MPI_COMM_WORLD, status);
             if (status != NZ_SUCCESS) return library_error(cmd, ctx, status);
             if (rank == 0) {
                 if (k == 0) base = row.cg_iteration;
-                print_row(&row, base, weak);
+                print_row(&row, base, weak, vs);
                 fflush(stdout);
             }
         }
