@@ -5,7 +5,8 @@
 # (CUDA-aware MPI, where the MPI is) and staged through pinned host memory, side by side.
 # Usage: scripts/dist-scaling-gpu.sh [bench options]   (default: --n 256 --laplace 400 --weak 128
 #        --weak 253, i.e. FE n = 256 and laplace3d 400^3 strong, ~2M and ~16M unknowns a GPU weak)
-# GPU_ARCH=90 builds for that architecture only; output under ${OUT:-dist-gpu-out}.
+# GPU_ARCH=90 builds for that architecture only; STAGES="0 1" (default) runs without and with
+# forced staging (the same where the MPI is not CUDA-aware); output under ${OUT:-dist-gpu-out}.
 set -u
 cd "$(dirname "$0")/.."
 OUT=${OUT:-dist-gpu-out}
@@ -33,7 +34,7 @@ echo "build: $(( $(date +%s) - t0 )) s; $(grep -i "distributed layer\|MPI not fo
 (cd "$B" && timeout 300 ctest -L mpi --output-on-failure > "$OUT/ctest-mpi.log" 2>&1
  echo "ctest -L mpi: rc=$? :: $(grep -E 'tests passed|tests failed' "$OUT/ctest-mpi.log" | tail -1)")
 [ $# -gt 0 ] || set -- --n 256 --laplace 400 --weak 128 --weak 253
-for stage in 0 1; do
+for stage in ${STAGES:-0 1}; do
     t0=$(date +%s)
     NZ_DIST_STAGE=$stage timeout ${BENCH_TIMEOUT:-240} mpiexec -n "$GPUS" --bind-to none "$B/nz" bench --dist --backend cuda "$@" \
         > "$OUT/bench-stage$stage.txt" 2>&1

@@ -200,6 +200,16 @@ nz_status_t nz_dist_device_bind(nz_context_t *ctx, MPI_Comm comm, int force_stag
     status = nzd_cuda_status(ctx, nzd_stream_create(binding->cuda_device, &binding->stream),
                              "nz_dist_device_bind: creating the stream");
     if (status == NZ_SUCCESS)
+        status = nzd_cuda_status(ctx, nzd_stream_create(binding->cuda_device,
+                                                        &binding->copy_stream),
+                                 "nz_dist_device_bind: creating the copy stream");
+    if (status == NZ_SUCCESS)
+        status = nzd_cuda_status(ctx, nzd_event_create(&binding->packed),
+                                 "nz_dist_device_bind: creating an event");
+    if (status == NZ_SUCCESS)
+        status = nzd_cuda_status(ctx, nzd_event_create(&binding->halo_ready),
+                                 "nz_dist_device_bind: creating an event");
+    if (status == NZ_SUCCESS)
         status = nz_context_set_device(ctx, binding->cuda_device, binding->stream);
 agree:
     if (node != MPI_COMM_NULL) MPI_Comm_free(&node);
@@ -215,6 +225,9 @@ agree:
 nz_status_t nz_dist_device_release(nz_dist_device_t **device) {
     if (device == NULL || *device == NULL) return NZ_SUCCESS;
     if ((*device)->magic != NZD_DEVICE_MAGIC) return NZ_ERR_INVALID_HANDLE;
+    if ((*device)->halo_ready != NULL) (void)nzd_event_destroy((*device)->halo_ready);
+    if ((*device)->packed != NULL) (void)nzd_event_destroy((*device)->packed);
+    if ((*device)->copy_stream != NULL) (void)nzd_stream_destroy((*device)->copy_stream);
     if ((*device)->stream != NULL) (void)nzd_stream_destroy((*device)->stream);
     (*device)->magic = 0;
     free(*device);

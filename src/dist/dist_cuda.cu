@@ -142,6 +142,22 @@ int nzd_stream_synchronize(void *stream) {
     return (int)cudaStreamSynchronize((cudaStream_t)stream);
 }
 
+int nzd_event_create(void **event) {
+    cudaEvent_t e = NULL;
+    *event = NULL;
+    cudaError_t err = cudaEventCreateWithFlags(&e, cudaEventDisableTiming);
+    if (err == cudaSuccess) *event = (void *)e;
+    return (int)err;
+}
+int nzd_event_destroy(void *event) { return (int)cudaEventDestroy((cudaEvent_t)event); }
+int nzd_event_record(void *event, void *stream) {
+    return (int)cudaEventRecord((cudaEvent_t)event, (cudaStream_t)stream);
+}
+int nzd_event_synchronize(void *event) { return (int)cudaEventSynchronize((cudaEvent_t)event); }
+int nzd_stream_wait_event(void *stream, void *event) {
+    return (int)cudaStreamWaitEvent((cudaStream_t)stream, (cudaEvent_t)event, 0);
+}
+
 int nzd_pinned_alloc(void **ptr, size_t bytes) { return (int)cudaMallocHost(ptr, bytes); }
 int nzd_pinned_free(void *ptr) { return (int)cudaFreeHost(ptr); }
 int nzd_device_alloc(void **ptr, size_t bytes) { return (int)cudaMalloc(ptr, bytes); }

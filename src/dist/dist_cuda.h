@@ -23,6 +23,13 @@ int nzd_pinned_alloc(void **ptr, size_t bytes);
 int nzd_pinned_free(void *ptr);
 int nzd_device_alloc(void **ptr, size_t bytes);
 int nzd_device_free(void *ptr);
+/* Events without timing (cudaEventDisableTiming): record on a stream, wait on the host, or make
+ * a stream wait for one. */
+int nzd_event_create(void **event);
+int nzd_event_destroy(void *event);
+int nzd_event_record(void *event, void *stream);
+int nzd_event_synchronize(void *event);
+int nzd_stream_wait_event(void *stream, void *event);
 /* kind: 0 host to device, 1 device to host. */
 int nzd_copy_async(void *dst, const void *src, size_t bytes, int kind, void *stream);
 

@@ -15,6 +15,23 @@ int nzd_stream_create(int device, void **stream) {
 }
 int nzd_stream_destroy(void *stream) { return stream == 0 ? 0 : NZD_NO_CUDA; }
 int nzd_stream_synchronize(void *stream) { return stream == 0 ? 0 : NZD_NO_CUDA; }
+int nzd_event_create(void **event) {
+    *event = 0;
+    return NZD_NO_CUDA;
+}
+int nzd_event_destroy(void *event) { return event == 0 ? 0 : NZD_NO_CUDA; }
+int nzd_event_record(void *event, void *stream) {
+    (void)event, (void)stream;
+    return NZD_NO_CUDA;
+}
+int nzd_event_synchronize(void *event) {
+    (void)event;
+    return NZD_NO_CUDA;
+}
+int nzd_stream_wait_event(void *stream, void *event) {
+    (void)stream, (void)event;
+    return NZD_NO_CUDA;
+}
 int nzd_pinned_alloc(void **ptr, size_t bytes) {
     (void)bytes;
     *ptr = 0;

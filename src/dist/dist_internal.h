@@ -14,7 +14,10 @@ struct nz_dist_device {
     uint64_t magic;
     int cuda_device;
     int cuda_aware;         /* MPI takes device pointers (and staging is not forced) */
-    void *stream;           /* cudaStream_t, owned */
+    void *stream;           /* cudaStream_t, owned: the context's stream, every kernel */
+    void *copy_stream;      /* cudaStream_t, owned: staged halo copies to the device */
+    void *packed;           /* cudaEvent_t: the send buffer is packed (and staged) */
+    void *halo_ready;       /* cudaEvent_t: the staged halo is on the device */
 };
 
 /* One neighbour list of the pattern: ranks[k] exchanges counts[k] values starting at displs[k]

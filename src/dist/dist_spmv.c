@@ -1,5 +1,6 @@
-/* dist_spmv.c: distributed SpMV, begin (post receives, pack, send) / local product / end (wait)
- * / non-local product, as PETSc's MatMult_MPIAIJ; and its profile (overlap). */
+/* dist_spmv.c: distributed SpMV, pack / local product / post (receives, sends) / wait / non-local
+ * product, as PETSc's MatMult_MPIAIJ (on the GPU the local product is queued before the host
+ * posts the messages); and its profile (overlap). */
 #include "dist_internal.h"
 #include "dist_cuda.h"
 
@@ -7,16 +8,12 @@
 
 static double wtime(void) { return MPI_Wtime(); }
 
-/* Pack this rank's entries that the neighbours need, post the receives into the halo (or its
- * pinned stage) and send. On the GPU the packed buffer must be complete before MPI reads
- * it (device pointer or staged copy): one stream synchronisation. */
-static nz_status_t exchange_begin(nz_dist_matrix_t *M, const void *x) {
-    nz_context_t *ctx = M->ctx;
-    const size_t vs = M->value_size;
+/* Pack this rank's entries that the neighbours need into the send buffer. On the host at once;
+ * on the GPU queued on the stream (the pack kernel, then the copy to the pinned stage when the
+ * MPI is not CUDA-aware) and marked by the `packed` event, so the local product can be queued
+ * behind it before the host waits (exchange_post). */
+static nz_status_t exchange_pack(nz_dist_matrix_t *M, const void *x) {
     const int staged = M->device != NULL && !M->device->cuda_aware;
-    char *halo = (char *)(staged ? M->halo_stage : M->halo_buf);
-    char *send = (char *)(staged ? M->send_stage : M->send_buf);
-    int n = 0, error;
     if (M->device == NULL) {
         if (M->send_total > 0) {
             const int32_t *idx = M->send_indices;
@@ -30,17 +27,32 @@ static nz_status_t exchange_begin(nz_dist_matrix_t *M, const void *x) {
                 for (int64_t k = 0; k < M->send_total; k++) out[k] = xs[idx[k]];
             }
         }
-    } else {
-        /* also retires the previous call's use of the halo buffers before MPI writes them */
-        void *stream = M->device->stream;
-        int cuda = 0;
-        if (M->send_total > 0)
-            cuda = nzd_pack(M->value_type, M->send_buf, x, M->d_send_indices, M->send_total,
-                            stream);
-        if (cuda == 0 && staged && M->send_total > 0)
-            cuda = nzd_copy_async(M->send_stage, M->send_buf, (size_t)M->send_total * vs, 1,
-                                  stream);
-        if (cuda == 0) cuda = nzd_stream_synchronize(stream);
+        return NZ_SUCCESS;
+    }
+    void *stream = M->device->stream;
+    int cuda = 0;
+    if (M->send_total > 0)
+        cuda = nzd_pack(M->value_type, M->send_buf, x, M->d_send_indices, M->send_total, stream);
+    if (cuda == 0 && staged && M->send_total > 0)
+        cuda = nzd_copy_async(M->send_stage, M->send_buf, (size_t)M->send_total * M->value_size,
+                              1, stream);
+    if (cuda == 0) cuda = nzd_event_record(M->device->packed, stream);
+    return cuda == 0 ? NZ_SUCCESS : nzd_cuda_status(M->ctx, cuda, "nz_dist_spmv: packing the halo");
+}
+
+/* Post the receives into the halo (or its pinned stage) and send. On the GPU the packed buffer
+ * must be complete before MPI reads it: the host waits for the `packed` event only, not for what
+ * was queued after it (the local product). Everything queued before the pack is done too, so the
+ * previous call's non-local product and halo copy no longer read the halo buffers MPI writes. */
+static nz_status_t exchange_post(nz_dist_matrix_t *M) {
+    nz_context_t *ctx = M->ctx;
+    const size_t vs = M->value_size;
+    const int staged = M->device != NULL && !M->device->cuda_aware;
+    char *halo = (char *)(staged ? M->halo_stage : M->halo_buf);
+    char *send = (char *)(staged ? M->send_stage : M->send_buf);
+    int n = 0, error;
+    if (M->device != NULL) {
+        const int cuda = nzd_event_synchronize(M->device->packed);
         if (cuda != 0) return nzd_cuda_status(ctx, cuda, "nz_dist_spmv: packing the halo");
     }
     for (int k = 0; k < M->recv.count; k++) {
@@ -56,17 +68,20 @@ static nz_status_t exchange_begin(nz_dist_matrix_t *M, const void *x) {
     return NZ_SUCCESS;
 }
 
-/* Wait for the messages; staged: copy the halo to the device (queued after the local product
- * on the stream, so it does not wait for it on the host). */
+/* Wait for the messages; staged: copy the halo to the device on the copy stream, which runs
+ * beside the local product, and make the stream wait for it (the `halo_ready` event) before the
+ * non-local product. */
 static nz_status_t exchange_end(nz_dist_matrix_t *M) {
     int error = MPI_Waitall(M->recv.count + M->send.count, M->requests, MPI_STATUSES_IGNORE);
     if (error != MPI_SUCCESS) return nzd_mpi_error(M->ctx, error, "nz_dist_spmv: MPI_Waitall");
-    if (M->device != NULL && !M->device->cuda_aware && M->halo > 0)
-        return nzd_cuda_status(M->ctx,
-                               nzd_copy_async(M->halo_buf, M->halo_stage,
-                                              (size_t)M->halo * M->value_size, 0,
-                                              M->device->stream),
-                               "nz_dist_spmv: staging the halo");
+    if (M->device != NULL && !M->device->cuda_aware && M->halo > 0) {
+        nz_dist_device_t *d = M->device;
+        int cuda = nzd_copy_async(M->halo_buf, M->halo_stage, (size_t)M->halo * M->value_size, 0,
+                                  d->copy_stream);
+        if (cuda == 0) cuda = nzd_event_record(d->halo_ready, d->copy_stream);
+        if (cuda == 0) cuda = nzd_stream_wait_event(d->stream, d->halo_ready);
+        if (cuda != 0) return nzd_cuda_status(M->ctx, cuda, "nz_dist_spmv: staging the halo");
+    }
     return NZ_SUCCESS;
 }
 
@@ -98,8 +113,14 @@ nz_status_t nz_dist_spmv(nz_dist_matrix_t *dA, double alpha, const void *x_local
         return nzd_error(dA->ctx, NZ_ERR_NULL_ARGUMENT, "nz_dist_spmv: x or y is NULL");
     /* A failure in the middle leaves the messages posted; the caller cannot continue after an
      * MPI error anyway, and an SpMV error means an invalid plan, caught at setup. */
-    status = exchange_begin(dA, x_local);
-    if (status == NZ_SUCCESS) status = local_product(dA, alpha, x_local, beta, y_local);
+    /* GPU: pack, queue the local product, then post the messages once the pack is done, so the
+     * device computes while the host exchanges; host: post first, the local product blocks */
+    status = exchange_pack(dA, x_local);
+    if (status == NZ_SUCCESS && dA->device != NULL)
+        status = local_product(dA, alpha, x_local, beta, y_local);
+    if (status == NZ_SUCCESS) status = exchange_post(dA);
+    if (status == NZ_SUCCESS && dA->device == NULL)
+        status = local_product(dA, alpha, x_local, beta, y_local);
     nz_status_t end = exchange_end(dA);
     if (status == NZ_SUCCESS) status = end;
     if (status == NZ_SUCCESS) status = nonlocal_product(dA, alpha, y_local);
@@ -133,7 +154,8 @@ nz_status_t nz_dist_spmv_profile(nz_dist_matrix_t *dA, const void *x_local, void
             switch (part) {
             case 0: status = nz_dist_spmv(dA, 1.0, x_local, 0.0, y_local); break;
             case 1:
-                status = exchange_begin(dA, x_local);
+                status = exchange_pack(dA, x_local);
+                if (status == NZ_SUCCESS) status = exchange_post(dA);
                 if (status == NZ_SUCCESS) status = exchange_end(dA);
                 break;
             case 2: status = local_product(dA, 1.0, x_local, 0.0, y_local); break;
