@@ -67,6 +67,12 @@ env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMIX_RANK "$NZ" cg --fe3d 6 --dist > 
 run 2 "$NZ" bench --dist --n 8 --weak 6 --repeat 2 --iterations 3 > "$TMP/bench.txt" 2>&1 || bad "bench --dist: $(cat "$TMP/bench.txt")"
 grep -q "strong scaling" "$TMP/bench.txt" && grep -q "weak scaling" "$TMP/bench.txt" || bad "bench tables"
 [ "$(grep -c '^    2 ' "$TMP/bench.txt")" = 2 ] || bad "bench rows for 2 ranks: $(cat "$TMP/bench.txt")"
+# the Laplacian's strong table and one weak table per --weak: four tables, a row each for 2 ranks
+run 2 "$NZ" bench --dist --n 8 --laplace 7 --weak 5 --weak 6 --repeat 2 --iterations 3 > "$TMP/bench4.txt" 2>&1 || bad "bench --dist --laplace: $(cat "$TMP/bench4.txt")"
+grep -q "strong scaling: laplace3d 7^3" "$TMP/bench4.txt" || bad "bench: no Laplacian table"
+[ "$(grep -c '^weak scaling' "$TMP/bench4.txt")" = 2 ] || bad "bench: two weak tables expected"
+[ "$(grep -c '^    2 ' "$TMP/bench4.txt")" = 4 ] || bad "bench rows for 2 ranks (4 tables): $(cat "$TMP/bench4.txt")"
+grep '^    2 ' "$TMP/bench4.txt" | awk '$11 + 0 <= 0 {exit 1}' || bad "bench: 2 ranks exchange no halo (KB column)"
 
 [ $fail = 0 ] && echo "test_cli_dist: ok"
 exit $fail
