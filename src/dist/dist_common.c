@@ -204,6 +204,9 @@ nz_status_t nz_dist_device_bind(nz_context_t *ctx, MPI_Comm comm, int force_stag
                                                         &binding->copy_stream),
                                  "nz_dist_device_bind: creating the copy stream");
     if (status == NZ_SUCCESS)
+        status = nzd_cuda_status(ctx, nzd_event_create(&binding->pack_done),
+                                 "nz_dist_device_bind: creating an event");
+    if (status == NZ_SUCCESS)
         status = nzd_cuda_status(ctx, nzd_event_create(&binding->packed),
                                  "nz_dist_device_bind: creating an event");
     if (status == NZ_SUCCESS)
@@ -227,6 +230,7 @@ nz_status_t nz_dist_device_release(nz_dist_device_t **device) {
     if ((*device)->magic != NZD_DEVICE_MAGIC) return NZ_ERR_INVALID_HANDLE;
     if ((*device)->halo_ready != NULL) (void)nzd_event_destroy((*device)->halo_ready);
     if ((*device)->packed != NULL) (void)nzd_event_destroy((*device)->packed);
+    if ((*device)->pack_done != NULL) (void)nzd_event_destroy((*device)->pack_done);
     if ((*device)->copy_stream != NULL) (void)nzd_stream_destroy((*device)->copy_stream);
     if ((*device)->stream != NULL) (void)nzd_stream_destroy((*device)->stream);
     (*device)->magic = 0;

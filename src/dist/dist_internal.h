@@ -16,6 +16,7 @@ struct nz_dist_device {
     int cuda_aware;         /* MPI takes device pointers (and staging is not forced) */
     void *stream;           /* cudaStream_t, owned: the context's stream, every kernel */
     void *copy_stream;      /* cudaStream_t, owned: staged halo copies to the device */
+    void *pack_done;        /* cudaEvent_t: the pack kernel (and all before it) finished */
     void *packed;           /* cudaEvent_t: the send buffer is packed (and staged) */
     void *halo_ready;       /* cudaEvent_t: the staged halo is on the device */
 };

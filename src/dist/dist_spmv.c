@@ -9,9 +9,10 @@
 static double wtime(void) { return MPI_Wtime(); }
 
 /* Pack this rank's entries that the neighbours need into the send buffer. On the host at once;
- * on the GPU queued on the stream (the pack kernel, then the copy to the pinned stage when the
- * MPI is not CUDA-aware) and marked by the `packed` event, so the local product can be queued
- * behind it before the host waits (exchange_post). */
+ * on the GPU the pack kernel is queued on the stream and, when the MPI is not CUDA-aware, the
+ * copy to the pinned stage on the copy stream after it (`pack_done`), so the local product,
+ * queued next on the stream, runs beside that copy; the `packed` event marks the buffer MPI will
+ * read, and the host waits for it alone (exchange_post). */
 static nz_status_t exchange_pack(nz_dist_matrix_t *M, const void *x) {
     const int staged = M->device != NULL && !M->device->cuda_aware;
     if (M->device == NULL) {
@@ -29,14 +30,23 @@ static nz_status_t exchange_pack(nz_dist_matrix_t *M, const void *x) {
         }
         return NZ_SUCCESS;
     }
-    void *stream = M->device->stream;
+    nz_dist_device_t *d = M->device;
     int cuda = 0;
     if (M->send_total > 0)
-        cuda = nzd_pack(M->value_type, M->send_buf, x, M->d_send_indices, M->send_total, stream);
-    if (cuda == 0 && staged && M->send_total > 0)
-        cuda = nzd_copy_async(M->send_stage, M->send_buf, (size_t)M->send_total * M->value_size,
-                              1, stream);
-    if (cuda == 0) cuda = nzd_event_record(M->device->packed, stream);
+        cuda = nzd_pack(M->value_type, M->send_buf, x, M->d_send_indices, M->send_total,
+                        d->stream);
+    if (!staged) {
+        if (cuda == 0) cuda = nzd_event_record(d->packed, d->stream);
+    } else {
+        /* the copy stream starts after the pack and everything before it on the stream (the
+         * previous call's non-local product included) */
+        if (cuda == 0) cuda = nzd_event_record(d->pack_done, d->stream);
+        if (cuda == 0) cuda = nzd_stream_wait_event(d->copy_stream, d->pack_done);
+        if (cuda == 0 && M->send_total > 0)
+            cuda = nzd_copy_async(M->send_stage, M->send_buf,
+                                  (size_t)M->send_total * M->value_size, 1, d->copy_stream);
+        if (cuda == 0) cuda = nzd_event_record(d->packed, d->copy_stream);
+    }
     return cuda == 0 ? NZ_SUCCESS : nzd_cuda_status(M->ctx, cuda, "nz_dist_spmv: packing the halo");
 }
 
