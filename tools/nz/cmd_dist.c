@@ -552,21 +552,24 @@ static int run_bench(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_optio
                "SpMV, the largest; allreduce = one MPI_Allreduce of 3 doubles, us\n");
     }
     /* the tables: FE strong, Laplacian strong (--laplace), then one FE weak table per size */
-    const int weak_tables = o->weak_count > 0 ? o->weak_count : 1;
-    const int tables = 1 + (o->laplace_n > 0) + weak_tables;
-    for (int t = 0; t < tables; t++) {
-        const int laplace = o->laplace_n > 0 && t == 1;
-        const int weak = t >= 1 + (o->laplace_n > 0);
-        const int64_t weak_n = weak ? o->weak_n[t - 1 - (o->laplace_n > 0)] : 0;
+    typedef struct { scaling_problem_t problem; int weak; int64_t n; } table_t;
+    table_t tables[2 + DIST_MAX_WEAK];
+    int ntables = 0;
+    tables[ntables++] = (table_t){SCALING_FE3D, 0, o->strong_n};
+    if (o->laplace_n > 0) tables[ntables++] = (table_t){SCALING_LAPLACE3D, 0, o->laplace_n};
+    for (int w = 0; w < (o->weak_count > 0 ? o->weak_count : 1); w++)
+        tables[ntables++] = (table_t){SCALING_FE3D, 1, o->weak_n[w]};
+    for (int t = 0; t < ntables; t++) {
+        const table_t *T = &tables[t];
         double base = 0.0;
         if (rank == 0) {
-            if (weak)
+            if (T->weak)
                 printf("\nweak scaling: fe3d, about %lld unknowns per rank\n",
-                       (long long)((weak_n - 1) * (weak_n - 1) * (weak_n - 1)));
-            else if (laplace)
-                printf("\nstrong scaling: laplace3d %lld^3\n", (long long)o->laplace_n);
+                       (long long)((T->n - 1) * (T->n - 1) * (T->n - 1)));
+            else if (T->problem == SCALING_LAPLACE3D)
+                printf("\nstrong scaling: laplace3d %lld^3\n", (long long)T->n);
             else
-                printf("\nstrong scaling: fe3d N=%lld\n", (long long)o->strong_n);
+                printf("\nstrong scaling: fe3d N=%lld\n", (long long)T->n);
             printf("ranks   unknowns         nnz  spmv(ms)  exchange     local  nonlocal overlap"
                    "     halo  halo KB allred   cg(ms/it) effic.\n");
         }
@@ -579,19 +582,18 @@ static int run_bench(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_optio
             row.ranks = p;
             nz_status_t status = NZ_SUCCESS;
             if (sub != MPI_COMM_NULL) {
-                /* weak: (n-1)^3 = p (weak_n-1)^3 unknowns, n rounded */
-                int64_t n = weak      ? (int64_t)llround((double)(weak_n - 1) * cbrt((double)p)) + 1
-                            : laplace ? o->laplace_n
-                                      : o->strong_n;
-                status = scaling_run(ctx, o, opt, sub, laplace ? SCALING_LAPLACE3D : SCALING_FE3D,
-                                     n, &row);
+                /* weak: (n-1)^3 = p (T->n - 1)^3 unknowns, n rounded */
+                const int64_t n = T->weak
+                                      ? (int64_t)llround((double)(T->n - 1) * cbrt((double)p)) + 1
+                                      : T->n;
+                status = scaling_run(ctx, o, opt, sub, T->problem, n, &row);
                 MPI_Comm_free(&sub);
             }
             status = nz_dist_agree(ctx, MPI_COMM_WORLD, status);
             if (status != NZ_SUCCESS) return library_error(cmd, ctx, status);
             if (rank == 0) {
                 if (k == 0) base = row.cg_iteration;
-                print_row(&row, base, weak, vs);
+                print_row(&row, base, T->weak, vs);
                 fflush(stdout);
             }
         }
