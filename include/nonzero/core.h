@@ -17,6 +17,9 @@ typedef enum nz_status {
     NZ_SUCCESS = 0,
     /* Caveats (> 0): the call finished, read the caveat. */
     NZ_MAX_ITERATIONS = 1,          /* iterative solver stopped at its iteration limit */
+    NZ_STAGNATED = 2,               /* iterative solver stopped where the true residual no longer
+                                     * decreases (the attainable accuracy of the precision) above
+                                     * the requested tolerance */
 
     /* Invalid arguments: -1 .. -19 */
     NZ_ERR_NULL_ARGUMENT = -1,      /* a required pointer was NULL */

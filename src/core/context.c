@@ -19,6 +19,7 @@ const char *nz_status_string(nz_status_t status) {
     switch (status) {
     case NZ_SUCCESS: return "success";
     case NZ_MAX_ITERATIONS: return "stopped at the iteration limit";
+    case NZ_STAGNATED: return "stagnated above the tolerance (true residual no longer decreases)";
     case NZ_ERR_NULL_ARGUMENT: return "a required pointer argument is NULL";
     case NZ_ERR_INVALID_ARGUMENT: return "invalid argument";
     case NZ_ERR_INVALID_HANDLE: return "invalid, freed or foreign handle";
