@@ -130,8 +130,11 @@ done:
     return gbs;
 }
 
+/* "ok" only when the true residual met the tolerance (nz_cg_solve); the caveats by name */
 static const char *status_name(nz_status_t s) {
-    return s == NZ_SUCCESS ? "ok" : s == NZ_MAX_ITERATIONS ? "limit" : "FAILED";
+    return s == NZ_SUCCESS ? "ok" : s == NZ_MAX_ITERATIONS ? "limit"
+                                  : s == NZ_STAGNATED      ? "stagnated"
+                                                           : "FAILED";
 }
 
 /* The row's solve columns from CG's result (r->n set): MUPS = unknowns x iterations / solve time. */

@@ -143,8 +143,11 @@ nz_status_t nz_dist_spmv_profile(nz_dist_matrix_t *dA, const void *x_local, void
 /* Distributed (Jacobi-preconditioned) CG for a square SPD dA, the iteration of nz_cg_solve with
  * global dot products: per iteration one SpMV (with its halo exchange) and two MPI_Allreduce,
  * p'Ap alone and (r'r, r'z) fused in one message. x_local holds the initial guess on input.
- * Options and statuses as nz_cg_solve (use_graph and check_interval are ignored); result fields
- * are the same on every rank (times: maximum over ranks; history recorded on every rank). */
+ * Options and statuses as nz_cg_solve (use_graph and check_interval are ignored), including the
+ * true-residual check with residual replacement (NZ_SUCCESS only when ||b - A x|| meets the
+ * tolerance; NZ_STAGNATED at the attainable accuracy) and the scaling of a b whose squared norm
+ * overflows or underflows (through a scaled copy of b, made only then); result fields are the
+ * same on every rank (times: maximum over ranks; history recorded on every rank). */
 nz_status_t nz_dist_cg_solve(nz_context_t *ctx, nz_dist_matrix_t *dA, const void *b_local,
                              void *x_local, const nz_cg_options_t *options,
                              nz_cg_result_t *result);

@@ -36,8 +36,9 @@ typedef struct nz_cg_options {
 
 typedef struct nz_cg_result {
     int64_t iterations;        /* iterations performed */
-    double residual_norm;      /* true residual ||b - A x|| of the returned x */
-    double relative_residual;  /* residual_norm / ||b|| (0 when b = 0) */
+    double residual_norm;      /* true residual ||b - A x|| of the returned x (NaN when the solve
+                                  stopped before computing one: a setup error, a non-finite b) */
+    double relative_residual;  /* residual_norm / ||b|| (0 when b = 0; NaN as above) */
     double setup_seconds;      /* SpMV plan, workspace, Jacobi diagonal */
     double solve_seconds;      /* the iteration loop (initial and final residual included) */
     double seconds_per_iteration; /* solve_seconds / max(iterations, 1) */
@@ -45,7 +46,8 @@ typedef struct nz_cg_result {
     nz_alg_t alg;              /* the SpMV algorithm the plan used */
     int used_graph;            /* 1 if the GPU loop ran as a CUDA graph */
     int64_t history_length;    /* entries in history (iterations + 1), 0 without record_history */
-    double *history;           /* ||r_k|| (recursive residual); free with nz_free */
+    double *history;           /* ||r_k|| (recursive residual; the true one at an iteration
+                                  whose residual was checked); free with nz_free */
     nz_format_t format;        /* the format the SpMV ran on: A's, or the planner's when the solve
                                   converted A (counted in setup_seconds) */
 } nz_cg_result_t;
@@ -63,9 +65,17 @@ typedef struct nz_cg_result {
  * format; so is a matrix small enough for the CPU's one-thread CSR kernel); result->format says
  * which ran. A device matrix is used as it is (there is no device
  * format conversion): convert on the host before nz_matrix_to_device, as nz cg does.
- * Returns NZ_SUCCESS on convergence; NZ_MAX_ITERATIONS (a caveat) at the limit, with the achieved
- * residual in *result; NZ_ERR_BREAKDOWN when p'Ap <= 0, a NaN or Inf appears, or Jacobi meets a
- * non-positive diagonal (A is not SPD), with x the last finite iterate. b = 0 gives x = 0 at once.
+ * Convergence is judged on the TRUE residual: NZ_SUCCESS only when ||b - A x|| <= max(rtol ||b||,
+ * atol) for the returned x. When the recursive residual meets the tolerance, b - A x is computed;
+ * if it misses, CG continues from it (a residual replacement: r = b - A x, p = M^-1 r); each
+ * replacement must halve the true residual, else the attainable accuracy of the precision is
+ * reached (e.g. single precision at rtol 1e-8) and the solve returns the caveat NZ_STAGNATED; at
+ * most 16 replacements are made. NZ_MAX_ITERATIONS (a caveat) at the limit (all iterations
+ * count). For both caveats the message names the true relative residual and the tolerance, and
+ * *result holds the true residual. NZ_ERR_BREAKDOWN when p'Ap <= 0, a NaN or Inf appears (also in
+ * b), or Jacobi meets a non-positive diagonal (A is not SPD), with x the last finite iterate.
+ * b = 0 gives x = 0 at once. A b whose squared norm overflows or underflows a double (entries of
+ * 1e160 or 1e-170) is solved as the exactly scaled problem 2^e A x = 2^e b (docs/CG.md).
  * result may be NULL; when given it is overwritten (free an earlier history first). b and x must
  * not overlap in memory (NZ_ERR_INVALID_ARGUMENT). */
 nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, void *x,

@@ -2,6 +2,7 @@
 #include "nzi.h"
 #include "cg_work.h"
 
+#include <math.h>
 #include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -28,6 +29,25 @@ static cg_cpu_state_t *cpu_state(const nzi_cg_work_t *w) { return (cg_cpu_state_
         double sum = 0.0;                                                                       \
         for (int64_t i = lo; i < hi; i++) sum += (double)a[i] * (double)b[i];                   \
         return sum;                                                                             \
+    }                                                                                           \
+    static double block_norm2_##S(const void *v_, double scale, int64_t lo, int64_t hi) {       \
+        const T *v = (const T *)v_;                                                             \
+        double sum = 0.0;                                                                       \
+        for (int64_t i = lo; i < hi; i++) {                                                     \
+            const double vi = scale * (double)v[i];                                             \
+            sum += vi * vi;                                                                     \
+        }                                                                                       \
+        return sum;                                                                             \
+    }                                                                                           \
+    static double block_maxabs_##S(const void *v_, int64_t lo, int64_t hi) {                    \
+        const T *v = (const T *)v_;                                                             \
+        double m = 0.0;                                                                         \
+        for (int64_t i = lo; i < hi; i++) m = nzi_cg_max(fabs((double)v[i]), m);               \
+        return m;                                                                               \
+    }                                                                                           \
+    static void block_scale_##S(void *v_, double factor, int64_t lo, int64_t hi) {              \
+        T *v = (T *)v_;                                                                         \
+        for (int64_t i = lo; i < hi; i++) v[i] = (T)(factor * (double)v[i]);                    \
     }                                                                                           \
     static void block_update_r_##S(void *r_, const void *q_, const void *dinv_, double alpha,   \
                                    int64_t lo, int64_t hi, double *rr, double *rz) {            \
@@ -59,14 +79,14 @@ static cg_cpu_state_t *cpu_state(const nzi_cg_work_t *w) { return (cg_cpu_state_
             }                                                                                   \
         }                                                                                       \
     }                                                                                           \
-    static void block_residual_##S(void *r_, void *p_, const void *b_, const void *q_,          \
-                                   const void *dinv_, int64_t lo, int64_t hi, double *rr,       \
-                                   double *rz) {                                                \
+    static void block_residual_##S(void *r_, void *p_, const void *b_, double bscale,           \
+                                   const void *q_, const void *dinv_, int64_t lo, int64_t hi,   \
+                                   double *rr, double *rz) {                                    \
         T *r = (T *)r_, *p = (T *)p_;                                                           \
         const T *b = (const T *)b_, *q = (const T *)q_, *dinv = (const T *)dinv_;               \
         double srr = 0.0, srz = 0.0;                                                            \
         for (int64_t i = lo; i < hi; i++) {                                                     \
-            T ri = (T)((double)b[i] - (double)q[i]);                                            \
+            T ri = (T)(bscale * (double)b[i] - (double)q[i]);                                   \
             r[i] = ri;                                                                          \
             double zi = dinv != NULL ? (double)ri * (double)dinv[i] : (double)ri;              \
             p[i] = (T)zi;                                                                       \
@@ -230,13 +250,39 @@ static nz_status_t cpu_jacobi(nzi_cg_work_t *w, const nz_matrix_t *A) {
     return NZ_SUCCESS;
 }
 
-static nz_status_t cpu_norm2(nzi_cg_work_t *w, const void *v) {
+static nz_status_t cpu_norm2(nzi_cg_work_t *w, const void *v, double scale) {
     cg_cpu_state_t *st = cpu_state(w);
     const int f32 = w->value_type == NZ_F32;
     NZI_CG_FOR_BLOCKS(w, st,
-                      st->partials[2 * blk] = f32 ? block_dot_f32(v, v, lo, hi)
-                                                  : block_dot_f64(v, v, lo, hi));
+                      st->partials[2 * blk] = f32 ? block_norm2_f32(v, scale, lo, hi)
+                                                  : block_norm2_f64(v, scale, lo, hi));
     w->scalars->result = sum_partials(st, 0);
+    return NZ_SUCCESS;
+}
+
+/* The maximum is exact and order-independent; NaN wins (nzi_cg_max), so the block order only
+ * keeps the code shaped like the sums. */
+static nz_status_t cpu_maxabs(nzi_cg_work_t *w, const void *v) {
+    cg_cpu_state_t *st = cpu_state(w);
+    const int f32 = w->value_type == NZ_F32;
+    NZI_CG_FOR_BLOCKS(w, st,
+                      st->partials[2 * blk] = f32 ? block_maxabs_f32(v, lo, hi)
+                                                  : block_maxabs_f64(v, lo, hi));
+    double m = 0.0;
+    for (int64_t k = 0; k < st->blocks; k++) m = nzi_cg_max(st->partials[2 * k], m);
+    w->scalars->result = m;
+    return NZ_SUCCESS;
+}
+
+static nz_status_t cpu_scale(nzi_cg_work_t *w, void *v, double factor) {
+    cg_cpu_state_t *st = cpu_state(w);
+    const int f32 = w->value_type == NZ_F32;
+    NZI_CG_FOR_BLOCKS(w, st, {
+        if (f32)
+            block_scale_f32(v, factor, lo, hi);
+        else
+            block_scale_f64(v, factor, lo, hi);
+    });
     return NZ_SUCCESS;
 }
 
@@ -245,20 +291,22 @@ static nz_status_t cpu_zero(nzi_cg_work_t *w, void *x) {
     return NZ_SUCCESS;
 }
 
-static nz_status_t cpu_residual(nzi_cg_work_t *w, const void *b, int init) {
+static nz_status_t cpu_residual(nzi_cg_work_t *w, const void *b, double bscale, int mode) {
     cg_cpu_state_t *st = cpu_state(w);
     const int f32 = w->value_type == NZ_F32;
     NZI_CG_FOR_BLOCKS(w, st, {
         if (f32)
-            block_residual_f32(w->r, w->p, b, w->q, w->dinv, lo, hi, &st->partials[2 * blk],
-                               &st->partials[2 * blk + 1]);
+            block_residual_f32(w->r, w->p, b, bscale, w->q, w->dinv, lo, hi,
+                               &st->partials[2 * blk], &st->partials[2 * blk + 1]);
         else
-            block_residual_f64(w->r, w->p, b, w->q, w->dinv, lo, hi, &st->partials[2 * blk],
-                               &st->partials[2 * blk + 1]);
+            block_residual_f64(w->r, w->p, b, bscale, w->q, w->dinv, lo, hi,
+                               &st->partials[2 * blk], &st->partials[2 * blk + 1]);
     });
     double rr = sum_partials(st, 0), rz = sum_partials(st, 1);
-    if (init)
+    if (mode == NZI_CG_RESIDUAL_INIT)
         nzi_cg_after_init(w->scalars, rr, rz);
+    else if (mode == NZI_CG_RESIDUAL_REPLACE)
+        nzi_cg_after_replace(w->scalars, rr, rz);
     else
         w->scalars->result = rr;
     return NZ_SUCCESS;
@@ -330,8 +378,8 @@ static nz_status_t cpu_synchronize(nzi_cg_work_t *w) {
 }
 
 const nzi_cg_ops_t nzi_cg_cpu_ops = {
-    cpu_create, cpu_destroy,  cpu_jacobi,      cpu_norm2,       cpu_zero,
-    cpu_residual,       cpu_dot_pq,   cpu_update_r,    cpu_update_xp,   cpu_get_scalars,
-    cpu_set_scalars,    cpu_get_history, cpu_synchronize, NULL,         NULL,
-    NULL,
+    cpu_create,      cpu_destroy,     cpu_jacobi,      cpu_norm2,    cpu_maxabs, cpu_scale,
+    cpu_zero,        cpu_residual,    cpu_dot_pq,      cpu_update_r, cpu_update_xp,
+    cpu_get_scalars, cpu_set_scalars, cpu_get_history, cpu_synchronize,
+    NULL,            NULL,            NULL,
 };

@@ -191,10 +191,65 @@ static nz_status_t check_options(nz_context_t *ctx, const nz_cg_options_t *in, i
 
 /* The scalar state machine is nz_cg_solve's (cg_scalars.h), on the host of every rank; the
  * reduced sums are bitwise the same on all ranks, so every rank takes the same decisions. */
-static nz_status_t final_status(nz_context_t *ctx, const nzi_cg_scalars_t *s, double bnorm) {
-    char why[256];
-    nz_status_t status = nzi_cg_final_message(s, bnorm, why, sizeof why);
+static nz_status_t final_status(nz_context_t *ctx, const nzi_cg_scalars_t *s, double relres,
+                                double reltol) {
+    char why[320];
+    nz_status_t status = nzi_cg_final_message(s, relres, reltol, why, sizeof why);
     return status == NZ_SUCCESS ? status : nzd_error(ctx, status, "nz_dist_cg_solve: %s", why);
+}
+
+/* ---- scaling (cg_scalars.h): only for a b whose squared norm leaves the safe range, so these
+ * run on the host, through a copy for a device vector (setup cost, never in the common case) ---- */
+
+/* The global max |v_i| over the local rows of every rank (NaN when any rank holds a NaN). */
+static nz_status_t global_maxabs(cg_work_t *w, const void *v, double *vmax) {
+    nz_dist_matrix_t *M = w->M;
+    nz_status_t status = NZ_SUCCESS;
+    void *host = NULL;
+    const void *values = v;
+    double local[2] = {0.0, 0.0}; /* max |v_i| over the finite entries, 1 if one is not */
+    if (M->rows > 0 && M->device != NULL) {
+        status = nzd_vec_alloc(M->ctx, NULL, &host, M->rows, M->value_size, "nz_dist_cg_solve: b");
+        if (status == NZ_SUCCESS)
+            status = nzd_copy_to_host(M->ctx, host, v, (size_t)M->rows * M->value_size);
+        values = host;
+    }
+    for (int64_t i = 0; status == NZ_SUCCESS && i < M->rows; i++) {
+        const double a = fabs(nzd_get(values, M->value_type, i));
+        if (!nzi_cg_finite(a))
+            local[1] = 1.0;
+        else if (a > local[0])
+            local[0] = a;
+    }
+    nz_free(M->ctx, host);
+    if ((status = nz_dist_agree(M->ctx, M->comm, status)) != NZ_SUCCESS) return status;
+    int error = MPI_Allreduce(MPI_IN_PLACE, local, 2, MPI_DOUBLE, MPI_MAX, M->comm);
+    if (error != MPI_SUCCESS) return nzd_mpi_error(M->ctx, error, "nz_dist_cg_solve: MPI_Allreduce");
+    *vmax = local[1] != 0.0 ? NAN : local[0];
+    return NZ_SUCCESS;
+}
+
+/* out = factor * in over the local rows (in == out allowed), in the matrix's location. */
+static nz_status_t local_scale(cg_work_t *w, void *out, const void *in, double factor) {
+    nz_dist_matrix_t *M = w->M;
+    nz_status_t status = NZ_SUCCESS;
+    const size_t bytes = (size_t)M->rows * M->value_size;
+    void *host = NULL;
+    if (M->rows == 0) return NZ_SUCCESS;
+    if (M->device == NULL) {
+        for (int64_t i = 0; i < M->rows; i++)
+            nzd_set(out, M->value_type, i, factor * nzd_get(in, M->value_type, i));
+        return NZ_SUCCESS;
+    }
+    if ((status = nzd_vec_alloc(M->ctx, NULL, &host, M->rows, M->value_size,
+                                "nz_dist_cg_solve: scaled vector")) == NZ_SUCCESS &&
+        (status = nzd_copy_to_host(M->ctx, host, in, bytes)) == NZ_SUCCESS) {
+        for (int64_t i = 0; i < M->rows; i++)
+            nzd_set(host, M->value_type, i, factor * nzd_get(host, M->value_type, i));
+        status = nzd_copy_to_device(M->ctx, out, host, bytes);
+    }
+    nz_free(M->ctx, host);
+    return status;
 }
 
 static nz_status_t sync_all(nz_dist_matrix_t *M) {
@@ -212,6 +267,9 @@ nz_status_t nz_dist_cg_solve(nz_context_t *ctx, nz_dist_matrix_t *dA, const void
     nz_cg_options_t opt;
     nz_cg_result_t res;
     double *history = NULL, sums[2];
+    double reltol = 0.0;    /* max(rtol ||b||, atol) / ||b|| */
+    void *b_scaled = NULL;  /* 2^e b when the solve is scaled (exponent != 0) */
+    int exponent = 0, x_scaled = 0;
     int64_t bad_row = -1;
     memset(&w, 0, sizeof w);
     memset(&s, 0, sizeof s);
@@ -220,7 +278,9 @@ nz_status_t nz_dist_cg_solve(nz_context_t *ctx, nz_dist_matrix_t *dA, const void
     if (ctx == NULL) return NZ_ERR_NULL_ARGUMENT;
     if (ctx != dA->ctx)
         return nzd_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_dist_cg_solve: dA belongs to another context");
-    if (result != NULL) memset(result, 0, sizeof *result);
+    /* NaN residuals until one is computed (as nz_cg_solve) */
+    res.residual_norm = res.relative_residual = NAN;
+    if (result != NULL) *result = res;
     w.M = dA;
     if (dA->global_rows != dA->global_cols)
         status = nzd_error(ctx, NZ_ERR_DIMENSION_MISMATCH, "nz_dist_cg_solve: A is %lld x %lld, not square",
@@ -260,7 +320,32 @@ nz_status_t nz_dist_cg_solve(nz_context_t *ctx, nz_dist_matrix_t *dA, const void
         }
     }
     if ((status = global_op(&w, OP_DOT_BB, NULL, b_local, 0.0, sums)) != NZ_SUCCESS) goto cleanup;
-    const double bnorm = sqrt(sums[0]);
+    if (!nzi_cg_norm2_safe(sums[0], dA->value_type)) {
+        /* ||b||^2 overflows, underflows or is not finite: solve 2^e A x = 2^e b (cg_scalars.h)
+         * on a scaled copy of b, or refuse a non-finite b */
+        double bmax = 0.0, xmax = 0.0;
+        if ((status = global_maxabs(&w, b_local, &bmax)) != NZ_SUCCESS) goto cleanup;
+        if (!nzi_cg_finite(bmax)) {
+            status = nzd_error(ctx, NZ_ERR_BREAKDOWN, "nz_dist_cg_solve: b holds NaN or Inf");
+            goto cleanup;
+        }
+        if (bmax > 0.0) {
+            if ((status = global_maxabs(&w, x_local, &xmax)) != NZ_SUCCESS) goto cleanup;
+            exponent = nzi_cg_scale_exponent(bmax, xmax, dA->value_type);
+        }
+        if (exponent != 0) {
+            status = nzd_vec_alloc(ctx, dA->device, &b_scaled, dA->rows, dA->value_size,
+                                   "nz_dist_cg_solve: scaled b");
+            if (status == NZ_SUCCESS) status = local_scale(&w, b_scaled, b_local, ldexp(1.0, exponent));
+            if ((status = nz_dist_agree(ctx, dA->comm, status)) != NZ_SUCCESS) goto cleanup;
+            b_local = b_scaled;
+            if ((status = global_op(&w, OP_DOT_BB, NULL, b_local, 0.0, sums)) != NZ_SUCCESS)
+                goto cleanup;
+        } else if (bmax == 0.0) {
+            sums[0] = 0.0;
+        }
+    }
+    const double bnorm = sqrt(sums[0]); /* ||2^e b|| */
     if (!nzi_cg_finite(bnorm)) {
         status = nzd_error(ctx, NZ_ERR_BREAKDOWN, "nz_dist_cg_solve: b holds NaN or Inf");
         goto cleanup;
@@ -278,6 +363,7 @@ nz_status_t nz_dist_cg_solve(nz_context_t *ctx, nz_dist_matrix_t *dA, const void
         status = nz_dist_agree(ctx, dA->comm, status);
         if (status != NZ_SUCCESS) goto cleanup;
         s.state = NZI_CG_CONVERGED;
+        res.residual_norm = res.relative_residual = 0.0;
         if (history != NULL) {
             history[0] = 0.0;
             res.history_length = 1;
@@ -286,38 +372,64 @@ nz_status_t nz_dist_cg_solve(nz_context_t *ctx, nz_dist_matrix_t *dA, const void
         goto finish;
     }
     double tol = opt.rtol * bnorm;
-    if (opt.atol > tol) tol = opt.atol;
+    if (ldexp(opt.atol, exponent) > tol) tol = ldexp(opt.atol, exponent);
+    reltol = tol / bnorm;
     s.tol2 = tol * tol;
+    if (exponent != 0) {
+        status = nz_dist_agree(ctx, dA->comm, local_scale(&w, x_local, x_local, ldexp(1.0, exponent)));
+        if (status != NZ_SUCCESS) goto cleanup;
+        x_scaled = 1;
+    }
     status = nz_dist_spmv(dA, 1.0, x_local, 0.0, w.q);
     if ((status = reduce(&w, status == NZ_SUCCESS ? vector_op(&w, OP_RESIDUAL, NULL, b_local, 0.0, sums)
                                                   : status, sums)) != NZ_SUCCESS)
         goto cleanup;
     nzi_cg_after_init(&s, sums[0], sums[1]);
-    while (s.state == NZI_CG_RUNNING) {
-        /* q = A p; alpha = r'z / p'q; x += alpha p; r -= alpha q; z = M^-1 r; beta; p = z + beta p */
-        status = nz_dist_spmv(dA, 1.0, w.p, 0.0, w.q);
-        if (status == NZ_SUCCESS) status = vector_op(&w, OP_DOT_PQ, NULL, NULL, 0.0, sums);
-        if ((status = reduce(&w, status, sums)) != NZ_SUCCESS) goto cleanup;
-        nzi_cg_after_pq(&s, sums[0]);
-        if (s.state != NZI_CG_RUNNING) break;
-        if ((status = global_op(&w, OP_UPDATE, x_local, NULL, s.alpha, sums)) != NZ_SUCCESS)
+    for (;;) {
+        while (s.state == NZI_CG_RUNNING) {
+            /* q = A p; alpha = r'z / p'q; x += alpha p; r -= alpha q; z = M^-1 r; beta;
+             * p = z + beta p */
+            status = nz_dist_spmv(dA, 1.0, w.p, 0.0, w.q);
+            if (status == NZ_SUCCESS) status = vector_op(&w, OP_DOT_PQ, NULL, NULL, 0.0, sums);
+            if ((status = reduce(&w, status, sums)) != NZ_SUCCESS) goto cleanup;
+            nzi_cg_after_pq(&s, sums[0]);
+            if (s.state != NZI_CG_RUNNING) break;
+            if ((status = global_op(&w, OP_UPDATE, x_local, NULL, s.alpha, sums)) != NZ_SUCCESS)
+                goto cleanup;
+            nzi_cg_after_update(&s, sums[0], sums[1]);
+            if (s.state != NZI_CG_RUNNING) break;
+            if ((status = vector_op(&w, OP_UPDATE_P, NULL, NULL, s.beta, sums)) != NZ_SUCCESS)
+                goto cleanup;
+        }
+        if (s.state != NZI_CG_CHECK) break;
+        /* the recursive residual meets the tolerance: the true one decides, and CG goes on from it
+         * (r = b - A x, p = M^-1 r) when it misses: nz_cg_solve's residual replacement */
+        status = nz_dist_spmv(dA, 1.0, x_local, 0.0, w.q);
+        if (status == NZ_SUCCESS) status = vector_op(&w, OP_RESIDUAL, NULL, b_local, 0.0, sums);
+        if ((status = reduce(&w, status, sums)) != NZ_SUCCESS)
             goto cleanup;
-        nzi_cg_after_update(&s, sums[0], sums[1]);
-        if (s.state != NZI_CG_RUNNING) break;
-        if ((status = vector_op(&w, OP_UPDATE_P, NULL, NULL, s.beta, sums)) != NZ_SUCCESS)
-            goto cleanup;
+        nzi_cg_after_replace(&s, sums[0], sums[1]);
     }
     /* the true residual of the returned x */
     status = nz_dist_spmv(dA, 1.0, x_local, 0.0, w.q);
     if ((status = reduce(&w, status == NZ_SUCCESS ? vector_op(&w, OP_TRUE_RESIDUAL, NULL, b_local, 0.0, sums)
                                                   : status, sums)) != NZ_SUCCESS)
         goto cleanup;
+    nzi_cg_after_true(&s, sums[0]);
+    if (x_scaled) {
+        status = nz_dist_agree(ctx, dA->comm, local_scale(&w, x_local, x_local, ldexp(1.0, -exponent)));
+        if (status != NZ_SUCCESS) goto cleanup;
+        x_scaled = 0;
+    }
     if ((status = sync_all(dA)) != NZ_SUCCESS) goto cleanup;
     res.solve_seconds = MPI_Wtime() - t0;
-    res.residual_norm = sqrt(sums[0]);
-    res.relative_residual = res.residual_norm / bnorm;
-    if (history != NULL)
+    res.residual_norm = ldexp(sqrt(sums[0]), -exponent);
+    res.relative_residual = sqrt(sums[0]) / bnorm;
+    if (history != NULL) {
         res.history_length = s.iterations + 1 < s.history_capacity ? s.iterations + 1 : s.history_capacity;
+        for (int64_t k = 0; k < res.history_length && exponent != 0; k++)
+            history[k] = ldexp(history[k], -exponent);
+    }
     {
         double t1 = MPI_Wtime();
         for (int k = 0; k < NZD_CG_SPMV_TIMING_REPEATS && status == NZ_SUCCESS; k++)
@@ -339,13 +451,14 @@ finish:
     res.seconds_per_iteration = res.solve_seconds / (double)(s.iterations > 0 ? s.iterations : 1);
     res.history = history;
     history = NULL;
-    status = final_status(ctx, &s, bnorm);
+    status = final_status(ctx, &s, res.relative_residual, reltol);
     if (result != NULL)
         *result = res;
     else
         nz_free(ctx, res.history);
 cleanup:
     nz_free(ctx, history);
+    if (w.M != NULL && b_scaled != NULL) nzd_vec_free(ctx, dA->device, b_scaled);
     work_free(&w);
     return status;
 }

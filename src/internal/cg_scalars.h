@@ -26,12 +26,28 @@ extern "C" {
 #define NZI_CG_HD
 #endif
 
-/* Solver state codes (nzi_cg_scalars_t.state). */
+/* Solver state codes (nzi_cg_scalars_t.state). CONVERGED is only ever set from a true residual
+ * b - A x (the initial one, or a check); the recursive residual r_k, which drifts from b - A x_k
+ * in finite precision, only asks for a check (CHECK). */
 #define NZI_CG_RUNNING 0
-#define NZI_CG_CONVERGED 1
+#define NZI_CG_CONVERGED 1      /* the true residual meets the tolerance */
 #define NZI_CG_MAX_ITERATIONS 2
+#define NZI_CG_CHECK 3          /* the recursive residual meets the tolerance: the caller computes
+                                 * the true one (nzi_cg_after_replace) */
+#define NZI_CG_STAGNATED 4      /* the true residual no longer decreases across replacements */
 #define NZI_CG_BREAKDOWN_PAP -1 /* p'Ap <= 0: A is not positive definite */
 #define NZI_CG_BREAKDOWN_NAN -2 /* a NaN or Inf in a dot product */
+
+/* Residual replacement (van der Vorst & Ye, "Residual replacement strategies for Krylov subspace
+ * iterative methods", SISC 22(3), 2000; PETSc's KSPConvergedDefault checks the same criterion on
+ * the true residual). When the recursive residual meets the tolerance, r = b - A x is computed;
+ * if it misses, CG restarts from it (r and p = M^-1 r replaced, x kept). A replacement must cut
+ * the true residual norm by NZI_CG_REPLACEMENT_GAIN against the previous one, else the
+ * attainable accuracy of the precision is reached (||b - A x|| ~ eps ||A|| ||x|| whatever the
+ * recursion says) and the solve stops as stagnated; at most NZI_CG_MAX_REPLACEMENTS are made. A
+ * replacement costs one SpMV and one vector pass; CG needs one or two in practice. */
+#define NZI_CG_MAX_REPLACEMENTS 16
+#define NZI_CG_REPLACEMENT_GAIN 0.5
 
 /* All scalars of one solve, in double whatever the value type. */
 typedef struct nzi_cg_scalars {
@@ -46,11 +62,18 @@ typedef struct nzi_cg_scalars {
     int64_t iterations;
     int64_t max_iterations;
     int64_t bad_row;    /* Jacobi setup: first row with a non-positive or missing diagonal */
+    double rr_replaced; /* true r'r at the last replacement */
+    int32_t replacements; /* residual replacements made (<= NZI_CG_MAX_REPLACEMENTS) */
     int32_t state;      /* NZI_CG_* */
     int32_t x_pending;  /* 1 from an iteration's r update (nzi_cg_after_update) until its x update
                          * (the ops' update_xp, which runs after the state may have stopped);
                          * cleared by dot_pq */
 } nzi_cg_scalars_t;
+
+/* Modes of the ops' residual pass r = b - A x, p = M^-1 r (cg_work.h, and the distributed CG). */
+#define NZI_CG_RESIDUAL_TRUE 0    /* result = r'r only (the final true residual) */
+#define NZI_CG_RESIDUAL_INIT 1    /* the starting residual: nzi_cg_after_init */
+#define NZI_CG_RESIDUAL_REPLACE 2 /* a check of a CHECK state: nzi_cg_after_replace */
 
 /* The finite test without <math.h> in device code: NaN fails x == x, Inf fails x - x == 0. */
 static inline NZI_CG_HD int nzi_cg_finite(double v) { return v == v && v - v == 0.0; }
@@ -66,6 +89,8 @@ static inline NZI_CG_HD void nzi_cg_after_init(nzi_cg_scalars_t *s, double rr, d
     s->rz = rz;
     s->iterations = 0;
     s->x_pending = 0;
+    s->replacements = 0;
+    s->rr_replaced = rr;
     nzi_cg_record(s, rr);
     if (!nzi_cg_finite(rr) || !nzi_cg_finite(rz))
         s->state = NZI_CG_BREAKDOWN_NAN;
@@ -100,7 +125,7 @@ static inline NZI_CG_HD void nzi_cg_after_update(nzi_cg_scalars_t *s, double rr,
     if (!nzi_cg_finite(rr) || !nzi_cg_finite(rz)) {
         s->state = NZI_CG_BREAKDOWN_NAN;
     } else if (rr <= s->tol2) {
-        s->state = NZI_CG_CONVERGED;
+        s->state = NZI_CG_CHECK; /* recursive only: the true residual decides */
     } else if (s->iterations >= s->max_iterations) {
         s->state = NZI_CG_MAX_ITERATIONS;
     } else if (!(rz > 0.0)) {
@@ -109,6 +134,80 @@ static inline NZI_CG_HD void nzi_cg_after_update(nzi_cg_scalars_t *s, double rr,
         s->beta = rz / s->rz;
         s->rz = rz;
     }
+}
+
+/* After the check of a CHECK state: r = b - A x (the true residual), p = z = M^-1 r with rr = r'r
+ * and rz = r'z. Converged if the true residual meets the tolerance; else CG goes on from it (a
+ * residual replacement: the recursion restarts with p = z) unless it stagnated (it did not fall
+ * below NZI_CG_REPLACEMENT_GAIN times the previous replacement's, or NZI_CG_MAX_REPLACEMENTS are
+ * spent) or the iteration limit is reached. The history entry of this iteration becomes the true
+ * residual norm. */
+static inline NZI_CG_HD void nzi_cg_after_replace(nzi_cg_scalars_t *s, double rr, double rz) {
+    if (s->state != NZI_CG_CHECK) return;
+    s->x_pending = 0;
+    s->rr = rr;
+    nzi_cg_record(s, rr);
+    if (!nzi_cg_finite(rr) || !nzi_cg_finite(rz)) {
+        s->state = NZI_CG_BREAKDOWN_NAN;
+    } else if (rr <= s->tol2) {
+        s->state = NZI_CG_CONVERGED;
+    } else if (s->replacements >= NZI_CG_MAX_REPLACEMENTS ||
+               (s->replacements > 0 &&
+                rr > NZI_CG_REPLACEMENT_GAIN * NZI_CG_REPLACEMENT_GAIN * s->rr_replaced)) {
+        s->state = NZI_CG_STAGNATED;
+    } else if (s->iterations >= s->max_iterations) {
+        s->state = NZI_CG_MAX_ITERATIONS;
+    } else if (!(rz > 0.0)) {
+        s->state = NZI_CG_BREAKDOWN_PAP;
+    } else {
+        s->replacements++;
+        s->rr_replaced = rr;
+        s->rz = rz;
+        s->state = NZI_CG_RUNNING;
+    }
+}
+
+/* The final true residual true_rr = ||b - A x||^2 of the returned x: a solve stopped at the
+ * iteration limit whose true residual meets the tolerance after all converged. */
+static inline void nzi_cg_after_true(nzi_cg_scalars_t *s, double true_rr) {
+    if (s->state == NZI_CG_MAX_ITERATIONS && true_rr <= s->tol2) s->state = NZI_CG_CONVERGED;
+}
+
+/* NaN-propagating maximum (a NaN in either argument wins): for max-abs reductions that must see
+ * a NaN or Inf in the vector. */
+static inline NZI_CG_HD double nzi_cg_max(double a, double b) { return (a > b || a != a) ? a : b; }
+
+/* ---- scaling: solving 2^e A x = 2^e b with vectors of moderate size ----
+ * CG's scalars are sums of squares in double: b with entries 1e160 overflows r'r, entries 1e-170
+ * underflow it to 0 (and a float vector near its range loses digits to subnormals). The solve
+ * then runs on 2^e b and 2^e x0 (powers of two: exact) and returns 2^-e x; tolerances, the
+ * history and the residual norm are scaled alike. No scaling (e = 0, the same bits as without
+ * this) when ||b||^2 lies in [2^-2E, 2^2E], E = NZI_CG_SAFE_EXPONENT of the value type. */
+#define NZI_CG_SAFE_EXPONENT_F64 256
+#define NZI_CG_SAFE_EXPONENT_F32 32
+
+static inline int nzi_cg_safe_exponent(nz_value_type_t value_type) {
+    return value_type == NZ_F32 ? NZI_CG_SAFE_EXPONENT_F32 : NZI_CG_SAFE_EXPONENT_F64;
+}
+
+/* Whether bb = ||b||^2 (as computed, possibly overflowed or underflowed) needs no scaling. */
+static inline int nzi_cg_norm2_safe(double bb, nz_value_type_t value_type) {
+    const int e = nzi_cg_safe_exponent(value_type);
+    return bb >= ldexp(1.0, -2 * e) && bb <= ldexp(1.0, 2 * e); /* NaN: not safe */
+}
+
+/* The exponent e that brings max|b| = bmax (finite, > 0) to [1, 2), lowered where 2^e xmax
+ * (xmax = max|x0|) would pass 2^E, but never so far that 2^e bmax falls below 2^-E (a huge guess
+ * for a tiny b: both stay representable, and the solve stagnates honestly rather than
+ * overflowing or taking b for 0). */
+static inline int nzi_cg_scale_exponent(double bmax, double xmax, nz_value_type_t value_type) {
+    const int limit = nzi_cg_safe_exponent(value_type);
+    int e = -ilogb(bmax);
+    if (e > 0 && xmax > 0.0 && isfinite(xmax) && ilogb(xmax) + e > limit) {
+        e = limit - ilogb(xmax);
+        if (e < -limit - ilogb(bmax)) e = -limit - ilogb(bmax);
+    }
+    return e;
 }
 
 /* Copy *in (all zeros when NULL) to *opt and check it: finite tolerances >= 0, max_iterations
@@ -141,17 +240,25 @@ static inline nz_status_t nzi_cg_options_read(const nz_cg_options_t *in, int64_t
 }
 
 /* The status a finished solve returns, and for any but NZ_SUCCESS what happened in `why` (no
- * function name): the iteration limit with the relative residual sqrt(rr) / bnorm, or a
- * breakdown. */
-static inline nz_status_t nzi_cg_final_message(const nzi_cg_scalars_t *s, double bnorm, char *why,
-                                               size_t why_size) {
+ * function name). relres is the true relative residual ||b - A x|| / ||b|| of the returned x and
+ * reltol the tolerance max(rtol ||b||, atol) / ||b||: a caveat names both. */
+static inline nz_status_t nzi_cg_final_message(const nzi_cg_scalars_t *s, double relres,
+                                               double reltol, char *why, size_t why_size) {
     switch (s->state) {
     case NZI_CG_CONVERGED: return NZ_SUCCESS;
     case NZI_CG_MAX_ITERATIONS:
         snprintf(why, why_size,
-                 "stopped at the iteration limit %lld with relative residual %.3e",
-                 (long long)s->max_iterations, sqrt(s->rr) / bnorm);
+                 "not converged: stopped at the iteration limit %lld with true relative residual "
+                 "%.3e above the tolerance %.3e",
+                 (long long)s->max_iterations, relres, reltol);
         return NZ_MAX_ITERATIONS;
+    case NZI_CG_STAGNATED:
+        snprintf(why, why_size,
+                 "not converged: stagnated after %lld iterations and %d residual replacements "
+                 "with true relative residual %.3e above the tolerance %.3e (the attainable "
+                 "accuracy of this precision and matrix)",
+                 (long long)s->iterations, (int)s->replacements, relres, reltol);
+        return NZ_STAGNATED;
     case NZI_CG_BREAKDOWN_PAP:
         snprintf(why, why_size,
                  "breakdown at iteration %lld: p'Ap = %.3e or r'M^-1r <= 0 (A or the "

@@ -34,13 +34,19 @@ typedef struct nzi_cg_ops {
     void (*destroy)(nzi_cg_work_t *w);
     /* dinv = 1 / diag(A); scalars->bad_row = first row with a_ii <= 0 or missing, else n. */
     nz_status_t (*jacobi)(nzi_cg_work_t *w, const nz_matrix_t *A);
-    /* scalars->result = v'v. */
-    nz_status_t (*norm2)(nzi_cg_work_t *w, const void *v);
+    /* scalars->result = (scale v)'(scale v) (scale: a power of two, 1 unscaled; see
+     * nzi_cg_scale_exponent). */
+    nz_status_t (*norm2)(nzi_cg_work_t *w, const void *v, double scale);
+    /* scalars->result = max_i |v_i|, NaN when v holds a NaN (nzi_cg_max; order-independent). */
+    nz_status_t (*maxabs)(nzi_cg_work_t *w, const void *v);
+    /* v *= factor in place (a power of two: exact unless it leaves the value type's range). */
+    nz_status_t (*scale)(nzi_cg_work_t *w, void *v, double factor);
     /* x = 0 */
     nz_status_t (*zero)(nzi_cg_work_t *w, void *x);
-    /* With q = A x: r = b - q, p = M^-1 r, then nzi_cg_after_init (init != 0) or just
-     * scalars->result = r'r (init == 0, the final true residual). */
-    nz_status_t (*residual)(nzi_cg_work_t *w, const void *b, int init);
+    /* With q = A x: r = bscale b - q, p = M^-1 r, then by mode (NZI_CG_RESIDUAL_*, cg_scalars.h)
+     * nzi_cg_after_init (INIT), nzi_cg_after_replace (REPLACE: a residual replacement, run on
+     * the CHECK state), or just scalars->result = r'r (TRUE, the final true residual). */
+    nz_status_t (*residual)(nzi_cg_work_t *w, const void *b, double bscale, int mode);
     /* scalars->x_pending = 0 (whatever the state); pq = p'q, then nzi_cg_after_pq. */
     nz_status_t (*dot_pq)(nzi_cg_work_t *w);
     /* r -= alpha q, rr = r'r, rz = r'M^-1 r, then nzi_cg_after_update (which sets x_pending). */

@@ -39,11 +39,45 @@ static nz_status_t check_options(nz_context_t *ctx, const nz_cg_options_t *in, i
     return NZ_SUCCESS;
 }
 
-/* Turn the final state into the returned status with a message naming what happened. */
-static nz_status_t final_status(nz_context_t *ctx, const nzi_cg_scalars_t *s, double bnorm) {
-    char why[256];
-    nz_status_t status = nzi_cg_final_message(s, bnorm, why, sizeof why);
+/* Turn the final state into the returned status with a message naming what happened (the true
+ * relative residual and the relative tolerance for a caveat). */
+static nz_status_t final_status(nz_context_t *ctx, const nzi_cg_scalars_t *s, double relres,
+                                double reltol) {
+    char why[320];
+    nz_status_t status = nzi_cg_final_message(s, relres, reltol, why, sizeof why);
     return status == NZ_SUCCESS ? status : nzi_error(ctx, status, "nz_cg_solve: %s", why);
+}
+
+/* ||b|| and the scaling exponent e (cg_scalars.h): *bnorm_scaled = ||2^e b||, e = 0 unless the
+ * plain ||b||^2 leaves the safe range; then max|b| (and max|x0|, so that 2^e x0 stays finite)
+ * pick e. NZ_ERR_BREAKDOWN when b holds a NaN or Inf. Cost: one pass over b; two more over b
+ * and one over x only when scaling. */
+static nz_status_t scaled_bnorm(nz_context_t *ctx, const nzi_cg_ops_t *ops, nzi_cg_work_t *w,
+                                const void *b, const void *x, double *bnorm_scaled,
+                                int *exponent) {
+    nzi_cg_scalars_t s;
+    *exponent = 0;
+    NZI_TRY(ops->norm2(w, b, 1.0));
+    NZI_TRY(ops->get_scalars(w, &s));
+    if (nzi_cg_norm2_safe(s.result, w->value_type)) {
+        *bnorm_scaled = sqrt(s.result);
+        return NZ_SUCCESS;
+    }
+    NZI_TRY(ops->maxabs(w, b));
+    NZI_TRY(ops->get_scalars(w, &s));
+    const double bmax = s.result;
+    if (!isfinite(bmax)) return nzi_error(ctx, NZ_ERR_BREAKDOWN, "nz_cg_solve: b holds NaN or Inf");
+    if (bmax == 0.0) {
+        *bnorm_scaled = 0.0;
+        return NZ_SUCCESS;
+    }
+    NZI_TRY(ops->maxabs(w, x));
+    NZI_TRY(ops->get_scalars(w, &s));
+    *exponent = nzi_cg_scale_exponent(bmax, s.result, w->value_type);
+    NZI_TRY(ops->norm2(w, b, ldexp(1.0, *exponent)));
+    NZI_TRY(ops->get_scalars(w, &s));
+    *bnorm_scaled = sqrt(s.result);
+    return NZ_SUCCESS;
 }
 
 /* The planner's format for a host matrix (nz_spmv_plan_choose with the format open, from
@@ -86,6 +120,7 @@ nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, 
     nz_cg_options_t opt;
     nz_cg_result_t res;
     double *history = NULL;
+    double reltol = 0.0; /* max(rtol ||b||, atol) / ||b|| */
     int created = 0;
     memset(&w, 0, sizeof w);
     memset(&s, 0, sizeof s);
@@ -93,7 +128,10 @@ nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, 
 
     NZI_TRY(nzi_check_context(ctx));
     nzi_clear_error(ctx);
-    if (result != NULL) memset(result, 0, sizeof *result);
+    /* NaN residuals until one is computed: a solve that stops in its checks or setup (a bad
+     * argument, a non-finite b, Jacobi on a non-positive diagonal) reports none */
+    res.residual_norm = res.relative_residual = NAN;
+    if (result != NULL) *result = res;
     NZI_TRY(nzi_check_matrix(ctx, A, "A"));
     if (A->rows != A->cols)
         return nzi_error(ctx, NZ_ERR_DIMENSION_MISMATCH, "nz_cg_solve: A is %lld x %lld, not square",
@@ -167,13 +205,11 @@ nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, 
             goto cleanup;
         }
     }
-    NZI_CHECK(ops->norm2(&w, b));
-    NZI_CHECK(ops->get_scalars(&w, &s));
-    const double bnorm = sqrt(s.result);
-    if (!isfinite(bnorm)) {
-        status = nzi_error(ctx, NZ_ERR_BREAKDOWN, "nz_cg_solve: b holds NaN or Inf");
-        goto cleanup;
-    }
+    /* bnorm is ||2^e b||: the solve runs on the scaled problem 2^e A x = 2^e b when e != 0 */
+    double bnorm = 0.0;
+    int exponent = 0;
+    NZI_CHECK(scaled_bnorm(ctx, ops, &w, b, x, &bnorm, &exponent));
+    const double bscale = ldexp(1.0, exponent);
     res.setup_seconds = nzi_wtime() - t0;
 
     /* ---- solve ---- */
@@ -185,6 +221,7 @@ nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, 
         s.state = NZI_CG_CONVERGED;
         s.iterations = 0;
         s.rr = 0.0;
+        res.residual_norm = res.relative_residual = 0.0;
         if (w.history_capacity > 0) {
             history[0] = 0.0;
             res.history_length = 1;
@@ -192,12 +229,16 @@ nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, 
         res.solve_seconds = nzi_wtime() - t0;
         goto finish;
     }
+    /* the tolerance in the scaled problem; ldexp of atol may overflow to Inf (then any residual
+     * meets it, as it does unscaled) */
     double tol = opt.rtol * bnorm;
-    if (opt.atol > tol) tol = opt.atol;
+    if (ldexp(opt.atol, exponent) > tol) tol = ldexp(opt.atol, exponent);
+    reltol = tol / bnorm;
     s.tol2 = tol * tol;
     NZI_CHECK(ops->set_scalars(&w, &s));
+    if (exponent != 0) NZI_CHECK(ops->scale(&w, x, bscale));
     NZI_CHECK(nz_spmv_execute(plan, 1.0, x, 0.0, w.q));
-    NZI_CHECK(ops->residual(&w, b, 1));
+    NZI_CHECK(ops->residual(&w, b, bscale, NZI_CG_RESIDUAL_INIT));
     NZI_CHECK(ops->get_scalars(&w, &s));
 
     const int batch = ops->capture_begin != NULL ? opt.check_interval : 1;
@@ -213,28 +254,40 @@ nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, 
         nzi_clear_error(ctx);
     }
     res.used_graph = graph;
-    while (s.state == NZI_CG_RUNNING) {
-        if (graph) {
-            NZI_CHECK(ops->replay(&w));
-        } else {
-            for (int k = 0; k < batch; k++) NZI_CHECK(cg_iteration(ops, &w, plan, x));
+    for (;;) {
+        while (s.state == NZI_CG_RUNNING) {
+            if (graph) {
+                NZI_CHECK(ops->replay(&w));
+            } else {
+                for (int k = 0; k < batch; k++) NZI_CHECK(cg_iteration(ops, &w, plan, x));
+            }
+            NZI_CHECK(ops->get_scalars(&w, &s));
         }
+        if (s.state != NZI_CG_CHECK) break;
+        /* The recursive residual meets the tolerance: the true one decides, and CG goes on from
+         * it when it misses (a residual replacement, cg_scalars.h). */
+        NZI_CHECK(nz_spmv_execute(plan, 1.0, x, 0.0, w.q));
+        NZI_CHECK(ops->residual(&w, b, bscale, NZI_CG_RESIDUAL_REPLACE));
         NZI_CHECK(ops->get_scalars(&w, &s));
     }
-    /* The true residual of the returned x (the recursive one drifts in finite precision). */
+    /* The true residual of the returned x, whatever stopped the loop. */
     {
         nzi_cg_scalars_t end = s;
         NZI_CHECK(nz_spmv_execute(plan, 1.0, x, 0.0, w.q));
-        NZI_CHECK(ops->residual(&w, b, 0));
+        NZI_CHECK(ops->residual(&w, b, bscale, NZI_CG_RESIDUAL_TRUE));
         NZI_CHECK(ops->get_scalars(&w, &end));
+        if (exponent != 0) NZI_CHECK(ops->scale(&w, x, ldexp(1.0, -exponent)));
         res.solve_seconds = nzi_wtime() - t0;
-        res.residual_norm = sqrt(end.result);
-        res.relative_residual = res.residual_norm / bnorm;
+        nzi_cg_after_true(&s, end.result);
+        res.residual_norm = ldexp(sqrt(end.result), -exponent);
+        res.relative_residual = sqrt(end.result) / bnorm;
     }
     if (w.history_capacity > 0) {
         int64_t count = s.iterations + 1;
         if (count > w.history_capacity) count = w.history_capacity;
         NZI_CHECK(ops->get_history(&w, history, count));
+        for (int64_t k = 0; k < count && exponent != 0; k++)
+            history[k] = ldexp(history[k], -exponent);
         res.history_length = count;
     }
     /* One SpMV timed on its own, for the transfer-vs-SpMV comparison. */
@@ -251,7 +304,7 @@ finish:
     res.seconds_per_iteration = res.solve_seconds / (double)(s.iterations > 0 ? s.iterations : 1);
     res.history = history;
     history = NULL;
-    status = final_status(ctx, &s, bnorm);
+    status = final_status(ctx, &s, res.relative_residual, reltol);
     if (result != NULL) {
         *result = res;
     } else {

@@ -1,4 +1,4 @@
-/* test_cg.c (gpu): GPU CG against CPU CG, GPU-assembled FE problem against the host one, statuses. */
+/* test_cg.c (gpu): GPU CG against CPU CG, GPU-assembled FE problem against the host one, statuses, the true-residual status and scaled right-hand sides. */
 #include "testutil.h"
 #include "nzi.h"
 
@@ -347,6 +347,129 @@ static void test_statuses(nz_context_t *ctx) {
     nz_matrix_destroy(&A);
 }
 
+/* ||b - A x|| / ||b|| in double from a host CSR A, with b and x of A's value type divided by
+ * `unit` first (vectors of 1e160 or 1e-170 neither overflow nor underflow the test's sums). */
+static double host_relres(nz_context_t *ctx, const nz_matrix_t *A, const void *b, const void *x,
+                          double unit) {
+    nz_matrix_info_t info;
+    const int64_t *ro;
+    const int32_t *ci;
+    const void *v;
+    nz_matrix_info(ctx, &info, A);
+    nz_matrix_csr_arrays(ctx, &ro, &ci, &v, A);
+    const nz_value_type_t vt = info.value_type;
+    double rr = 0, bb = 0;
+    for (int64_t i = 0; i < info.rows; i++) {
+        double r = nzi_get(b, vt, i) / unit;
+        for (int64_t k = ro[i]; k < ro[i + 1]; k++)
+            r -= nzi_get(v, vt, k) * (nzi_get(x, vt, ci[k]) / unit);
+        rr += r * r;
+        bb += (nzi_get(b, vt, i) / unit) * (nzi_get(b, vt, i) / unit);
+    }
+    return sqrt(rr / bb);
+}
+
+/* Issue 36 on the GPU: "converged" is checked on the true residual (the replacement runs in the
+ * residual kernel's last block, also under batched checks and a graph: the same iterations and
+ * bits), single precision at rtol 1e-8 stagnates honestly, and b of 1e160 / 1e-170 solves as
+ * the scaled problem (max-abs and scale kernels). */
+static void test_true_residual(nz_context_t *ctx) {
+    for (int pass = 0; pass < 2; pass++) {
+        const nz_value_type_t vt = pass == 0 ? NZ_F32 : NZ_F64;
+        const double rtol = pass == 0 ? 1e-8 : 1e-14;
+        const int64_t n = 10000;
+        const size_t bytes = (size_t)n * nzi_value_size(vt);
+        nz_matrix_t *A = NULL;
+        NZT_OK(ctx, nz_gen_laplace2d(ctx, &A, 100, 100, vt));
+        void *ones = nzt_malloc(bytes), *b = nzt_malloc(bytes), *x0 = nzt_malloc(bytes);
+        void *x = nzt_malloc(bytes), *x2 = nzt_malloc(bytes);
+        for (int64_t i = 0; i < n; i++) nzi_set(ones, vt, i, 1.0);
+        NZT_OK(ctx, nz_spmv(ctx, A, NZ_ALG_AUTO, 1.0, ones, 0.0, b));
+        memset(x0, 0, bytes);
+        nz_cg_options_t opt;
+        memset(&opt, 0, sizeof opt);
+        opt.rtol = rtol;
+        opt.check_interval = 1;
+        nz_cg_result_t res, res2;
+        nz_status_t st = gpu_solve(ctx, A, b, x0, x, &opt, &res);
+        const double relres = host_relres(ctx, A, b, x, 1.0);
+        printf("gpu %s rtol %.0e: status %d, %lld iterations, reported %.3e, true %.3e\n",
+               nzt_vt_name(vt), rtol, (int)st, (long long)res.iterations, res.relative_residual,
+               relres);
+        NZT_CHECK(st == NZ_STAGNATED || (st == NZ_SUCCESS && relres <= 1.05 * rtol),
+                  "gpu %s rtol %.0e: status %d, true relative residual %.3e", nzt_vt_name(vt),
+                  rtol, (int)st, relres);
+        if (pass == 0) NZT_CHECK(st == NZ_STAGNATED, "gpu f32 rtol 1e-8: status %d", (int)st);
+        NZT_CHECK(fabs(res.relative_residual - relres) <= (pass == 0 ? 0.1 : 1e-2) * relres,
+                  "gpu %s: reported relative residual %.6e, true %.6e", nzt_vt_name(vt),
+                  res.relative_residual, relres);
+        NZT_CHECK(res.iterations < 5000, "gpu %s: %lld iterations", nzt_vt_name(vt),
+                  (long long)res.iterations);
+        for (int variant = 0; variant < 2; variant++) {
+            opt.check_interval = 8;
+            opt.use_graph = variant;
+            nz_status_t st2 = gpu_solve(ctx, A, b, x0, x2, &opt, &res2);
+            NZT_CHECK(st2 == st && res2.iterations == res.iterations && memcmp(x, x2, bytes) == 0,
+                      "gpu %s interval 8%s: status %d vs %d, %lld vs %lld iterations, bits %s",
+                      nzt_vt_name(vt), variant ? " + graph" : "", (int)st2, (int)st,
+                      (long long)res2.iterations, (long long)res.iterations,
+                      memcmp(x, x2, bytes) == 0 ? "equal" : "differ");
+        }
+        free(ones);
+        free(b);
+        free(x0);
+        free(x);
+        free(x2);
+        nz_matrix_destroy(&A);
+    }
+
+    /* scaled right-hand sides */
+    nz_matrix_t *A = NULL;
+    NZT_OK(ctx, nz_gen_laplace2d(ctx, &A, 30, 30, NZ_F64));
+    static double b[900], x0[900], x[900], xref[900];
+    nz_cg_options_t opt;
+    memset(&opt, 0, sizeof opt);
+    opt.rtol = 1e-10;
+    nz_cg_result_t res;
+    for (int i = 0; i < 900; i++) {
+        b[i] = 1.0;
+        xref[i] = 0.0;
+    }
+    NZT_OK(ctx, nz_cg_solve(ctx, A, b, xref, &opt, &res)); /* CPU, b = ones */
+    const double scales[2] = {1e160, 1e-170};
+    for (int k = 0; k < 2; k++) {
+        for (int variant = 0; variant < 2; variant++) {
+            for (int i = 0; i < 900; i++) {
+                b[i] = scales[k];
+                x0[i] = 0.0;
+            }
+            opt.use_graph = variant;
+            nz_status_t st = gpu_solve(ctx, A, b, x0, x, &opt, &res);
+            double relres = host_relres(ctx, A, b, x, scales[k]), diff = 0, ref = 0;
+            for (int i = 0; i < 900; i++) {
+                diff += (x[i] / scales[k] - xref[i]) * (x[i] / scales[k] - xref[i]);
+                ref += xref[i] * xref[i];
+            }
+            NZT_CHECK(st == NZ_SUCCESS && relres <= 1.05e-10 && res.relative_residual <= 1e-10 &&
+                          sqrt(diff / ref) <= 1e-8,
+                      "gpu b = %g ones%s: status %d (%s), true relative residual %.3e, "
+                      "||x / scale - x(ones)|| %.3e", scales[k], variant ? " (graph)" : "",
+                      (int)st, nz_context_last_error(ctx), relres, sqrt(diff / ref));
+        }
+    }
+    opt.use_graph = 0;
+    /* a non-finite b is refused (the max-abs reduction sees the Inf / NaN) */
+    for (int i = 0; i < 900; i++) b[i] = 1e160;
+    b[899] = INFINITY;
+    nz_status_t st = gpu_solve(ctx, A, b, x0, x, &opt, &res);
+    NZT_CHECK(st == NZ_ERR_BREAKDOWN && strstr(nz_context_last_error(ctx), "NaN or Inf") != NULL,
+              "gpu b with an Inf: status %d (%s)", (int)st, nz_context_last_error(ctx));
+    b[899] = NAN;
+    st = gpu_solve(ctx, A, b, x0, x, &opt, &res);
+    NZT_CHECK(st == NZ_ERR_BREAKDOWN, "gpu b with a NaN among 1e160: status %d", (int)st);
+    nz_matrix_destroy(&A);
+}
+
 int main(int argc, char **argv) {
     nzt_init(argc, argv);
     if (nz_device_count() == 0) NZT_SKIP("no CUDA device");
@@ -357,6 +480,7 @@ int main(int argc, char **argv) {
     if (nzt_shard_take()) test_algorithms(ctx);
     if (nzt_shard_take()) test_device_assembly(ctx);
     if (nzt_shard_take()) test_statuses(ctx);
+    if (nzt_shard_take()) test_true_residual(ctx);
     nz_context_destroy(&ctx);
     return nzt_finish("gpu/test_cg");
 }

@@ -242,6 +242,80 @@ static void test_cg(nz_context_t *ctx) {
     nz_matrix_destroy(&A);
 }
 
+/* "Converged" is checked on the true residual (issue 36), as nz_cg_solve does: single precision
+ * at rtol 1e-8 stops as NZ_STAGNATED on every rank with the true residual of the returned x; b
+ * of 1e160 and 1e-170 (||b||^2 overflows / underflows a double) solve as the scaled problems. */
+static void test_cg_true_residual(nz_context_t *ctx) {
+    nz_matrix_t *A = NULL;
+    nz_dist_matrix_t *dA = NULL;
+    nz_dist_layout_t L;
+    for (int pass = 0; pass < 3; pass++) {
+        const nz_value_type_t vt = pass == 0 ? NZ_F32 : NZ_F64;
+        const double scale = pass == 0 ? 1.0 : pass == 1 ? 1e160 : 1e-170;
+        const double rtol = pass == 0 ? 1e-8 : 1e-10;
+        const int64_t side = 60, n = side * side, vs = (int64_t)dt_size_of(vt);
+        DT_OK(ctx, nz_gen_laplace2d(ctx, &A, side, side, vt));
+        DT_OK(ctx, nz_dist_matrix_scatter(ctx, &dA, MPI_COMM_WORLD, 0, dt_rank == 0 ? A : NULL,
+                                          NULL));
+        DT_OK(ctx, nz_dist_matrix_layout(dA, &L));
+        const int64_t rows = L.row_end - L.row_begin;
+        char *ones = malloc((size_t)n * vs), *b = malloc((size_t)n * vs);
+        char *xl = malloc((size_t)(rows + 1) * vs), *x = malloc((size_t)n * vs);
+        for (int64_t i = 0; i < n; i++) dt_set(ones, vt, i, scale);
+        DT_OK(ctx, nz_spmv(ctx, A, NZ_ALG_SERIAL, 1.0, ones, 0.0, b)); /* b = A (scale ones) */
+        for (int64_t i = 0; i < rows; i++) dt_set(xl, vt, i, 0.0);
+        nz_cg_options_t opt;
+        nz_cg_result_t res;
+        memset(&opt, 0, sizeof opt);
+        opt.rtol = rtol;
+        nz_status_t st = nz_dist_cg_solve(ctx, dA, b + L.row_begin * vs, xl, &opt, &res);
+        DT_OK(ctx, nz_dist_vector_gather(dA, 0, xl, 0, dt_rank == 0 ? x : NULL));
+        MPI_Bcast(x, (int)(n * vs), MPI_BYTE, 0, MPI_COMM_WORLD);
+        /* the true relative residual in double, on b / scale and x / scale */
+        const int64_t *offsets;
+        const int32_t *cols;
+        const void *values;
+        DT_OK(ctx, nz_matrix_csr_arrays(ctx, &offsets, &cols, &values, A));
+        double rr = 0.0, bb = 0.0, err = 0.0;
+        for (int64_t i = 0; i < n; i++) {
+            double r = dt_get(b, vt, i) / scale;
+            for (int64_t k = offsets[i]; k < offsets[i + 1]; k++)
+                r -= dt_get(values, vt, k) * (dt_get(x, vt, cols[k]) / scale);
+            rr += r * r;
+            bb += (dt_get(b, vt, i) / scale) * (dt_get(b, vt, i) / scale);
+            err = fmax(err, fabs(dt_get(x, vt, i) / scale - 1.0));
+        }
+        const double relres = sqrt(rr / bb);
+        int agree[2] = {(int)st, -(int)st}, range[2];
+        MPI_Allreduce(agree, range, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        DT_CHECK(range[0] == (int)st && -range[1] == (int)st, "pass %d: ranks disagree on the status",
+                 pass);
+        if (pass == 0) {
+            DT_CHECK(st == NZ_STAGNATED || (st == NZ_SUCCESS && relres <= 1.05 * rtol),
+                     "f32 rtol 1e-8: status %d (%s), true relative residual %.3e", (int)st,
+                     nz_status_string(st), relres);
+            DT_CHECK(fabs(res.relative_residual - relres) <= 0.1 * relres,
+                     "f32: reported relative residual %.3e, true %.3e", res.relative_residual,
+                     relres);
+        } else {
+            DT_CHECK(st == NZ_SUCCESS && relres <= 1.05 * rtol && err <= 1e-6,
+                     "b = %g A ones: status %d (%s), true relative residual %.3e, "
+                     "max |x / %g - 1| = %.3e", scale, (int)st, nz_status_string(st), relres,
+                     scale, err);
+        }
+        if (dt_rank == 0)
+            printf("  cg true residual %s b scale %g: status %d, %lld iterations, reported %.3e, "
+                   "true %.3e\n", vt == NZ_F32 ? "f32" : "f64", scale, (int)st,
+                   (long long)res.iterations, res.relative_residual, relres);
+        free(ones);
+        free(b);
+        free(xl);
+        free(x);
+        nz_dist_matrix_destroy(&dA);
+        nz_matrix_destroy(&A);
+    }
+}
+
 /* The same status and message on every rank. */
 static void check_agreed(nz_context_t *ctx, const char *name, nz_status_t status,
                          nz_status_t expected) {
@@ -377,6 +451,7 @@ int main(int argc, char **argv) {
     test_spmv(ctx);
     test_fe3d_vectors(ctx);
     test_cg(ctx);
+    test_cg_true_residual(ctx);
     test_errors(ctx);
     test_alloc_failures(ctx);
     nz_alloc_stats_t stats;

@@ -20,7 +20,13 @@
  * reproducible run to run on a given device (the grid depends on the SM count). Once the state is
  * not RUNNING every kernel returns at once, so extra iterations of a batch change nothing.
  * z = D^-1 r is never stored: update_p recomputes it from r and dinv (one read instead of a
- * write and a read). The loop allocates nothing; all of it is capturable in a CUDA graph. */
+ * write and a read). The loop allocates nothing; all of it is capturable in a CUDA graph.
+ * When the recursive residual meets the tolerance (state CHECK) the host issues q = A x and the
+ * residual kernel in REPLACE mode, whose last block decides (cg_scalars.h) between converged,
+ * stagnated and going on from the true residual; the graph of iterations replays unchanged.
+ * Scaling (b of 1e160 or 1e-170): a max-abs reduction (the same two-stage shape; a maximum is
+ * exact in any order), an in-place power-of-two scale of x, and bscale inside the residual and
+ * the norm of b, so no scaled copy of b is stored. */
 
 #define CG_THREADS 256 /* 8 warps; 2048-thread SMs hold 8 blocks, enough to saturate HBM */
 
@@ -36,27 +42,36 @@ static cg_cuda_state_t *cuda_state(const nzi_cg_work_t *w) { return (cg_cuda_sta
 
 /* ---- device helpers ------------------------------------------------------------------------ */
 
+/* The reductions' combining operation: a sum, or (Max) the NaN-propagating maximum of
+ * cg_scalars.h (max-abs of b and x0 for the scaling; exact and order-independent). */
+template <bool Max>
+static __device__ __forceinline__ double combine(double a, double b) {
+    return Max ? nzi_cg_max(a, b) : a + b;
+}
+
+template <bool Max>
 static __device__ __forceinline__ double warp_sum(double v) {
 #pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(0xffffffffu, v, offset);
+    for (int offset = 16; offset > 0; offset /= 2)
+        v = combine<Max>(v, __shfl_down_sync(0xffffffffu, v, offset));
     return v;
 }
 
 /* Block-wide sums of v[0..NV): warp shuffles, the warp sums through warp_sums, then thread 0
  * adds them in warp order into out[0..NV) (a fixed order). v is overwritten. */
-template <int NV>
+template <int NV, bool Max>
 static __device__ void block_sums(double (&v)[NV], double (&warp_sums)[NV][CG_THREADS / 32],
                                   double *out) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
-    for (int k = 0; k < NV; k++) v[k] = warp_sum(v[k]);
+    for (int k = 0; k < NV; k++) v[k] = warp_sum<Max>(v[k]);
     if (lane == 0)
         for (int k = 0; k < NV; k++) warp_sums[k][warp] = v[k];
     __syncthreads();
     if (threadIdx.x == 0)
         for (int k = 0; k < NV; k++) {
             double s = 0.0;
-            for (int i = 0; i < CG_THREADS / 32; i++) s += warp_sums[k][i];
+            for (int i = 0; i < CG_THREADS / 32; i++) s = combine<Max>(s, warp_sums[k][i]);
             out[k] = s;
         }
 }
@@ -66,12 +81,12 @@ static __device__ void block_sums(double (&v)[NV], double (&warp_sums)[NV][CG_TH
  * total[] (valid in its thread 0) and resets the counter. Returns true in the last block.
  * Must be called by all threads of every block, or by none (the early-exit state test is uniform
  * over the grid). */
-template <int NV>
+template <int NV, bool Max = false>
 static __device__ bool grid_sum(double (&v)[NV], double *partials, unsigned int *counter,
                                 double (&total)[NV]) {
     __shared__ double warp_sums[NV][CG_THREADS / 32];
     __shared__ bool last;
-    block_sums<NV>(v, warp_sums, partials + NV * (int64_t)blockIdx.x);
+    block_sums<NV, Max>(v, warp_sums, partials + NV * (int64_t)blockIdx.x);
     if (threadIdx.x == 0) {
         __threadfence(); /* partials visible before the ticket */
         unsigned int ticket = atomicAdd(counter, 1u);
@@ -84,29 +99,31 @@ static __device__ bool grid_sum(double (&v)[NV], double *partials, unsigned int 
 #pragma unroll
     for (int k = 0; k < NV; k++) {
         double s = 0.0;
-        for (int64_t b = threadIdx.x; b < gridDim.x; b += blockDim.x) s += vp[NV * b + k];
+        for (int64_t b = threadIdx.x; b < gridDim.x; b += blockDim.x)
+            s = combine<Max>(s, vp[NV * b + k]);
         v[k] = s;
     }
     __syncthreads(); /* warp_sums is reused */
-    block_sums<NV>(v, warp_sums, total);
+    block_sums<NV, Max>(v, warp_sums, total);
     if (threadIdx.x == 0) *counter = 0u;
     return true;
 }
 
 /* ---- kernels (thread t of the grid handles entries t, t + G, t + 2G, ...) ------------------ */
 
-/* mode 0: pq = a'b then the step length (skipped unless RUNNING); mode 1: result = a'b. */
+/* mode 0: pq = a'b then the step length (skipped unless RUNNING); mode 1: result =
+ * (scale a)'(scale b) (scale a power of two, 1.0 for the plain dot: the same bits). */
 template <typename T>
 __global__ void __launch_bounds__(CG_THREADS)
-cg_dot_kernel(int64_t n, const T *a, const T *b, nzi_cg_scalars_t *s, double *partials,
-              unsigned int *counter, int mode) {
+cg_dot_kernel(int64_t n, const T *a, const T *b, double scale, nzi_cg_scalars_t *s,
+              double *partials, unsigned int *counter, int mode) {
     /* every block of the previous update_xp has read x_pending (stream order) */
     if (mode == 0 && blockIdx.x == 0 && threadIdx.x == 0) s->x_pending = 0;
     if (mode == 0 && s->state != NZI_CG_RUNNING) return;
     double v[1] = {0.0}, total[1];
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
-        v[0] += (double)a[i] * (double)b[i];
+        v[0] += (scale * (double)a[i]) * (scale * (double)b[i]);
     if (grid_sum<1>(v, partials, counter, total) && threadIdx.x == 0) {
         if (mode == 0)
             nzi_cg_after_pq(s, total[0]);
@@ -152,15 +169,36 @@ cg_update_xp_kernel(int64_t n, T *x, T *p, const T *r, const T *dinv, const nzi_
     }
 }
 
-/* r = b - q (q = A x), p = D^-1 r; init: the starting scalars; else result = r'r. */
+/* result = max_i |v_i| (NaN if any; Inf if any and no NaN). */
+template <typename T>
+__global__ void __launch_bounds__(CG_THREADS)
+cg_maxabs_kernel(int64_t n, const T *v, nzi_cg_scalars_t *s, double *partials,
+                 unsigned int *counter) {
+    double m[1] = {0.0}, total[1];
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        m[0] = nzi_cg_max(fabs((double)v[i]), m[0]);
+    if (grid_sum<1, true>(m, partials, counter, total) && threadIdx.x == 0) s->result = total[0];
+}
+
+/* v *= factor (a power of two) */
+template <typename T>
+__global__ void __launch_bounds__(CG_THREADS) cg_scale_kernel(int64_t n, T *v, double factor) {
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride)
+        v[i] = (T)(factor * (double)v[i]);
+}
+
+/* r = bscale b - q (q = A x), p = D^-1 r; then by mode (NZI_CG_RESIDUAL_*): the starting
+ * scalars, a residual replacement's check, or result = r'r. */
 template <typename T, bool Jacobi>
 __global__ void __launch_bounds__(CG_THREADS)
-cg_residual_kernel(int64_t n, T *r, T *p, const T *b, const T *q, const T *dinv,
-                   nzi_cg_scalars_t *s, double *partials, unsigned int *counter, int init) {
+cg_residual_kernel(int64_t n, T *r, T *p, const T *b, double bscale, const T *q, const T *dinv,
+                   nzi_cg_scalars_t *s, double *partials, unsigned int *counter, int mode) {
     double v[2] = {0.0, 0.0}, total[2];
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
-        const T ri = (T)((double)b[i] - (double)q[i]);
+        const T ri = (T)(bscale * (double)b[i] - (double)q[i]);
         r[i] = ri;
         const double zi = Jacobi ? (double)ri * (double)dinv[i] : (double)ri;
         p[i] = (T)zi;
@@ -168,8 +206,10 @@ cg_residual_kernel(int64_t n, T *r, T *p, const T *b, const T *q, const T *dinv,
         v[1] += (double)ri * zi;
     }
     if (grid_sum<2>(v, partials, counter, total) && threadIdx.x == 0) {
-        if (init)
+        if (mode == NZI_CG_RESIDUAL_INIT)
             nzi_cg_after_init(s, total[0], total[1]);
+        else if (mode == NZI_CG_RESIDUAL_REPLACE)
+            nzi_cg_after_replace(s, total[0], total[1]);
         else
             s->result = total[0];
     }
@@ -292,23 +332,47 @@ static nz_status_t cuda_jacobi(nzi_cg_work_t *w, const nz_matrix_t *A) {
     return NZ_SUCCESS;
 }
 
-static nz_status_t launch_dot(nzi_cg_work_t *w, const void *a, const void *b, int mode) {
+static nz_status_t launch_dot(nzi_cg_work_t *w, const void *a, const void *b, double scale,
+                              int mode) {
     nz_context_t *ctx = w->ctx;
     cg_cuda_state_t *st = cuda_state(w);
     cudaStream_t stream = nzi_cuda(ctx)->stream;
     CG_DISPATCH_T(w, (cg_dot_kernel<T><<<(unsigned)st->grid, CG_THREADS, 0, stream>>>(
-                         w->n, (const T *)a, (const T *)b, w->scalars, st->partials, st->counter,
-                         mode)));
+                         w->n, (const T *)a, (const T *)b, scale, w->scalars, st->partials,
+                         st->counter, mode)));
     NZI_CUDA_LAUNCH_CHECK(ctx);
     return NZ_SUCCESS;
 }
 
-static nz_status_t cuda_norm2(nzi_cg_work_t *w, const void *v) {
+static nz_status_t cuda_norm2(nzi_cg_work_t *w, const void *v, double scale) {
     NZI_TRY(nzi_cuda_enter(w->ctx));
-    return launch_dot(w, v, v, 1);
+    return launch_dot(w, v, v, scale, 1);
 }
 
-static nz_status_t cuda_dot_pq(nzi_cg_work_t *w) { return launch_dot(w, w->p, w->q, 0); }
+static nz_status_t cuda_dot_pq(nzi_cg_work_t *w) { return launch_dot(w, w->p, w->q, 1.0, 0); }
+
+static nz_status_t cuda_maxabs(nzi_cg_work_t *w, const void *v) {
+    nz_context_t *ctx = w->ctx;
+    cg_cuda_state_t *st = cuda_state(w);
+    NZI_TRY(nzi_cuda_enter(ctx));
+    cudaStream_t stream = nzi_cuda(ctx)->stream;
+    CG_DISPATCH_T(w, (cg_maxabs_kernel<T><<<(unsigned)st->grid, CG_THREADS, 0, stream>>>(
+                         w->n, (const T *)v, w->scalars, st->partials, st->counter)));
+    NZI_CUDA_LAUNCH_CHECK(ctx);
+    return NZ_SUCCESS;
+}
+
+static nz_status_t cuda_scale(nzi_cg_work_t *w, void *v, double factor) {
+    nz_context_t *ctx = w->ctx;
+    cg_cuda_state_t *st = cuda_state(w);
+    NZI_TRY(nzi_cuda_enter(ctx));
+    if (w->n == 0) return NZ_SUCCESS;
+    cudaStream_t stream = nzi_cuda(ctx)->stream;
+    CG_DISPATCH_T(w, (cg_scale_kernel<T><<<(unsigned)st->grid, CG_THREADS, 0, stream>>>(
+                         w->n, (T *)v, factor)));
+    NZI_CUDA_LAUNCH_CHECK(ctx);
+    return NZ_SUCCESS;
+}
 
 static nz_status_t cuda_zero(nzi_cg_work_t *w, void *x) {
     nz_context_t *ctx = w->ctx;
@@ -317,18 +381,20 @@ static nz_status_t cuda_zero(nzi_cg_work_t *w, void *x) {
     return NZ_SUCCESS;
 }
 
-static nz_status_t cuda_residual(nzi_cg_work_t *w, const void *b, int init) {
+static nz_status_t cuda_residual(nzi_cg_work_t *w, const void *b, double bscale, int mode) {
     nz_context_t *ctx = w->ctx;
     cg_cuda_state_t *st = cuda_state(w);
     cudaStream_t stream = nzi_cuda(ctx)->stream;
     if (w->jacobi)
         CG_DISPATCH_T(w, (cg_residual_kernel<T, true><<<(unsigned)st->grid, CG_THREADS, 0, stream>>>(
-                             w->n, (T *)w->r, (T *)w->p, (const T *)b, (const T *)w->q,
-                             (const T *)w->dinv, w->scalars, st->partials, st->counter, init)));
+                             w->n, (T *)w->r, (T *)w->p, (const T *)b, bscale,
+                             (const T *)w->q, (const T *)w->dinv, w->scalars, st->partials,
+                             st->counter, mode)));
     else
         CG_DISPATCH_T(w, (cg_residual_kernel<T, false><<<(unsigned)st->grid, CG_THREADS, 0, stream>>>(
-                             w->n, (T *)w->r, (T *)w->p, (const T *)b, (const T *)w->q,
-                             (const T *)w->dinv, w->scalars, st->partials, st->counter, init)));
+                             w->n, (T *)w->r, (T *)w->p, (const T *)b, bscale,
+                             (const T *)w->q, (const T *)w->dinv, w->scalars, st->partials,
+                             st->counter, mode)));
     NZI_CUDA_LAUNCH_CHECK(ctx);
     return NZ_SUCCESS;
 }
@@ -420,10 +486,10 @@ static nz_status_t cuda_replay(nzi_cg_work_t *w) {
 }
 
 static const nzi_cg_ops_t cg_cuda_ops = {
-    cuda_create,      cuda_destroy,     cuda_jacobi,      cuda_norm2,         cuda_zero,
-    cuda_residual,    cuda_dot_pq,      cuda_update_r,    cuda_update_xp,     cuda_get_scalars,
-    cuda_set_scalars, cuda_get_history, cuda_synchronize, cuda_capture_begin, cuda_capture_end,
-    cuda_replay,
+    cuda_create,        cuda_destroy,     cuda_jacobi,      cuda_norm2,       cuda_maxabs,
+    cuda_scale,         cuda_zero,        cuda_residual,    cuda_dot_pq,      cuda_update_r,
+    cuda_update_xp,     cuda_get_scalars, cuda_set_scalars, cuda_get_history, cuda_synchronize,
+    cuda_capture_begin, cuda_capture_end, cuda_replay,
 };
 
 extern "C" const struct nzi_cg_ops *nz_cuda_cg_ops(void) { return &cg_cuda_ops; }
