@@ -4,7 +4,7 @@ A SciPy or CuPy user switches by one line: wrap the matrix with nonzero.asmatrix
 nonzero.csr_matrix(A)); A @ x, A.T @ x, A @ X, nonzero.cg, nonzero.spgemm then run in Nonzero
 and return the caller's array kind (NumPy in, NumPy out; CuPy in, CuPy out).
 """
-from . import _lib
+from . import _arrays, _lib
 from ._context import Context, device_count
 from ._errors import (BreakdownError, DeviceError, DimensionMismatchError, InvalidArgumentError,
                       InvalidMatrixError, NoDeviceError, NonzeroError, NonzeroIOError,
@@ -20,17 +20,17 @@ library_path = _lib.path
 
 def alg_names():
     """SpMV algorithm names accepted by plan(alg=...)."""
-    names = []
-    for a in range(64):  # the enum's values, gaps included; the library names each one it has
-        name = _lib.lib.nz_alg_name(a).decode()
-        if name != "unknown":
-            names.append(name)
-    return names
+    return _arrays.alg_names()
+
+
+def format_names():
+    """Storage format names accepted by plan(format=...) (and 'auto')."""
+    return _arrays.format_names()
 
 
 __all__ = ["csr_matrix", "asmatrix", "Plan", "spgemm", "cg", "mmread", "mmwrite", "laplace2d",
            "laplace3d", "fe3d", "random", "rmat", "rail", "mixed", "banded", "device_count",
-           "alg_names", "NonzeroError", "InvalidArgumentError", "DimensionMismatchError",
+           "alg_names", "format_names", "NonzeroError", "InvalidArgumentError", "DimensionMismatchError",
            "WrongLocationError", "InvalidMatrixError", "NotSortedError", "UnsupportedError",
            "NoDeviceError", "OutOfMemoryError", "NonzeroOverflowError", "DeviceError",
            "NonzeroIOError", "ParseError", "BreakdownError", "Context"]

@@ -13,6 +13,15 @@ def status_string(status):
     return L.nz_status_string(status).decode()
 
 
+def format_error(what, status, msg):
+    """'what: status string: message', the function named once: the library's messages often
+    start with the function's own name already."""
+    msg = msg or ""
+    if msg.startswith(what + ":"):
+        msg = msg[len(what) + 1:].lstrip()
+    return "%s: %s%s" % (what, status_string(status), ": " + msg if msg else "")
+
+
 class Context:
     """One nz_context_t. Objects made from it keep a reference, so it is destroyed last."""
 
@@ -28,8 +37,7 @@ class Context:
             if st < 0:
                 msg = self.last_error()
                 L.nz_context_destroy(ctypes.byref(self.handle))
-                raise error_class(st)("nz_context_set_device: %s%s" % (
-                    status_string(st), ": " + msg if msg else ""), st)
+                raise error_class(st)(format_error("nz_context_set_device", st, msg), st)
 
     def last_error(self):
         if not self.handle:
@@ -39,9 +47,7 @@ class Context:
     def check(self, status, what):
         """Raise the NonzeroError subclass of status (< 0), with the library's message."""
         if status < 0:
-            msg = self.last_error()
-            raise error_class(status)("%s: %s%s" % (what, status_string(status),
-                                                    ": " + msg if msg else ""), status)
+            raise error_class(status)(format_error(what, status, self.last_error()), status)
         return status
 
     def alloc_stats(self):

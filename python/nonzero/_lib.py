@@ -26,7 +26,7 @@ PLAN_CACHE_HINTS, PLAN_LIGHT_PER_ROW = 0x8, 0x10
 PLAN_COLUMN_PANELS, PLAN_REORDER, PLAN_COMPRESS_INDICES = 0x20, 0x40, 0x80
 PRECOND_NONE, PRECOND_JACOBI = 0, 1
 FORMAT_CSR, FORMAT_COUNT = 0, 8
-MAX_ITERATIONS = 1
+SUCCESS, MAX_ITERATIONS, STAGNATED = 0, 1, 2
 ERR_NOT_SORTED = -21
 ERR_DEVICE_OUT_OF_MEMORY = -61
 ERR_BREAKDOWN = -120
@@ -57,6 +57,9 @@ def _candidates():
 def _load():
     tried = []
     for path, why in _candidates():
+        if "\0" in path:
+            tried.append("%r (%s): the path holds a NUL byte" % (path, why))
+            continue
         if os.sep in path and not os.path.exists(path):
             tried.append("%s (%s): no such file" % (path, why))
             continue
@@ -71,6 +74,7 @@ def _load():
 
 
 lib, path = _load()
+_origin = dict(_candidates()).get(path, "")
 
 
 class AllocStats(ctypes.Structure):
@@ -139,8 +143,18 @@ class SpgemmInfo(ctypes.Structure):
                 ("peak_device_bytes", c_int64)]
 
 
-def _proto(name, restype, *argtypes):
-    fn = getattr(lib, name)
+def _proto(name, restype, *argtypes, optional=False):
+    try:
+        fn = getattr(lib, name)
+    except AttributeError:
+        if optional:
+            raise
+        # a library that loads but is not (this version of) libnonzero, e.g. NONZERO_LIBRARY
+        # naming another one: say which file and which symbol, not a bare AttributeError
+        origin = " (from %s)" % _origin if _origin else ""
+        raise ImportError("nonzero: %s%s is not a usable libnonzero.so.0: it lacks the symbol %s "
+                          "(another library, or an older libnonzero); set NONZERO_LIBRARY to the "
+                          "path of libnonzero.so.0" % (path, origin, name)) from None
     fn.restype = restype
     fn.argtypes = list(argtypes)
     return fn
@@ -183,6 +197,10 @@ _proto("nz_matrix_csr_arrays", S, c_void_p, pp, pp, pp, c_void_p)
 _proto("nz_matrix_stats", S, c_void_p, P(MatrixStats), c_void_p)
 _proto("nz_mm_read", S, c_void_p, pp, c_char_p, c_int)
 _proto("nz_mm_write", S, c_void_p, c_char_p, c_void_p)
+_proto("nz_mm_read_dense", S, c_void_p, pp, P(c_int64), P(c_int64), c_char_p, c_int)
+_proto("nz_mm_write_dense", S, c_void_p, c_char_p, c_int, c_int64, c_int64, c_void_p)
+_proto("nz_binary_write", S, c_void_p, c_char_p, c_void_p)
+_proto("nz_matrix_convert_values", S, c_void_p, pp, c_void_p, c_int)
 _proto("nz_matrix_read", S, c_void_p, pp, c_char_p, c_int)
 _proto("nz_gen_laplace2d", S, c_void_p, pp, c_int64, c_int64, c_int)
 _proto("nz_gen_laplace3d", S, c_void_p, pp, c_int64, c_int64, c_int64, c_int)
@@ -207,7 +225,8 @@ _proto("nz_spmm_plan_info", S, c_void_p, P(SpmmPlanInfo))
 _proto("nz_cg_solve", S, c_void_p, c_void_p, c_void_p, c_void_p, P(CgOptions), P(CgResult))
 _proto("nz_spgemm", S, c_void_p, pp, c_void_p, c_void_p, P(SpgemmOptions), P(SpgemmInfo))
 try:  # added with the Python binding; absent from older libraries
-    _proto("nz_matrix_csr_device_arrays", S, c_void_p, pp, P(c_int), pp, pp, c_void_p)
+    _proto("nz_matrix_csr_device_arrays", S, c_void_p, pp, P(c_int), pp, pp, c_void_p,
+           optional=True)
     HAVE_DEVICE_ARRAYS = True
 except AttributeError:
     HAVE_DEVICE_ARRAYS = False

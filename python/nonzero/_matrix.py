@@ -1,13 +1,14 @@
 """_matrix.py: csr_matrix over nz_matrix_t (host or device): construction, moves, views, info; A.T."""
 import ctypes
+import operator
 import sys
 
 import numpy as np
 
 from . import _lib
 from ._context import host_context, device_context
-from ._arrays import (_DT, _VT, _Handle, _cupy, _is_cupy, _is_cupy_sparse, _is_scipy_array,
-                      _is_scipy_sparse, _ptr, _value_dtype)
+from ._arrays import (_DT, _VT, _Borrow, _Handle, _cupy, _is_cupy, _is_cupy_sparse,
+                      _is_scipy_array, _is_scipy_sparse, _ptr, _value_dtype, check_borrows)
 from ._errors import (DimensionMismatchError, InvalidArgumentError, InvalidMatrixError,
                       NotSortedError)
 from ._plan import Plan
@@ -16,11 +17,28 @@ L = _lib.lib
 _I32_MAX = 2**31 - 1
 
 
+def _shape_pair(shape):
+    """(rows, cols) as Python ints; floats (1.9 -> 1) and other non-integers are refused."""
+    try:
+        rows, cols = shape
+        return operator.index(rows), operator.index(cols)
+    except (TypeError, ValueError):
+        raise TypeError("nonzero: shape must be a pair of integers, not %r" % (shape,)) from None
+
+
+def _integer_array(a, name):
+    if a.dtype.kind not in "iu":
+        raise TypeError("nonzero: %s must be an integer array, not %s (floats are not truncated)"
+                        % (name, a.dtype))
+
+
 def _to_int32_indices(indices, cols, reasons):
     if indices.dtype != np.int32:
         reasons.append("column indices are %s, not int32" % indices.dtype)
         if indices.size and (int(indices.max()) > _I32_MAX or int(indices.min()) < -2**31):
-            raise InvalidMatrixError("nonzero: column index out of int32 range")
+            raise InvalidMatrixError("nonzero: column index %d out of int32 range"
+                                     % (int(indices.max()) if int(indices.max()) > _I32_MAX
+                                        else int(indices.min())))
         return indices.astype(np.int32)
     return indices
 
@@ -28,13 +46,22 @@ def _to_int32_indices(indices, cols, reasons):
 class csr_matrix:
     """A sparse matrix held by Nonzero (host or device CSR).
 
-    csr_matrix(A) for a scipy.sparse matrix/array (CSR wrapped without a copy; CSC and COO
-    converted), a cupyx.scipy.sparse matrix (device, wrapped without a copy), another
-    nonzero.csr_matrix, or csr_matrix((data, indices, indptr), shape=(m, n)) with NumPy or CuPy
-    arrays. dtype: float32 or float64 (default: the data's, integers become float64).
-    copy: None = wrap when dtype and layout allow, else copy; True = always copy; False = raise
-    ValueError when a copy would be needed. device: None = where the input lives, True or an
-    int = the GPU (CuPy's current device by default), False = the host.
+    csr_matrix(A) for a scipy.sparse matrix/array (CSC, COO, ... converted), a
+    cupyx.scipy.sparse matrix (device), another nonzero.csr_matrix, or
+    csr_matrix((data, indices, indptr), shape=(m, n)) with NumPy or CuPy arrays (indices and
+    indptr integer arrays, shape a pair of integers: floats are refused, never truncated).
+    dtype: float32 or float64 (default: the data's, integers become float64).
+    copy: True (the default, as scipy.sparse.csr_matrix) = the matrix owns a copy: later changes
+    to the input are not seen. None = borrow the caller's arrays when dtype and layout allow
+    (as np.asarray; nonzero.asmatrix does this), else copy everything. False = borrow, or raise
+    ValueError when a copy would be needed. A borrowing matrix sees in-place changes of the
+    values; its structure must stay as it was: before every use it checks in O(1) that the
+    borrowed arrays (and the SciPy/CuPy matrix holding them) are the same objects with the
+    same pointers, sizes and shape, and, for host arrays, in one vectorised pass, that indptr
+    still runs from 0 to nnz and every column index lies in range; a change raises
+    InvalidMatrixError (never a mix of old and new arrays, never a crash).
+    device: None = where the input lives, True or an int = the GPU (CuPy's current device by
+    default), False = the host.
     validate (device input): check the structure on the host (one device-to-host copy);
     default: True for raw device arrays, False for cupyx.scipy.sparse matrices (whose
     has_canonical_format is checked instead: unsorted or duplicate input is never used as is).
@@ -42,7 +69,7 @@ class csr_matrix:
 
     __array_priority__ = 100
 
-    def __init__(self, arg, shape=None, dtype=None, copy=None, device=None, validate=None):
+    def __init__(self, arg, shape=None, dtype=None, copy=True, device=None, validate=None):
         self._plans = {}
         self._host_arrays = None
         self._ncalls = 0
@@ -52,8 +79,18 @@ class csr_matrix:
             self._move(device)
             return
         if isinstance(arg, csr_matrix):
-            self._h = arg._h
+            b = arg._h.borrow
+            if b is not None and copy is True:  # a borrowing matrix: copy what it borrows
+                check_borrows(arg._h)
+                data, indices, indptr = b.arrays
+                self._from_arrays(data, indices, indptr, b.shape, dtype, True, validate)
+            else:
+                self._h = arg._h
+            self._scipy_array = getattr(arg, "_scipy_array", False)
             self._fill_info()
+            if dtype is not None and np.dtype(dtype) != self.dtype:
+                self._h = self.astype(dtype)._h
+                self._fill_info()
             self._move(device)
             return
         if _is_cupy_sparse(arg):
@@ -68,7 +105,8 @@ class csr_matrix:
                 validate = False  # CuPy built the structure; canonical form is still checked
             # CuPy caches has_canonical_format on the matrix: checked once, not per wrap
             self._known_canonical = bool(A.has_canonical_format)
-            self._from_arrays(data, indices, indptr, shape, dtype, copy, validate)
+            self._from_arrays(data, indices, indptr, shape, dtype, copy, validate,
+                              owner=arg if A is arg else None)
         elif _is_scipy_sparse(arg):
             A = arg
             self._scipy_array = _is_scipy_array(arg)
@@ -77,7 +115,8 @@ class csr_matrix:
                     raise ValueError("nonzero: copy=False but a %s matrix must be converted to CSR"
                                      % A.format)
                 A = A.tocsr()
-            self._from_arrays(A.data, A.indices, A.indptr, A.shape, dtype, copy, validate)
+            self._from_arrays(A.data, A.indices, A.indptr, A.shape, dtype, copy, validate,
+                              owner=arg if A is arg else None)
         elif isinstance(arg, tuple) and len(arg) == 3:
             if shape is None:
                 raise InvalidArgumentError("nonzero: (data, indices, indptr) needs shape=(rows, cols)")
@@ -88,13 +127,16 @@ class csr_matrix:
         self._move(device)
 
     # ---- construction ---------------------------------------------------------------------
-    def _from_arrays(self, data, indices, indptr, shape, dtype, copy, validate):
-        rows, cols = (int(shape[0]), int(shape[1]))
+    def _from_arrays(self, data, indices, indptr, shape, dtype, copy, validate, owner=None):
+        rows, cols = _shape_pair(shape)
         if rows < 0 or cols < 0:
             raise InvalidArgumentError("nonzero: negative shape %r" % (shape,))
         on_device = _is_cupy(data) or _is_cupy(indices) or _is_cupy(indptr)
         xp = _cupy() if on_device else np
+        given = (data, indices, indptr)  # the owner's own array objects, for _Borrow
         data, indices, indptr = xp.asarray(data), xp.asarray(indices), xp.asarray(indptr)
+        _integer_array(indices, "indices (column indices)")
+        _integer_array(indptr, "indptr (row offsets)")
         reasons = []
         vdt = _value_dtype(dtype if dtype is not None else data.dtype)
         if data.dtype != vdt:
@@ -107,6 +149,9 @@ class csr_matrix:
                                          % (indptr.shape[0], (rows, cols), rows + 1))
         if indptr.dtype not in (np.int32, np.int64):
             reasons.append("indptr is %s" % indptr.dtype)
+            if indptr.dtype.kind == "u" and indptr.size and int(indptr.max()) > 2**63 - 1:
+                raise InvalidMatrixError("nonzero: indptr holds %d, beyond the int64 range (row "
+                                         "offsets lie in [0, nnz])" % int(indptr.max()))
             indptr = indptr.astype(np.int64)
         indices = _to_int32_indices(indices, cols, reasons)
         if not (data.flags.c_contiguous and indices.flags.c_contiguous and indptr.flags.c_contiguous):
@@ -120,11 +165,15 @@ class csr_matrix:
                                      % (nnz, indices.shape[0], data.shape[0]))
         if reasons and copy is False:
             raise ValueError("nonzero: copy=False but a copy is needed: " + "; ".join(reasons))
+        if reasons:
+            # converted arrays are ours: copy all three, never borrow some of the caller's
+            # arrays beside converted copies of the others (a later change would mix them)
+            copy = True
         vt = _VT[vdt]
         ot = _lib.I32 if indptr.dtype == np.int32 else _lib.I64
         if on_device:
             self._from_device_arrays(data, indices, indptr, rows, cols, nnz, vt, ot, copy,
-                                     True if validate is None else validate)
+                                     True if validate is None else validate, owner, given)
             return
         ctx = host_context()
         h = _Handle(ctx, (data, indices, indptr))
@@ -150,9 +199,19 @@ class csr_matrix:
             ctx.check(st, "nz_matrix_create_csr")
         else:
             ctx.check(st, "nz_matrix_wrap_csr")
+            lib_offsets = None
+            if ot == _lib.I32:  # the library widened them into a copy of its own
+                rp = ctypes.c_void_p()
+                ctx.check(L.nz_matrix_csr_arrays(ctx.handle, ctypes.byref(rp), None, None, h.ptr),
+                          "nz_matrix_csr_arrays")
+                lib_offsets = np.ctypeslib.as_array(
+                    ctypes.cast(rp, ctypes.POINTER(ctypes.c_int64)), (rows + 1,))
+            h.borrow = _Borrow(owner, given, data, indices, indptr, (rows, cols), nnz,
+                               lib_offsets)
         self._h = h
 
-    def _from_device_arrays(self, data, indices, indptr, rows, cols, nnz, vt, ot, copy, validate):
+    def _from_device_arrays(self, data, indices, indptr, rows, cols, nnz, vt, ot, copy, validate,
+                            owner=None, given=None):
         cupy = _cupy()
         import cupyx.scipy.sparse as csp
         dev = data.device.id
@@ -160,6 +219,7 @@ class csr_matrix:
         if copy is True:
             data, indices, indptr = data.copy(), indices.copy(), indptr.copy()
         canonical = None
+        borrowed = copy is not True
         h = _Handle(ctx, (data, indices, indptr))
         st = L.nz_matrix_wrap_csr_device(ctx.handle, ctypes.byref(h.ptr), rows, cols, nnz, ot,
                                          _ptr(indptr) or None, _ptr(indices) or None, vt,
@@ -181,6 +241,7 @@ class csr_matrix:
                 M.sum_duplicates()
                 if not M.has_sorted_indices:
                     M.sort_indices()
+                borrowed = False
                 data, indices, indptr = M.data, M.indices, M.indptr
                 nnz = int(indptr[rows])
                 ot = _lib.I32 if indptr.dtype == np.int32 else _lib.I64
@@ -189,11 +250,16 @@ class csr_matrix:
                                                  ot, _ptr(indptr) or None, _ptr(indices) or None,
                                                  vt, _ptr(data) or None, 1 if validate else 0)
         ctx.check(st, "nz_matrix_wrap_csr_device")
+        if borrowed:
+            h.borrow = _Borrow(owner, given, data, indices, indptr, (rows, cols), nnz)
         self._h = h
 
     def _handle_in(self, ctx):
         """A handle of this matrix in context ctx (the library refuses objects of another
-        context): its own, or a borrowed wrap of its CSR arrays made once and cached."""
+        context): its own, or a borrowed wrap of its CSR arrays made once and cached. A
+        matrix that borrows its caller's arrays checks them first (_Borrow)."""
+        if self._h.borrow is not None:
+            check_borrows(self._h)
         if ctx is self._h.ctx:
             return self._h
         wraps = self.__dict__.setdefault("_wraps", {})
@@ -277,6 +343,7 @@ class csr_matrix:
     def _csr_arrays_host(self):
         """(data, indices, indptr) NumPy copies of a host matrix (CSR; other formats converted)."""
         ctx = self._h.ctx
+        check_borrows(self._h)
         rp, ci, vp = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
         ctx.check(L.nz_matrix_csr_arrays(ctx.handle, ctypes.byref(rp), ctypes.byref(ci),
                                          ctypes.byref(vp), self._h.ptr), "nz_matrix_csr_arrays")
@@ -362,12 +429,40 @@ class csr_matrix:
     def plan(self, format=None, alg="auto", deterministic=False, tune=False, mixed=False,
              op="N", **format_options):
         """A reusable SpMV/SpMM plan: plan(x, y=None, alpha=1, beta=0) -> y = alpha op(A) x + beta y.
+        op: 'N' (A), 'T' (A^T) or 'H' (the conjugate transpose A^H, which is A^T for real A);
+        anything else raises ValueError.
         format: None/'csr', or 'sell', 'ell', 'hyb', 'bsr', 'dia', 'coo' (converted once, on the
         host; options sell_chunk, sell_sigma, bsr_block, hyb_ell_width, max_padding_ratio);
-        'auto': the planner's format. alg: an algorithm name (nonzero.alg_names()) or 'auto'."""
-        opv = _lib.OP_T if op in ("T", "t", 1) else _lib.OP_N
+        'auto': the planner's format (nonzero.format_names()). alg: an algorithm name
+        (nonzero.alg_names()) or 'auto'. A plan in another format is a snapshot of A's values."""
+        opv = _op_value(op)
         return Plan(self, op=opv, format=format, alg=alg, deterministic=deterministic, tune=tune,
                     mixed=mixed, format_options=format_options)
+
+    def astype(self, dtype):
+        """A copy with float32 or float64 values (self when the dtype is already dtype)."""
+        dt = _value_dtype(dtype)
+        if dt == self.dtype:
+            return self
+        host = self.to_host()
+        ctx = host._h.ctx
+        src = host._handle_in(ctx)
+        h = _Handle(ctx)
+        ctx.check(L.nz_matrix_convert_values(ctx.handle, ctypes.byref(h.ptr), src.ptr, _VT[dt]),
+                  "nz_matrix_convert_values")
+        B = csr_matrix(h)
+        B._scipy_array = getattr(self, "_scipy_array", False)
+        if self.on_device:
+            B._to_device(self._h.ctx.device)
+        return B
+
+    def __reduce__(self):
+        """Pickling and copy.copy / copy.deepcopy: the CSR arrays (host copies) and where the
+        matrix lived; the copy owns its arrays (it borrows nothing)."""
+        host = self.to_host()
+        data, indices, indptr = host._csr_arrays_host()
+        return (_unpickle, (data, indices, indptr, self.shape, self.on_device,
+                            getattr(self, "_scipy_array", False)))
 
     def aslinearoperator(self):
         """A SciPy LinearOperator (host matrix) or CuPy LinearOperator (device matrix) whose
@@ -440,6 +535,8 @@ class _Transposed:
         return self.__matmul__(other)
 
     def plan(self, **kw):
+        if "op" in kw:
+            raise TypeError("nonzero: A.T.plan() takes no op: use A.plan(op=...)")
         return self.A.plan(op="T", **kw)
 
     def materialize(self):
@@ -476,8 +573,28 @@ def _device_arrays(h, rows, nnz, dtype):
         return view(vp.value, nnz, dtype), view(ci.value, nnz, np.int32), indptr
 
 
+def _op_value(op):
+    """'N', 'T' or 'H' (either case; 0 and 1 for nz_operation_t) -> nz_operation_t. Values are
+    real, so the conjugate transpose is the transpose."""
+    if isinstance(op, str) and op.upper() in ("N", "T", "H"):
+        return _lib.OP_N if op.upper() == "N" else _lib.OP_T
+    if type(op) is int and op in (_lib.OP_N, _lib.OP_T):
+        return op
+    raise InvalidArgumentError("nonzero: unknown op %r (valid: 'N' = A, 'T' = A^T, 'H' = A^H, "
+                               "the conjugate transpose)" % (op,))
+
+
+def _unpickle(data, indices, indptr, shape, on_device, scipy_array):
+    M = csr_matrix((data, indices, indptr), shape=shape, copy=True,
+                   device=True if on_device else None)
+    M._scipy_array = scipy_array
+    return M
+
+
 def asmatrix(A, **kw):
-    """A as a nonzero.csr_matrix (itself if it already is one)."""
+    """A as a nonzero.csr_matrix (itself if it already is one), borrowing A's arrays when dtype
+    and layout allow, as np.asarray does (copy=None; see csr_matrix for the contract)."""
     if isinstance(A, csr_matrix) and not kw:
         return A
+    kw.setdefault("copy", None)
     return csr_matrix(A, **kw)

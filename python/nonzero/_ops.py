@@ -1,11 +1,15 @@
 """_ops.py: SpGEMM, conjugate gradients, Matrix Market I/O and the generators."""
 import ctypes
+import math
+import operator
 import os
+import stat
+import tempfile
 
 import numpy as np
 
 from . import _lib
-from ._context import host_context, device_context, device_count
+from ._context import host_context, device_context, device_count, status_string
 from ._errors import DimensionMismatchError, InvalidArgumentError
 from ._arrays import _Handle, _cupy, _is_cupy, _is_scipy_array, _is_scipy_sparse, _ptr
 from ._matrix import _Transposed, csr_matrix
@@ -25,7 +29,8 @@ def _vt(dtype):
 def _operand(M):
     if isinstance(M, _Transposed):
         return M.materialize()
-    return M if isinstance(M, csr_matrix) else csr_matrix(M)
+    # borrowed for this call only
+    return M if isinstance(M, csr_matrix) else csr_matrix(M, copy=None)
 
 
 def _host_handle(M, ctx):
@@ -100,40 +105,59 @@ def spgemm(A, B, *, alg="auto", out=None, gpu_memory_limit=0, return_info=False)
     else:
         R = C.toscipy()
     if return_info:
-        return R, {k: getattr(info, k) for k, _ in info._fields_}
+        d = {k: getattr(info, k) for k, _ in info._fields_}
+        d["alg"] = L.nz_spgemm_alg_name(info.alg).decode()
+        return R, d
     return R
 
 
 def _python_cg(A, b, x, rtol, atol, maxiter, jacobi, callback, xp):
-    """CG in Python over Nonzero's SpMV, used when a callback must see every iterate."""
+    """CG in Python over Nonzero's SpMV, used when a callback must see every iterate (real or
+    complex b; A real symmetric, so r^H z and p^H A p are real). As the C solver, it stops only
+    on the true residual: when the recursive one meets the tolerance, r = b - A x is recomputed;
+    if that misses, CG restarts from it, and stops with info = k > 0 (stagnated) once a
+    replacement no longer halves the true residual."""
     d = None
     if jacobi:
         d = _diagonal(A, xp)
-    r = b - A @ x
-    z = r / d if jacobi else r
-    p = z.copy()
-    rz = float(xp.vdot(r, z))
+        if not bool((d > 0).all()):
+            return x, -1
     bnorm = float(xp.linalg.norm(b))
     tol = max(rtol * bnorm, atol)
-    if float(xp.linalg.norm(r)) <= tol:
+    r = b - A @ x
+    last_true = float(xp.linalg.norm(r))
+    if last_true <= tol:
         return x, 0
+    z = r / d if jacobi else r
+    p = z.copy()
+    rz = float(xp.vdot(r, z).real)
     for k in range(1, maxiter + 1):
         Ap = A @ p
-        pAp = float(xp.vdot(p, Ap))
-        if not pAp > 0:
+        pAp = float(xp.vdot(p, Ap).real)
+        if not (pAp > 0 and math.isfinite(pAp)):
             return x, -1
         alpha = rz / pAp
         x += alpha * p
         r -= alpha * Ap
         callback(x)
         if float(xp.linalg.norm(r)) <= tol:
-            return x, 0
+            r = b - A @ x  # residual replacement: the recursive residual drifts
+            true = float(xp.linalg.norm(r))
+            if true <= tol:
+                return x, 0
+            if true > 0.5 * last_true:
+                return x, k
+            last_true = true
+            z = r / d if jacobi else r
+            p = z.copy()
+            rz = float(xp.vdot(r, z).real)
+            continue
         z = r / d if jacobi else r
-        rz_new = float(xp.vdot(r, z))
+        rz_new = float(xp.vdot(r, z).real)
         p *= rz_new / rz
         p += z
         rz = rz_new
-    return x, maxiter
+    return x, max(maxiter, 1)
 
 
 def _diagonal(A, xp):
@@ -141,21 +165,41 @@ def _diagonal(A, xp):
     return xp.asarray(S)
 
 
+_MAXITER_LIMIT = 2**63 - 1
+_STATUS_NAMES = {_lib.SUCCESS: "success", _lib.MAX_ITERATIONS: "max_iterations",
+                 _lib.STAGNATED: "stagnated"}
+
+
+def _status_name(st):
+    return _STATUS_NAMES.get(st) or status_string(st)
+
+
 def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None,
        alg="auto", use_graph=None, result=None, tol=None):
     """Solve A x = b (A symmetric positive definite) by conjugate gradients, with the signature
-    and return value of scipy.sparse.linalg.cg / cupyx.scipy.sparse.linalg.cg: returns (x, info),
-    info = 0 converged, > 0 the iteration count at which it stopped unconverged, < 0 breakdown.
-    Stops when ||b - A x|| <= max(rtol ||b||, atol). M: None or 'jacobi'. The solve runs in C on
-    the CPU (NumPy b) or the GPU (CuPy b); with a callback, a Python loop over Nonzero's SpMV
-    calls callback(xk) after each iteration. result: a dict to receive the C solver's report.
+    and return value of scipy.sparse.linalg.cg / cupyx.scipy.sparse.linalg.cg: returns (x, info).
+    info = 0 only when ||b - A x|| <= max(rtol ||b||, atol) holds for the TRUE residual of the
+    returned x; info > 0 when it does not (the iteration limit, or stagnation at the accuracy the
+    precision allows, e.g. rtol=1e-8 in float32): the iterations done, at least 1; info < 0 a
+    breakdown (A not SPD). M: None or 'jacobi'. maxiter: an integer >= 0 (default 10 n;
+    ValueError when negative, TypeError when not an integer; above 2^63 - 1 it is clamped to
+    2^63 - 1, i.e. no limit). Types follow NumPy promotion: x has dtype
+    np.result_type(A.dtype, b.dtype, x0.dtype): a float64 b with a float32 A solves in float64
+    (a float64 copy of A); a complex b (or x0) with a real A is solved as two real systems, for
+    the real and imaginary parts, each to max(rtol ||b||, atol) / sqrt(2), so the complex
+    residual meets the tolerance (info: the worse of the two). The solve runs in C on the CPU
+    (NumPy b) or the GPU (CuPy b); with a callback, a Python loop over Nonzero's SpMV calls
+    callback(xk) after each iteration. result: a dict to receive the C solver's report (names,
+    not numbers: 'status' 'success' / 'max_iterations' / 'stagnated', with 'status_code';
+    'alg'; 'format'; for a complex b the imaginary part's report is under 'imag').
     tol: the older name of rtol (SciPy < 1.12, cupyx)."""
     if tol is not None:  # the name of rtol in SciPy < 1.12 and cupyx
         rtol = tol
     if atol is None or atol == "legacy":
         atol = 0.0
     b_cupy = _is_cupy(b)
-    A = A if isinstance(A, csr_matrix) else csr_matrix(A, device=True if b_cupy else None)
+    if not isinstance(A, csr_matrix):
+        A = csr_matrix(A, copy=None, device=True if b_cupy else None)
     if b_cupy and not A.on_device:
         A = A.to_device()
     if not b_cupy and A.on_device:
@@ -173,25 +217,47 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
         b = b.ravel()
     if b.shape != (n,):
         raise DimensionMismatchError("nonzero: b has shape %s, A is %dx%d" % (b.shape, n, n))
-    b = xp.ascontiguousarray(b, dtype=A.dtype)
-    if x0 is None:
-        x = xp.zeros(n, A.dtype)
-    else:
+    if x0 is not None:
         x0 = xp.asarray(x0).ravel()
         if x0.shape != (n,):
             raise DimensionMismatchError("nonzero: x0 has shape %s, A is %dx%d" % (x0.shape, n, n))
-        x = xp.array(x0, dtype=A.dtype, order="C", copy=True)
     if M is not None and not (isinstance(M, str) and M == "jacobi"):
         raise InvalidArgumentError("nonzero.cg: M must be None or 'jacobi' (a general "
                                    "preconditioner: use scipy's cg with A.aslinearoperator())")
-    maxiter = 10 * n if maxiter is None else int(maxiter)
+    if maxiter is None:
+        maxiter = 10 * n
+    else:
+        try:
+            maxiter = operator.index(maxiter)
+        except TypeError:
+            raise TypeError("nonzero.cg: maxiter must be an integer, not %r" % (maxiter,)) from None
+        if maxiter < 0:
+            raise InvalidArgumentError("nonzero.cg: maxiter must be >= 0, not %d" % maxiter)
+        maxiter = min(maxiter, _MAXITER_LIMIT)
+    try:
+        dt = np.result_type(A.dtype, b.dtype, *(() if x0 is None else (x0.dtype,)))
+    except TypeError:
+        dt = None
+    if dt not in (np.float32, np.float64, np.complex64, np.complex128):
+        with_x0 = "" if x0 is None else " and x0 of dtype %s" % x0.dtype
+        raise TypeError("nonzero.cg: no solve of a %s matrix with b of dtype %s%s (integer, "
+                        "float and complex64/128 operands are accepted)"
+                        % (A.dtype, b.dtype, with_x0))
+    real = np.dtype(dt.char.lower())
+    if real != A.dtype:  # a float64 operand with a float32 matrix: solve in float64
+        A = A.astype(real)
+    if dt.kind == "c" and callback is None:
+        return _complex_cg(A, b, x0, dt, rtol, atol, maxiter, M, alg, use_graph, result, xp)
+    b = xp.ascontiguousarray(b, dtype=dt)
+    x = xp.zeros(n, dt) if x0 is None else xp.array(x0, dtype=dt, order="C", copy=True)
     if n == 0:
         return x, 0
     if callback is not None:
+        A._handle_in(A._ctx_now())  # a borrowing matrix checks its arrays
         return _python_cg(A, b, x, rtol, atol, maxiter, M == "jacobi", callback, xp)
-    if maxiter <= 0:
+    if maxiter == 0:  # only x0's residual: never info 0 unless it meets the tolerance
         r = float(xp.linalg.norm(b - A @ x))
-        return x, 0 if r <= max(rtol * float(xp.linalg.norm(b)), atol) else maxiter
+        return x, 0 if r <= max(rtol * float(xp.linalg.norm(b)), atol) else 1
     ctx = A._ctx_now()
     opts = _lib.CgOptions()
     opts.rtol = rtol if rtol > 0 else 1e-300  # 0 means "default" in C; 1e-300 never stops early
@@ -210,33 +276,234 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
                        ctypes.byref(res))
     if result is not None:
         result.update({k: getattr(res, k) for k, _ in res._fields_ if k != "history"})
-        result["status"] = st
+        result["status"] = _status_name(st)
+        result["status_code"] = st
         result["alg"] = L.nz_alg_name(res.alg).decode()
+        result["format"] = L.nz_format_name(res.format).decode()
+        result["max_iterations"] = maxiter
     if st == _lib.ERR_BREAKDOWN:
         return x, -1
     ctx.check(st, "nz_cg_solve")
-    if st == _lib.MAX_ITERATIONS:
-        return x, int(res.iterations) if res.iterations > 0 else maxiter
+    if st > 0:  # every caveat (iteration limit, stagnation, ...) is "not converged"
+        return x, max(int(res.iterations), 1)
     return x, 0
+
+
+def _complex_cg(A, b, x0, dt, rtol, atol, maxiter, M, alg, use_graph, result, xp):
+    """Complex b (or x0) with a real A: two real solves, each to tol / sqrt(2)."""
+    tol = max(rtol * float(xp.linalg.norm(b)), atol)
+    part_tol = tol / math.sqrt(2.0)
+    real = np.dtype(dt.char.lower())
+    parts, infos = [], []
+    for k, part in enumerate((b.real, b.imag)):
+        guess = None if x0 is None else (x0.real if k == 0 else x0.imag)
+        rep = {} if result is not None else None
+        # rtol 0: the part's tolerance is absolute (||b_part|| is not ||b||)
+        xk, info = cg(A, xp.ascontiguousarray(part, dtype=real), guess, rtol=0.0, atol=part_tol,
+                      maxiter=maxiter, M=M, alg=alg, use_graph=use_graph, result=rep)
+        parts.append(xk)
+        infos.append(info)
+        if result is not None:
+            if k == 0:
+                result.update(rep)
+            else:
+                result["imag"] = rep
+    x = xp.empty(b.shape[0], dt)
+    x.real, x.imag = parts
+    if min(infos) < 0:
+        return x, min(infos)
+    return x, max(infos)
 
 
 # ---- Matrix Market ------------------------------------------------------------------------------
 
+def _path(path):
+    """path (str, bytes or os.PathLike) as bytes for the library; an embedded NUL is refused as
+    open() refuses it (the library would silently stop the name there)."""
+    p = os.fsencode(path)
+    if b"\0" in p:
+        raise ValueError("embedded null byte in path %r" % (path,))
+    return p
+
+
+def _mm_object(p):
+    """The object of a Matrix Market header ('coordinate' or 'array'), None when p is not a
+    regular file that reads as one (the library then reports what is wrong)."""
+    try:
+        if not stat.S_ISREG(os.stat(p).st_mode):
+            return None
+        with open(p, "rb") as f:
+            magic = f.read(2)
+            if magic == b"\x1f\x8b":
+                import gzip
+                f.seek(0)
+                line = gzip.GzipFile(fileobj=f).readline(1024)
+            else:
+                line = magic + f.readline(1024)
+    except (OSError, EOFError, ValueError):
+        return None
+    words = line.lower().split()
+    if len(words) >= 3 and words[0] == b"%%matrixmarket":
+        return words[2].decode(errors="replace")
+    return None
+
+
 def mmread(path, dtype=np.float64, device=None):
-    """Read a Matrix Market file (.mtx, .mtx.gz) or a .nzb into a nonzero.csr_matrix."""
+    """Read a Matrix Market file (.mtx, .mtx.gz) or a .nzb. A coordinate file or a .nzb gives a
+    nonzero.csr_matrix; an array (dense) file gives a 2-D ndarray (rows x cols; a vector is
+    rows x 1), as scipy.io.mmread does (a CuPy array with device=True)."""
+    p = _path(path)
     ctx = host_context()
+    vt = _vt(dtype)
+    if _mm_object(p) == "array":
+        data, rows, cols = ctypes.c_void_p(), ctypes.c_int64(), ctypes.c_int64()
+        ctx.check(L.nz_mm_read_dense(ctx.handle, ctypes.byref(data), ctypes.byref(rows),
+                                     ctypes.byref(cols), p, vt), "nz_mm_read_dense")
+        m, n = rows.value, cols.value
+        out = np.zeros((m, n), np.dtype(dtype), order="F")
+        try:
+            if m * n:
+                ct = ctypes.c_float if vt == _lib.F32 else ctypes.c_double
+                flat = np.ctypeslib.as_array(ctypes.cast(data, ctypes.POINTER(ct)), (m * n,))
+                out[...] = flat.reshape((m, n), order="F")  # the file is column-major
+        finally:
+            if data.value:
+                L.nz_free(ctx.handle, data)
+        if device is not None and device is not False:
+            return _cupy().asarray(out)
+        return out
     h = _Handle(ctx)
-    ctx.check(L.nz_matrix_read(ctx.handle, ctypes.byref(h.ptr), os.fsencode(path), _vt(dtype)),
-              "nz_matrix_read")
+    ctx.check(L.nz_matrix_read(ctx.handle, ctypes.byref(h.ptr), p, vt), "nz_matrix_read")
     return csr_matrix(h, device=device)
 
 
-def mmwrite(path, A):
-    """Write A (nonzero, SciPy or CuPy sparse) as coordinate real general (.gz compresses)."""
-    A = A if isinstance(A, csr_matrix) else csr_matrix(A)
+_SYMMETRIES = ("general", "symmetric", "skew-symmetric")
+
+
+def mmwrite(path, A, symmetry=None):
+    """Write A to path, the format chosen by the extension: '.nzb' the binary format (sparse A
+    only), otherwise Matrix Market ('.gz' compresses). A NumPy array (1-D: a column) is written
+    as a dense 'array real general' file (nz_mm_write_dense). A sparse A (nonzero, SciPy or
+    CuPy) is written as 'coordinate real' with the symmetry given, as scipy.io.mmwrite:
+    symmetry=None detects it ('symmetric' or 'skew-symmetric' when A equals A^T or -A^T, which
+    stores the lower triangle only; else 'general'); 'general', 'symmetric', 'skew-symmetric'
+    ask for one (ValueError when A does not have it). Values keep round-trip precision. The file
+    appears only complete: a temporary file in the target's directory is renamed over it."""
+    p = _path(path)
+    if symmetry is not None and symmetry not in _SYMMETRIES:
+        raise ValueError("nonzero.mmwrite: unknown symmetry %r (valid: %s)"
+                         % (symmetry, ", ".join(_SYMMETRIES)))
+    binary = p.endswith(b".nzb")
+    if isinstance(A, np.ndarray) or _is_cupy(A):
+        if binary:
+            raise ValueError("nonzero.mmwrite: %s: a .nzb file holds a sparse matrix, not a "
+                             "dense array" % os.fsdecode(p))
+        if symmetry not in (None, "general"):
+            raise ValueError("nonzero.mmwrite: symmetry=%r: dense arrays are written as "
+                             "general" % (symmetry,))
+        a = A.get() if _is_cupy(A) else A
+        if a.ndim == 1:
+            a = a.reshape(-1, 1)
+        if a.ndim != 2:
+            raise ValueError("nonzero.mmwrite: an array must be 1-D or 2-D, not %d-D" % a.ndim)
+        if a.dtype.kind not in "biuf":
+            raise TypeError("nonzero.mmwrite: cannot write a %s array (real values only)"
+                            % a.dtype)
+        dt = np.float32 if a.dtype == np.float32 else np.float64
+        a = np.asfortranarray(a, dtype=dt)
+        ctx = host_context()
+        ctx.check(L.nz_mm_write_dense(ctx.handle, p, _vt(dt), a.shape[0], a.shape[1],
+                                      a.ctypes.data if a.size else None), "nz_mm_write_dense")
+        return
+    A = A if isinstance(A, csr_matrix) else csr_matrix(A, copy=None)
     A = A.to_host()
     ctx = A._h.ctx
-    ctx.check(L.nz_mm_write(ctx.handle, os.fsencode(path), A._h.ptr), "nz_mm_write")
+    h = A._handle_in(ctx)  # a borrowing matrix checks its arrays
+    if binary:
+        if symmetry not in (None, "general"):
+            raise ValueError("nonzero.mmwrite: symmetry=%r: a .nzb file stores all entries"
+                             % (symmetry,))
+        ctx.check(L.nz_binary_write(ctx.handle, p, h.ptr), "nz_binary_write")
+        return
+    if symmetry != "general":
+        S = A.toscipy(array=False)
+        found = _symmetry_of(S)
+        if symmetry is None:
+            symmetry = found
+        elif found != symmetry and not (symmetry == "symmetric" and found == "skew-symmetric"
+                                        and S.nnz == 0):
+            raise ValueError("nonzero.mmwrite: symmetry=%r but the matrix is %s"
+                             % (symmetry, "not square" if S.shape[0] != S.shape[1] else
+                                "not " + symmetry))
+    if symmetry == "general":
+        ctx.check(L.nz_mm_write(ctx.handle, p, h.ptr), "nz_mm_write")
+        return
+    _write_mm_triangle(p, S, symmetry)
+
+
+def _symmetry_of(S):
+    """'symmetric', 'skew-symmetric' or 'general' for a SciPy CSR matrix (values compared
+    exactly, as scipy.io.mmwrite does)."""
+    if S.shape[0] != S.shape[1]:
+        return "general"
+    T = S.T.tocsr()
+    if (S != T).nnz == 0:
+        return "symmetric"
+    if (S != -T).nnz == 0:
+        return "skew-symmetric"
+    return "general"
+
+
+def _write_mm_triangle(p, S, symmetry):
+    """The lower triangle of S (strictly lower for skew-symmetric) as 'coordinate real
+    <symmetry>', through a temporary file renamed over p (as the library's writers do)."""
+    import scipy.sparse as sp
+    L_ = sp.tril(S, k=-1 if symmetry == "skew-symmetric" else 0, format="coo")
+    order = np.lexsort((L_.row, L_.col))  # column by column, as scipy writes
+    rows, cols, vals = L_.row[order] + 1, L_.col[order] + 1, L_.data[order]
+    fmt = "%.9g" if S.dtype == np.float32 else "%.17g"
+    head = ("%%%%MatrixMarket matrix coordinate real %s\n%d %d %d\n"
+            % (symmetry, S.shape[0], S.shape[1], len(vals))).encode()
+    body = "".join("%d %d %s\n" % (r, c, fmt % v) for r, c, v in
+                   zip(rows.tolist(), cols.tolist(), vals.tolist())).encode()
+    _write_replacing(p, head + body, p.endswith(b".gz"))
+
+
+def _write_replacing(p, content, gz):
+    """Write content to p: to a temporary file beside p's target (a symbolic link is followed),
+    fsync, then rename over it; an existing character device or FIFO is written in place."""
+    target = os.path.realpath(p)
+    try:
+        st = os.stat(target)
+    except FileNotFoundError:
+        st = None
+    if gz:
+        import gzip
+        content = gzip.compress(content, mtime=0)
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        with open(target, "wb") as f:
+            f.write(content)
+        return
+    if st is not None:
+        mode = stat.S_IMODE(st.st_mode)
+    else:
+        umask = os.umask(0o022)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    fd, tmp = tempfile.mkstemp(prefix=b".nz-", suffix=b".tmp", dir=os.path.dirname(target) or b".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), mode)
+            f.write(content)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
 
 
 # ---- generators ---------------------------------------------------------------------------------

@@ -198,3 +198,30 @@ def test_no_device_leak_10k_cycles(rng):
     assert after["live_bytes"] == before["live_bytes"]
     assert pool.used_bytes() - pool_before < (1 << 20)
     assert free_before - free_after < (64 << 20)
+
+
+def test_device_promotion_complex_and_borrowing(rng):
+    """issue 36 on the device: NumPy promotion (float32 A @ float64 x is float64), complex x from
+    two real products, and a borrowed cupyx matrix whose arrays were replaced raises."""
+    import copy
+    import pickle
+    S = rand(rng, 40, 30, 0.2, np.float32)
+    N = nonzero.csr_matrix(S, device=True)
+    x = rng.random(30)
+    y = N @ cupy.asarray(x)
+    assert y.dtype == np.float64
+    close(y, S.astype(np.float64) @ x, 1e-12)
+    xc = x + 1j * rng.random(30)
+    yc = N @ cupy.asarray(xc)
+    assert yc.dtype == np.complex128
+    close(yc, S.astype(np.float64) @ xc, 1e-12)
+    for M in (pickle.loads(pickle.dumps(N)), copy.deepcopy(N)):
+        assert M.on_device
+        close(M @ cupy.asarray(x, np.float32), S @ x.astype(np.float32), 1e-5)
+    D = csp.csr_matrix(rand(rng, 30, 30, 0.2, np.float64))
+    B = nonzero.asmatrix(D)
+    B @ cupy.ones(30)
+    D.data[::2] = 0
+    D.eliminate_zeros()
+    with pytest.raises(nonzero.InvalidMatrixError, match="changed"):
+        B @ cupy.ones(30)

@@ -180,7 +180,7 @@ def test_wrong_shapes_raise(rng):
         N.T @ np.ones(4)
     with pytest.raises(ValueError):
         N.plan()(np.ones(4), np.ones(7))
-    with pytest.raises(ValueError):
+    with pytest.raises(TypeError, match="dtype"):
         N.plan()(np.ones(4), np.ones(6, np.float32))
     with pytest.raises(nonzero.DimensionMismatchError):
         nonzero.spgemm(N, N)
@@ -194,7 +194,7 @@ def test_invalid_structure_messages():
     # column out of range
     with pytest.raises(nonzero.InvalidMatrixError) as e:
         nonzero.csr_matrix((np.ones(1), np.array([5], np.int32), np.array([0, 1])), shape=(1, 3))
-    assert "nz_matrix_wrap_csr" in str(e.value) and "row 0" in str(e.value)
+    assert "nz_matrix_create_csr" in str(e.value) and "row 0" in str(e.value)
     assert isinstance(e.value, ValueError)
     # decreasing offsets
     with pytest.raises(nonzero.InvalidMatrixError):
@@ -243,6 +243,13 @@ def test_data_files_against_scipy(path, dtype, tmp_path):
         pytest.skip("scipy.io.mmread: %s" % e)
     N = nonzero.mmread(path, dtype=dtype)
     assert N.shape == S.shape
+    if isinstance(N, np.ndarray):  # an array file: an ndarray, as scipy.io.mmread
+        assert N.dtype == dtype
+        close(N, S.toarray(), 0)
+        out = str(tmp_path / "round.mtx")
+        nonzero.mmwrite(out, N)
+        close(nonzero.mmread(out, dtype=dtype), N, 0)
+        return
     x = np.linspace(-1, 1, S.shape[1]).astype(dtype)
     close(N @ x, S @ x, 64 * np.finfo(dtype).eps * max(1, S.shape[1]))
     out = str(tmp_path / "round.mtx")
@@ -367,10 +374,27 @@ def test_integer_and_bool_values_become_float64():
     close(N @ np.ones(2), np.array([1.0, 5.0]), 0)
 
 
-def test_mixed_dtype_operand_is_cast(rng):
+def test_mixed_dtype_follows_numpy_promotion(rng):
+    """float32 A @ float64 x is float64 (as SciPy), computed without narrowing x; float32 A @
+    float32 x stays float32; A.T and SpMM too."""
     A = rand_csr(rng, 10, 10, 0.3, np.float32, np.int32)
-    y = nonzero.asmatrix(A) @ np.ones(10)  # float64 x on a float32 matrix
-    assert y.dtype == np.float32
+    N = nonzero.asmatrix(A)
+    x = np.full(10, 1.0 + 2.0**-40)  # rounds to 1.0 in float32
+    ref = A.astype(np.float64) @ x
+    y = N @ x
+    assert y.dtype == np.float64
+    assert np.abs(y - ref).max() <= 1e-15 * max(1.0, np.abs(ref).max())
+    assert np.abs(y - A @ np.ones(10, np.float32)).max() > 0  # x was not rounded first
+    assert (N @ np.ones(10, np.float32)).dtype == np.float32
+    assert (N.T @ x).dtype == np.float64
+    close(N.T @ x, A.T.astype(np.float64) @ x, 1e-14)
+    X = np.column_stack([x, 2 * x])
+    assert (N @ X).dtype == np.float64
+    close(N @ X, A.astype(np.float64) @ X, 1e-14)
+    assert (N @ np.ones(10, np.int64)).dtype == np.result_type(np.float32, np.int64)
+    y64 = np.zeros(10)
+    assert N.plan()(x, y64) is y64
+    close(y64, ref, 1e-14)
 
 
 def test_version_and_library():
@@ -521,3 +545,311 @@ def test_ctypes_structs_match_the_header():
     for cname, cls in pairs.items():
         ours = [f[0] for f in cls._fields_]
         assert ours == _header_struct_fields(text, cname), cname
+
+
+# ---- issue 36: answers that are silently wrong, messages ------------------------------------
+
+
+def test_complex_operands_are_not_dropped(rng):
+    A = rand_csr(rng, 12, 9, 0.3, np.float64, np.int32)
+    N = nonzero.asmatrix(A)
+    x = rng.random(9) + 1j * rng.random(9)
+    y = N @ x
+    assert y.dtype == np.complex128
+    close(y, A @ x, 1e-13)
+    xt = rng.random(12) - 1j * rng.random(12)
+    close(N.T @ xt, A.T @ xt, 1e-13)
+    X = rng.random((9, 3)) + 1j * rng.random((9, 3))
+    close(N @ X, A @ X, 1e-13)
+    # complex64 with a float32 matrix stays complex64; with alpha/beta into a given y
+    A32 = A.astype(np.float32)
+    N32 = nonzero.asmatrix(A32)
+    assert (N32 @ x.astype(np.complex64)).dtype == np.complex64
+    y0 = rng.random(12) + 1j * rng.random(12)
+    yy = y0.copy()
+    out = N.plan()(x, yy, alpha=2.0, beta=0.5j)
+    assert out is yy
+    close(yy, 2.0 * (A @ x) + 0.5j * y0, 1e-13)
+    with pytest.raises(TypeError, match="dtype"):
+        N.plan()(x, np.zeros(12))  # a real y cannot hold a complex product
+
+
+@pytest.mark.parametrize("callback", [False, True])
+def test_cg_complex_b(callback):
+    A = nonzero.laplace2d(8)
+    S = A.toscipy()
+    b = np.linspace(1, 2, 64) + 1j * np.linspace(-1, 3, 64)
+    kw = {"callback": (lambda xk: None)} if callback else {}
+    x, info = nonzero.cg(A, b, rtol=1e-10, **kw)
+    assert info == 0 and x.dtype == np.complex128
+    assert np.linalg.norm(S @ x - b) <= 1e-10 * np.linalg.norm(b) * 1.01
+    assert np.abs(x.imag).max() > 0.1
+
+
+def test_plan_op_h_and_unknown_op(rng):
+    A = rand_csr(rng, 7, 5, 0.4, np.float64, np.int32)
+    N = nonzero.asmatrix(A)
+    close(N.plan(op="H")(np.ones(7)), A.T @ np.ones(7), 1e-14)
+    assert N.plan(op="H").shape == (5, 7)
+    for bad in ("X", "", "conj", 2, None):
+        with pytest.raises(ValueError, match="op"):
+            N.plan(op=bad)
+
+
+def test_non_integer_index_arrays_and_shapes_refused():
+    data = np.ones(2)
+    with pytest.raises(TypeError, match="indices"):
+        nonzero.csr_matrix((data, np.array([0.9, 1.9]), np.array([0, 1, 2])), shape=(2, 3))
+    with pytest.raises(TypeError, match="indptr"):
+        nonzero.csr_matrix((data, np.array([0, 1], np.int32), np.array([0.0, 1.0, 2.0])),
+                           shape=(2, 3))
+    with pytest.raises(TypeError, match="shape"):
+        nonzero.csr_matrix((data, np.array([0, 1], np.int32), np.array([0, 1, 2])),
+                           shape=(1.9, 3.5))
+    with pytest.raises(TypeError, match="indices"):
+        nonzero.csr_matrix((data, np.array([True, False]), np.array([0, 1, 2])), shape=(2, 3))
+    with pytest.raises(nonzero.InvalidMatrixError, match="18446744073709551615"):
+        nonzero.csr_matrix((np.ones(1), np.array([0], np.int32),
+                            np.array([0, 2**64 - 1], np.uint64)), shape=(1, 1))
+    # numpy integers and unsigned arrays that fit are fine
+    N = nonzero.csr_matrix((data, np.array([0, 2], np.uint16), np.array([0, 1, 2], np.uint64)),
+                           shape=(np.int64(2), np.uint8(3)))
+    close(N @ np.arange(3.0), np.array([0.0, 2.0]), 0)
+
+
+def test_borrowing_contract(rng):
+    S = rand_csr(rng, 30, 30, 0.2, np.float64, np.int32)
+    x = rng.random(30)
+    # csr_matrix copies by default: later changes to S are not seen
+    C = nonzero.csr_matrix(S)
+    ref = S @ x
+    S.data *= 2
+    close(C @ x, ref, 1e-14)
+    # asmatrix borrows: value changes are seen
+    B = nonzero.asmatrix(S)
+    close(B @ x, S @ x, 1e-14)
+    S.data *= 3
+    close(B @ x, S @ x, 1e-14)
+    # structure changed by SciPy: refused instead of mixing old and new arrays
+    S.data[::3] = 0
+    S.eliminate_zeros()
+    with pytest.raises(nonzero.InvalidMatrixError, match="changed"):
+        B @ x
+    S2 = rand_csr(rng, 30, 30, 0.2, np.float64, np.int32)
+    B2 = nonzero.asmatrix(S2)
+    S2.resize((20, 30))
+    with pytest.raises(nonzero.InvalidMatrixError, match="changed"):
+        B2 @ x
+    # in-place corruption of borrowed indices: an exception, never a crash
+    S3 = rand_csr(rng, 30, 30, 0.2, np.float64, np.int32)
+    B3 = nonzero.asmatrix(S3)
+    B3T = B3.T
+    p = B3.plan()
+    S3.indices[:] = 2**30
+    for call in (lambda: B3 @ x, lambda: B3T @ x, lambda: p(x), lambda: B3 @ np.ones((30, 2)),
+                 lambda: nonzero.cg(B3, x)):
+        with pytest.raises(nonzero.InvalidMatrixError, match="changed|column"):
+            call()
+    S4 = rand_csr(rng, 30, 30, 0.2, np.float64, np.int32)
+    B4 = nonzero.asmatrix(S4)
+    S4.indptr[5] = 10**6
+    with pytest.raises(nonzero.InvalidMatrixError):
+        B4 @ x
+    # borrowed raw arrays (tuple input, copy=False) are checked too
+    d, i, r = S2.data.copy(), S2.indices.copy(), S2.indptr.copy()
+    T = nonzero.csr_matrix((d, i, r), shape=S2.shape, copy=False)
+    T @ x
+    i[:] = -1
+    with pytest.raises(nonzero.InvalidMatrixError):
+        T @ x
+
+
+def test_plan_refuses_read_only_output():
+    N = nonzero.laplace2d(3)
+    y = np.zeros(9)
+    y.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        N.plan()(np.ones(9), y)
+    yb = np.frombuffer(bytes(72), np.float64)
+    with pytest.raises(ValueError, match="read-only"):
+        N.plan()(np.ones(9), yb)
+    with pytest.raises(ValueError, match="read-only"):
+        N.plan()(np.ones((9, 2)), np.frombuffer(bytes(144), np.float64).reshape(9, 2))
+    with pytest.raises(TypeError):
+        N.plan()(np.ones(9), [0.0] * 9)
+
+
+def test_path_with_nul_refused(tmp_path):
+    N = nonzero.laplace2d(3)
+    target = tmp_path / "a.mtx"
+    with pytest.raises(ValueError, match="null"):
+        nonzero.mmwrite(str(target) + "\x00.bak", N)
+    assert not target.exists()
+    with pytest.raises(ValueError, match="null"):
+        nonzero.mmread(str(target) + "\x00.bak")
+
+
+def test_cg_maxiter_checked():
+    A = nonzero.laplace2d(6)
+    b = np.ones(36)
+    with pytest.raises(ValueError, match="maxiter"):
+        nonzero.cg(A, b, maxiter=-1)
+    with pytest.raises(TypeError):
+        nonzero.cg(A, b, maxiter=2.5)
+    r = {}
+    x, info = nonzero.cg(A, b, maxiter=10**30, result=r)  # clamped: effectively unlimited
+    assert info == 0 and r["max_iterations"] == 2**63 - 1
+    x, info = nonzero.cg(A, b, maxiter=0)
+    assert info > 0  # x0 = 0 does not solve it
+
+
+def test_cg_caveat_status_is_never_info_0(monkeypatch):
+    """Every positive (caveat) status of nz_cg_solve is info > 0; only NZ_SUCCESS is 0."""
+    from nonzero import _ops
+    A = nonzero.laplace2d(6)
+    b = np.ones(36)
+    real = _ops.L.nz_cg_solve
+
+    class Fake:
+        def __init__(self, status):
+            self.status = status
+
+        def __getattr__(self, name):
+            return getattr(_lib_obj, name)
+
+        def nz_cg_solve(self, *args):
+            real(*args)
+            return self.status
+
+    _lib_obj = _ops.L
+    for status in (1, 2, 3):
+        monkeypatch.setattr(_ops, "L", Fake(status))
+        r = {}
+        x, info = nonzero.cg(A, b, result=r)
+        assert info > 0, status
+        assert isinstance(r["status"], str) and r["status_code"] == status
+    monkeypatch.setattr(_ops, "L", _lib_obj)
+
+
+def test_cg_single_precision_tight_rtol_not_converged():
+    """float32 cannot reach rtol=1e-8 on this system: info > 0, as SciPy."""
+    A = nonzero.laplace2d(40, dtype=np.float32)
+    b = np.linspace(1, 2, 1600).astype(np.float32)
+    x, info = nonzero.cg(A, b, rtol=1e-8)
+    S = A.toscipy().astype(np.float64)
+    true = np.linalg.norm(b - S @ x.astype(np.float64)) / np.linalg.norm(b)
+    assert info > 0 or true <= 1e-8, (info, true)
+
+
+def test_plan_format_message_names_value():
+    N = nonzero.laplace2d(3)
+    with pytest.raises(ValueError) as e:
+        N.plan(format="foo")
+    assert "'foo'" in str(e.value) and "sell" in str(e.value) and "csr" in str(e.value)
+    with pytest.raises(ValueError) as e:
+        N.plan(alg="no-such-alg")
+    assert "'no-such-alg'" in str(e.value) and "serial" in str(e.value)
+
+
+def test_messages_name_the_function_once():
+    if nonzero.device_count() > 0:
+        pytest.skip("a device is present: the GPU SpGEMM runs")
+    N = nonzero.laplace2d(3)
+    with pytest.raises(nonzero.NoDeviceError) as e:
+        nonzero.spgemm(N, N, alg="esc")
+    assert str(e.value).count("nz_spgemm") == 1, str(e.value)
+
+
+def test_result_dicts_use_names():
+    A = nonzero.laplace2d(5)
+    r = {}
+    nonzero.cg(A, np.ones(25), result=r)
+    assert isinstance(r["format"], str) and isinstance(r["alg"], str)
+    assert r["status"] == "success" and r["status_code"] == 0
+    _, info = nonzero.spgemm(A, A, return_info=True)
+    assert isinstance(info["alg"], str)
+    pi = A.plan(deterministic=True).info()
+    assert isinstance(pi["format"], str) and isinstance(pi["alg"], str)
+    assert "deterministic" in pi["flags"]
+
+
+def test_mmread_array_file_gives_ndarray(tmp_path):
+    import scipy.io
+    path = os.path.join(DATA, "mmtest_fmm_array_real_symmetric.mtx")
+    ref = scipy.io.mmread(path)
+    got = nonzero.mmread(path)
+    assert isinstance(got, np.ndarray) and got.shape == ref.shape
+    close(got, ref, 0)
+    v = tmp_path / "v.mtx"
+    v.write_text("%%MatrixMarket matrix array real general\n3 1\n1.5\n-2\n3\n")
+    got = nonzero.mmread(str(v), dtype=np.float32)
+    assert isinstance(got, np.ndarray) and got.shape == (3, 1) and got.dtype == np.float32
+    close(got, scipy.io.mmread(str(v)), 0)
+
+
+def test_mmwrite_ndarray_symmetry_and_nzb(tmp_path):
+    import scipy.io
+    # an ndarray is written as an array file, as SciPy does
+    a = np.arange(6.0).reshape(2, 3) / 7
+    nonzero.mmwrite(str(tmp_path / "a.mtx"), a)
+    assert open(tmp_path / "a.mtx").readline().split()[2] == "array"
+    close(scipy.io.mmread(str(tmp_path / "a.mtx")), a, 0)
+    v = np.array([1.0, 2.5, -3.0])
+    nonzero.mmwrite(str(tmp_path / "v.mtx"), v)
+    close(nonzero.mmread(str(tmp_path / "v.mtx")), v.reshape(3, 1), 0)
+    # symmetric input: symmetric header (detected, or asked for), lower triangle only
+    S = nonzero.laplace2d(4)
+    nonzero.mmwrite(str(tmp_path / "s.mtx"), S)
+    head = open(tmp_path / "s.mtx").readline().split()
+    assert head[4] == "symmetric"
+    R = scipy.io.mmread(str(tmp_path / "s.mtx"))
+    close(R.toarray(), S.toscipy().toarray(), 0)
+    assert nonzero.mmread(str(tmp_path / "s.mtx")).nnz == S.nnz
+    nonzero.mmwrite(str(tmp_path / "g.mtx"), S, symmetry="general")
+    assert open(tmp_path / "g.mtx").readline().split()[4] == "general"
+    with pytest.raises(ValueError, match="symmetry"):
+        nonzero.mmwrite(str(tmp_path / "n.mtx"), nonzero.random(5, 5, 2.0), symmetry="symmetric")
+    with pytest.raises(ValueError, match="symmetry"):
+        nonzero.mmwrite(str(tmp_path / "n.mtx"), S, symmetry="sideways")
+    # skew-symmetric, gzip
+    K = sp.csr_matrix(np.array([[0, 2.0, 0], [-2.0, 0, 1.0 / 3], [0, -1.0 / 3, 0]]))
+    nonzero.mmwrite(str(tmp_path / "k.mtx.gz"), K, symmetry="skew-symmetric")
+    close(scipy.io.mmread(str(tmp_path / "k.mtx.gz")).toarray(), K.toarray(), 0)
+    # .nzb gets the binary format
+    nonzero.mmwrite(str(tmp_path / "m.nzb"), S)
+    assert not open(tmp_path / "m.nzb", "rb").read(16).startswith(b"%%MatrixMarket")
+    B = nonzero.mmread(str(tmp_path / "m.nzb"))
+    close(B.toscipy().toarray(), S.toscipy().toarray(), 0)
+    with pytest.raises(ValueError):
+        nonzero.mmwrite(str(tmp_path / "a.nzb"), a)
+
+
+@pytest.mark.parametrize("borrow", [False, True])
+def test_pickle_and_copy(rng, borrow):
+    import copy
+    import pickle
+    S = rand_csr(rng, 20, 15, 0.3, np.float32, np.int32)
+    N = nonzero.asmatrix(S) if borrow else nonzero.csr_matrix(S)
+    x = rng.random(15).astype(np.float32)
+    for M in (pickle.loads(pickle.dumps(N)), copy.deepcopy(N), copy.copy(N)):
+        assert isinstance(M, nonzero.csr_matrix) and M.shape == N.shape and M.dtype == N.dtype
+        close(M @ x, S @ x, 1e-6)
+    D = copy.deepcopy(N)
+    S.data[:] = 0
+    close(D @ x, pickle.loads(pickle.dumps(D)) @ x, 0)
+    assert np.abs(D @ x).max() > 0  # the copy owns its arrays
+    with pytest.raises(TypeError, match="pickle"):
+        pickle.dumps(N.plan())
+
+
+def test_wrong_library_message(tmp_path):
+    import ctypes.util
+    import subprocess
+    import sys
+    other = ctypes.util.find_library("m") or "libm.so.6"
+    env = dict(os.environ, NONZERO_LIBRARY=other)
+    r = subprocess.run([sys.executable, "-c", "import nonzero"], env=env, capture_output=True,
+                       text=True)
+    assert r.returncode != 0
+    assert "ImportError" in r.stderr and "AttributeError" not in r.stderr
+    assert other in r.stderr and "nz_" in r.stderr
