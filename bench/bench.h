@@ -148,6 +148,9 @@ void nzb_printf(nzb_report_t *rep, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+/* The text copy of the table next to the CSV: csv_path without ".csv", plus ".md" (markdown) or
+ * ".txt"; the `nz bench` parser checks it with the other outputs. */
+void nzb_table_path(char *out, size_t size, const char *csv_path, int markdown);
 /* Open the report: the text copy at txt_path and the CSV at csv_path (directories created).
  * gpu: add the transfer and cuSPARSE columns. NULL (message on stderr) if a file cannot be opened. */
 nzb_report_t *nzb_report_open(const char *txt_path, const char *csv_path, int markdown, int gpu);

@@ -94,6 +94,12 @@ static int has_suffix(const char *s, const char *suffix) {
     return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
+void nzb_table_path(char *out, size_t size, const char *csv_path, int markdown) {
+    snprintf(out, size, "%s", csv_path);
+    if (has_suffix(out, ".csv")) out[strlen(out) - 4] = '\0';
+    snprintf(out + strlen(out), size - strlen(out), "%s", markdown ? ".md" : ".txt");
+}
+
 static int compare_names(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -411,10 +417,7 @@ int nzb_run(const nzb_options_t *options) {
         snprintf(csv_path, sizeof csv_path, "%s", opt.csv_path);
     else
         snprintf(csv_path, sizeof csv_path, "bench-out/bench-%s.csv", backend);
-    snprintf(txt_path, sizeof txt_path, "%s", csv_path);
-    if (has_suffix(txt_path, ".csv")) txt_path[strlen(txt_path) - 4] = '\0';
-    snprintf(txt_path + strlen(txt_path), sizeof txt_path - strlen(txt_path), "%s",
-             opt.markdown ? ".md" : ".txt");
+    nzb_table_path(txt_path, sizeof txt_path, csv_path, opt.markdown);
     chart_t chart;
     char chart_why[1400];
     if (opt.png_path != NULL &&

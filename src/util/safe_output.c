@@ -62,6 +62,61 @@ static int create_temp(nzu_output_t *out, mode_t mode) {
     return EEXIST;
 }
 
+/* Follow the symbolic links of `path` (dangling ones included: readlink, not stat) to the name
+ * that a write would create or replace; relative link targets are taken from the link's own
+ * directory. At most 40 links, as the kernel's path walk (then ELOOP). */
+static int follow_links(char *cur, const char *path) {
+    int err = copy_path(cur, path);
+    for (int hops = 0; err == 0; hops++) {
+        struct stat lst;
+        if (lstat(cur, &lst) != 0 || !S_ISLNK(lst.st_mode)) return 0;
+        if (hops == 40) return ELOOP;
+        char target[NZU_OUTPUT_PATH_MAX];
+        ssize_t n = readlink(cur, target, sizeof target - 1);
+        if (n < 0) return errno;
+        if ((size_t)n >= sizeof target - 1) return ENAMETOOLONG;
+        target[n] = '\0';
+        const char *slash = strrchr(cur, '/');
+        if (target[0] == '/' || slash == NULL) {
+            err = copy_path(cur, target);
+        } else {
+            size_t dir_len = (size_t)(slash - cur) + 1;
+            if (dir_len + (size_t)n >= NZU_OUTPUT_PATH_MAX) return ENAMETOOLONG;
+            memcpy(cur + dir_len, target, (size_t)n + 1);
+        }
+    }
+    return err;
+}
+
+int nzu_output_resolve(const char *path, char *resolved) {
+    char cur[NZU_OUTPUT_PATH_MAX];
+    if (path == NULL || path[0] == '\0') return ENOENT;
+    int err = follow_links(cur, path);
+    if (err != 0) return err;
+    char full[PATH_MAX];
+    if (realpath(cur, full) != NULL) return copy_path(resolved, full); /* exists */
+    if (errno != ENOENT) return errno;
+    /* not there yet: the canonical directory (which must exist) and the last name */
+    size_t len = strlen(cur);
+    while (len > 1 && cur[len - 1] == '/') cur[--len] = '\0';
+    char *slash = strrchr(cur, '/');
+    const char *base = slash != NULL ? slash + 1 : cur;
+    if (strcmp(base, ".") == 0 || strcmp(base, "..") == 0 || base[0] == '\0') return ENOENT;
+    if (slash == cur)
+        strcpy(full, "/");
+    else {
+        if (slash != NULL) *slash = '\0';
+        if (realpath(slash != NULL ? cur : ".", full) == NULL) return errno;
+    }
+    size_t dir_len = strlen(full), base_len = strlen(base);
+    int need_slash = full[dir_len - 1] != '/';
+    if (dir_len + (size_t)need_slash + base_len >= NZU_OUTPUT_PATH_MAX) return ENAMETOOLONG;
+    memcpy(resolved, full, dir_len);
+    if (need_slash) resolved[dir_len++] = '/';
+    memcpy(resolved + dir_len, base, base_len + 1);
+    return 0;
+}
+
 int nzu_output_open(nzu_output_t *out, const char *path) {
     memset(out, 0, sizeof *out);
     out->fd = -1;
@@ -74,9 +129,15 @@ int nzu_output_open(nzu_output_t *out, const char *path) {
     }
     int err = copy_path(out->final_path, path);
     if (err != 0) return err;
-    struct stat st;
+    struct stat st, lst;
     mode_t mode = 0666;
-    if (stat(path, &st) == 0) {
+    if (stat(path, &st) != 0 && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        /* a dangling link: as for a link to an existing file, the link stays and the file it
+         * names is created (its directory must exist) */
+        char cur[NZU_OUTPUT_PATH_MAX];
+        if ((err = follow_links(cur, path)) != 0) return err;
+        if ((err = copy_path(out->final_path, cur)) != 0) return err;
+    } else if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode)) return EISDIR;
         if (!S_ISREG(st.st_mode)) {
             /* character device, FIFO, socket: written in place, never truncated or removed */
@@ -86,7 +147,6 @@ int nzu_output_open(nzu_output_t *out, const char *path) {
             return 0;
         }
         mode = st.st_mode & 07777;
-        struct stat lst;
         if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
             /* replace the file the link points to, not the link */
             char resolved[PATH_MAX];
@@ -170,10 +230,4 @@ int nzu_output_fclose(nzu_output_t *out, FILE *f) {
         return err;
     }
     return nzu_output_commit(out);
-}
-
-bool nzu_same_file(const char *a, const char *b) {
-    struct stat sa, sb;
-    if (a == NULL || b == NULL || stat(a, &sa) != 0 || stat(b, &sb) != 0) return false;
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }

@@ -27,7 +27,9 @@ extern "C" {
  * - "-" is standard output, and an existing file that is not a regular file (character device,
  *   FIFO, socket) is written in place; neither is ever truncated by us or removed.
  * - a symbolic link to a regular file is followed: the file it points to is replaced, the link
- *   stays.
+ *   stays. A dangling link is followed the same way (through a chain of links, relative targets
+ *   from each link's directory): the file it names is created, the link stays; when that file's
+ *   directory does not exist the open fails (ENOENT) and the link is left as it was.
  *
  * Functions return 0 or an errno value; they print nothing. Thread-safe (no global state; umask
  * is never changed, the mode comes from open(2)).
@@ -65,8 +67,13 @@ FILE *nzu_output_fopen(nzu_output_t *out, const char *path);
  * errno value (EIO when the stream had an error without one). f may be NULL (then abort). */
 int nzu_output_fclose(nzu_output_t *out, FILE *f);
 
-/* True if the two paths name the same existing file (same device and inode, through symlinks). */
-bool nzu_same_file(const char *a, const char *b);
+/* The canonical absolute path that writing `path` through nzu_output_open would create or
+ * replace: symbolic links followed (dangling ones too), then realpath of an existing target, or
+ * realpath of its directory + its last name for a target that does not exist yet. resolved has
+ * NZU_OUTPUT_PATH_MAX bytes. Returns 0 or an errno value (ENOENT: the directory is missing,
+ * ELOOP: more than 40 links). Two outputs with the same resolved path would overwrite each
+ * other even before either exists. */
+int nzu_output_resolve(const char *path, char *resolved);
 
 #ifdef __cplusplus
 }

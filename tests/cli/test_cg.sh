@@ -42,7 +42,7 @@ if [ -f "$TMP/lap.mtx" ]; then
     fi
     # the default --format auto runs the planner's format (DIA for this stencil on the CPU, once
     # the matrix is above the one-thread size); a named format is kept
-    "$NZ" gen laplace2d --nx 70 --ny 70 -o "$TMP/lap70.mtx" >/dev/null 2>&1
+    "$NZ" gen laplace2d --nx 90 --ny 90 -o "$TMP/lap70.mtx" >/dev/null 2>&1
     expect_ok "laplace 70 file" "$NZ" cg "$TMP/lap70.mtx" --tol 1e-10
     setup=$(field setup)
     case "$setup" in
@@ -66,8 +66,43 @@ expect_error 1 "breakdown" "indefinite" "$NZ" cg "$TMP/indef.mtx"
 if [ "$(field status)" != breakdown ]; then fail "indefinite: status '$(field status)'"; fi
 printf '%%%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1.0\n' >"$TMP/sing.mtx"
 expect_error 1 "breakdown|Jacobi" "singular + jacobi" "$NZ" cg "$TMP/sing.mtx" --precond jacobi
-expect_error 1 "iteration limit" "maxit" "$NZ" cg --fe3d 12 --maxit 3
+# a caveat is not a success: exit 4, "not converged", the message names the true residual
+expect_error 4 "iteration limit.*true relative residual.*tolerance" "maxit" "$NZ" cg --fe3d 12 --maxit 3
 if [ "$(field iterations)" != 3 ]; then fail "maxit: $(field iterations) iterations, expected 3"; fi
+case "$(field status)" in
+"not converged (iteration limit)") ;;
+*) fail "maxit: status '$(field status)'" ;;
+esac
+# "converged" means the true residual meets the tolerance: single precision cannot reach 1e-8
+# on the 100 x 100 Laplacian (issue 36: it said "converged" at a true 6e-6, exit 0)
+"$NZ" gen laplace2d --nx 100 --ny 100 -o "$TMP/lap100.mtx" >/dev/null 2>&1
+expect_error 4 "not converged.*true relative residual.*1.000e-08" "single at 1e-8" \
+    "$NZ" cg "$TMP/lap100.mtx" --precision single --tol 1e-8 -o "$TMP/x100.mtx"
+case "$(field status)" in
+"not converged ("*) ;;
+*) fail "single at 1e-8: status '$(field status)'" ;;
+esac
+res=$(field "relative residual")
+if ! awk -v r="$res" 'BEGIN { exit !(r + 0 > 1e-8 && r + 0 < 1e-3) }'; then
+    fail "single at 1e-8: relative residual '$res' (the true one: above 1e-8, below 1e-3)"
+fi
+if [ ! -s "$TMP/x100.mtx" ]; then fail "single at 1e-8: x not written (a caveat still writes x)"; fi
+expect_ok "single at 1e-5" "$NZ" cg "$TMP/lap100.mtx" --precision single --tol 1e-5
+# a breakdown before any iteration prints no residual (none was computed)
+printf '%%%%MatrixMarket matrix array real general\n2 1\nnan\n1\n' >"$TMP/nanb.mtx"
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 2.0\n2 2 2.0\n' >"$TMP/diag2.mtx"
+expect_error 1 "NaN or Inf" "NaN b" "$NZ" cg "$TMP/diag2.mtx" --b "$TMP/nanb.mtx"
+if grep -q "relative residual" "$OUT"; then
+    fail "NaN b: printed a relative residual for a solve that computed none: $(field "relative residual")"
+fi
+# b of 1e160 (||b||^2 overflows a double) is a problem like any other
+printf '%%%%MatrixMarket matrix array real general\n2 1\n1e160\n3e160\n' >"$TMP/bigb.mtx"
+expect_ok "b = 1e160" "$NZ" cg "$TMP/diag2.mtx" --b "$TMP/bigb.mtx" -o "$TMP/xbig.mtx"
+if ! awk '/^%/ { next } !size { size = 1; next } { v[n++] = $1 }
+          END { exit !(n == 2 && v[0] / 5e159 - 1 < 1e-12 && v[0] / 5e159 - 1 > -1e-12 &&
+                       v[1] / 1.5e160 - 1 < 1e-12 && v[1] / 1.5e160 - 1 > -1e-12) }' "$TMP/xbig.mtx"; then
+    fail "b = 1e160: x is not (5e159, 1.5e160): $(tr '\n' ' ' <"$TMP/xbig.mtx")"
+fi
 printf '%%%%MatrixMarket matrix coordinate real general\n2 3 1\n1 1 1.0\n' >"$TMP/rect.mtx"
 expect_error 1 "square" "rectangular" "$NZ" cg "$TMP/rect.mtx"
 

@@ -59,6 +59,100 @@ fi
 run 2 "$NZ" cg --fe3d 6 --bogus > "$TMP/usage.txt" 2>&1
 [ $? = 2 ] || bad "unknown option: exit 2"
 
+# ---- issue 36: outputs never replace inputs, distributed as serially (one shared check) ----
+cp "$DATA/bcsstk01.mtx" "$TMP/v.mtx"
+"$NZ" convert "$DATA/bcsstk01.mtx" -o "$TMP/v.nzb" > /dev/null || bad "convert v.nzb"
+cp "$TMP/v.nzb" "$TMP/v0.nzb"
+run 2 "$NZ" cg "$TMP/v.mtx" -o "$TMP/v.mtx" > "$TMP/o.txt" 2>&1
+[ $? = 2 ] || bad "cg -o its input on 2 ranks: not exit 2: $(cat "$TMP/o.txt")"
+cmp -s "$TMP/v.mtx" "$DATA/bcsstk01.mtx" || bad "cg -o its input on 2 ranks replaced the matrix"
+[ "$(grep -c 'option -o: .*is the input' "$TMP/o.txt")" = 1 ] || bad "cg -o input: one error line expected: $(cat "$TMP/o.txt")"
+for n in 2 3; do
+    run $n "$NZ" spmv "$TMP/v.nzb" -o "$TMP/v.nzb" > "$TMP/o.txt" 2>&1
+    [ $? = 2 ] || bad "spmv -o its .nzb input on $n ranks: not exit 2: $(cat "$TMP/o.txt")"
+    cmp -s "$TMP/v.nzb" "$TMP/v0.nzb" || bad "spmv -o its .nzb input on $n ranks replaced it"
+done
+run 2 "$NZ" spmv "$DATA/west0067.mtx" --write-x "$TMP/s.mtx" -o "$TMP/s.mtx" > "$TMP/o.txt" 2>&1
+[ $? = 2 ] || bad "spmv --write-x s.mtx -o s.mtx on 2 ranks: not exit 2: $(cat "$TMP/o.txt")"
+[ -e "$TMP/s.mtx" ] && bad "spmv --write-x s.mtx -o s.mtx on 2 ranks wrote s.mtx"
+ln -s v.mtx "$TMP/v-link.mtx"
+run 2 "$NZ" cg "$TMP/v-link.mtx" --b "$TMP/nob.mtx" -o "$TMP/./nob.mtx" > "$TMP/o.txt" 2>&1
+[ $? = 2 ] || bad "cg --b nob.mtx -o ./nob.mtx on 2 ranks: not exit 2: $(cat "$TMP/o.txt")"
+
+# ---- issue 36: the distributed commands take the serial inputs and options ----
+vector() { # vector FILE N EXPR(i): a Matrix Market array
+    awk -v n="$2" "BEGIN { print \"%%MatrixMarket matrix array real general\"; print n, 1
+                           for (i = 1; i <= n; i++) printf \"%.17g\\n\", $3 }" > "$1"
+}
+close_to() { # close_to A B TOL: max |a - b| <= TOL max |a|
+    awk -v tol="$3" 'FNR == 1 { file++ } /^%/ { next } !header[file]++ { next }
+         file == 1 { a[n1++] = $1 } file == 2 { b[n2++] = $1 }
+         END { if (n1 != n2 || n1 == 0) exit 1; m = 0; d = 0
+               for (i = 0; i < n1; i++) { v = a[i] < 0 ? -a[i] : a[i]; if (v > m) m = v
+                   e = a[i] - b[i]; if (e < 0) e = -e; if (e > d) d = e }
+               if (d > tol * m) { print "differ", d, m; exit 1 } }' "$1" "$2"
+}
+W="$DATA/west0067.mtx"
+vector "$TMP/wx.mtx" 67 'sin(i)'
+vector "$TMP/wy.mtx" 67 'cos(3 * i)'
+"$NZ" spmv "$W" --x "$TMP/wx.mtx" --y "$TMP/wy.mtx" --alpha 2 --beta -0.5 --format csr \
+    --write-x "$TMP/sx1.mtx" -o "$TMP/sy1.mtx" > /dev/null || bad "serial spmv --x --y"
+for n in 2 3; do
+    run $n "$NZ" spmv "$W" --x "$TMP/wx.mtx" --y "$TMP/wy.mtx" --alpha 2 --beta -0.5 --format csr \
+        --write-x "$TMP/sx$n.mtx" -o "$TMP/sy$n.mtx" --repeat 2 > "$TMP/o.txt" 2>&1 || bad "spmv --x --y on $n ranks: $(cat "$TMP/o.txt")"
+    compare "$TMP/sy1.mtx" "$TMP/sy$n.mtx" || bad "y = 2 A x - y/2 on $n ranks"
+    compare "$TMP/sx1.mtx" "$TMP/sx$n.mtx" || bad "--write-x on $n ranks"
+done
+run 2 "$NZ" spmv "$W" --x "$TMP/wy.mtx.missing" > "$TMP/o.txt" 2>&1 && bad "spmv --x of a missing file must fail"
+grep -q "wy.mtx.missing" "$TMP/o.txt" || bad "spmv --x missing: $(cat "$TMP/o.txt")"
+vector "$TMP/short.mtx" 5 'i'
+run 2 "$NZ" spmv "$W" --x "$TMP/short.mtx" > "$TMP/o.txt" 2>&1 && bad "spmv --x of the wrong length must fail"
+"$NZ" gen laplace3d --n 5 -o "$TMP/lap.mtx" > /dev/null || bad "gen lap.mtx"
+vector "$TMP/lb.mtx" 125 '1 + (i % 5)'
+"$NZ" cg "$TMP/lap.mtx" --b "$TMP/lb.mtx" --x0 random --precond jacobi --tol 1e-10 --atol 1e-300 \
+    --maxit 500 --format auto -o "$TMP/lx1.mtx" > "$TMP/lc1.txt" || bad "serial cg --b"
+for n in 2 3; do
+    run $n "$NZ" cg "$TMP/lap.mtx" --b "$TMP/lb.mtx" --x0 random --precond jacobi --tol 1e-10 \
+        --atol 1e-300 --maxit 500 --format auto -o "$TMP/lx$n.mtx" > "$TMP/lc$n.txt" 2>&1 || bad "cg --b on $n ranks: $(cat "$TMP/lc$n.txt")"
+    close_to "$TMP/lx1.mtx" "$TMP/lx$n.mtx" 1e-7 || bad "cg --b x on $n ranks"
+    grep -q "precond jacobi, x0 random" "$TMP/lc$n.txt" || bad "cg setup on $n ranks: $(cat "$TMP/lc$n.txt")"
+done
+# stderr apart: the ranks' message would interleave with the report lines
+run 2 "$NZ" cg "$TMP/lap.mtx" --maxit 2 > "$TMP/o.txt" 2> "$TMP/o.err"
+rc=$?
+[ "$rc" -eq 4 ] || bad "cg --maxit 2: exit $rc, expected 4 (not converged)"
+grep -q "^status: not converged (iteration limit)$" "$TMP/o.txt" || bad "cg --maxit 2 status: $(cat "$TMP/o.txt")"
+grep -q "^iterations: 2$" "$TMP/o.txt" || bad "cg --maxit 2: $(cat "$TMP/o.txt")"
+# the same validation, the same message as the serial tool
+for args in "--tol 5" "--tol 0" "--atol -1" "--maxit 0" "--precond ilu" "--x0 ones" "--format foo" "--threads 0"; do
+    "$NZ" cg "$TMP/lap.mtx" $args > /dev/null 2> "$TMP/serial.err"
+    run 2 "$NZ" cg "$TMP/lap.mtx" $args > /dev/null 2> "$TMP/dist.err"
+    [ $? = 2 ] || bad "cg $args on 2 ranks: not exit 2"
+    grep '^nz ' "$TMP/dist.err" > "$TMP/dist.nz" # (mpiexec adds its own lines)
+    cmp -s "$TMP/serial.err" "$TMP/dist.nz" || bad "cg $args: '$(cat "$TMP/dist.nz")' on 2 ranks, serially '$(cat "$TMP/serial.err")'"
+done
+for args in "--alpha x" "--beta inf" "--format foo" "--alg nope" "--repeat 0"; do
+    "$NZ" spmv "$W" $args > /dev/null 2> "$TMP/serial.err"
+    run 2 "$NZ" spmv "$W" $args > /dev/null 2> "$TMP/dist.err"
+    [ $? = 2 ] || bad "spmv $args on 2 ranks: not exit 2"
+    grep '^nz ' "$TMP/dist.err" > "$TMP/dist.nz" # (mpiexec adds its own lines)
+    cmp -s "$TMP/serial.err" "$TMP/dist.nz" || bad "spmv $args: '$(cat "$TMP/dist.nz")' on 2 ranks, serially '$(cat "$TMP/serial.err")'"
+done
+# what cannot run distributed is refused by name, once
+for args in "--format ell" "--check" "--format all"; do
+    run 2 "$NZ" spmv "$W" $args > "$TMP/o.txt" 2>&1
+    [ $? = 2 ] || bad "spmv $args on 2 ranks: not exit 2"
+    [ "$(grep -c "distributed" "$TMP/o.txt")" = 1 ] || bad "spmv $args on 2 ranks: $(cat "$TMP/o.txt")"
+done
+run 2 "$NZ" cg "$TMP/lap.mtx" --format sell > "$TMP/o.txt" 2>&1
+[ $? = 2 ] || bad "cg --format sell on 2 ranks: not exit 2: $(cat "$TMP/o.txt")"
+# a NaN in A is named as such (b = A ones), not as "b holds NaN or Inf"
+printf '%%%%MatrixMarket matrix coordinate real symmetric\n3 3 4\n1 1 4\n2 2 nan\n3 3 4\n2 1 1\n' > "$TMP/nan.mtx"
+run 2 "$NZ" cg "$TMP/nan.mtx" > "$TMP/o.txt" 2>&1
+[ $? = 1 ] || bad "cg of a NaN matrix on 2 ranks: not exit 1: $(cat "$TMP/o.txt")"
+grep -q "A holds nan at (2, 2)" "$TMP/o.txt" || bad "cg of a NaN matrix on 2 ranks: $(cat "$TMP/o.txt")"
+grep -q "b holds" "$TMP/o.txt" && bad "a NaN in A reported as one in b: $(cat "$TMP/o.txt")"
+
 # ---- without mpiexec the tool is unchanged (and --dist is unknown to it) ----
 env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMIX_RANK "$NZ" cg --fe3d 6 --dist > "$TMP/serial.txt" 2>&1
 [ $? = 2 ] || bad "serial nz must not know --dist"

@@ -8,13 +8,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 /* Every error is one line: embedded newlines or other control characters (from a library
  * message quoting a file) are printed as spaces. */
+int nz_cli_quiet = 0;
+
 static void print_one_line(const char *cmd, const char *message) {
+    if (nz_cli_quiet) return;
     fflush(stdout); /* keep the error after what was already printed */
     if (cmd != NULL)
         fprintf(stderr, "nz %s: ", cmd);
@@ -106,7 +110,8 @@ int nz_cli_threads(const char *cmd, const char *opt, const char *text, int min, 
     if (nz_cli_int(cmd, opt, text, min, INT32_MAX, &threads) != 0) return 1;
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     if (online >= 1 && threads > online) {
-        fprintf(stderr, "nz %s: warning: %s %d is more than the %ld online CPUs; using %ld\n", cmd,
+        if (!nz_cli_quiet)
+            fprintf(stderr, "nz %s: warning: %s %d is more than the %ld online CPUs; using %ld\n", cmd,
                 opt, threads, online, online);
         threads = (int)online;
     }
@@ -243,14 +248,86 @@ int nz_cli_write_matrix(const char *cmd, nz_context_t *ctx, const nz_matrix_t *A
     return NZ_EXIT_OK;
 }
 
-int nz_cli_check_not_input(const char *cmd, const char *option, const char *output,
-                           const char *const *inputs, int count) {
-    if (output == NULL) return NZ_EXIT_OK;
-    for (int i = 0; i < count; i++) {
-        if (inputs[i] == NULL || !nzu_same_file(output, inputs[i])) continue;
-        nz_cli_error(cmd, "option %s: %s is the input %s; refusing to overwrite an input (write "
-                          "to another path)", option, output, inputs[i]);
-        return NZ_EXIT_USAGE;
+/* What a path names, for the output check: a regular file by device and inode; a path that does
+ * not exist yet by the canonical path a write would create (nzu_output_resolve); the literal
+ * text when even that cannot be resolved (a missing directory: the write fails anyway). "-" and
+ * existing files that are not regular files (devices, FIFOs, directories) are not compared:
+ * writing them replaces nothing. */
+typedef struct file_id {
+    enum { FILE_ID_NONE, FILE_ID_INODE, FILE_ID_PATH } kind;
+    dev_t dev;
+    ino_t ino;
+    char path[NZU_OUTPUT_PATH_MAX];
+} file_id_t;
+
+static void file_id(file_id_t *id, const char *path) {
+    struct stat st;
+    id->kind = FILE_ID_NONE;
+    if (path == NULL || strcmp(path, "-") == 0) return;
+    if (stat(path, &st) == 0) {
+        if (!S_ISREG(st.st_mode)) return;
+        id->kind = FILE_ID_INODE;
+        id->dev = st.st_dev;
+        id->ino = st.st_ino;
+        return;
+    }
+    id->kind = FILE_ID_PATH;
+    if (nzu_output_resolve(path, id->path) != 0) snprintf(id->path, sizeof id->path, "%s", path);
+}
+
+static int same_id(const file_id_t *a, const file_id_t *b) {
+    if (a->kind != b->kind || a->kind == FILE_ID_NONE) return 0;
+    if (a->kind == FILE_ID_INODE) return a->dev == b->dev && a->ino == b->ino;
+    return strcmp(a->path, b->path) == 0;
+}
+
+int nz_cli_check_files(const char *cmd, const nz_cli_file_t *outputs, int num_outputs,
+                       const nz_cli_file_t *inputs, int num_inputs) {
+    file_id_t out_id, other_id; /* 8 KB: kept off the caller's way, computed pair by pair */
+    for (int o = 0; o < num_outputs; o++) {
+        const char *path = outputs[o].path;
+        if (path == NULL) continue;
+        file_id(&out_id, path);
+        for (int i = 0; i < num_inputs; i++) {
+            if (inputs[i].path == NULL) continue;
+            file_id(&other_id, inputs[i].path);
+            if (!same_id(&out_id, &other_id)) continue;
+            nz_cli_error(cmd, "option %s: %s is the input %s%s%s; refusing to overwrite an input "
+                              "(write to another path)", outputs[o].option, path,
+                         inputs[i].option != NULL ? inputs[i].option : "",
+                         inputs[i].option != NULL ? " " : "", inputs[i].path);
+            return NZ_EXIT_USAGE;
+        }
+        for (int k = 0; k < o; k++) {
+            if (outputs[k].path == NULL) continue;
+            int both_stdout = strcmp(path, "-") == 0 && strcmp(outputs[k].path, "-") == 0;
+            if (!both_stdout) {
+                file_id(&other_id, outputs[k].path);
+                if (!same_id(&out_id, &other_id)) continue;
+            }
+            nz_cli_error(cmd, "options %s and %s: both write %s%s; refusing to let one output "
+                              "overwrite the other (give each its own path)", outputs[k].option,
+                         outputs[o].option, both_stdout ? "to standard output" : path,
+                         both_stdout || strcmp(path, outputs[k].path) == 0 ? "" : " (the same file)");
+            return NZ_EXIT_USAGE;
+        }
+    }
+    return NZ_EXIT_OK;
+}
+
+int nz_cli_check_not_matrix_path(const char *cmd, const char *option, const char *path,
+                                 const char *what) {
+    static const char *const matrix_extensions[] = {".mtx", ".mtx.gz", ".nzb"};
+    if (path == NULL) return NZ_EXIT_OK;
+    size_t n = strlen(path);
+    for (size_t k = 0; k < sizeof matrix_extensions / sizeof matrix_extensions[0]; k++) {
+        size_t m = strlen(matrix_extensions[k]);
+        if (n >= m && strcasecmp(path + n - m, matrix_extensions[k]) == 0) {
+            nz_cli_error(cmd, "option %s: %s has a matrix extension (.mtx, .mtx.gz, .nzb); "
+                              "refusing to write %s there (a shell glob such as *.mtx after %s?)",
+                         option, path, what, option);
+            return NZ_EXIT_USAGE;
+        }
     }
     return NZ_EXIT_OK;
 }
@@ -314,6 +391,35 @@ int nz_cli_open_matrix(const char *cmd, nz_context_t **ctx, nz_matrix_t **A, con
     }
     *read_seconds = nz_cli_wtime() - t0;
     return NZ_EXIT_OK;
+}
+
+int nz_cli_check_vector_length(const char *cmd, const char *path, const char *what,
+                               int64_t rows, int64_t cols, int64_t n, const char *dimension) {
+    if ((cols == 1 && rows == n) || (rows == 1 && cols == n)) return NZ_EXIT_OK;
+    nz_cli_error(cmd, "%s: %s is %lld x %lld, but A has %lld %s (a %lld x 1 vector is needed)",
+                 path, what, (long long)rows, (long long)cols, (long long)n, dimension,
+                 (long long)n);
+    return NZ_EXIT_FAIL;
+}
+
+int nz_cli_cg_nonfinite(nz_context_t *ctx, const nz_matrix_t *A, const char *path,
+                        char *message, size_t size) {
+    const int64_t *offsets = NULL;
+    const int32_t *columns = NULL;
+    const void *values = NULL;
+    nz_matrix_info_t info;
+    if (nz_matrix_info(ctx, &info, A) != NZ_SUCCESS ||
+        nz_matrix_csr_arrays(ctx, &offsets, &columns, &values, A) != NZ_SUCCESS)
+        return 0;
+    for (int64_t i = 0; i < info.rows; i++)
+        for (int64_t k = offsets[i]; k < offsets[i + 1]; k++) {
+            double value = nz_cli_value_get(values, info.value_type, k);
+            if (isfinite(value)) continue;
+            snprintf(message, size, "%s: A holds %g at (%lld, %lld); CG needs finite values",
+                     path, value, (long long)i + 1, (long long)columns[k] + 1);
+            return 1;
+        }
+    return 0;
 }
 
 double nz_cli_hash_unit(uint64_t i) {

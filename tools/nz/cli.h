@@ -12,6 +12,8 @@
 #define NZ_EXIT_FAIL 1    /* an operation failed: file, library or check error */
 #define NZ_EXIT_USAGE 2   /* bad command line: unknown option, missing or bad value */
 #define NZ_EXIT_REFUSED 3 /* the requested format / algorithm / backend was refused cleanly */
+#define NZ_EXIT_NOT_CONVERGED 4 /* nz cg finished without meeting the tolerance (iteration limit,
+                                 * stagnation): x and the true residual are reported, not a solution */
 
 /* Print exactly one line "nz <cmd>: <message>" on stderr ("nz: <message>" when cmd is NULL);
  * newlines and other control characters in the message become spaces. */
@@ -108,11 +110,41 @@ const char *nz_cli_precision_name(nz_value_type_t value_type);
  * error line itself and returns an exit status. */
 int nz_cli_write_matrix(const char *cmd, nz_context_t *ctx, const nz_matrix_t *A,
                         const char *path);
-/* Refuse (one error line, NZ_EXIT_USAGE) an output that is the same file as one of the inputs
- * (same device and inode, also through a symbolic link); NULL entries are skipped. Returns
- * NZ_EXIT_OK when `output` is NULL or distinct from every input. */
-int nz_cli_check_not_input(const char *cmd, const char *option, const char *output,
-                           const char *const *inputs, int count);
+/* One file of a command line: the option that names it ("-o", "--b"; NULL for a positional
+ * matrix) and its path (NULL: not given). */
+typedef struct nz_cli_file {
+    const char *option;
+    const char *path;
+} nz_cli_file_t;
+/* The one output check of every subcommand, serial and distributed, called by its parser before
+ * anything is read or written: refuse (one error line, NZ_EXIT_USAGE) when an output is the same
+ * file as an input or as another output. Existing regular files are compared by device and inode
+ * (through symbolic and hard links); paths that do not exist yet by the canonical path a write
+ * would create (nzu_output_resolve: dangling links followed, the directory's realpath), so
+ * `--b m.mtx -o m.mtx` is refused for a new m.mtx too. Two outputs "-" (both standard output) are
+ * refused; devices, FIFOs and "-" are otherwise not compared (writing them replaces nothing).
+ * NULL paths are skipped. Returns NZ_EXIT_OK or NZ_EXIT_USAGE. */
+int nz_cli_check_files(const char *cmd, const nz_cli_file_t *outputs, int num_outputs,
+                       const nz_cli_file_t *inputs, int num_inputs);
+/* For outputs that are not matrices (CSV, PNG): refuse a path ending in .mtx, .mtx.gz or .nzb
+ * (any case) with one line naming the option and `what` is written; NULL is fine. NZ_EXIT_OK or
+ * NZ_EXIT_USAGE. */
+int nz_cli_check_not_matrix_path(const char *cmd, const char *option, const char *path,
+                                 const char *what);
+
+/* Non-zero: nz_cli_error and the other messages of this file print nothing (the distributed
+ * tool sets it on every rank but 0 while the ranks parse the same command line). */
+extern int nz_cli_quiet;
+
+/* A vector file read as rows x cols for `what` ("x", "b") of A, which has n `dimension` ("rows"
+ * or "columns"): NZ_EXIT_OK for n x 1 or 1 x n, else NZ_EXIT_FAIL after one line naming both. */
+int nz_cli_check_vector_length(const char *cmd, const char *path, const char *what,
+                               int64_t rows, int64_t cols, int64_t n, const char *dimension);
+/* A NaN or Inf among the values of the host CSR matrix A (read from `path`): 1 with the message
+ * "PATH: A holds V at (i, j); CG needs finite values" (1-based) in message, else 0. `nz cg` names
+ * it before b = A ones would turn it into a NaN in b, serially and distributed. */
+int nz_cli_cg_nonfinite(nz_context_t *ctx, const nz_matrix_t *A, const char *path,
+                        char *message, size_t size);
 
 /* Deterministic x0_i in [-1, 1) for global index i (the splitmix64 finaliser): the initial guess
  * of `nz cg`, single-process and distributed alike, so both start from the same x0. */

@@ -74,6 +74,31 @@ static int parse_filters(nzb_options_t *opt, char *buffer) {
     return NZ_EXIT_OK;
 }
 
+/* --csv, --png and the table written next to the CSV (SpMV mode): no matrix extension, none of
+ * them an input matrix or each other, before anything runs (`--csv *.mtx` expands to
+ * `--csv a.mtx b.mtx`, which would turn a.mtx into CSV). */
+static int check_outputs(const nzb_options_t *opt, int other_mode) {
+    static char table_path[4096];
+    if (nz_cli_check_not_matrix_path(CMD, "--csv", opt->csv_path, "CSV") != NZ_EXIT_OK ||
+        nz_cli_check_not_matrix_path(CMD, "--png", opt->png_path, "a PNG chart") != NZ_EXIT_OK)
+        return NZ_EXIT_USAGE;
+    if (opt->csv_path != NULL && !other_mode)
+        nzb_table_path(table_path, sizeof table_path, opt->csv_path, opt->markdown);
+    const nz_cli_file_t outputs[] = {
+        {"--csv", opt->csv_path},
+        {"--csv (its table copy)", opt->csv_path != NULL && !other_mode ? table_path : NULL},
+        {"--png", opt->png_path}};
+    nz_cli_file_t *inputs = calloc((size_t)opt->num_files + 1, sizeof *inputs);
+    if (inputs == NULL) {
+        nz_cli_error(CMD, "out of memory");
+        return NZ_EXIT_FAIL;
+    }
+    for (int k = 0; k < opt->num_files; k++) inputs[k].path = opt->files[k];
+    int rc = nz_cli_check_files(CMD, outputs, 3, inputs, opt->num_files);
+    free(inputs);
+    return rc;
+}
+
 int nz_cmd_bench(int argc, char **argv) {
     static char filter_buffer[4096];
     nzb_options_t opt;
@@ -169,6 +194,7 @@ int nz_cmd_bench(int argc, char **argv) {
             alg_arg = v; /* the last --alg wins */
         }
     }
+    if (status == NZ_EXIT_OK) status = check_outputs(&opt, mode_cg || mode_spgemm || mode_spmm);
     if (status == NZ_EXIT_OK && alg_arg != NULL && mode_spgemm) {
         if (nz_spgemm_alg_from_name(&spgemm_alg, alg_arg) != NZ_SUCCESS ||
             spgemm_alg == NZ_SPGEMM_CPU || spgemm_alg == NZ_SPGEMM_AUTO) {

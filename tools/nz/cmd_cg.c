@@ -1,5 +1,6 @@
 /* cmd_cg.c: `nz cg`: conjugate gradients on a matrix file or the built-in 3-D Q1 FE problem. */
 #include "cli.h"
+#include "cmd_cg.h"
 #include "commands.h"
 
 #include <math.h>
@@ -7,21 +8,6 @@
 #include <string.h>
 
 static const char *const CMD = "cg";
-
-typedef struct cg_cli_options {
-    const char *matrix_path, *b_path, *out_path;
-    int64_t fe3d;               /* --fe3d N (0: a matrix file) */
-    nz_value_type_t value_type;
-    nz_format_t format;
-    int format_auto;            /* --format auto (the default): the planner's format */
-    nz_alg_t alg;
-    nz_backend_t backend;
-    nz_cg_options_t cg;
-    int x0_random;              /* -1: default (random for --fe3d, zero otherwise) */
-    int threads;
-    int assembly;               /* 0 host, 1 device, 2 both (default: both on cuda) */
-    int history;                /* print the residual history */
-} cg_cli_options_t;
 
 static void usage(void) {
     printf(
@@ -59,12 +45,17 @@ static void usage(void) {
         "  --history          print the residual norm of every iteration\n"
         "  --threads N        OpenMP threads (default: OpenMP's)\n"
         "  --help             this text\n\n"
-        "exit status: 0 converged, 1 failure (breakdown: A not SPD; the iteration limit; file or\n"
-        "library error), 2 bad command line, 3 refused (format / algorithm / backend).\n");
+        "status: converged only when the true residual ||b - Ax|| meets max(tol ||b||, atol);\n"
+        "'not converged (iteration limit)' or 'not converged (stagnated above the tolerance)'\n"
+        "(the attainable accuracy of the precision, e.g. single at --tol 1e-8) otherwise.\n"
+        "exit status: 0 converged, 1 failure (breakdown: A not SPD; file or library error),\n"
+        "2 bad command line, 3 refused (format / algorithm / backend), 4 not converged (x and\n"
+        "the true residual are reported and written, but miss the tolerance).\n");
 }
 
-static int parse_options(int argc, char **argv, cg_cli_options_t *o) {
+int nz_cmd_cg_parse_options(int argc, char **argv, cg_cli_options_t *o, int64_t laplace3d) {
     memset(o, 0, sizeof *o);
+    o->laplace3d = laplace3d;
     o->value_type = NZ_F64;
     o->format = NZ_FORMAT_CSR;
     o->format_auto = 1;
@@ -168,12 +159,16 @@ static int parse_options(int argc, char **argv, cg_cli_options_t *o) {
         }
         if (bad) return NZ_EXIT_USAGE;
     }
-    if ((o->matrix_path == NULL) == (o->fe3d == 0))
-        return o->fe3d ? nz_cli_extra_argument(CMD, o->matrix_path)
-                       : nz_cli_missing(CMD, "a matrix file or --fe3d N");
-    const char *inputs[2] = {o->matrix_path, o->b_path};
-    if (nz_cli_check_not_input(CMD, "-o", o->out_path, inputs, 2) != NZ_EXIT_OK)
+    const int problems = (o->matrix_path != NULL) + (o->fe3d > 0) + (o->laplace3d > 0);
+    if (problems == 0) return nz_cli_missing(CMD, "a matrix file or --fe3d N");
+    if (problems > 1 && o->laplace3d == 0) return nz_cli_extra_argument(CMD, o->matrix_path);
+    if (problems > 1) {
+        nz_cli_error(CMD, "give exactly one of a matrix file, --fe3d N or --laplace3d N");
         return NZ_EXIT_USAGE;
+    }
+    const nz_cli_file_t inputs[] = {{NULL, o->matrix_path}, {"--b", o->b_path}};
+    const nz_cli_file_t outputs[] = {{"-o", o->out_path}};
+    if (nz_cli_check_files(CMD, outputs, 1, inputs, 2) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
     if (o->fe3d && o->b_path != NULL) {
         nz_cli_error(CMD, "--b cannot be combined with --fe3d (the FE problem has its own load)");
         return NZ_EXIT_USAGE;
@@ -203,7 +198,7 @@ static int parse_options(int argc, char **argv, cg_cli_options_t *o) {
 
 int nz_cmd_cg(int argc, char **argv) {
     cg_cli_options_t o;
-    int rc = parse_options(argc, argv, &o);
+    int rc = nz_cmd_cg_parse_options(argc, argv, &o, 0);
     if (rc < 0) return NZ_EXIT_OK;
     if (rc != NZ_EXIT_OK) return rc;
 
@@ -271,19 +266,11 @@ int nz_cmd_cg(int argc, char **argv) {
         } else {
             /* b = A * ones, so the exact solution is known to be ones; a NaN or Inf in A is
              * named here (the solver would see only b) */
-            const int64_t *offsets = NULL;
-            const int32_t *columns = NULL;
-            const void *values = NULL;
-            if (nz_matrix_csr_arrays(ctx, &offsets, &columns, &values, A) == NZ_SUCCESS) {
-                for (int64_t i = 0; i < n; i++)
-                    for (int64_t k = offsets[i]; k < offsets[i + 1]; k++)
-                        if (!isfinite(nz_cli_value_get(values, vt, k))) {
-                            nz_cli_error(CMD, "%s: A holds %g at (%lld, %lld); CG needs finite "
-                                              "values", o.matrix_path, nz_cli_value_get(values, vt, k),
-                                         (long long)i + 1, (long long)columns[k] + 1);
-                            rc = NZ_EXIT_FAIL;
-                            goto cleanup;
-                        }
+            char nonfinite[1024];
+            if (nz_cli_cg_nonfinite(ctx, A, o.matrix_path, nonfinite, sizeof nonfinite)) {
+                nz_cli_error(CMD, "%s", nonfinite);
+                rc = NZ_EXIT_FAIL;
+                goto cleanup;
             }
             void *ones = NULL;
             LIB(nz_malloc(ctx, &ones, (size_t)n * vs + 1));
@@ -370,12 +357,16 @@ int nz_cmd_cg(int argc, char **argv) {
            cuda ? nz_context_device_name(ctx) : "cpu",
            nz_alg_name(res.alg), o.cg.precond == NZ_PRECOND_JACOBI ? "jacobi" : "none",
            o.x0_random ? "random" : "zero", res.used_graph ? ", cuda graph" : "");
+    /* converged only when the true residual meets the tolerance (nz_cg_solve) */
     printf("status: %s\n", solve_status == NZ_SUCCESS ? "converged"
-                           : solve_status == NZ_MAX_ITERATIONS ? "iteration limit"
-                                                               : "breakdown");
+                           : solve_status == NZ_MAX_ITERATIONS ? "not converged (iteration limit)"
+                           : solve_status == NZ_STAGNATED
+                               ? "not converged (stagnated above the tolerance)"
+                               : "breakdown");
     if (solve_status != NZ_SUCCESS) nz_cli_library_message(CMD, ctx, solve_status);
     printf("iterations: %lld\n", (long long)res.iterations);
-    printf("relative residual: %.3e\n", res.relative_residual);
+    if (!isnan(res.relative_residual)) /* NaN: the solve stopped before computing one */
+        printf("relative residual: %.3e\n", res.relative_residual);
     printf("time per iteration: %.3f ms\n", 1e3 * res.seconds_per_iteration);
     printf("solve time: %.4f s (setup %.4f s)\n", res.solve_seconds, res.setup_seconds);
     if (format_seconds > 0)
@@ -422,7 +413,9 @@ int nz_cmd_cg(int argc, char **argv) {
         rc = NZ_EXIT_FAIL;
         goto cleanup;
     }
-    rc = solve_status == NZ_SUCCESS ? NZ_EXIT_OK : NZ_EXIT_FAIL;
+    rc = solve_status == NZ_SUCCESS ? NZ_EXIT_OK
+         : solve_status > 0         ? NZ_EXIT_NOT_CONVERGED /* a caveat: finished, not converged */
+                                    : NZ_EXIT_FAIL;
 
 cleanup:
     if (ctx != NULL) {

@@ -39,8 +39,9 @@ int nz_cmd_convert(int argc, char **argv) {
     if (input == NULL) return nz_cli_missing(CMD, "input matrix file");
     if (output == NULL) return nz_cli_missing(CMD, "output file (-o FILE)");
     if (nz_cli_check_matrix_path(CMD, output) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
-    const char *inputs[1] = {input};
-    if (nz_cli_check_not_input(CMD, "-o", output, inputs, 1) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
+    const nz_cli_file_t inputs[] = {{NULL, input}};
+    const nz_cli_file_t outputs[] = {{"-o", output}};
+    if (nz_cli_check_files(CMD, outputs, 1, inputs, 1) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
 
     int rc = NZ_EXIT_OK;
     nz_status_t status;

@@ -169,6 +169,8 @@ int nz_cmd_gen(int argc, char **argv) {
     }
     u_path = given[OPT_U];
     if (bad) return NZ_EXIT_USAGE;
+    const nz_cli_file_t outputs[] = {{"-o", output}, {"--b", b_path}, {"--u", u_path}};
+    if (nz_cli_check_files(CMD, outputs, 3, NULL, 0) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
     if (kind == KIND_RMAT && a + b + c > 1.0) {
         nz_cli_error(CMD, "options --a --b --c: a + b + c = %g exceeds 1", a + b + c);
         return NZ_EXIT_USAGE;

@@ -88,9 +88,9 @@ static int parse_options(int argc, char **argv, spgemm_options_t *o) {
         if (bad) return NZ_EXIT_USAGE;
     }
     if (o->a_path == NULL) return nz_cli_missing(CMD, "input matrix file A");
-    const char *inputs[2] = {o->a_path, o->b_path};
-    if (nz_cli_check_not_input(CMD, "-o", o->out_path, inputs, 2) != NZ_EXIT_OK)
-        return NZ_EXIT_USAGE;
+    const nz_cli_file_t inputs[] = {{NULL, o->a_path}, {NULL, o->b_path}};
+    const nz_cli_file_t outputs[] = {{"-o", o->out_path}};
+    if (nz_cli_check_files(CMD, outputs, 1, inputs, 2) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
     if (o->out_path != NULL) return nz_cli_check_matrix_path(CMD, o->out_path);
     return NZ_EXIT_OK;
 }

@@ -102,13 +102,7 @@ static int read_vector(nz_context_t *ctx, const char *path, const char *what, nz
         nz_cli_library_message(CMD, ctx, status);
         return NZ_EXIT_FAIL;
     }
-    if (!((cols == 1 && rows == n) || (rows == 1 && cols == n))) {
-        nz_cli_error(CMD, "%s: %s is %lld x %lld, but A has %lld %s (a %lld x 1 vector is needed)",
-                     path, what, (long long)rows, (long long)cols, (long long)n, dimension,
-                     (long long)n);
-        return NZ_EXIT_FAIL;
-    }
-    return NZ_EXIT_OK;
+    return nz_cli_check_vector_length(CMD, path, what, rows, cols, n, dimension);
 }
 
 /* Host and device vectors of a run (device ones only for the CUDA backend). */

@@ -171,9 +171,7 @@ int nz_cmd_spmv_parse_options(int argc, char **argv, spmv_options_t *o) {
         nz_cli_error(CMD, "option -o: cannot be combined with --format all or --alg all");
         return NZ_EXIT_USAGE;
     }
-    const char *inputs[3] = {o->matrix_path, o->x_path, o->y_path};
-    if (nz_cli_check_not_input(CMD, "-o", o->out_path, inputs, 3) != NZ_EXIT_OK ||
-        nz_cli_check_not_input(CMD, "--write-x", o->x_out_path, inputs, 3) != NZ_EXIT_OK)
-        return NZ_EXIT_USAGE;
-    return NZ_EXIT_OK;
+    const nz_cli_file_t inputs[] = {{NULL, o->matrix_path}, {"--x", o->x_path}, {"--y", o->y_path}};
+    const nz_cli_file_t outputs[] = {{"--write-x", o->x_out_path}, {"-o", o->out_path}};
+    return nz_cli_check_files(CMD, outputs, 2, inputs, 3);
 }

@@ -35,7 +35,8 @@ static void usage(FILE *out) {
                  "              matrix whose declared size needs more (K, M, G suffixes; default\n"
                  "              3/4 of physical memory)\n\n"
                  "exit status: 0 success, 1 failure, 2 bad command line, 3 refused (e.g. a format\n"
-                 "that would need too much padding, or a combination that is not implemented)\n");
+                 "that would need too much padding, or a combination that is not implemented),\n"
+                 "4 not converged (nz cg: the iteration limit or stagnation above the tolerance)\n");
 }
 
 /* A result that could not be written is a failure: check standard output's buffered writes
