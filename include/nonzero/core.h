@@ -135,8 +135,15 @@ const char *nz_context_device_name(const nz_context_t *ctx);
 #define NZ_MAX_THREADS 1024
 
 /* OpenMP threads used by CPU kernels (0 = the OpenMP default). NZ_ERR_INVALID_ARGUMENT when
- * negative or above NZ_MAX_THREADS (the setting is then unchanged). */
+ * negative or above NZ_MAX_THREADS (the setting is then unchanged). A count above the machine's
+ * online CPUs (sysconf(_SC_NPROCESSORS_ONLN)) is accepted and clamped to them: more threads never
+ * speed a kernel up, and libgomp exits the process when it cannot create them (under an
+ * address-space limit). The OpenMP default is clamped the same way. Small products run on one
+ * thread whatever the setting (under 32768 multiply-adds: docs/PLANNER.md). */
 nz_status_t nz_context_set_threads(nz_context_t *ctx, int threads);
+/* The threads CPU kernels of the context use: the setting after clamping, or the (clamped)
+ * OpenMP default for 0; 1 in a build without OpenMP. */
+nz_status_t nz_context_get_threads(const nz_context_t *ctx, int *threads);
 
 /* Performance tunables of the GPU kernels, one setting per context (read when a plan is made).
  * Each field is NZ_TUNE_AUTO (the library's own choice, the default) or one of the values listed;

@@ -174,19 +174,21 @@ nz_status_t nz_mm_read_buffer(nz_context_t *ctx, nz_matrix_t **A, const char *da
  * target's directory and renames it over `path` only after a complete write, fsync and close; on
  * any failure only the temporary file is removed, so an existing file at `path` is left intact.
  * "-" is standard output; existing character devices and FIFOs are written in place and never
- * removed; a symbolic link is followed (the file it names is replaced). */
+ * removed; a symbolic link is followed (the file it names is replaced). The Matrix Market
+ * writers refuse a path ending in .nzb and nz_binary_write one ending in .mtx, .mtx.gz or .gz
+ * (NZ_ERR_INVALID_ARGUMENT, nothing written): the name would lie about the contents. */
 nz_status_t nz_mm_write(nz_context_t *ctx, const char *path, const nz_matrix_t *A);
 
 /* Dense matrices / vectors in Matrix Market array format (column-major). nz_mm_read_dense reads
  * path into *data (allocated, free with nz_free), *rows and *cols; a coordinate file is accepted
- * and densified. nz_mm_write_dense writes the rows x cols array data to path. */
+ * and densified. nz_mm_write_dense writes the rows x cols array data to path (not a .nzb path). */
 nz_status_t nz_mm_read_dense(nz_context_t *ctx, void **data, int64_t *rows, int64_t *cols,
                              const char *path, nz_value_type_t value_type);
 nz_status_t nz_mm_write_dense(nz_context_t *ctx, const char *path, nz_value_type_t value_type,
                               int64_t rows, int64_t cols, const void *data);
 
 /* Compact binary format (.nzb): a header, then the CSR arrays; reloads at memory speed.
- * nz_binary_write writes host matrix A (any format) to path. */
+ * nz_binary_write writes host matrix A (any format) to path (not a .mtx, .mtx.gz or .gz path). */
 nz_status_t nz_binary_write(nz_context_t *ctx, const char *path, const nz_matrix_t *A);
 nz_status_t nz_binary_read(nz_context_t *ctx, nz_matrix_t **A, const char *path);
 /* Read .mtx, .mtx.gz or .nzb by extension (value_type applies to Matrix Market files; .nzb

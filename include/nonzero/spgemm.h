@@ -24,7 +24,7 @@ typedef enum nz_spgemm_alg {
 typedef struct nz_spgemm_options {
     nz_spgemm_alg_t alg;
     size_t gpu_memory_limit;   /* bytes of device memory to use (0 = the free device memory) */
-    int threads;               /* CPU threads (0 = default) */
+    int threads;               /* CPU threads (0 = the context's; clamped to the online CPUs) */
 } nz_spgemm_options_t;
 
 typedef struct nz_spgemm_info {

@@ -45,8 +45,11 @@ nz_status_t nz_spmm_plan_destroy(nz_spmm_plan_t **plan);
  * by the plan; op T through A^T built by the plan); GPU vector for csr (a group of lanes per row:
  * lanes over the right-hand sides for row-major X, over the row's nonzeros with a chunk of
  * columns in registers for column-major X; op T through a device transpose) and scalar for sell
- * (a thread per slot, op N only). NZ_ALG_AUTO picks these. NZ_PLAN_MIXED as for SpMV. All are
- * bitwise reproducible. ld = minimal plus 0 or more; beta == 0 never reads Y. */
+ * (a thread per slot, op N only). NZ_ALG_AUTO picks these (on the CPU serial below 32768
+ * multiply-adds, nnz x k: the parallel kernel runs such products on one thread anyway).
+ * NZ_PLAN_MIXED as for SpMV. All are bitwise reproducible. ld = minimal plus 0 or more; beta == 0 never reads Y.
+ * An ld whose last element's byte offset does not fit ptrdiff_t (or runs past the end of the
+ * address space) is NZ_ERR_OVERFLOW: such offsets would wrap onto other memory. */
 nz_status_t nz_spmm_plan_info(const nz_spmm_plan_t *plan, nz_spmm_plan_info_t *info);
 
 #ifdef __cplusplus

@@ -3,6 +3,7 @@
 #include "nzi.h"
 #include "backend.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,6 +101,31 @@ const char *nz_context_device_name(const nz_context_t *ctx) {
     return ctx->device_name;
 }
 
+/* Online CPUs, read once (sysconf reads /sys on every call, too slow for every kernel); 0 until
+ * read. Racing first readers store the same value. */
+static _Atomic int online_cpus;
+
+int nzi_thread_limit(void) {
+    int n = atomic_load_explicit(&online_cpus, memory_order_relaxed);
+    if (n == 0) {
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        n = online < 1 ? 1 : online > NZ_MAX_THREADS ? NZ_MAX_THREADS : (int)online;
+        atomic_store_explicit(&online_cpus, n, memory_order_relaxed);
+    }
+    return n;
+}
+
+int nzi_resolve_threads(int threads) {
+#ifdef _OPENMP
+    if (threads <= 0) threads = omp_get_max_threads();
+    const int limit = nzi_thread_limit();
+    return threads < 1 ? 1 : threads > limit ? limit : threads;
+#else
+    (void)threads;
+    return 1;
+#endif
+}
+
 nz_status_t nz_context_set_threads(nz_context_t *ctx, int threads) {
     NZI_TRY(nzi_check_context(ctx));
     if (threads < 0)
@@ -107,7 +133,16 @@ nz_status_t nz_context_set_threads(nz_context_t *ctx, int threads) {
     if (threads > NZ_MAX_THREADS)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
                          "thread count %d is above NZ_MAX_THREADS (%d)", threads, NZ_MAX_THREADS);
-    ctx->threads = threads;
+    /* more threads than CPUs never speeds a kernel up, and libgomp exits the process when it
+     * cannot create them (an address-space limit): clamp to what the machine runs */
+    ctx->threads = threads > nzi_thread_limit() ? nzi_thread_limit() : threads;
+    return NZ_SUCCESS;
+}
+
+nz_status_t nz_context_get_threads(const nz_context_t *ctx, int *threads) {
+    NZI_TRY(nzi_check_context(ctx));
+    if (threads == NULL) return NZ_ERR_NULL_ARGUMENT;
+    *threads = nzi_context_threads(ctx);
     return NZ_SUCCESS;
 }
 
@@ -266,14 +301,7 @@ void *nzi_realloc(nz_context_t *ctx, void *ptr, size_t bytes) {
     return g + 1;
 }
 
-int nzi_context_threads(const nz_context_t *ctx) {
-#ifdef _OPENMP
-    return ctx->threads > 0 ? ctx->threads : omp_get_max_threads();
-#else
-    (void)ctx;
-    return 1;
-#endif
-}
+int nzi_context_threads(const nz_context_t *ctx) { return nzi_resolve_threads(ctx->threads); }
 
 void nzi_parallel_memcpy_threads(void *dst, const void *src, size_t bytes, int threads) {
 #ifdef _OPENMP

@@ -4,23 +4,42 @@
 
 #include "nzi.h"
 
+/* Work (multiply-adds: stored entries, padding included, times right-hand sides) below which a
+ * CPU kernel runs on one thread even when its plan's algorithm is parallel. Measured with
+ * scripts/cpu_serial_threshold.c on 2 cores (docs/PLANNER.md, "CPU: one thread for small work"):
+ * idle, a 2-thread team beats one thread from ~1200 nonzeros on, but saves at most ~40 us a call
+ * below 32K; with both cores busy, teams of 20K nonzeros and more stalled 12-16 ms (a scheduler
+ * time slice, waiting at the join for a preempted thread) where one thread took 50-80 us. The
+ * planner uses the same number (nzi_plan_thresholds.cpu_serial_nnz). */
+#define NZI_CPU_SERIAL_WORK 32768.0
+
+/* Threads a kernel runs on: 1 unless `parallel` and work >= NZI_CPU_SERIAL_WORK; otherwise the
+ * context's count `threads` (0: the OpenMP default), never more than nzi_thread_limit() (the
+ * online CPUs, at most NZ_MAX_THREADS), so no region asks libgomp for threads the machine cannot
+ * run. Teams of one thread skip the OpenMP region altogether (the pragmas' if clause). */
+static inline int nzi_cpu_team(int parallel, int threads, double work) {
+    if (!parallel || threads == 1 || work < NZI_CPU_SERIAL_WORK) return 1;
+    return nzi_resolve_threads(threads);
+}
+
 #ifdef _OPENMP
 #include <omp.h>
 #define NZI_PRAGMA(x) _Pragma(#x)
-/* Parallel for with a static schedule when `parallel` is non-zero; `threads` 0 = OpenMP default. */
-#define NZI_OMP_FOR(parallel, threads)                                                          \
-    NZI_PRAGMA(omp parallel for schedule(static) if (parallel) num_threads((threads) > 0 ? (threads) : omp_get_max_threads()))
+/* Parallel for with a static schedule on `team` threads (nzi_cpu_team); one thread: no region. */
+#define NZI_OMP_FOR(team)                                                                       \
+    NZI_PRAGMA(omp parallel for schedule(static) if ((team) > 1) num_threads(team))
 /* Vectorise the following loop (its iterations are independent). */
 #define NZI_OMP_SIMD NZI_PRAGMA(omp simd)
 #else
-#define NZI_OMP_FOR(parallel, threads)
+#define NZI_OMP_FOR(team)
 #define NZI_OMP_SIMD
 #endif
 
 /* Every kernel computes y = alpha A x + beta y for a host matrix of its format with BLAS rules:
  * beta == 0 means y is not read (NaN in y does not propagate), alpha == 0 means A and x are not
- * read. `parallel` selects OpenMP, `threads` 0 = the OpenMP default. All are deterministic:
- * each output entry is computed by one thread in a fixed order. */
+ * read. `parallel` selects OpenMP, `threads` 0 = the OpenMP default; the team is
+ * nzi_cpu_team(parallel, threads, stored entries). All are deterministic: each output entry is
+ * computed by one thread in a fixed order, so the result is bitwise the same for any team. */
 #define NZI_DECLARE_KERNEL(NAME)                                                                \
     void NAME##_f32(const nz_matrix_t *A, float alpha, const float *x, float beta, float *y,    \
                     int parallel, int threads);                                                 \

@@ -86,7 +86,8 @@ void nz_cpu_spmm_plan_release(nz_spmm_plan_t *plan) {
         const int32_t *col_indices = A->host.csr.col_indices;                                   \
         const T *values = (const T *)A->host.csr.values;                                        \
         const int64_t rows = A->rows;                                                           \
-        NZI_OMP_FOR(parallel, threads)                                                          \
+        const int team = nzi_cpu_team(parallel, threads, (double)A->nnz * (double)k);           \
+        NZI_OMP_FOR(team)                                                                       \
         for (int64_t i = 0; i < rows; i++) {                                                    \
             S sums[NZI_SPMM_MAX_K];                                                             \
             for (int64_t c = 0; c < k; c++) sums[c] = 0;                                        \

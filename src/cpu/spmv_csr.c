@@ -13,7 +13,8 @@
         const int32_t *col_indices = A->host.csr.col_indices;                                   \
         const T *values = (const T *)A->host.csr.values;                                        \
         const int64_t rows = A->rows;                                                           \
-        NZI_OMP_FOR(parallel, threads)                                                          \
+        const int team = nzi_cpu_team(parallel, threads, (double)A->nnz);                       \
+        NZI_OMP_FOR(team)                                                                       \
         for (int64_t i = 0; i < rows; i++) {                                                    \
             T sum = 0;                                                                          \
             if (alpha != 0)                                                                     \

@@ -35,10 +35,10 @@ void NZI_NAME(nzi_cpu_coo_spmv)(const nz_matrix_t *A, NZI_T alpha, const NZI_T *
     const int32_t *col_indices = A->host.coo.col_indices;
     const NZI_T *values = (const NZI_T *)A->host.coo.values;
     const int64_t rows = A->rows, nnz = A->nnz;
-    (void)parallel;
-    (void)threads;
+    const int nthreads = nzi_cpu_team(parallel, threads, (double)nnz);
+    (void)nthreads;
 #ifdef _OPENMP
-#pragma omp parallel if (parallel) num_threads(threads > 0 ? threads : omp_get_max_threads())
+#pragma omp parallel if (nthreads > 1) num_threads(nthreads)
 #endif
     {
         int64_t tid = 0, team = 1;
@@ -80,7 +80,8 @@ static void NZI_NAME(ell_rows)(const nzi_ell_t *ell, int64_t rows, int64_t i0, i
 void NZI_NAME(nzi_cpu_ell_spmv)(const nz_matrix_t *A, NZI_T alpha, const NZI_T *x, NZI_T beta,
                                 NZI_T *y, int parallel, int threads) {
     const int64_t rows = A->rows, blocks = (rows + NZI_ROW_BLOCK - 1) / NZI_ROW_BLOCK;
-    NZI_OMP_FOR(parallel, threads)
+    const int team = nzi_cpu_team(parallel, threads, (double)rows * (double)A->host.ell.width);
+    NZI_OMP_FOR(team)
     for (int64_t b = 0; b < blocks; b++) {
         NZI_T sum[NZI_ROW_BLOCK] = {0};
         int64_t i0 = b * NZI_ROW_BLOCK, n = rows - i0 < NZI_ROW_BLOCK ? rows - i0 : NZI_ROW_BLOCK;
@@ -96,7 +97,9 @@ void NZI_NAME(nzi_cpu_hyb_spmv)(const nz_matrix_t *A, NZI_T alpha, const NZI_T *
     const nzi_hyb_t *h = &A->host.hyb;
     const NZI_T *coo_values = (const NZI_T *)h->coo.values;
     const int64_t rows = A->rows, blocks = (rows + NZI_ROW_BLOCK - 1) / NZI_ROW_BLOCK;
-    NZI_OMP_FOR(parallel, threads)
+    const int team = nzi_cpu_team(parallel, threads,
+                                  (double)rows * (double)h->ell.width + (double)h->coo_nnz);
+    NZI_OMP_FOR(team)
     for (int64_t b = 0; b < blocks; b++) {
         NZI_T sum[NZI_ROW_BLOCK] = {0};
         int64_t i0 = b * NZI_ROW_BLOCK, n = rows - i0 < NZI_ROW_BLOCK ? rows - i0 : NZI_ROW_BLOCK;
@@ -110,6 +113,11 @@ void NZI_NAME(nzi_cpu_hyb_spmv)(const nz_matrix_t *A, NZI_T alpha, const NZI_T *
     }
 }
 
+/* Slots (entries and padding) of a SELL matrix: the work of its kernels. */
+static inline double NZI_NAME(sell_slots)(const nzi_sell_t *s) {
+    return s->num_chunks > 0 ? (double)s->chunk_offsets[s->num_chunks] : 0.0;
+}
+
 /* SELL-C-sigma, any C: chunks in parallel; inside a chunk, groups of up to NZI_ROW_BLOCK slots
  * swept entry position by entry position, so values and columns are read contiguously as they
  * are stored. Padding (-1) is skipped, never multiplied. Results go to y[row_of_slot[slot]]. */
@@ -118,7 +126,8 @@ void NZI_NAME(nzi_cpu_sell_spmv)(const nz_matrix_t *A, NZI_T alpha, const NZI_T 
     const nzi_sell_t *s = &A->host.sell;
     const NZI_T *values = (const NZI_T *)s->values;
     const int64_t C = s->chunk;
-    NZI_OMP_FOR(parallel, threads)
+    const int team = nzi_cpu_team(parallel, threads, NZI_NAME(sell_slots)(s));
+    NZI_OMP_FOR(team)
     for (int64_t c = 0; c < s->num_chunks; c++) {
         const int64_t base = s->chunk_offsets[c], width = s->chunk_widths[c];
         for (int64_t g = 0; g < C; g += NZI_ROW_BLOCK) {
@@ -150,7 +159,8 @@ void NZI_NAME(nzi_cpu_sell_spmv)(const nz_matrix_t *A, NZI_T alpha, const NZI_T 
                                         NZI_T beta, NZI_T *y, int parallel, int threads) {      \
         const nzi_sell_t *s = &A->host.sell;                                                    \
         const NZI_T *values = (const NZI_T *)s->values;                                         \
-        NZI_OMP_FOR(parallel, threads)                                                          \
+        const int team = nzi_cpu_team(parallel, threads, NZI_NAME(sell_slots)(s));              \
+        NZI_OMP_FOR(team)                                                                       \
         for (int64_t c = 0; c < s->num_chunks; c++) {                                           \
             const int64_t base = s->chunk_offsets[c], width = s->chunk_widths[c];               \
             NZI_T sum[W] = {0};                                                                 \
@@ -210,7 +220,8 @@ void NZI_NAME(nzi_cpu_bsr_spmv)(const nz_matrix_t *A, NZI_T alpha, const NZI_T *
                                 NZI_T *y, int parallel, int threads) {
     const nzi_bsr_t *m = &A->host.bsr;
     const int64_t b = m->block, rows = A->rows, cols = A->cols;
-    NZI_OMP_FOR(parallel, threads)
+    const int team = nzi_cpu_team(parallel, threads, (double)m->num_blocks * (double)(b * b));
+    NZI_OMP_FOR(team)
     for (int64_t br = 0; br < m->block_rows; br++) {
         NZI_T sum[32] = {0};
         const int64_t i0 = br * b, nr = rows - i0 < b ? rows - i0 : b;
@@ -234,7 +245,8 @@ void NZI_NAME(nzi_cpu_dia_spmv)(const nz_matrix_t *A, NZI_T alpha, const NZI_T *
     const NZI_T *values = (const NZI_T *)m->values;
     const int64_t rows = A->rows, cols = A->cols;
     const int64_t blocks = (rows + NZI_ROW_BLOCK - 1) / NZI_ROW_BLOCK;
-    NZI_OMP_FOR(parallel, threads)
+    const int team = nzi_cpu_team(parallel, threads, (double)m->num_diagonals * (double)rows);
+    NZI_OMP_FOR(team)
     for (int64_t b = 0; b < blocks; b++) {
         NZI_T sum[NZI_ROW_BLOCK] = {0};
         const int64_t i0 = b * NZI_ROW_BLOCK;

@@ -98,8 +98,14 @@ int nzi_cuda_arch_code(const char *arch_list, int major, int minor);
 
 /* ---- allocation (all host memory of library objects goes through these) ---------------- */
 
-/* Threads for a parallel loop: the context's setting, else OpenMP's default (1 without OpenMP). */
+/* Threads for a parallel loop: the context's setting, else OpenMP's default (1 without OpenMP),
+ * clamped to nzi_thread_limit(). */
 int nzi_context_threads(const nz_context_t *ctx);
+/* The most threads a parallel region may use: the online CPUs (sysconf(_SC_NPROCESSORS_ONLN),
+ * read once), at most NZ_MAX_THREADS (context.c). */
+int nzi_thread_limit(void);
+/* A thread setting (0: OpenMP's default, omp_get_max_threads) clamped to 1 .. nzi_thread_limit(). */
+int nzi_resolve_threads(int threads);
 
 void *nzi_malloc(nz_context_t *ctx, size_t bytes);
 void *nzi_calloc(nz_context_t *ctx, size_t count, size_t size);

@@ -169,6 +169,7 @@ nz_status_t nz_binary_write(nz_context_t *ctx, const char *path, const nz_matrix
     nzi_clear_error(ctx);
     NZI_TRY(nzi_check_matrix(ctx, A, "A"));
     if (path == NULL) return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_binary_write: path is NULL");
+    NZI_TRY(nzi_io_check_extension(ctx, path, "nz_binary_write", true));
     if (A->location != NZ_HOST)
         return nzi_error(ctx, NZ_ERR_WRONG_LOCATION,
                          "nz_binary_write: matrix A is on the device; copy it to the host first");

@@ -35,6 +35,13 @@ static inline int nzi_io_threads(const nz_context_t *ctx, size_t work) {
 /* True if `path` ends with `suffix` (ASCII case-insensitive). */
 bool nzi_io_has_suffix(const char *path, const char *suffix);
 
+/* A writer's output path must not carry the other format's extension: Matrix Market text into a
+ * `.nzb` (binary = false), or the binary format into a `.mtx`, `.mtx.gz` or `.gz` (binary =
+ * true) would give a file whose name lies about its contents. NZ_ERR_INVALID_ARGUMENT naming
+ * the function `what`, the path and the writer to use instead. */
+nz_status_t nzi_io_check_extension(nz_context_t *ctx, const char *path, const char *what,
+                                   bool binary);
+
 /* Format a non-negative integer in decimal at dst; returns the number of characters. */
 static inline size_t nzi_io_format_u64(char *dst, uint64_t v) {
     char tmp[24];

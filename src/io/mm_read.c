@@ -294,3 +294,19 @@ bool nzi_io_has_suffix(const char *path, const char *suffix) {
     size_t n = strlen(path), m = strlen(suffix);
     return n >= m && strcasecmp(path + n - m, suffix) == 0;
 }
+
+nz_status_t nzi_io_check_extension(nz_context_t *ctx, const char *path, const char *what,
+                                   bool binary) {
+    if (!binary && nzi_io_has_suffix(path, ".nzb"))
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "%s: %s ends in .nzb, the binary format's extension, but this writes "
+                         "Matrix Market text (write sparse matrices to .nzb with nz_binary_write, "
+                         "or name the file .mtx / .mtx.gz)", what, path);
+    if (binary && (nzi_io_has_suffix(path, ".mtx") || nzi_io_has_suffix(path, ".gz")))
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "%s: %s ends in %s, a Matrix Market extension, but this writes the "
+                         "binary format (write Matrix Market with nz_mm_write, or name the file "
+                         ".nzb)", what, path, nzi_io_has_suffix(path, ".mtx") ? ".mtx" :
+                         nzi_io_has_suffix(path, ".mtx.gz") ? ".mtx.gz" : ".gz");
+    return NZ_SUCCESS;
+}

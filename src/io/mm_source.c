@@ -44,23 +44,54 @@ static nz_status_t source_read_compressed(mm_source_t *src) {
     return NZ_SUCCESS;
 }
 
+/* More compressed input for the inflater (the next piece of the buffer, or the next block of the
+ * file) once it has consumed what it had; nothing once the input is exhausted. */
+static nz_status_t source_next_input(mm_source_t *src) {
+    z_stream *zs = &src->zs;
+    if (zs->avail_in > 0) return NZ_SUCCESS;
+    if (src->zmem != NULL) {
+        size_t n = src->zmem_left > UINT32_MAX ? UINT32_MAX : src->zmem_left;
+        zs->next_in = (Bytef *)(uintptr_t)src->zmem;
+        zs->avail_in = (uInt)n;
+        src->zmem += n;
+        src->zmem_left -= n;
+    } else if (!src->zin_eof) {
+        NZI_TRY(source_read_compressed(src));
+    }
+    return NZ_SUCCESS;
+}
+
+/* After the last gzip member, zero bytes (the padding of tapes and fixed-size blocks) end the
+ * data, as gzip -d accepts them; any non-zero byte after them is refused, as is anything that is
+ * neither zeros nor a gzip member (inflateReset then fails on its header). Consumes the rest. */
+static nz_status_t source_zero_padding(mm_source_t *src) {
+    z_stream *zs = &src->zs;
+    uint64_t offset = 0;
+    for (;;) {
+        for (uInt k = 0; k < zs->avail_in; k++)
+            if (zs->next_in[k] != 0)
+                return nzi_error(src->ctx, NZ_ERR_PARSE,
+                                 "%s: non-zero byte 0x%02x after the gzip data's zero padding "
+                                 "(%llu zero bytes): trailing garbage, not a gzip member",
+                                 src->name,
+                                 (unsigned)zs->next_in[k], (unsigned long long)(offset + k));
+        offset += zs->avail_in;
+        zs->avail_in = 0;
+        NZI_TRY(source_next_input(src));
+        if (zs->avail_in == 0) break;
+    }
+    src->eof = true;
+    return NZ_SUCCESS;
+}
+
 /* Inflate into text[length, capacity) until it is full or the input ends. Concatenated gzip
- * members are read as one stream (as gzip -d does). */
+ * members are read as one stream and zero padding after the last one is skipped (as gzip -d
+ * does: source_zero_padding). */
 static nz_status_t source_inflate(mm_source_t *src) {
     z_stream *zs = &src->zs;
     for (;;) {
         if (src->length == src->capacity) return NZ_SUCCESS;
-        if (zs->avail_in == 0) {
-            if (src->zmem != NULL) {
-                size_t n = src->zmem_left > UINT32_MAX ? UINT32_MAX : src->zmem_left;
-                zs->next_in = (Bytef *)(uintptr_t)src->zmem;
-                zs->avail_in = (uInt)n;
-                src->zmem += n;
-                src->zmem_left -= n;
-            } else if (!src->zin_eof) {
-                NZI_TRY(source_read_compressed(src));
-            }
-        }
+        NZI_TRY(source_next_input(src));
         bool input_done = zs->avail_in == 0 && (src->zmem != NULL ? src->zmem_left == 0 : src->zin_eof);
         size_t room = src->capacity - src->length;
         if (room > UINT32_MAX) room = UINT32_MAX;
@@ -69,13 +100,12 @@ static nz_status_t source_inflate(mm_source_t *src) {
         int rc = inflate(zs, Z_NO_FLUSH);
         src->length += room - zs->avail_out;
         if (rc == Z_STREAM_END) {
-            if (zs->avail_in == 0 && src->zmem == NULL && !src->zin_eof)
-                NZI_TRY(source_read_compressed(src));
-            bool more = zs->avail_in > 0 || (src->zmem != NULL && src->zmem_left > 0);
-            if (!more) {
+            NZI_TRY(source_next_input(src));
+            if (zs->avail_in == 0) {
                 src->eof = true;
                 return NZ_SUCCESS;
             }
+            if (zs->next_in[0] == 0) return source_zero_padding(src); /* no member starts so */
             if (inflateReset(zs) != Z_OK)
                 return nzi_error(src->ctx, NZ_ERR_PARSE, "%s: corrupt gzip data", src->name);
             continue;

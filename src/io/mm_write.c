@@ -216,6 +216,7 @@ nz_status_t nz_mm_write(nz_context_t *ctx, const char *path, const nz_matrix_t *
     nzi_clear_error(ctx);
     NZI_TRY(nzi_check_matrix(ctx, A, "A"));
     if (path == NULL) return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_mm_write: path is NULL");
+    NZI_TRY(nzi_io_check_extension(ctx, path, "nz_mm_write", false));
     if (A->location != NZ_HOST)
         return nzi_error(ctx, NZ_ERR_WRONG_LOCATION,
                          "nz_mm_write: matrix A is on the device; copy it to the host first");
@@ -250,6 +251,7 @@ nz_status_t nz_mm_write_dense(nz_context_t *ctx, const char *path, nz_value_type
     nzi_clear_error(ctx);
     if (path == NULL)
         return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_mm_write_dense: path is NULL");
+    NZI_TRY(nzi_io_check_extension(ctx, path, "nz_mm_write_dense", false));
     if (!nzi_valid_value_type(value_type))
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_mm_write_dense: invalid value type %d",
                          (int)value_type);

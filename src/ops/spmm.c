@@ -2,6 +2,7 @@
 #include "nzi.h"
 #include "backend.h"
 #include "ops_common.h"
+#include "plan_internal.h"
 
 #include <string.h>
 
@@ -21,9 +22,10 @@ nz_status_t nz_spmm_plan_create(nz_context_t *ctx, nz_spmm_plan_t **plan, const 
                          (int)layout);
     if (flags & ~(NZ_PLAN_DETERMINISTIC | NZ_PLAN_TUNE | NZ_PLAN_MIXED))
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: unknown flags 0x%x", what, flags);
-    /* AUTO: the backend's default (CPU row-parallel; GPU the CSR vector or SELL slot kernel) */
+    /* AUTO: the planner's choice (CPU serial for small work, else row-parallel; GPU the CSR
+     * vector or SELL slot kernel) */
     const nzi_backend_t *table = nzi_backend_of(A);
-    if (alg == NZ_ALG_AUTO) alg = table->spmm_default_alg(A->format);
+    if (alg == NZ_ALG_AUTO) alg = nzi_plan_spmm_alg(table, A, k);
     if (!table->spmm_supports(A->format, alg))
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
                          "%s: SpMM algorithm %s is not available for %s on the %s (CPU: serial or "
@@ -55,30 +57,40 @@ cleanup:
 }
 
 /* Leading dimension ld of a dense rows x k operand in `layout`: at least k (row-major) or rows
- * (column-major), and at least 1; the last element's index must fit int64. */
+ * (column-major), and at least 1. The operand spans (major - 1) ld + minor elements (major =
+ * rows, minor = k for row-major; the other way round for column-major), and *bytes = that span
+ * times the value size vs. The span is computed with overflow checks and its bytes must fit
+ * ptrdiff_t and not run past the end of the address space from `data`: the kernels (CPU and GPU)
+ * address element (r, c) as data + r ld + c, so an ld whose byte offsets wrap would land on other
+ * memory (ld = 2^61 - 1 with 8-byte values put column 1 at Y[-1], ld = 2^61 on column 0). */
 static nz_status_t check_dense(nz_context_t *ctx, const char *name, const void *data, int64_t rows,
-                               int64_t k, nz_dense_layout_t layout, int64_t ld) {
-    const int64_t minimum = layout == NZ_ROW_MAJOR ? k : (rows > 1 ? rows : 1);
-    int64_t span;
+                               int64_t k, nz_dense_layout_t layout, int64_t ld, size_t vs,
+                               size_t *bytes) {
+    const bool row_major = layout == NZ_ROW_MAJOR;
+    const int64_t minimum = row_major ? k : (rows > 1 ? rows : 1);
+    const int64_t major = row_major ? rows : k, minor = row_major ? k : rows;
+    int64_t gaps, span;
+    *bytes = 0;
     if (ld < minimum)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
                          "nz_spmm_execute: ld%s = %lld is below the minimum %lld for a %lld x %lld "
                          "%s-major %s", name, (long long)ld, (long long)minimum, (long long)rows,
-                         (long long)k, layout == NZ_ROW_MAJOR ? "row" : "column", name);
+                         (long long)k, row_major ? "row" : "column", name);
     if (rows == 0) return NZ_SUCCESS;
     if (data == NULL)
         return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_spmm_execute: %s is NULL", name);
-    if (nzi_mul_overflow_i64(layout == NZ_ROW_MAJOR ? rows : k, ld, &span))
-        return nzi_error(ctx, NZ_ERR_OVERFLOW, "nz_spmm_execute: %s spans more than 2^63 elements",
-                         name);
+    if (nzi_mul_overflow_i64(major - 1, ld, &gaps) || nzi_add_overflow_i64(gaps, minor, &span) ||
+        (uint64_t)span > (uint64_t)PTRDIFF_MAX / vs ||
+        (uintptr_t)data > UINTPTR_MAX - (uintptr_t)span * vs)
+        return nzi_error(ctx, NZ_ERR_OVERFLOW,
+                         "nz_spmm_execute: ld%s = %lld: a %lld x %lld %s-major %s of %zu-byte "
+                         "values would span (%lld - 1) x %lld + %lld elements, beyond the address "
+                         "space (element offsets in bytes must fit ptrdiff_t)",
+                         name, (long long)ld, (long long)rows, (long long)k,
+                         row_major ? "row" : "column", name, vs, (long long)major, (long long)ld,
+                         (long long)minor);
+    *bytes = (size_t)span * vs;
     return NZ_SUCCESS;
-}
-
-/* Bytes from the first to one past the last element of a checked dense operand. */
-static size_t dense_bytes(int64_t rows, int64_t k, nz_dense_layout_t layout, int64_t ld, size_t vs) {
-    if (rows == 0 || k == 0) return 0;
-    int64_t major = layout == NZ_ROW_MAJOR ? rows : k, minor = layout == NZ_ROW_MAJOR ? k : rows;
-    return ((size_t)(major - 1) * (size_t)ld + (size_t)minor) * vs;
 }
 
 nz_status_t nz_spmm_execute(nz_spmm_plan_t *plan, double alpha, const void *X, int64_t ldx,
@@ -89,11 +101,11 @@ nz_status_t nz_spmm_execute(nz_spmm_plan_t *plan, double alpha, const void *X, i
     const nz_matrix_t *A = plan->A;
     int64_t xrows, yrows;
     NZI_TRY(nzi_plan_operand_rows(ctx, A, plan->op, "nz_spmm_execute", &xrows, &yrows));
-    NZI_TRY(check_dense(ctx, "X", X, xrows, plan->k, plan->layout, ldx));
-    NZI_TRY(check_dense(ctx, "Y", Y, yrows, plan->k, plan->layout, ldy));
     const size_t vs = nzi_value_size(A->value_type);
-    if (nzi_ranges_overlap(X, dense_bytes(xrows, plan->k, plan->layout, ldx, vs), Y,
-                           dense_bytes(yrows, plan->k, plan->layout, ldy, vs)))
+    size_t x_bytes, y_bytes;
+    NZI_TRY(check_dense(ctx, "X", X, xrows, plan->k, plan->layout, ldx, vs, &x_bytes));
+    NZI_TRY(check_dense(ctx, "Y", Y, yrows, plan->k, plan->layout, ldy, vs, &y_bytes));
+    if (nzi_ranges_overlap(X, x_bytes, Y, y_bytes))
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
                          "nz_spmm_execute: X and Y overlap in memory; use separate arrays");
     return plan->ops->spmm_execute(plan, alpha, X, ldx, beta, Y, ldy);

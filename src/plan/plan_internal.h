@@ -36,7 +36,9 @@ typedef struct nzi_plan_thresholds {
     double empty_fraction;      /* empty rows above this fraction: pack rows by nonzeros */
     double variable_cv;         /* row_std / row_mean above this: pack rows by nonzeros */
     /* CPU */
-    double cpu_serial_nnz;      /* fewer nonzeros: one thread (no OpenMP fork / join) */
+    double cpu_serial_nnz;      /* fewer multiply-adds (SpMV: nonzeros; SpMM: nonzeros x k):
+                                   serial, as the kernels then run on one thread anyway
+                                   (NZI_CPU_SERIAL_WORK, src/cpu/cpu_kernels.h) */
     /* format advice */
     double format_gain;         /* another format must read <= this x the CSR bytes */
     /* tuning */
@@ -89,9 +91,17 @@ typedef struct nzi_plan_choice {
     nz_format_t format;                        /* the request's, or the advised one */
     int count;                                 /* candidates in algs (0: nothing usable) */
     nz_alg_t algs[NZI_PLAN_MAX_CANDIDATES];    /* ranked, best first, no duplicates */
+    int timed;                                 /* NZ_PLAN_TUNE times only algs[0 .. timed):
+                                                  1 where the others would run the same code
+                                                  (cpu-tiny), else count */
     const char *rule;                          /* short name of the rule that fired */
     char why[NZI_PLAN_WHY_SIZE];               /* one line: the statistics that decided */
 } nzi_plan_choice_t;
+
+/* NZ_ALG_AUTO for an SpMM plan of A with k right-hand sides on the backend of `table`: serial
+ * on the CPU under cpu_serial_nnz multiply-adds (nnz x k), where the parallel kernel would run
+ * on one thread anyway; otherwise the backend's default (spmm_default_alg). */
+nz_alg_t nzi_plan_spmm_alg(const nzi_backend_t *table, const nz_matrix_t *A, int64_t k);
 
 /* Rank the algorithms for the request. Returns NZ_ERR_INVALID_ARGUMENT for a bad backend or
  * format (no context: the caller words the message); count == 0 when the backend has nothing

@@ -54,8 +54,11 @@
  *   uniform    everything else: vector
  * GPU, other formats: a fixed preference per format (COO and HYB: segmented before atomic; BSR:
  * block-row before column order; ELL, SELL, DIA: their one-thread-per-row kernel).
- * CPU: one thread for tiny products (the OpenMP fork / join costs more); the SIMD SELL kernel where
- * the chunk allows it; otherwise the parallel kernel.
+ * CPU: one thread for products under cpu_serial_nnz multiply-adds, the threshold at which the
+ * kernels themselves drop to one thread (NZI_CPU_SERIAL_WORK, src/cpu/cpu_kernels.h: measured on
+ * 2 cores, idle and busy; docs/PLANNER.md), so a parallel candidate would run the serial code and
+ * TUNE does not time it against serial (only noise, or a loaded machine, would tell them apart);
+ * the SIMD SELL kernel where the chunk allows it; otherwise the parallel kernel.
  * Format advice: the format whose SpMV reads the fewest bytes (nz_matrix_stats bytes[]), if that
  * is at most format_gain x the CSR bytes; otherwise CSR, which has the best-tuned kernels.
  */
@@ -68,7 +71,7 @@ const nzi_plan_thresholds_t nzi_plan_thresholds = {
     .few_rows_fraction = 0.5, /* one vector per row fills less than half the device */
     .empty_fraction = 0.5,
     .variable_cv = 1.0,
-    .cpu_serial_nnz = 4096.0,
+    .cpu_serial_nnz = 32768.0, /* = NZI_CPU_SERIAL_WORK (tests/unit/test_cpu_threads.c checks) */
     .format_gain = 0.9,
     .tune_candidates = 4,
     .tune_runs_gpu = 7,
@@ -127,9 +130,11 @@ typedef struct rule {
     const char *name;
     const nz_alg_t *rank;
     int count;
+    int timed; /* candidates TUNE may time (0: all): 1 where the others run the same code */
 } rule_t;
 
-#define RULE(n, list) ((rule_t){(n), (list), COUNT_OF(list)})
+#define RULE(n, list) ((rule_t){(n), (list), COUNT_OF(list), 0})
+#define RULE_UNTIMED(n, list) ((rule_t){(n), (list), COUNT_OF(list), 1})
 
 int nzi_plan_vector_width(double row_mean) {
     int width = 2;
@@ -269,9 +274,9 @@ static rule_t cpu_rule(const nz_matrix_stats_t *s, const nzi_plan_request_t *r,
         return RULE("cpu-sell", rank_cpu_sell);
     }
     if ((double)s->nnz < T.cpu_serial_nnz) {
-        say(why, size, "%lld nonzeros: one thread beats the OpenMP fork / join",
-            (long long)s->nnz);
-        return RULE("cpu-tiny", rank_cpu_serial);
+        say(why, size, "%lld nonzeros: one thread (the parallel kernels run this on one thread "
+            "too)", (long long)s->nnz);
+        return RULE_UNTIMED("cpu-tiny", rank_cpu_serial);
     }
     say(why, size, "OpenMP over rows");
     return RULE("cpu-parallel", rank_cpu_parallel);
@@ -345,10 +350,20 @@ static const struct policy {
     const nz_format_t *advice_formats;
     int advice_count;
     const int *tune_runs; /* timed executions per candidate */
+    const double *serial_work; /* fewer multiply-adds run on one thread (NULL: no such rule) */
 } policies[] = {
-    [NZ_BACKEND_CPU] = {cpu_rule, cpu_formats, COUNT_OF(cpu_formats), &T.tune_runs_cpu},
-    [NZ_BACKEND_CUDA] = {cuda_rule, gpu_formats, COUNT_OF(gpu_formats), &T.tune_runs_gpu},
+    [NZ_BACKEND_CPU] = {cpu_rule, cpu_formats, COUNT_OF(cpu_formats), &T.tune_runs_cpu,
+                        &T.cpu_serial_nnz},
+    [NZ_BACKEND_CUDA] = {cuda_rule, gpu_formats, COUNT_OF(gpu_formats), &T.tune_runs_gpu, NULL},
 };
+
+nz_alg_t nzi_plan_spmm_alg(const nzi_backend_t *table, const nz_matrix_t *A, int64_t k) {
+    const double *serial_work = policies[table->id].serial_work;
+    if (serial_work != NULL && (double)A->nnz * (double)k < *serial_work &&
+        table->spmm_supports(A->format, NZ_ALG_SERIAL))
+        return NZ_ALG_SERIAL;
+    return table->spmm_default_alg(A->format);
+}
 
 /* Append alg to the choice if the backend has it, it is not there yet and, under
  * NZ_PLAN_DETERMINISTIC, the backend says it is reproducible. */
@@ -384,6 +399,7 @@ nz_status_t nzi_plan_choose(const nz_matrix_stats_t *stats, const nzi_plan_reque
     choice->rule = rule.name;
     for (int i = 0; i < rule.count; i++) add_candidate(choice, r, t, rule.rank[i]);
     for (int i = 1; nzi_alg_at(i) != NZ_ALG_AUTO; i++) add_candidate(choice, r, t, nzi_alg_at(i));
+    choice->timed = rule.timed > 0 && rule.timed < choice->count ? rule.timed : choice->count;
 
     /* Name the winner in front of the reason: "csr on the GPU: vector (uniform rows ...)". */
     char reason[NZI_PLAN_WHY_SIZE];
@@ -610,7 +626,7 @@ static nz_status_t tune(nz_spmv_plan_t *plan, const nzi_plan_choice_t *choice,
     memset(&best, 0, sizeof best);
     NZI_CHECK(scratch_alloc(plan, &x, xlen, "tuning x"));
     NZI_CHECK(scratch_alloc(plan, &y, ylen, "tuning y"));
-    for (int i = 0; i < choice->count && timed < T.tune_candidates; i++) {
+    for (int i = 0; i < choice->timed && timed < T.tune_candidates; i++) {
         trial = *plan;
         status = try_candidate(&trial, choice->algs[i], caller_flags, layout_stats);
         if (status == NZ_ERR_UNSUPPORTED) {
@@ -694,7 +710,7 @@ nz_status_t nzi_plan_auto(nz_spmv_plan_t *plan) {
             ? &stats
             : NULL;
     const unsigned caller_flags = plan->flags;
-    if ((plan->flags & NZ_PLAN_TUNE) && choice.count > 1 && A->rows > 0 && A->cols > 0 &&
+    if ((plan->flags & NZ_PLAN_TUNE) && choice.timed > 1 && A->rows > 0 && A->cols > 0 &&
         A->nnz > 0)
         return tune(plan, &choice, layout_stats);
     for (int i = 0; i < choice.count; i++) {

@@ -102,7 +102,7 @@ void nzi_hyspmm_preprocess(const nz_matrix_t *A, const nz_matrix_t *B,
     int32_t *dup_cols = in->dup_cols;
     char *dup_values = (char *)in->dup_values, *in_a_values = (char *)in->a_values;
 #ifdef _OPENMP
-    const int nthreads = threads > 0 ? threads : omp_get_max_threads();
+    const int nthreads = nzi_resolve_threads(threads);
 #else
     (void)threads;
 #endif

@@ -232,7 +232,7 @@ static void host_stages(pipeline_t *pl, int64_t next, int64_t done) {
     const double t0 = nzi_wtime();
     int total = pl->threads;
 #ifdef _OPENMP
-    if (total <= 0) total = omp_get_max_threads();
+    total = nzi_resolve_threads(total);
 #else
     total = 1;
 #endif

@@ -106,6 +106,7 @@ static nz_status_t spgemm_run(nz_context_t *ctx, nz_matrix_t **C, nz_spgemm_prof
     if (opt.threads < 0)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spgemm: negative thread count %d",
                          opt.threads);
+    if (opt.threads > 0) opt.threads = nzi_resolve_threads(opt.threads); /* the online CPUs */
     if (opt.alg == NZ_SPGEMM_AUTO) opt.alg = choose_alg(ctx);
     if (A->location == NZ_DEVICE && opt.alg != NZ_SPGEMM_HASH)
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED,

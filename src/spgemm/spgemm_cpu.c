@@ -219,7 +219,7 @@ nz_status_t nzi_spgemm_cpu(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t
     memset(&w, 0, sizeof w);
     w.threads = opt->threads > 0 ? opt->threads : ctx->threads;
 #ifdef _OPENMP
-    if (w.threads <= 0) w.threads = omp_get_max_threads();
+    w.threads = nzi_resolve_threads(w.threads);
 #else
     w.threads = 1;
 #endif

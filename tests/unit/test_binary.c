@@ -166,6 +166,51 @@ static void test_alloc_failures(void) {
     unlink(path);
 }
 
+/* Writers refuse the other format's extension (issue 36): Matrix Market text into a .nzb
+ * (nz_mm_write, nz_mm_write_dense), the binary format into .mtx / .mtx.gz / .gz
+ * (nz_binary_write), any case; NZ_ERR_INVALID_ARGUMENT naming the path and the right writer, and
+ * no file appears (an existing one is left as it was). */
+static void test_wrong_extension(void) {
+    nz_matrix_t *A = NULL;
+    NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, 3, NZ_F64, nzt_seed));
+    const double dense[4] = {1, 2, 3, 4};
+    const char *mm_names[] = {"t.nzb", "t.NZB"};
+    const char *binary_names[] = {"t.mtx", "t.mtx.gz", "t.MTX", "t.gz"};
+    char path[512];
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", tmpdir, mm_names[i]);
+        for (int dense_writer = 0; dense_writer < 2; dense_writer++) {
+            nz_status_t s = dense_writer ? nz_mm_write_dense(ctx, path, NZ_F64, 2, 2, dense)
+                                         : nz_mm_write(ctx, path, A);
+            const char *msg = nz_context_last_error(ctx);
+            NZT_CHECK(s == NZ_ERR_INVALID_ARGUMENT, "%s to %s returned %d",
+                      dense_writer ? "nz_mm_write_dense" : "nz_mm_write", path, (int)s);
+            NZT_CHECK(strstr(msg, path) != NULL && strstr(msg, "nz_binary_write") != NULL,
+                      "message for %s: %s", path, msg);
+            NZT_CHECK(access(path, F_OK) != 0, "%s was written", path);
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", tmpdir, binary_names[i]);
+        nz_status_t s = nz_binary_write(ctx, path, A);
+        const char *msg = nz_context_last_error(ctx);
+        NZT_CHECK(s == NZ_ERR_INVALID_ARGUMENT, "nz_binary_write to %s returned %d", path, (int)s);
+        NZT_CHECK(strstr(msg, path) != NULL && strstr(msg, "nz_mm_write") != NULL,
+                  "message for %s: %s", path, msg);
+        NZT_CHECK(access(path, F_OK) != 0, "%s was written", path);
+    }
+    /* an existing .nzb stays binary */
+    snprintf(path, sizeof path, "%s/keep.nzb", tmpdir);
+    NZT_OK(ctx, nz_binary_write(ctx, path, A));
+    NZT_CHECK(nz_mm_write(ctx, path, A) == NZ_ERR_INVALID_ARGUMENT, "text over keep.nzb");
+    nz_matrix_t *B = NULL;
+    NZT_OK(ctx, nz_binary_read(ctx, &B, path));
+    NZT_CHECK(B != NULL && nzt_csr_identical(ctx, A, B, 1), "keep.nzb changed");
+    nz_matrix_destroy(&B);
+    unlink(path);
+    nz_matrix_destroy(&A);
+}
+
 int main(int argc, char **argv) {
     nzt_init(argc, argv);
     NZT_OK(ctx, nz_context_create(&ctx));
@@ -174,6 +219,7 @@ int main(int argc, char **argv) {
     test_roundtrip();
     test_corruption();
     test_dispatch();
+    test_wrong_extension();
     test_alloc_failures();
     nz_context_destroy(&ctx);
     rmdir(tmpdir);

@@ -53,8 +53,8 @@ static void test_formats(nz_context_t *ctx) {
  * below the one-thread size keep the matrix as it is. All forms converge alike. */
 static void test_planner_format(nz_context_t *ctx) {
     nz_matrix_t *A = NULL, *S = NULL;
-    NZT_OK(ctx, nz_gen_laplace2d(ctx, &A, 40, 40, NZ_F64)); /* 7840 nonzeros: above one thread */
-    const int64_t n = 1600;
+    NZT_OK(ctx, nz_gen_laplace2d(ctx, &A, 90, 90, NZ_F64)); /* 40140 nonzeros: above one thread */
+    const int64_t n = 8100;
     double *b = (double *)nzt_malloc(n * sizeof(double)), *x = (double *)nzt_malloc(n * sizeof(double));
     nzt_random_vector(b, b, NZ_F64, n, nzt_seed + 17);
     nz_matrix_stats_t stats;
@@ -63,7 +63,7 @@ static void test_planner_format(nz_context_t *ctx) {
     NZT_OK(ctx, nz_matrix_stats(ctx, &stats, A));
     NZT_OK(ctx, nz_spmv_plan_choose(&advised, &advised_alg, NULL, 0, &stats, NZ_BACKEND_CPU,
                                     NZ_FORMAT_COUNT, 0));
-    NZT_CHECK(advised == NZ_FORMAT_DIA, "laplace2d 40^2: the CPU planner advises %s, not dia",
+    NZT_CHECK(advised == NZ_FORMAT_DIA, "laplace2d 90^2: the CPU planner advises %s, not dia",
               nz_format_name(advised));
     nz_cg_options_t opt;
     nz_cg_result_t planner, kept;

@@ -159,7 +159,9 @@ static void test_zoo_spmv(void) {
 }
 
 /* nzi_parallel_memcpy: every byte lands, none beyond, for sizes below, at and around the
- * threshold where it splits the copy, and for 1, 2, 3 and 8 threads (odd chunk edges). */
+ * threshold where it splits the copy, and for 1, 2, 3 and 8 threads (odd chunk edges). The
+ * context clamps its count to the online CPUs, so the counts also go to
+ * nzi_parallel_memcpy_threads directly. */
 static void test_parallel_memcpy(void) {
     const size_t mb = (size_t)1 << 20;
     const size_t sizes[] = {0, 1, 4095, 8 * mb - 1, 8 * mb, 8 * mb + 4097, 33 * mb + 3};
@@ -171,10 +173,13 @@ static void test_parallel_memcpy(void) {
     NZT_OK(ctx, nz_context_create(&ctx));
     for (size_t t = 0; t < sizeof threads / sizeof threads[0]; t++) {
         NZT_OK(ctx, nz_context_set_threads(ctx, threads[t]));
-        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
-            const size_t n = sizes[k];
+        for (size_t k = 0; k < 2 * (sizeof sizes / sizeof sizes[0]); k++) {
+            const size_t n = sizes[k / 2];
             memset(dst, 0xA5, cap);
-            nzi_parallel_memcpy(ctx, dst, src, n);
+            if (k % 2)
+                nzi_parallel_memcpy_threads(dst, src, n, threads[t]);
+            else
+                nzi_parallel_memcpy(ctx, dst, src, n);
             NZT_CHECK(memcmp(dst, src, n) == 0, "%d threads, %zu bytes: copy differs", threads[t], n);
             size_t beyond = 0;
             for (size_t i = n; i < n + 64; i++) beyond += dst[i] != 0xA5;

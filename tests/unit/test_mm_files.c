@@ -161,6 +161,55 @@ static void test_manifest(void) {
     printf("manifest: %d matrices read\n", checked);
 }
 
+/* Zero bytes after the last gzip member (tape / block padding: `head -c 1024 /dev/zero >>
+ * f.mtx.gz`), which gzip -d accepts, read as the file without them, from a file and a buffer,
+ * also when the padding spans several read blocks (issue 36); a non-zero byte after the zeros,
+ * or garbage right after the member, is a parse error naming the file. */
+static void test_gzip_padding(const nz_matrix_t *B, const char *gz_data, size_t gz_size) {
+    const size_t pads[] = {1, 1024, (size_t)3 << 20};
+    char path[512];
+    snprintf(path, sizeof path, "%s/padded.mtx.gz", tmpdir);
+    for (size_t p = 0; p < sizeof pads / sizeof pads[0]; p++)
+        for (int garbage = 0; garbage < 2; garbage++) {
+            const size_t total = gz_size + pads[p] + (size_t)garbage;
+            char *padded = nzt_malloc(total);
+            memcpy(padded, gz_data, gz_size);
+            memset(padded + gz_size, 0, pads[p]);
+            if (garbage) padded[total - 1] = 'x';
+            nzt_write_file(path, padded, total);
+            for (int where = 0; where < 2; where++) {
+                nz_matrix_t *C = NULL;
+                nz_status_t s = where ? nz_mm_read_buffer(ctx, &C, padded, total, "padded.gz",
+                                                          NZ_F64)
+                                      : nz_mm_read(ctx, &C, path, NZ_F64);
+                if (!garbage) {
+                    NZT_CHECK(s == NZ_SUCCESS && nzt_csr_identical(ctx, B, C, 1),
+                              "%s with %zu zero bytes after the gzip data: status %d (%s)",
+                              where ? "buffer" : "file", pads[p], (int)s,
+                              nz_context_last_error(ctx));
+                } else {
+                    NZT_CHECK(s == NZ_ERR_PARSE && C == NULL,
+                              "%s with %zu zero bytes and an 'x' after the gzip data: status %d",
+                              where ? "buffer" : "file", pads[p], (int)s);
+                    NZT_CHECK(strstr(nz_context_last_error(ctx), "non-zero") != NULL &&
+                                  strstr(nz_context_last_error(ctx), where ? "padded.gz" : path),
+                              "garbage after padding: message %s", nz_context_last_error(ctx));
+                }
+                nz_matrix_destroy(&C);
+            }
+            free(padded);
+        }
+    /* garbage right after the member (no zeros first) */
+    char *junk = nzt_malloc(gz_size + 4);
+    memcpy(junk, gz_data, gz_size);
+    memcpy(junk + gz_size, "junk", 4);
+    nz_matrix_t *C = NULL;
+    nz_status_t s = nz_mm_read_buffer(ctx, &C, junk, gz_size + 4, "junk.gz", NZ_F64);
+    NZT_CHECK(s == NZ_ERR_PARSE && C == NULL, "garbage after the gzip data: status %d", (int)s);
+    free(junk);
+    unlink(path);
+}
+
 /* .gz and plain files (and a gzip buffer) give identical matrices; gzip corruption is caught. */
 static void test_gzip(void) {
     nz_matrix_t *A = NULL, *B = NULL, *C = NULL;
@@ -186,6 +235,7 @@ static void test_gzip(void) {
     NZT_OK(ctx, nz_mm_read_buffer(ctx, &C, data, size, "gzbuf", NZ_F64));
     NZT_CHECK(nzt_csr_identical(ctx, B, C, 1), "gzip buffer differs");
     nz_matrix_destroy(&C);
+    test_gzip_padding(B, data, size);
     /* two concatenated members read as one stream */
     size_t psize = 0;
     char *ptext = nzt_read_file(plain, &psize);

@@ -268,7 +268,7 @@ static void test_allocation_failures(nz_context_t *ctx) {
  * failure inside it is the plan's status. */
 static void test_out_of_memory_fallback(nz_context_t *ctx) {
     nz_matrix_t *A = NULL;
-    NZT_OK(ctx, nz_gen_laplace2d(ctx, &A, 40, 40, NZ_F64)); /* 7840 nonzeros: cpu-parallel */
+    NZT_OK(ctx, nz_gen_laplace2d(ctx, &A, 90, 90, NZ_F64)); /* 40140 nonzeros: cpu-parallel */
     for (int tune = 0; tune < 2; tune++) {
         const unsigned flags = tune ? NZ_PLAN_TUNE : 0;
         int fell_back = 0, k;

@@ -141,8 +141,10 @@ static void test_hand(void) {
               Y[2], Y[3], Y[4], Y[5], Y[6], Y[7]);
     nz_spmm_plan_info_t info;
     NZT_OK(ctx, nz_spmm_plan_info(plan, &info));
-    NZT_CHECK(info.alg == NZ_ALG_PARALLEL && info.workspace_bytes > 0,
-              "op T: auto resolved to %d, workspace %zu", (int)info.alg, info.workspace_bytes);
+    /* 4 nonzeros x 2 columns: far below cpu_serial_nnz, so AUTO is serial (issue 36) */
+    NZT_CHECK(info.alg == NZ_ALG_SERIAL && info.workspace_bytes > 0,
+              "op T: auto resolved to %s, workspace %zu", nz_alg_name(info.alg),
+              info.workspace_bytes);
     nz_spmm_plan_destroy(&plan);
     /* alpha = 0: X is not read (NaN X), Y = beta Y exactly */
     double Xnan[8], Yb[6] = {1, 2, 3, 4, 5, 6};
@@ -277,6 +279,50 @@ static void test_formats_and_mixed(void) {
     nz_matrix_destroy(&A);
 }
 
+/* Leading dimensions whose byte offsets wrap (issue 36): with 8-byte values, column 1 of a
+ * column-major Y at ld = 2^61 - 1 is Y[-1] and at ld = 2^61 column 0; the same for row 1 of
+ * row-major operands and for X. Each is NZ_ERR_OVERFLOW naming the ld, and Y (with a guard
+ * element on each side) is left untouched. */
+static void test_ld_wrap(const nz_matrix_t *A) {
+    static const int64_t bad_ld[] = {(INT64_C(1) << 61) - 1, INT64_C(1) << 61,
+                                     (INT64_C(1) << 60) + 1, INT64_MAX / 3};
+    const nz_dense_layout_t layouts[] = {NZ_COL_MAJOR, NZ_ROW_MAJOR};
+    const int64_t n = 3000, k = 2;
+    double *X = nzt_malloc((size_t)(n * k) * 8), *Ybuf = nzt_malloc((size_t)(n * k + 2) * 8);
+    double *Y = Ybuf + 1; /* Y[-1] and Y[n k] are guards */
+    for (int64_t i = 0; i < n * k; i++) X[i] = 1.0;
+    for (size_t l = 0; l < 2; l++) {
+        nz_spmm_plan_t *plan = NULL;
+        NZT_OK(ctx, nz_spmm_plan_create(ctx, &plan, A, NZ_OP_N, k, layouts[l], NZ_ALG_SERIAL, 0));
+        const int64_t good = layouts[l] == NZ_ROW_MAJOR ? k : n;
+        for (size_t b = 0; b < sizeof bad_ld / sizeof bad_ld[0]; b++)
+            for (int which = 0; which < 2; which++) {
+                for (int64_t i = 0; i < n * k + 2; i++) Ybuf[i] = 7.0;
+                const int64_t ldx = which == 0 ? bad_ld[b] : good;
+                const int64_t ldy = which == 1 ? bad_ld[b] : good;
+                nz_status_t s = nz_spmm_execute(plan, 1.0, X, ldx, 0.0, Y, ldy);
+                NZT_CHECK(s == NZ_ERR_OVERFLOW, "%s-major ld%s = %lld returned %d (%s)",
+                          l ? "row" : "column", which ? "y" : "x", (long long)bad_ld[b], (int)s,
+                          nz_context_last_error(ctx));
+                char want[64];
+                snprintf(want, sizeof want, "ld%s = %lld", which ? "Y" : "X", (long long)bad_ld[b]);
+                NZT_CHECK(strstr(nz_context_last_error(ctx), want) != NULL,
+                          "ld%s message lacks '%s': %s", which ? "y" : "x", want,
+                          nz_context_last_error(ctx));
+                int64_t touched = 0;
+                for (int64_t i = 0; i < n * k + 2; i++) touched += Ybuf[i] != 7.0;
+                NZT_CHECK(touched == 0, "%s-major ld%s = %lld wrote %lld elements",
+                          l ? "row" : "column", which ? "y" : "x", (long long)bad_ld[b],
+                          (long long)touched);
+            }
+        NZT_OK(ctx, nz_spmm_execute(plan, 1.0, X, good, 0.0, Y, good));
+        NZT_CHECK(Ybuf[0] == 7.0 && Ybuf[n * k + 1] == 7.0, "a good ld wrote past Y");
+        nz_spmm_plan_destroy(&plan);
+    }
+    free(X);
+    free(Ybuf);
+}
+
 static void test_errors(void) {
     nz_matrix_t *A = NULL;
     NZT_OK(ctx, nzt_zoo_matrix(ctx, &A, 8, NZ_F64, nzt_seed)); /* 3000 x 3000 */
@@ -333,6 +379,11 @@ static void test_errors(void) {
                   NZ_ERR_INVALID_HANDLE,
               "an SpMV plan was accepted as an SpMM plan");
     nz_spmv_plan_destroy(&spmv);
+    free(X);
+    free(Y);
+    test_ld_wrap(A);
+    X = nzt_malloc(3000 * 4 * 8);
+    Y = nzt_malloc(3000 * 4 * 8);
     /* a host matrix has no GPU algorithm */
     s = nz_spmm_plan_create(ctx, &plan, A, NZ_OP_N, 4, NZ_ROW_MAJOR, NZ_ALG_VECTOR, 0);
     NZT_CHECK(s == NZ_ERR_UNSUPPORTED, "vector on a host matrix returned %d", (int)s);
