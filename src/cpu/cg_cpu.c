@@ -1,6 +1,7 @@
 /* cg_cpu.c: the CPU vector operations for CG (OpenMP, fused updates, reproducible dot products). */
 #include "nzi.h"
 #include "cg_work.h"
+#include "cpu_kernels.h"
 
 #include <math.h>
 #include <string.h>
@@ -100,13 +101,16 @@ static cg_cpu_state_t *cpu_state(const nzi_cg_work_t *w) { return (cg_cpu_state_
 NZI_CG_CPU_LOOPS(float, f32)
 NZI_CG_CPU_LOOPS(double, f64)
 
-/* Run `body` for each block [lo, hi) of the n entries, blocks spread over the threads. */
+/* Run `body` for each block [lo, hi) of the n entries, blocks spread over the threads; below
+ * NZI_CPU_SERIAL_WORK entries on one thread, without an OpenMP region, as every CPU kernel (a
+ * team's fork and join cost more than such a pass, and on a loaded machine a join can stall for a
+ * scheduler time slice: docs/PLANNER.md). The block order of the sums keeps results bitwise equal. */
 #define NZI_CG_FOR_BLOCKS(w, st, body)                                                          \
     do {                                                                                        \
         const int64_t nzi_n_ = (w)->n, nzi_blocks_ = (st)->blocks;                              \
         const int nzi_threads_ = (st)->threads;                                                 \
         (void)nzi_threads_;                                                                     \
-        _Pragma("omp parallel for schedule(static) num_threads(nzi_threads_) if(nzi_blocks_ > 1)") \
+        _Pragma("omp parallel for schedule(static) num_threads(nzi_threads_) if((double)nzi_n_ >= NZI_CPU_SERIAL_WORK)") \
         for (int64_t blk = 0; blk < nzi_blocks_; blk++) {                                       \
             int64_t lo = blk * NZI_CG_BLOCK;                                                    \
             int64_t hi = lo + NZI_CG_BLOCK < nzi_n_ ? lo + NZI_CG_BLOCK : nzi_n_;               \
