@@ -48,8 +48,12 @@ typedef enum nz_operation { NZ_OP_N = 0, NZ_OP_T = 1 } nz_operation_t;
                                        bytes per nonzero) and runs COO's scatter. NZ_ALG_AUTO
                                        picks atomic with it where the NZ_STATS_HOT_COLUMNS
                                        most-read columns hold a quarter of the nonzeros or
-                                       more (nz_matrix_stats_t.hot_share) and the product is
-                                       large (docs/PLANNER.md). */
+                                       more (nz_matrix_stats_t.hot_share), the product is
+                                       large and does not fit in L2, and the caller said it
+                                       will reuse the plan (NZ_PLAN_REUSE or NZ_PLAN_TUNE):
+                                       the renumbering costs ~15-100 products' time
+                                       (docs/PLANNER.md). Asked for by the caller, it is
+                                       always built. */
 #define NZ_PLAN_COMPRESS_INDICES 0x80u /* GPU csr vector: column indices as 16-bit offsets
                                        from a 32-bit base per 32 consecutive nonzeros (a group
                                        whose columns span more than 65535 keeps its 32-bit
@@ -57,6 +61,16 @@ typedef enum nz_operation { NZ_OP_N = 0, NZ_OP_T = 1 } nz_operation_t;
                                        clustered matrices. The same sums, bit for bit, as plain
                                        csr/vector. NZ_ALG_AUTO adds it to csr/vector where at
                                        least 80% of the groups fit. */
+
+#define NZ_PLAN_REUSE         0x100u /* the caller will run this plan many times (hundreds of
+                                       products or more): NZ_ALG_AUTO may then choose
+                                       preprocessing that pays back only over that many calls
+                                       (the column renumbering of NZ_PLAN_REORDER). Without it
+                                       (and without NZ_PLAN_TUNE, which implies it) AUTO models
+                                       about 20 calls and spends no more than about 20
+                                       products' time on such preprocessing
+                                       (docs/PLANNER.md, "Setup proportional to use"). Named
+                                       algorithms and layouts ignore it. */
 
 typedef struct nz_spmv_plan nz_spmv_plan_t;
 
@@ -88,7 +102,9 @@ typedef struct nz_spmv_plan_info {
     nz_backend_t backend;
     int reproducible;          /* 1 if results are bitwise identical run to run */
     int vector_width;          /* threads per row where it applies (CSR-vector, LightSpMV) */
-    double plan_seconds;       /* preprocessing time */
+    double plan_seconds;       /* preprocessing time: everything nz_spmv_plan_create did
+                                  (with NZ_ALG_AUTO the statistics, every layout build such as
+                                  the column renumbering, conversions and tuning) */
     size_t workspace_bytes;    /* bytes the plan holds beyond the matrix */
     unsigned flags;            /* the flags the plan runs with: the caller's, plus the layout
                                   and hint flags NZ_ALG_AUTO added (NZ_PLAN_CACHE_HINTS,

@@ -58,20 +58,47 @@ typedef struct nzi_plan_thresholds {
     double tiles_rows_min;      /* scattered-tiles rule: at least this many rows (and
                                    NZI_HOT_NNZ_MIN nonzeros) whose columns span more than
                                    scattered_window: csr/tiles */
+    /* setup proportional to use (nzi_plan_reorder_pays; docs/PLANNER.md) */
+    double default_calls;       /* products a plan is modelled to run without NZ_PLAN_REUSE */
+    double reuse_calls;         /* ... and with NZ_PLAN_REUSE or NZ_PLAN_TUNE */
+    double spmv_launch_seconds; /* modelled product: a launch plus its bytes at ... */
+    double spmv_bytes_per_second; /* ... this rate */
+    double reorder_fixed_seconds; /* modelled column renumbering: a fixed part plus ... */
+    double reorder_nnz_seconds; /* ... this per nonzero (column counts, sort, relabel, rows) */
+    double reorder_gain;        /* share of a product the renumbering saves where x and the
+                                   matrix do not fit in L2 (none where they do) */
 } nzi_plan_thresholds_t;
 
 extern const nzi_plan_thresholds_t nzi_plan_thresholds;
 
 /* The GPU CSR plan flags NZ_ALG_AUTO adds for candidate alg (op N, caller set no layout):
  * NZ_PLAN_CACHE_HINTS, NZ_PLAN_COLUMN_PANELS, NZ_PLAN_COMPRESS_INDICES, NZ_PLAN_REORDER (csr/
- * atomic where the hot-columns rule holds, nzi_plan_hot_columns), from the statistics
+ * atomic where the hot-columns rule holds, nzi_plan_hot_columns, and the renumbering pays
+ * within the calls the caller's flags promise, nzi_plan_reorder_pays), from the statistics
  * (bandwidths, cols), the value size and the device's L2 bytes (0: unknown, nothing added).
  * Pure function of its arguments; unit-tested (tests/unit/test_planner.c). */
-unsigned nzi_plan_layout_flags(const nz_matrix_stats_t *stats, nz_alg_t alg, size_t value_size,
-                               size_t l2_bytes);
+unsigned nzi_plan_layout_flags(const nz_matrix_stats_t *stats, nz_alg_t alg, unsigned flags,
+                               size_t value_size, size_t l2_bytes);
 
 /* The hot-columns rule's test on the statistics alone (hot_share, cols, nnz). */
 bool nzi_plan_hot_columns(const nz_matrix_stats_t *stats);
+
+/* Setup proportional to use: the products a plan is modelled to run (default_calls, or
+ * reuse_calls with NZ_PLAN_REUSE or NZ_PLAN_TUNE). */
+double nzi_plan_expected_calls(unsigned flags);
+
+/* Modelled seconds of one plain product, and of the column renumbering (NZ_PLAN_REORDER), for
+ * the statistics' rows, cols and nnz and the value size (0: 4 bytes). */
+double nzi_plan_spmv_seconds(const nz_matrix_stats_t *stats, size_t value_size);
+double nzi_plan_reorder_seconds(const nz_matrix_stats_t *stats);
+
+/* The column renumbering pays back within the calls the flags promise: it saves reorder_gain
+ * of a product only where the matrix and x do not fit in l2_bytes (0: unknown, taken as not
+ * fitting), and reorder_gain x product x expected calls must exceed its set-up. Without
+ * NZ_PLAN_REUSE (20 calls) this never holds: at most 0.25 x 20 = 5 products' saving against a
+ * set-up of 15-100. Pure; hot_share is not read (nzi_plan_hot_columns is the other half). */
+bool nzi_plan_reorder_pays(const nz_matrix_stats_t *stats, unsigned flags, size_t value_size,
+                           size_t l2_bytes);
 
 #define NZI_PLAN_MAX_CANDIDATES 16
 #define NZI_PLAN_WHY_SIZE 320
@@ -80,11 +107,15 @@ typedef struct nzi_plan_request {
     nz_backend_t backend;
     nz_format_t format;            /* the matrix's format, or NZ_FORMAT_COUNT: advise one */
     nz_operation_t op;
-    unsigned flags;                /* NZ_PLAN_DETERMINISTIC filters the list */
+    unsigned flags;                /* NZ_PLAN_DETERMINISTIC filters the list; NZ_PLAN_REUSE
+                                      and NZ_PLAN_TUNE allow preprocessing that pays back over
+                                      many calls */
     /* Which (format, alg) pairs exist and which are reproducible: NULL asks the backend's own
      * table (nzi_backend_get); tests pass a table of their own (only spmv_supports and
      * spmv_reproducible are read). */
     const nzi_backend_t *table;
+    size_t value_size;             /* bytes per value (0: unknown, 4 assumed) */
+    size_t l2_bytes;               /* the device's L2 (0: unknown; nz_spmv_plan_choose) */
 } nzi_plan_request_t;
 
 typedef struct nzi_plan_choice {

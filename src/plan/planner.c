@@ -21,14 +21,16 @@
  *              asked for no determinism, mixed precision, hints or layout: the atomic scatter on
  *              columns renumbered by degree (nzi_plan_layout_flags adds NZ_PLAN_REORDER), which
  *              keeps the most-read entries of x in L1 (R-MAT 20 on an H200, session 13: 1.59x /
- *              1.35x faster than adaptive, single / double)
+ *              1.35x faster than adaptive, single / double); only where the renumbering pays
+ *              back within the calls the caller promised (nzi_plan_reorder_pays: NZ_PLAN_REUSE
+ *              or NZ_PLAN_TUNE, and the matrix with x beyond L2)
  *   scattered-tiles  the same caller conditions, at least NZI_HOT_NNZ_MIN nonzeros in at least
  *              tiles_rows_min rows, columns spanning more than scattered_window: csr/tiles (row
  *              tiles sorted by column, sums in shared memory; spmv_csr_tiles.cu), whose gathers
  *              share lines where rows in order share none. H200, session 14 probe: random 4M x 16
  *              282 / 462 us (single / double) against cuSPARSE 498 / 641; mixed 2M 119 / 159
  *              against 161 / 190. Long rows are no obstacle (they go to a chunked pass), so
- *              the rule comes before long-rows
+ *              the rule comes before long-rows. Not where the matrix and x fit in L2 (fits_l2)
  *   short      no row longer than short_row_max: one thread per row is enough (scalar)
  *   long-rows  the longest row needs row_max / V steps of a V-lane vector (V from the mean, as
  *              the CSR-vector kernel picks it) while a perfectly balanced kernel gives each
@@ -82,6 +84,13 @@ const nzi_plan_thresholds_t nzi_plan_thresholds = {
     .hot_cols_min = 8.0 * NZ_STATS_HOT_COLUMNS, /* x well beyond what L1 holds */
     .scattered_window = 524288.0, /* 4 MB of x in double, the hints' layout_window_min */
     .tiles_rows_min = 262144.0, /* tiles of ~1000 rows and more on 2 x 132 resident blocks */
+    .default_calls = 20.0, /* issue 37: setup within ~20 products unless the caller reuses */
+    .reuse_calls = 1000.0,
+    .spmv_launch_seconds = 5e-6,
+    .spmv_bytes_per_second = 2.0e12, /* H100, s17: 1.4-2.6 TB/s over the suite's csr kernels */
+    .reorder_fixed_seconds = 1.2e-4, /* H100, s16: csr/atomic:reorder on 27K-260K nonzeros */
+    .reorder_nnz_seconds = 8.6e-11,  /* H100, s17: R-MAT 20 (16.1M) 1.51 ms */
+    .reorder_gain = 0.25, /* R-MAT 20: atomic on renumbered columns 1.3-1.6x adaptive */
 };
 
 #define T nzi_plan_thresholds
@@ -176,6 +185,55 @@ bool nzi_plan_hot_columns(const nz_matrix_stats_t *s) {
            s->hot_share >= T.hot_share_min;
 }
 
+/*
+ * Setup proportional to use (issue 37). A plan's preprocessing is worth its time only over the
+ * products the caller runs: without NZ_PLAN_REUSE the planner models default_calls (20) of
+ * them, with NZ_PLAN_REUSE or NZ_PLAN_TUNE reuse_calls (1000). The model, in seconds:
+ *   product       spmv_launch_seconds + (nnz (4 + vs) + rows (4 + vs) + cols vs) /
+ *                 spmv_bytes_per_second: the bytes every csr kernel moves (column index and
+ *                 value per nonzero, offset and y per row, x once);
+ *   renumbering   reorder_fixed_seconds + nnz reorder_nnz_seconds: a column count (one atomic
+ *                 per nonzero), a sort of cols keys, relabelled indices and a row index per
+ *                 nonzero, allocations and one host synchronisation (spmv_csr_layout_build.cu);
+ *   saving        reorder_gain x product, and only where the matrix and x together exceed L2:
+ *                 renumbering keeps the most-read entries of x in L1 and shared lines, which
+ *                 pays where x comes from DRAM (R-MAT 20, 16M nonzeros, 8 MB of x beside a
+ *                 190 MB matrix) and not where everything stays in L2 (issue 37, H100:
+ *                 cnr-2000 and dblp-2010 ran 0.81x / 0.69x cuSPARSE with it, 3.2M / 1.6M
+ *                 nonzeros, their set-up 3.2 / 1.7 ms = ~95 products).
+ * The renumbering pays when saving x expected calls > its set-up. With 20 calls that needs a
+ * set-up below 5 products, which the model never gives (the fixed part alone is 24 launches),
+ * so the default plan never renumbers; with reuse it pays on every matrix beyond L2.
+ */
+double nzi_plan_expected_calls(unsigned flags) {
+    return (flags & (NZ_PLAN_REUSE | NZ_PLAN_TUNE)) ? T.reuse_calls : T.default_calls;
+}
+
+static double bytes_of_product(const nz_matrix_stats_t *s, size_t value_size) {
+    const double vs = value_size > 0 ? (double)value_size : 4.0;
+    return (double)s->nnz * (4.0 + vs) + (double)s->rows * (4.0 + vs) + (double)s->cols * vs;
+}
+
+double nzi_plan_spmv_seconds(const nz_matrix_stats_t *s, size_t value_size) {
+    return T.spmv_launch_seconds + bytes_of_product(s, value_size) / T.spmv_bytes_per_second;
+}
+
+double nzi_plan_reorder_seconds(const nz_matrix_stats_t *s) {
+    return T.reorder_fixed_seconds + (double)s->nnz * T.reorder_nnz_seconds;
+}
+
+/* The matrix and x fit in L2 (l2_bytes 0: unknown, taken as not fitting). */
+static bool fits_l2(const nz_matrix_stats_t *s, size_t value_size, size_t l2_bytes) {
+    return l2_bytes > 0 && bytes_of_product(s, value_size) <= (double)l2_bytes;
+}
+
+bool nzi_plan_reorder_pays(const nz_matrix_stats_t *s, unsigned flags, size_t value_size,
+                           size_t l2_bytes) {
+    if (s->nnz <= 0 || fits_l2(s, value_size, l2_bytes)) return false;
+    const double saving = T.reorder_gain * nzi_plan_spmv_seconds(s, value_size);
+    return saving * nzi_plan_expected_calls(flags) > nzi_plan_reorder_seconds(s);
+}
+
 /* The GPU CSR rules (see the top of the file). */
 static rule_t cuda_csr_rule(const nz_matrix_stats_t *s, const nzi_plan_request_t *r, char *why,
                             size_t size) {
@@ -184,15 +242,18 @@ static rule_t cuda_csr_rule(const nz_matrix_stats_t *s, const nzi_plan_request_t
         say(why, size, "no nonzeros: y = beta y, nothing to balance");
         return RULE("empty", rank_short);
     }
-    if (planner_may_pick_atomics(r) && nzi_plan_hot_columns(s)) {
+    if (planner_may_pick_atomics(r) && nzi_plan_hot_columns(s) &&
+        nzi_plan_reorder_pays(s, r->flags, r->value_size, r->l2_bytes)) {
         say(why, size, "the %d most-read of %lld columns hold %.0f%% of the nonzeros: columns "
-            "renumbered by degree, atomic scatter", NZ_STATS_HOT_COLUMNS, (long long)s->cols,
-            100.0 * s->hot_share);
+            "renumbered by degree, atomic scatter (pays over %.0f calls)", NZ_STATS_HOT_COLUMNS,
+            (long long)s->cols, 100.0 * s->hot_share, nzi_plan_expected_calls(r->flags));
         return RULE("hot-columns", rank_hot);
     }
     const double window = (double)(s->lower_bandwidth + s->upper_bandwidth + 1);
+    /* like the renumbering, tiles buy x's gathers locality, which pays nothing where the
+     * matrix and x stay in L2 (their set-up, 15-38 products on the H100 suite, for nothing) */
     if (planner_may_pick_atomics(r) && nnz >= NZI_HOT_NNZ_MIN && rows >= T.tiles_rows_min &&
-        window > T.scattered_window) {
+        window > T.scattered_window && !fits_l2(s, r->value_size, r->l2_bytes)) {
         say(why, size, "%lld rows reading columns over a window of %.0f: row tiles sorted by "
             "column, sums in shared memory", (long long)s->rows, window);
         return RULE("scattered-tiles", rank_tiles);
@@ -419,9 +480,9 @@ nz_status_t nz_spmv_plan_choose(nz_format_t *chosen_format, nz_alg_t *alg, char 
     nzi_plan_choice_t choice;
     if (why != NULL && why_size > 0) why[0] = '\0';
     if (stats == NULL || chosen_format == NULL || alg == NULL) return NZ_ERR_NULL_ARGUMENT;
-    if (flags & ~NZI_SPMV_PLAN_FLAGS)
+    if (flags & ~(NZI_SPMV_PLAN_FLAGS | NZ_PLAN_REUSE))
         return NZ_ERR_INVALID_ARGUMENT;
-    nzi_plan_request_t request = {backend, format, NZ_OP_N, flags, NULL};
+    nzi_plan_request_t request = {backend, format, NZ_OP_N, flags, NULL, 0, 0};
     NZI_TRY(nzi_plan_choose(stats, &request, &choice));
     if (why != NULL && why_size > 0) snprintf(why, why_size, "%s", choice.why);
     if (choice.count == 0) return NZ_ERR_UNSUPPORTED;
@@ -432,15 +493,21 @@ nz_status_t nz_spmv_plan_choose(nz_format_t *chosen_format, nz_alg_t *alg, char 
 
 /* ---- statistics for a plan ----------------------------------------------------------------- */
 
-nz_status_t nzi_plan_row_stats(nz_context_t *ctx, const nz_matrix_t *A, nz_operation_t op,
-                               nz_matrix_stats_t *stats) {
+/* request NULL: hot_share wherever the rule's size thresholds hold; otherwise only where the
+ * renumbering could also pay for that request (a column count and a sort, ~1-1.5 ms on an H100
+ * at 10M nonzeros: 30 products of rail 4096 x 1M, which a default plan no longer spends). */
+static nz_status_t row_stats(nz_context_t *ctx, const nz_matrix_t *A, nz_operation_t op,
+                             const nzi_plan_request_t *request, nz_matrix_stats_t *stats) {
     nz_matrix_stats_t s;
     if (A->format == NZ_FORMAT_CSR) {
         const nzi_backend_t *b = nzi_backend_of(A);
         NZI_TRY(b->csr_row_stats(ctx, A, op, stats));
         /* the column counts only where the hot-columns rule could hold (its other thresholds) */
         if (b->csr_hot_share != NULL && op == NZ_OP_N && (double)stats->nnz >= NZI_HOT_NNZ_MIN &&
-            (double)stats->cols >= T.hot_cols_min)
+            (double)stats->cols >= T.hot_cols_min &&
+            (request == NULL || (planner_may_pick_atomics(request) &&
+                                 nzi_plan_reorder_pays(stats, request->flags,
+                                                       request->value_size, request->l2_bytes))))
             return b->csr_hot_share(ctx, A, &stats->hot_share);
         return NZ_SUCCESS;
     }
@@ -451,6 +518,11 @@ nz_status_t nzi_plan_row_stats(nz_context_t *ctx, const nz_matrix_t *A, nz_opera
     if (s.rows > 0) s.row_mean = (double)A->nnz / (double)s.rows;
     *stats = s;
     return NZ_SUCCESS;
+}
+
+nz_status_t nzi_plan_row_stats(nz_context_t *ctx, const nz_matrix_t *A, nz_operation_t op,
+                               nz_matrix_stats_t *stats) {
+    return row_stats(ctx, A, op, NULL, stats);
 }
 
 /* ---- AUTO and TUNE ------------------------------------------------------------------------- */
@@ -499,16 +571,22 @@ static void backend_release(nz_spmv_plan_t *plan) {
  *             87.9 / 112.3 us (single / double) against coo/atomic 122.6 / 129.5, the planner's
  *             earlier adaptive 139.6 / 152.0 and cuSPARSE 120.7 / 126.6. Never for the other
  *             algorithms: with them it measured slower on every suite matrix (session 8; merge
- *             on R-MAT 136 -> 161 us in session 12).
+ *             on R-MAT 136 -> 161 us in session 12). Only where it pays back within the calls
+ *             the caller promised (nzi_plan_reorder_pays: never without NZ_PLAN_REUSE or
+ *             NZ_PLAN_TUNE, never where the matrix and x fit in L2).
  */
-unsigned nzi_plan_layout_flags(const nz_matrix_stats_t *s, nz_alg_t alg, size_t value_size,
-                               size_t l2_bytes) {
+unsigned nzi_plan_layout_flags(const nz_matrix_stats_t *s, nz_alg_t alg, unsigned caller_flags,
+                               size_t value_size, size_t l2_bytes) {
     unsigned flags = 0;
     if (l2_bytes == 0 || s->rows <= 0 || s->nnz <= 0) return 0;
     const double window = (double)(s->lower_bandwidth + s->upper_bandwidth + 1) * (double)value_size;
     const double x_bytes = (double)s->cols * (double)value_size;
     const double half_l2 = 0.5 * (double)l2_bytes;
-    if (alg == NZ_ALG_ATOMIC) return nzi_plan_hot_columns(s) ? NZ_PLAN_REORDER : 0;
+    if (alg == NZ_ALG_ATOMIC)
+        return nzi_plan_hot_columns(s) &&
+                       nzi_plan_reorder_pays(s, caller_flags, value_size, l2_bytes)
+                   ? NZ_PLAN_REORDER
+                   : 0;
     if ((alg == NZ_ALG_VECTOR || alg == NZ_ALG_MERGE) && window > T.layout_window_min)
         flags |= NZ_PLAN_CACHE_HINTS;
     if ((alg == NZ_ALG_VECTOR || alg == NZ_ALG_MERGE) && x_bytes > half_l2 && window > half_l2 &&
@@ -531,7 +609,7 @@ static nz_status_t try_candidate(nz_spmv_plan_t *plan, nz_alg_t alg, unsigned ca
     plan->alg = alg;
     plan->flags = caller_flags;
     if (layout_stats != NULL)
-        plan->flags |= nzi_plan_layout_flags(layout_stats, alg,
+        plan->flags |= nzi_plan_layout_flags(layout_stats, alg, caller_flags,
                                              nzi_value_size(plan->A->value_type),
                                              plan->ops->l2_bytes(plan->ctx));
     nz_status_t status = backend_setup(plan);
@@ -690,10 +768,12 @@ nz_status_t nzi_plan_auto(nz_spmv_plan_t *plan) {
     const char *where = plan->ops->name;
     nz_matrix_stats_t stats;
     nzi_plan_choice_t choice;
-    nzi_plan_request_t request = {plan->backend, A->format, plan->op, plan->flags, NULL};
+    nzi_plan_request_t request = {plan->backend, A->format, plan->op, plan->flags, NULL,
+                                  nzi_value_size(A->value_type),
+                                  plan->ops->l2_bytes != NULL ? plan->ops->l2_bytes(ctx) : 0};
     char last[NZI_MESSAGE_SIZE] = "";
     oom_note_t oom = {NZ_SUCCESS, ""};
-    NZI_TRY(nzi_plan_row_stats(ctx, A, plan->op, &stats));
+    NZI_TRY(row_stats(ctx, A, plan->op, &request, &stats));
     nz_status_t status = nzi_plan_choose(&stats, &request, &choice);
     if (status < 0)
         return nzi_error(ctx, status, "nz_spmv_plan_create: the planner cannot handle this request");

@@ -57,7 +57,7 @@ static void test_gpu_csr_rules(void) {
                           c.algs[0] == NZ_ALG_ADAPTIVE,
                       "flags 0x%x: rule %s", no_tiles[k], c.rule ? c.rule : "-");
         }
-        nzi_plan_request_t r = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_T, 0, full_gpu};
+        nzi_plan_request_t r = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_T, 0, full_gpu, 0, 0};
         NZT_CHECK(nzi_plan_choose(&s, &r, &c) == NZ_SUCCESS && c.rule != NULL &&
                       strcmp(c.rule, "scattered") == 0, "op T: rule %s", c.rule ? c.rule : "-");
         nz_matrix_stats_t few = s;
@@ -86,32 +86,42 @@ static void test_gpu_csr_rules(void) {
      * renumbered by degree; not under NZ_PLAN_DETERMINISTIC, with the caller's own hints or
      * layout, in mixed precision, for op T, nor just below each threshold */
     s.hot_share = 0.58;
-    c = expect_gpu_csr(s, "hot-columns", NZ_ALG_ATOMIC, "rmat scale 20, hot columns");
+    /* by default (20 calls modelled) the renumbering never pays back: the next rule */
+    EXPECT_RULE(gpu_csr(&s), "long-rows", "rmat scale 20, hot columns, no reuse");
+    /* with NZ_PLAN_REUSE (or NZ_PLAN_TUNE) it does */
+    c = choose(&s, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_PLAN_REUSE, full_gpu);
+    EXPECT_RULE(c, "hot-columns", "rmat scale 20, hot columns, reuse");
+    EXPECT_ALG(c, NZ_ALG_ATOMIC, "rmat scale 20, hot columns, reuse");
     NZT_CHECK(c.count > 1 && c.algs[1] == NZ_ALG_ADAPTIVE && strstr(c.why, "58%") != NULL,
               "hot columns: adaptive second, the share in why: %s", c.why);
+    EXPECT_RULE(choose(&s, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_PLAN_TUNE, full_gpu), "hot-columns",
+                "rmat scale 20, hot columns, tune");
     const unsigned off[] = {NZ_PLAN_DETERMINISTIC, NZ_PLAN_CACHE_HINTS, NZ_PLAN_REORDER,
                             NZ_PLAN_COLUMN_PANELS, NZ_PLAN_MIXED};
     for (size_t k = 0; k < sizeof off / sizeof off[0]; k++) {
-        c = choose(&s, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, off[k], full_gpu);
+        c = choose(&s, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, off[k] | NZ_PLAN_REUSE, full_gpu);
         NZT_CHECK(c.rule != NULL && strcmp(c.rule, "hot-columns") != 0,
                   "flags 0x%x: rule %s", off[k], c.rule ? c.rule : "-");
     }
     {
         nzi_plan_choice_t t;
-        nzi_plan_request_t r = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_T, 0, full_gpu};
+        nzi_plan_request_t r = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_T, NZ_PLAN_REUSE, full_gpu, 0, 0};
         NZT_CHECK(nzi_plan_choose(&s, &r, &t) == NZ_SUCCESS && t.rule != NULL &&
                       strcmp(t.rule, "hot-columns") != 0, "op T: rule %s", t.rule ? t.rule : "-");
     }
     nz_matrix_stats_t below = s;
     below.hot_share = 0.249;
-    EXPECT_RULE(gpu_csr(&below), "long-rows", "hot share 0.249");
+    EXPECT_RULE(choose(&below, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_PLAN_REUSE, full_gpu),
+                "long-rows", "hot share 0.249");
     below = s;
     below.nnz = (1 << 20) - 1;
     below.row_mean = (double)below.nnz / (double)below.rows;
-    NZT_CHECK(strcmp(gpu_csr(&below).rule, "hot-columns") != 0, "2^20 - 1 nonzeros");
+    NZT_CHECK(strcmp(choose(&below, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_PLAN_REUSE, full_gpu).rule,
+                     "hot-columns") != 0, "2^20 - 1 nonzeros");
     below = s;
     below.cols = 131071;
-    NZT_CHECK(strcmp(gpu_csr(&below).rule, "hot-columns") != 0, "131071 columns");
+    NZT_CHECK(strcmp(choose(&below, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_PLAN_REUSE, full_gpu).rule,
+                     "hot-columns") != 0, "131071 columns");
     s.hot_share = 0;
 
     /* a single enormous row */
@@ -239,44 +249,134 @@ static void test_layout_rule(void) {
     small.rows = small.cols = 100;
     small.nnz = 500;
     small.upper_bandwidth = 99;
-    unsigned f = nzi_plan_layout_flags(&random, NZ_ALG_VECTOR, 8, l2);
+    unsigned f = nzi_plan_layout_flags(&random, NZ_ALG_VECTOR, 0, 8, l2);
     NZT_CHECK(f == (NZ_PLAN_CACHE_HINTS | NZ_PLAN_COLUMN_PANELS), "random f64 vector: 0x%x", f);
-    f = nzi_plan_layout_flags(&random, NZ_ALG_ADAPTIVE, 8, l2); /* panels: vector, merge */
+    f = nzi_plan_layout_flags(&random, NZ_ALG_ADAPTIVE, 0, 8, l2); /* panels: vector, merge */
     NZT_CHECK(f == 0, "random f64 adaptive: 0x%x", f);
-    f = nzi_plan_layout_flags(&random, NZ_ALG_MERGE, 8, l2);
+    f = nzi_plan_layout_flags(&random, NZ_ALG_MERGE, 0, 8, l2);
     NZT_CHECK(f == (NZ_PLAN_CACHE_HINTS | NZ_PLAN_COLUMN_PANELS), "random f64 merge: 0x%x", f);
-    f = nzi_plan_layout_flags(&random, NZ_ALG_VECTOR, 4, l2); /* x = 16 MB: fits */
+    f = nzi_plan_layout_flags(&random, NZ_ALG_VECTOR, 0, 4, l2); /* x = 16 MB: fits */
     NZT_CHECK(f == NZ_PLAN_CACHE_HINTS, "random f32 vector: 0x%x", f);
-    f = nzi_plan_layout_flags(&laplace, NZ_ALG_VECTOR, 8, l2);
+    f = nzi_plan_layout_flags(&laplace, NZ_ALG_VECTOR, 0, 8, l2);
     NZT_CHECK(f == 0, "laplace vector: 0x%x", f);
-    f = nzi_plan_layout_flags(&rail, NZ_ALG_VECTOR, 8, l2); /* 32-lane rows */
+    f = nzi_plan_layout_flags(&rail, NZ_ALG_VECTOR, 0, 8, l2); /* 32-lane rows */
     NZT_CHECK(f == (NZ_PLAN_CACHE_HINTS | NZ_PLAN_COMPRESS_INDICES | NZI_PLAN_IF_PAYS),
               "rail vector: 0x%x", f);
-    f = nzi_plan_layout_flags(&rail, NZ_ALG_ADAPTIVE, 8, l2);
+    f = nzi_plan_layout_flags(&rail, NZ_ALG_ADAPTIVE, 0, 8, l2);
     NZT_CHECK(f == 0, "rail adaptive: 0x%x", f);
     NZT_CHECK(!(NZI_SPMV_PLAN_FLAGS & NZI_PLAN_IF_PAYS), "callers cannot pass NZI_PLAN_IF_PAYS");
-    f = nzi_plan_layout_flags(&laplace, NZ_ALG_MERGE, 8, l2);
+    f = nzi_plan_layout_flags(&laplace, NZ_ALG_MERGE, 0, 8, l2);
     NZT_CHECK(f == 0, "laplace merge: 0x%x", f);
-    f = nzi_plan_layout_flags(&rmat, NZ_ALG_MERGE, 8, l2);
+    f = nzi_plan_layout_flags(&rmat, NZ_ALG_MERGE, 0, 8, l2);
     NZT_CHECK(f == NZ_PLAN_CACHE_HINTS, "rmat merge: 0x%x", f);
-    f = nzi_plan_layout_flags(&rmat, NZ_ALG_ADAPTIVE, 8, l2);
+    f = nzi_plan_layout_flags(&rmat, NZ_ALG_ADAPTIVE, 0, 8, l2);
     NZT_CHECK(f == 0, "rmat adaptive: 0x%x", f);
-    f = nzi_plan_layout_flags(&rmat, NZ_ALG_ATOMIC, 8, l2);
+    f = nzi_plan_layout_flags(&rmat, NZ_ALG_ATOMIC, 0, 8, l2);
     NZT_CHECK(f == 0, "rmat atomic, hot share unknown: 0x%x", f);
     rmat.hot_share = 0.58;
-    f = nzi_plan_layout_flags(&rmat, NZ_ALG_ATOMIC, 8, l2);
-    NZT_CHECK(f == NZ_PLAN_REORDER, "rmat atomic, hot columns: 0x%x", f);
-    f = nzi_plan_layout_flags(&rmat, NZ_ALG_MERGE, 8, l2);
+    f = nzi_plan_layout_flags(&rmat, NZ_ALG_ATOMIC, 0, 8, l2);
+    NZT_CHECK(f == 0, "rmat atomic, hot columns, no reuse: 0x%x", f);
+    f = nzi_plan_layout_flags(&rmat, NZ_ALG_ATOMIC, NZ_PLAN_REUSE, 8, l2);
+    NZT_CHECK(f == NZ_PLAN_REORDER, "rmat atomic, hot columns, reuse: 0x%x", f);
+    f = nzi_plan_layout_flags(&rmat, NZ_ALG_MERGE, 0, 8, l2);
     NZT_CHECK(f == NZ_PLAN_CACHE_HINTS, "rmat merge, hot columns: 0x%x", f);
     /* one layout at a time: no panels beside the reordering, even with x wider than L2 / 2 */
     random.hot_share = 0.5;
-    f = nzi_plan_layout_flags(&random, NZ_ALG_ATOMIC, 8, l2);
+    f = nzi_plan_layout_flags(&random, NZ_ALG_ATOMIC, NZ_PLAN_REUSE, 8, l2);
     NZT_CHECK(f == NZ_PLAN_REORDER, "wide x, atomic, hot columns: 0x%x", f);
     random.hot_share = 0;
-    NZT_CHECK(nzi_plan_layout_flags(&random, NZ_ALG_VECTOR, 8, 0) == 0, "no L2: no layout");
-    NZT_CHECK(nzi_plan_layout_flags(&small, NZ_ALG_VECTOR, 8, l2) == 0, "tiny: no layout");
+    NZT_CHECK(nzi_plan_layout_flags(&random, NZ_ALG_VECTOR, 0, 8, 0) == 0, "no L2: no layout");
+    NZT_CHECK(nzi_plan_layout_flags(&small, NZ_ALG_VECTOR, 0, 8, l2) == 0, "tiny: no layout");
     random.nnz = 0;
-    NZT_CHECK(nzi_plan_layout_flags(&random, NZ_ALG_VECTOR, 8, l2) == 0, "empty: no layout");
+    NZT_CHECK(nzi_plan_layout_flags(&random, NZ_ALG_VECTOR, 0, 8, l2) == 0, "empty: no layout");
+}
+
+/* Setup proportional to use (issue 37): power-law statistics shaped like the real graphs of
+ * ../shared/matrices-large (cnr-2000: 325,557 x 325,557, 3.2M nonzeros) and like R-MAT 20, on
+ * an H100's 50 MB L2. The renumbering is chosen only with NZ_PLAN_REUSE / NZ_PLAN_TUNE and only
+ * where the matrix and x exceed L2; otherwise the next rule: tiles beyond L2 (scattered
+ * columns), long rows (adaptive) inside it, where neither layout buys anything. */
+static void test_setup_budget(void) {
+    const size_t l2 = (size_t)50 << 20;
+    nz_matrix_stats_t cnr = make_stats(325557, 325557, 3216152, 0, 2716, 22.0, 18000);
+    cnr.hot_share = 0.45;
+    cnr.lower_bandwidth = cnr.upper_bandwidth = 325000;
+    nz_matrix_stats_t rmat = make_stats(1 << 20, 1 << 20, 16087079, 0, 39532, 140.5, 420000);
+    rmat.hot_share = 0.58;
+    rmat.lower_bandwidth = rmat.upper_bandwidth = (1 << 20) - 1;
+    NZT_CHECK(nzi_plan_hot_columns(&cnr) && nzi_plan_hot_columns(&rmat),
+              "both profiles hold the hot-columns thresholds");
+
+    /* the model: default 20 calls, reuse 1000; the renumbering costs more than 20 x its
+     * saving on any size, and less than 1000 x it */
+    NZT_CHECK(nzi_plan_expected_calls(0) == T.default_calls &&
+                  nzi_plan_expected_calls(NZ_PLAN_REUSE) == T.reuse_calls &&
+                  nzi_plan_expected_calls(NZ_PLAN_TUNE) == T.reuse_calls,
+              "expected calls %g / %g / %g", nzi_plan_expected_calls(0),
+              nzi_plan_expected_calls(NZ_PLAN_REUSE), nzi_plan_expected_calls(NZ_PLAN_TUNE));
+    for (int64_t nnz = 1 << 20; nnz <= ((int64_t)1 << 34); nnz *= 4) {
+        nz_matrix_stats_t big = rmat;
+        big.nnz = nnz;
+        const double setup = nzi_plan_reorder_seconds(&big) / nzi_plan_spmv_seconds(&big, 8);
+        NZT_CHECK(setup > T.default_calls * T.reorder_gain && setup < T.reuse_calls * T.reorder_gain,
+                  "%lld nonzeros: renumbering modelled at %.1f products", (long long)nnz, setup);
+        NZT_CHECK(!nzi_plan_reorder_pays(&big, 0, 8, 0), "%lld nonzeros: pays without reuse",
+                  (long long)nnz);
+        NZT_CHECK(nzi_plan_reorder_pays(&big, NZ_PLAN_REUSE, 8, 0),
+                  "%lld nonzeros, L2 unknown: does not pay with reuse", (long long)nnz);
+    }
+
+    /* power-law, the matrix and x in L2 (3.2M x 12 bytes + x = ~45 MB in double): never
+     * renumbered, not even with reuse; the long-rows rule's adaptive instead */
+    for (int k = 0; k < 2; k++) {
+        const unsigned flags = k == 0 ? 0 : NZ_PLAN_REUSE;
+        nzi_plan_choice_t c;
+        nzi_plan_request_t r = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_N, flags, full_gpu, 8, l2};
+        NZT_CHECK(nzi_plan_choose(&cnr, &r, &c) == NZ_SUCCESS, "cnr profile");
+        EXPECT_RULE(c, "long-rows", flags ? "cnr profile in L2, reuse" : "cnr profile in L2");
+        EXPECT_ALG(c, NZ_ALG_ADAPTIVE, flags ? "cnr profile in L2, reuse" : "cnr profile in L2");
+        NZT_CHECK(nzi_plan_layout_flags(&cnr, NZ_ALG_ATOMIC, flags, 8, l2) == 0,
+                  "cnr profile in L2, flags 0x%x: atomic renumbered", flags);
+        NZT_CHECK(!nzi_plan_reorder_pays(&cnr, flags, 8, l2), "cnr profile in L2: pays");
+    }
+    /* the same profile with L2 unknown (nz_spmv_plan_choose) and no reuse: still no renumbering
+     * (the window of 650,001 columns then gives tiles, as for any matrix beyond L2) */
+    EXPECT_RULE(gpu_csr(&cnr), "scattered-tiles", "cnr profile, L2 unknown");
+
+    /* R-MAT 20 beyond L2 (~220 MB): renumbered with reuse or tuning, not by default */
+    {
+        nzi_plan_choice_t c;
+        nzi_plan_request_t r = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_N, 0, full_gpu, 8, l2};
+        NZT_CHECK(nzi_plan_choose(&rmat, &r, &c) == NZ_SUCCESS, "rmat profile");
+        EXPECT_RULE(c, "scattered-tiles", "rmat 20 beyond L2, no reuse");
+        NZT_CHECK(nzi_plan_layout_flags(&rmat, NZ_ALG_ATOMIC, 0, 8, l2) == 0,
+                  "rmat 20 beyond L2, no reuse: atomic renumbered");
+        r.flags = NZ_PLAN_REUSE;
+        NZT_CHECK(nzi_plan_choose(&rmat, &r, &c) == NZ_SUCCESS, "rmat profile");
+        EXPECT_RULE(c, "hot-columns", "rmat 20 beyond L2, reuse");
+        EXPECT_ALG(c, NZ_ALG_ATOMIC, "rmat 20 beyond L2, reuse");
+        NZT_CHECK(nzi_plan_layout_flags(&rmat, NZ_ALG_ATOMIC, NZ_PLAN_REUSE, 8, l2) ==
+                      NZ_PLAN_REORDER, "rmat 20 beyond L2, reuse: atomic not renumbered");
+        r.flags = NZ_PLAN_TUNE;
+        NZT_CHECK(nzi_plan_choose(&rmat, &r, &c) == NZ_SUCCESS, "rmat profile");
+        EXPECT_RULE(c, "hot-columns", "rmat 20 beyond L2, tune");
+        /* a 200 MB L2 holds it: nothing to gain */
+        r.flags = NZ_PLAN_REUSE;
+        r.l2_bytes = (size_t)256 << 20;
+        NZT_CHECK(nzi_plan_choose(&rmat, &r, &c) == NZ_SUCCESS, "rmat profile");
+        EXPECT_RULE(c, "long-rows", "rmat 20 inside a 256 MB L2, reuse");
+    }
+
+    /* the public entry accepts the flag (and rejects an unknown one) */
+    {
+        nz_format_t f;
+        nz_alg_t alg = NZ_ALG_AUTO;
+        NZT_CHECK(nz_spmv_plan_choose(&f, &alg, NULL, 0, &rmat, NZ_BACKEND_CPU, NZ_FORMAT_CSR,
+                                      NZ_PLAN_REUSE) == NZ_SUCCESS,
+                  "nz_spmv_plan_choose refuses NZ_PLAN_REUSE");
+        NZT_CHECK(nz_spmv_plan_choose(&f, &alg, NULL, 0, &rmat, NZ_BACKEND_CPU, NZ_FORMAT_CSR,
+                                      0x4000u) == NZ_ERR_INVALID_ARGUMENT, "unknown flag taken");
+    }
 }
 
 /* Ranked lists: supported, distinct, complete, reproducible under DETERMINISTIC. */
@@ -445,6 +545,7 @@ int main(int argc, char **argv) {
     test_gpu_csr_rules();
     test_imbalance_threshold();
     test_layout_rule();
+    test_setup_budget();
     test_lists();
     test_reproducible_table();
     test_format_advice();
