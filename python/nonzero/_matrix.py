@@ -427,17 +427,20 @@ class csr_matrix:
         return self._default_plan(_lib.OP_T)(x)
 
     def plan(self, format=None, alg="auto", deterministic=False, tune=False, mixed=False,
-             op="N", **format_options):
+             op="N", reuse=False, **format_options):
         """A reusable SpMV/SpMM plan: plan(x, y=None, alpha=1, beta=0) -> y = alpha op(A) x + beta y.
         op: 'N' (A), 'T' (A^T) or 'H' (the conjugate transpose A^H, which is A^T for real A);
         anything else raises ValueError.
         format: None/'csr', or 'sell', 'ell', 'hyb', 'bsr', 'dia', 'coo' (converted once, on the
         host; options sell_chunk, sell_sigma, bsr_block, hyb_ell_width, max_padding_ratio);
         'auto': the planner's format (nonzero.format_names()). alg: an algorithm name
-        (nonzero.alg_names()) or 'auto'. A plan in another format is a snapshot of A's values."""
+        (nonzero.alg_names()) or 'auto'. reuse=True: the plan will run many times, so set-up
+        that pays back only over hundreds of products (column renumbering) is allowed
+        (NZ_PLAN_REUSE; tune=True implies it). A plan in another format is a snapshot of A's
+        values."""
         opv = _op_value(op)
         return Plan(self, op=opv, format=format, alg=alg, deterministic=deterministic, tune=tune,
-                    mixed=mixed, format_options=format_options)
+                    mixed=mixed, reuse=reuse, format_options=format_options)
 
     def astype(self, dtype):
         """A copy with float32 or float64 values (self when the dtype is already dtype)."""

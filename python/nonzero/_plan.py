@@ -15,7 +15,7 @@ _FLAG_NAMES = ((_lib.PLAN_DETERMINISTIC, "deterministic"), (_lib.PLAN_TUNE, "tun
                (_lib.PLAN_MIXED, "mixed"), (_lib.PLAN_CACHE_HINTS, "cache_hints"),
                (_lib.PLAN_LIGHT_PER_ROW, "light_per_row"),
                (_lib.PLAN_COLUMN_PANELS, "column_panels"), (_lib.PLAN_REORDER, "reorder"),
-               (_lib.PLAN_COMPRESS_INDICES, "compress_indices"))
+               (_lib.PLAN_COMPRESS_INDICES, "compress_indices"), (_lib.PLAN_REUSE, "reuse"))
 
 
 def flag_names(flags):
@@ -46,7 +46,7 @@ class Plan:
                         "make the plan again from it")
 
     def __init__(self, A, op=_lib.OP_N, format=None, alg="auto", deterministic=False, tune=False,
-                 mixed=False, format_options=None, _ctx=None):
+                 mixed=False, format_options=None, _ctx=None, reuse=False):
         # no reference to A itself: A caches its default plans, and a cycle would keep the C
         # handles (device memory) alive until the garbage collector runs; self.mh keeps A's
         # arrays alive
@@ -62,7 +62,8 @@ class Plan:
             raise InvalidArgumentError("nonzero: unknown format %r (valid: %s, auto)"
                                        % (format, ", ".join(format_names())))
         self.flags = ((_lib.PLAN_DETERMINISTIC if deterministic else 0) |
-                      (_lib.PLAN_TUNE if tune else 0) | (_lib.PLAN_MIXED if mixed else 0))
+                      (_lib.PLAN_TUNE if tune else 0) | (_lib.PLAN_MIXED if mixed else 0) |
+                      (_lib.PLAN_REUSE if reuse else 0))
         if format not in (None, "csr"):
             # converted once in the matrix's own context (and stream)
             self.mh = _convert(A, format, format_options or {})

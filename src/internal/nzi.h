@@ -23,7 +23,7 @@ extern "C" {
 /* Every SpMV plan flag nz_spmv_plan_create and nz_spmv_plan_choose accept. */
 #define NZI_SPMV_PLAN_FLAGS                                                                    \
     (NZ_PLAN_DETERMINISTIC | NZ_PLAN_TUNE | NZ_PLAN_MIXED | NZ_PLAN_CACHE_HINTS |               \
-     NZ_PLAN_LIGHT_PER_ROW | NZI_PLAN_LAYOUTS)
+     NZ_PLAN_LIGHT_PER_ROW | NZ_PLAN_REUSE | NZI_PLAN_LAYOUTS)
 /* Internal plan flag, never accepted from a caller: the planner added the layout itself, so the
  * backend refuses it (NZ_ERR_UNSUPPORTED) where its build shows it would not pay, and the planner
  * keeps the algorithm without it (compressed indices: too few segments fit 16 bits). */

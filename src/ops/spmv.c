@@ -28,7 +28,7 @@ nz_status_t nz_spmv_plan_create(nz_context_t *ctx, nz_spmv_plan_t **plan, const 
     nz_status_t status;
     nz_spmv_plan_t *P = NULL;
     NZI_TRY(nzi_plan_check_start(ctx, plan, A, op, "nz_spmv_plan_create"));
-    if (flags & ~(NZI_SPMV_PLAN_FLAGS | NZ_PLAN_REUSE))
+    if (flags & ~NZI_SPMV_PLAN_FLAGS)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spmv_plan_create: unknown flags 0x%x",
                          flags);
     const nzi_backend_t *table = nzi_backend_of(A);

@@ -67,6 +67,11 @@ typedef struct nzi_plan_thresholds {
     double reorder_nnz_seconds; /* ... this per nonzero (column counts, sort, relabel, rows) */
     double reorder_gain;        /* share of a product the renumbering saves where x and the
                                    matrix do not fit in L2 (none where they do) */
+    double rowblocks_fixed_seconds; /* modelled row-block build (adaptive, ipcsr): a fixed
+                                   part plus ... */
+    double rowblocks_row_seconds; /* ... this per row */
+    double rowblocks_gain;      /* share of a product the row blocks save over merge-path on
+                                   irregular rows */
 } nzi_plan_thresholds_t;
 
 extern const nzi_plan_thresholds_t nzi_plan_thresholds;
@@ -99,6 +104,13 @@ double nzi_plan_reorder_seconds(const nz_matrix_stats_t *stats);
  * set-up of 15-100. Pure; hot_share is not read (nzi_plan_hot_columns is the other half). */
 bool nzi_plan_reorder_pays(const nz_matrix_stats_t *stats, unsigned flags, size_t value_size,
                            size_t l2_bytes);
+
+/* Modelled seconds of the row-block build of csr/adaptive and csr/ipcsr, and whether it pays
+ * back within the calls the flags promise: rowblocks_gain x product x expected calls > set-up.
+ * Where it does not, the irregular-rows rules rank merge-path (set-up: one search per block)
+ * first. Pure. */
+double nzi_plan_rowblocks_seconds(const nz_matrix_stats_t *stats);
+bool nzi_plan_rowblocks_pay(const nz_matrix_stats_t *stats, unsigned flags, size_t value_size);
 
 #define NZI_PLAN_MAX_CANDIDATES 16
 #define NZI_PLAN_WHY_SIZE 320

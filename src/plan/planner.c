@@ -91,6 +91,15 @@ const nzi_plan_thresholds_t nzi_plan_thresholds = {
     .reorder_fixed_seconds = 1.2e-4, /* H100, s16: csr/atomic:reorder on 27K-260K nonzeros */
     .reorder_nnz_seconds = 8.6e-11,  /* H100, s17: R-MAT 20 (16.1M) 1.51 ms */
     .reorder_gain = 0.25, /* R-MAT 20: atomic on renumbered columns 1.3-1.6x adaptive */
+    /* H100, 2026-11-27 (bench/results/h100-2026-11-27-spmv-large-base-a9d848f.csv.gz): the
+     * csr/adaptive plan took 0.75 ms on cnr-2000 (326K rows), 1.13 / 1.28 ms on dblp-2010 (326K),
+     * 7.8 ms on mixed-2M (2.1M), 9.8 ms on random-4M-16 (4.2M), 17.6 ms on laplace3d-200 (8M):
+     * 2.3-3.9 ns a row */
+    .rowblocks_fixed_seconds = 0.0, /* rail-4096x1M: 0.06 ms, as merge-path's own set-up */
+    .rowblocks_row_seconds = 3.0e-9,
+    /* the same run, merge-path (with hints) against adaptive on the two irregular real graphs:
+     * 0.79x, 0.94x (cnr-2000 single, double), 1.10x, 1.25x (dblp-2010): at most ~20% saved */
+    .rowblocks_gain = 0.2,
 };
 
 #define T nzi_plan_thresholds
@@ -113,6 +122,10 @@ static const nz_alg_t rank_uniform[] = {NZ_ALG_VECTOR, NZ_ALG_ADAPTIVE,     NZ_A
 static const nz_alg_t rank_irregular[] = {NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR,      NZ_ALG_MERGE,
                                           NZ_ALG_VECTOR,   NZ_ALG_LIGHT_WARP, NZ_ALG_LIGHT_VECTOR,
                                           NZ_ALG_SCALAR};
+/* irregular rows where the row blocks' build does not pay within the expected calls */
+static const nz_alg_t rank_irregular_light[] = {NZ_ALG_MERGE, NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR,
+                                                NZ_ALG_VECTOR, NZ_ALG_LIGHT_WARP,
+                                                NZ_ALG_LIGHT_VECTOR, NZ_ALG_SCALAR};
 static const nz_alg_t rank_short[] = {NZ_ALG_SCALAR, NZ_ALG_VECTOR,       NZ_ALG_ADAPTIVE,
                                       NZ_ALG_IPCSR,  NZ_ALG_LIGHT_VECTOR, NZ_ALG_MERGE,
                                       NZ_ALG_LIGHT_WARP};
@@ -222,6 +235,21 @@ double nzi_plan_reorder_seconds(const nz_matrix_stats_t *s) {
     return T.reorder_fixed_seconds + (double)s->nnz * T.reorder_nnz_seconds;
 }
 
+/* The row blocks of csr/adaptive and csr/ipcsr balance irregular rows better than merge-path's
+ * even split of rows + nonzeros, but their build (2-4 ns a row beyond merge-path's own set-up on the
+ * H100) costs 30-90 products on the real graphs of issue 37, where merge-path's costs ~3: over
+ * the default 20 calls merge-path finishes first on both (cnr-2000 single: 0.75 + 20 x 0.0226
+ * ms against 0.06 + 20 x 0.0178; dblp-2010 double: 1.28 + 20 x 0.0133 against 0.06 + 20 x
+ * 0.0166). */
+double nzi_plan_rowblocks_seconds(const nz_matrix_stats_t *s) {
+    return T.rowblocks_fixed_seconds + (double)(s->rows > 0 ? s->rows : 0) * T.rowblocks_row_seconds;
+}
+
+bool nzi_plan_rowblocks_pay(const nz_matrix_stats_t *s, unsigned flags, size_t value_size) {
+    const double saving = T.rowblocks_gain * nzi_plan_spmv_seconds(s, value_size);
+    return saving * nzi_plan_expected_calls(flags) > nzi_plan_rowblocks_seconds(s);
+}
+
 /* The matrix and x fit in L2 (l2_bytes 0: unknown, taken as not fitting). */
 static bool fits_l2(const nz_matrix_stats_t *s, size_t value_size, size_t l2_bytes) {
     return l2_bytes > 0 && bytes_of_product(s, value_size) <= (double)l2_bytes;
@@ -232,6 +260,17 @@ bool nzi_plan_reorder_pays(const nz_matrix_stats_t *s, unsigned flags, size_t va
     if (s->nnz <= 0 || fits_l2(s, value_size, l2_bytes)) return false;
     const double saving = T.reorder_gain * nzi_plan_spmv_seconds(s, value_size);
     return saving * nzi_plan_expected_calls(flags) > nzi_plan_reorder_seconds(s);
+}
+
+/* An irregular-rows rule: the row-block kernels first where their build pays within the
+ * expected calls (nzi_plan_rowblocks_pay), else merge-path first, with the reason. */
+static rule_t irregular_rule(const char *name, bool rowblocks, const nz_matrix_stats_t *s,
+                             unsigned flags, char *why, size_t size) {
+    if (rowblocks) return RULE(name, rank_irregular);
+    say(why, size, "; merge-path first: the row blocks' build (%.2f ms modelled) does not pay "
+        "back within %.0f calls", 1e3 * nzi_plan_rowblocks_seconds(s),
+        nzi_plan_expected_calls(flags));
+    return RULE(name, rank_irregular_light);
 }
 
 /* The GPU CSR rules (see the top of the file). */
@@ -258,6 +297,9 @@ static rule_t cuda_csr_rule(const nz_matrix_stats_t *s, const nzi_plan_request_t
             "column, sums in shared memory", (long long)s->rows, window);
         return RULE("scattered-tiles", rank_tiles);
     }
+    /* the irregular-rows rules: row blocks first where their build pays within the calls */
+    const bool rowblocks = nzi_plan_rowblocks_pay(s, r->flags, r->value_size);
+#define IRREGULAR(n) irregular_rule((n), rowblocks, s, r->flags, why, size)
     double mean = nnz / rows;
     int width = nzi_plan_vector_width(mean);
     double steps = (double)s->row_max / width;
@@ -272,7 +314,7 @@ static rule_t cuda_csr_rule(const nz_matrix_stats_t *s, const nzi_plan_request_t
         say(why, size,
             "longest row %lld = %.0f steps of a %d-lane vector vs %.1f per thread if balanced: "
             "split long rows", (long long)s->row_max, steps, width, balanced);
-        return RULE("long-rows", rank_irregular);
+        return IRREGULAR("long-rows");
     }
     if (nnz < T.tiny_nnz) {
         say(why, size, "%lld nonzeros: launch-bound, no preprocessing", (long long)s->nnz);
@@ -288,16 +330,16 @@ static rule_t cuda_csr_rule(const nz_matrix_stats_t *s, const nzi_plan_request_t
         say(why, size,
             "%lld rows of mean %.0f: one vector per row fills less than half the device%s",
             (long long)s->rows, mean, even ? "; rows even: 32 lanes per row" : "");
-        return even ? RULE("few-rows", rank_uniform) : RULE("few-rows", rank_irregular);
+        return even ? RULE("few-rows", rank_uniform) : IRREGULAR("few-rows");
     }
     if (empty > T.empty_fraction) {
         say(why, size, "%.0f%% of the rows empty: pack rows by nonzeros", 100.0 * empty);
-        return RULE("empty-rows", rank_irregular);
+        return IRREGULAR("empty-rows");
     }
     if (cv > T.variable_cv) {
         say(why, size, "row lengths vary (mean %.1f, std %.1f, max %lld): pack rows by nonzeros",
             mean, s->row_std, (long long)s->row_max);
-        return RULE("variable", rank_irregular);
+        return IRREGULAR("variable");
     }
     if (window > T.scattered_window) {
         say(why, size, "uniform rows (mean %.1f, std %.1f, max %lld) over a window of %.0f "
@@ -308,6 +350,7 @@ static rule_t cuda_csr_rule(const nz_matrix_stats_t *s, const nzi_plan_request_t
     say(why, size, "uniform rows (mean %.1f, std %.1f, max %lld): %d lanes per row", mean,
         s->row_std, (long long)s->row_max, width);
     return RULE("uniform", rank_uniform);
+#undef IRREGULAR
 }
 
 static rule_t cuda_rule(const nz_matrix_stats_t *s, const nzi_plan_request_t *r,
@@ -480,7 +523,7 @@ nz_status_t nz_spmv_plan_choose(nz_format_t *chosen_format, nz_alg_t *alg, char 
     nzi_plan_choice_t choice;
     if (why != NULL && why_size > 0) why[0] = '\0';
     if (stats == NULL || chosen_format == NULL || alg == NULL) return NZ_ERR_NULL_ARGUMENT;
-    if (flags & ~(NZI_SPMV_PLAN_FLAGS | NZ_PLAN_REUSE))
+    if (flags & ~NZI_SPMV_PLAN_FLAGS)
         return NZ_ERR_INVALID_ARGUMENT;
     nzi_plan_request_t request = {backend, format, NZ_OP_N, flags, NULL, 0, 0};
     NZI_TRY(nzi_plan_choose(stats, &request, &choice));

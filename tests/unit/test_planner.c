@@ -80,8 +80,11 @@ static void test_gpu_csr_rules(void) {
     c = gpu_csr(&s);
     NZT_CHECK(c.count > 0 && splits_long_rows(c.algs[0]), "rmat: %s (%s)",
               c.count ? nz_alg_name(c.algs[0]) : "-", c.why);
-    EXPECT_ALG(c, NZ_ALG_ADAPTIVE, "rmat scale 20");
+    EXPECT_ALG(c, NZ_ALG_MERGE, "rmat scale 20"); /* the row blocks' build: ~3 ms, 20 calls */
     EXPECT_RULE(c, "long-rows", "rmat scale 20");
+    NZT_CHECK(strstr(c.why, "merge-path first") != NULL, "rmat: why %s", c.why);
+    c = choose(&s, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_PLAN_REUSE, full_gpu);
+    EXPECT_ALG(c, NZ_ALG_ADAPTIVE, "rmat scale 20, reuse");
     /* ... whose 16384 most-read columns hold 58% of the nonzeros: the atomic scatter on columns
      * renumbered by degree; not under NZ_PLAN_DETERMINISTIC, with the caller's own hints or
      * layout, in mixed precision, for op T, nor just below each threshold */
@@ -174,13 +177,27 @@ static void test_gpu_csr_rules(void) {
                    "50 x 40 without nonzeros");
     expect_gpu_csr(make_stats(0, 10, 0, 0, 0, 0, 0), "empty", NZ_ALG_AUTO, "0 x 10");
 
-    /* mostly empty rows, the others of ~7 */
+    /* mostly empty rows, the others of ~7; a million rows: the row blocks' build (~3 ms) does
+     * not pay within a default plan's 20 calls, so merge-path first, adaptive with reuse */
     expect_gpu_csr(make_stats(1000000, 1000000, 2000000, 0, 20, 3.0, 700000), "empty-rows",
-                   NZ_ALG_ADAPTIVE, "70% empty");
+                   NZ_ALG_MERGE, "70% empty");
+    {
+        nz_matrix_stats_t s = make_stats(1000000, 1000000, 2000000, 0, 20, 3.0, 700000);
+        nzi_plan_choice_t c = choose(&s, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_PLAN_REUSE, full_gpu);
+        EXPECT_ALG(c, NZ_ALG_ADAPTIVE, "70% empty, reuse");
+    }
 
     /* lengths spread widely, but no row long enough to stall a vector */
     expect_gpu_csr(make_stats(1000000, 1000000, 10000000, 1, 100, 15.0, 0), "variable",
-                   NZ_ALG_ADAPTIVE, "cv 1.5");
+                   NZ_ALG_MERGE, "cv 1.5");
+    {
+        nz_matrix_stats_t s = make_stats(1000000, 1000000, 10000000, 1, 100, 15.0, 0);
+        nzi_plan_choice_t c = choose(&s, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_PLAN_TUNE, full_gpu);
+        EXPECT_ALG(c, NZ_ALG_ADAPTIVE, "cv 1.5, tune");
+    }
+    /* the same profile at 3,000 rows: the build (9 us) pays within 20 calls */
+    expect_gpu_csr(make_stats(3000, 3000, 30000, 1, 100, 15.0, 0), "variable",
+                   NZ_ALG_ADAPTIVE, "cv 1.5, 3,000 rows");
 }
 
 /* The long-row rule switches exactly at its thresholds (so retuning them keeps the test). */
@@ -327,14 +344,16 @@ static void test_setup_budget(void) {
     }
 
     /* power-law, the matrix and x in L2 (3.2M x 12 bytes + x = ~45 MB in double): never
-     * renumbered, not even with reuse; the long-rows rule's adaptive instead */
+     * renumbered, not even with reuse; the long-rows rule instead: merge-path by default (the
+     * row blocks' ~1 ms build does not pay within 20 calls), adaptive with reuse */
     for (int k = 0; k < 2; k++) {
         const unsigned flags = k == 0 ? 0 : NZ_PLAN_REUSE;
         nzi_plan_choice_t c;
         nzi_plan_request_t r = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_N, flags, full_gpu, 8, l2};
         NZT_CHECK(nzi_plan_choose(&cnr, &r, &c) == NZ_SUCCESS, "cnr profile");
         EXPECT_RULE(c, "long-rows", flags ? "cnr profile in L2, reuse" : "cnr profile in L2");
-        EXPECT_ALG(c, NZ_ALG_ADAPTIVE, flags ? "cnr profile in L2, reuse" : "cnr profile in L2");
+        EXPECT_ALG(c, flags ? NZ_ALG_ADAPTIVE : NZ_ALG_MERGE,
+                   flags ? "cnr profile in L2, reuse" : "cnr profile in L2");
         NZT_CHECK(nzi_plan_layout_flags(&cnr, NZ_ALG_ATOMIC, flags, 8, l2) == 0,
                   "cnr profile in L2, flags 0x%x: atomic renumbered", flags);
         NZT_CHECK(!nzi_plan_reorder_pays(&cnr, flags, 8, l2), "cnr profile in L2: pays");
@@ -515,7 +534,7 @@ static void test_format_advice(void) {
     s.bytes[NZ_FORMAT_HYB] = s.bytes[NZ_FORMAT_CSR] + s.bytes[NZ_FORMAT_CSR] / 5;
     c = choose(&s, NZ_BACKEND_CUDA, NZ_FORMAT_COUNT, 0, full_gpu);
     NZT_CHECK(c.format == NZ_FORMAT_CSR, "rmat: %s (%s)", nz_format_name(c.format), c.why);
-    EXPECT_ALG(c, NZ_ALG_ADAPTIVE, "rmat csr");
+    EXPECT_ALG(c, NZ_ALG_MERGE, "rmat csr");
     NZT_CHECK(strstr(c.why, "ell refused") != NULL, "why lists refusals: %s", c.why);
 
     /* ELL within 10% is not worth leaving CSR for; at 20% it is */

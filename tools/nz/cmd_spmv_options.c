@@ -44,7 +44,8 @@ static void usage(void) {
         "                     where y_ref is NaN or Inf must match exactly and are left out of E\n"
         "  --repeat N         execute N times (timing; every run starts from the input y)\n"
         "  --plan-flags LIST  GPU plan flags, a comma list of hints, panels, reorder,\n"
-        "                     compressed, per-row, mixed (docs/PERF_NOTES.md)\n"
+        "                     compressed, per-row, mixed, reuse (docs/PERF_NOTES.md; reuse:\n"
+        "                     the plan runs many times, set-up may cost more: docs/PLANNER.md)\n"
         "  --verbose          plan and execute times on stderr\n"
         "  --list             print the FORMAT/ALG pairs of the backend, one per line\n"
         "  --help             this text\n\n"
@@ -60,7 +61,8 @@ static int parse_plan_flags(const char *list, unsigned *flags) {
         unsigned flag;
     } names[] = {{"hints", NZ_PLAN_CACHE_HINTS},      {"panels", NZ_PLAN_COLUMN_PANELS},
                  {"reorder", NZ_PLAN_REORDER},         {"compressed", NZ_PLAN_COMPRESS_INDICES},
-                 {"per-row", NZ_PLAN_LIGHT_PER_ROW},   {"mixed", NZ_PLAN_MIXED}};
+                 {"per-row", NZ_PLAN_LIGHT_PER_ROW},   {"mixed", NZ_PLAN_MIXED},
+                 {"reuse", NZ_PLAN_REUSE}};
     *flags = 0;
     while (*list != '\0') {
         size_t len = strcspn(list, ",");
@@ -70,7 +72,7 @@ static int parse_plan_flags(const char *list, unsigned *flags) {
             i++;
         if (i == sizeof names / sizeof names[0]) {
             nz_cli_error(CMD, "option --plan-flags: '%.*s' is not hints, panels, reorder, "
-                         "compressed, per-row or mixed", (int)len, list);
+                         "compressed, per-row, mixed or reuse", (int)len, list);
             return 1;
         }
         *flags |= names[i].flag;
