@@ -22,7 +22,12 @@ typedef enum nzb_size { NZB_SIZE_DEFAULT = 0, NZB_SIZE_QUICK, NZB_SIZE_SMALL, NZ
 typedef struct nzb_options {
     int backend;             /* -1: GPU when present, else CPU; or NZ_BACKEND_CPU / NZ_BACKEND_CUDA */
     nzb_size_t size;         /* DEFAULT: full on the GPU, small on the CPU */
-    int real;                /* also every matrix in NZ_MATRIX_DIR */
+    int real;                /* also every matrix in NZ_MATRIX_DIR and the large directory */
+    const char *large_dir;   /* --large: the large real matrices (NULL: NZ_LARGE_MATRIX_DIR, else
+                                ../shared/matrices-large from the current directory, then from
+                                the source tree); skipped by --quick unless given here */
+    int only_large;          /* only the large real matrices (and files named): no generated
+                                suite, no NZ_MATRIX_DIR */
     int single, dbl;         /* precisions to run */
     int runs;                /* timed runs per kernel (0: 50 on the GPU, 10 on the CPU) */
     int offset_bits;         /* GPU row offsets: 32 (default) or 64 */
@@ -61,6 +66,7 @@ typedef enum nzb_row_status {
 typedef struct nzb_result {
     char matrix[NZB_NAME_SIZE];
     int generated;           /* 1: from a generator, 0: from a file */
+    int large;               /* 1: from the large directory (own table; CSV source "large") */
     int64_t rows, cols, nnz;
     nz_value_type_t value_type;
     char kernel[NZB_NAME_SIZE]; /* "csr/merge", "cusparse/alg2", "sell/simd" */
@@ -76,7 +82,8 @@ typedef struct nzb_result {
     double gbs_min, gbs_stored;
     double bandwidth_gbs;    /* the copy bandwidth measured in this run */
     double pct_bandwidth;    /* gbs_min / bandwidth_gbs x 100 */
-    double plan_seconds;     /* nz_spmv_plan_info plan_seconds, or cuSPARSE preprocessing */
+    double plan_seconds;     /* nz_spmv_plan_info plan_seconds, or cuSPARSE preprocessing; the
+                                report also gives it in SpMVs of the row's own kernel */
     double transfer_seconds; /* GPU: host-to-device copy of the matrix (0 = n/a) */
     double speedup;          /* GPU: best cuSPARSE time / this time (0 = n/a) */
     double max_error;        /* max_i |y_i - ref_i| / sum_j |a_ij x_j| */
@@ -90,6 +97,7 @@ typedef struct nzb_result {
 typedef struct nzb_case {
     const char *name;
     int generated;
+    int large;               /* see nzb_result_t.large */
     nz_context_t *ctx;       /* A's context */
     const nz_matrix_t *A;    /* host CSR */
     nz_value_type_t value_type;
@@ -102,6 +110,9 @@ typedef struct nzb_case {
 
 /* Fill c->advice for the backend that runs the case ("" if the planner has none). */
 void nzb_case_advice(nz_context_t *ctx, nzb_case_t *c, nz_backend_t backend);
+
+/* The planner's pick for the csr/auto row's note: "planner chose <alg>[+hints][+panels]...". */
+void nzb_plan_choice_note(char *note, size_t size, const nz_spmv_plan_info_t *info);
 
 /* Fill a result's identity fields from a case. */
 void nzb_result_init(nzb_result_t *r, const nzb_case_t *c, const char *kernel);
@@ -154,8 +165,8 @@ void nzb_table_path(char *out, size_t size, const char *csv_path, int markdown);
 /* Open the report: the text copy at txt_path and the CSV at csv_path (directories created).
  * gpu: add the transfer and cuSPARSE columns. NULL (message on stderr) if a file cannot be opened. */
 nzb_report_t *nzb_report_open(const char *txt_path, const char *csv_path, int markdown, int gpu);
-/* Print the table's column header (after the preamble lines written with nzb_printf);
- * name_width: the longest matrix name. */
+/* Print the table's column header (after the preamble lines written with nzb_printf, and again
+ * under its title for the large real matrices' table); name_width: the longest matrix name. */
 void nzb_report_header(nzb_report_t *rep, int name_width);
 /* What the summary needs to know about the run. */
 typedef struct nzb_summary_info {

@@ -19,11 +19,20 @@ void nzb_case_advice(nz_context_t *ctx, nzb_case_t *c, nz_backend_t backend) {
         snprintf(c->advice, sizeof c->advice, "%s/%s", nz_format_name(format), nz_alg_name(alg));
 }
 
+void nzb_plan_choice_note(char *note, size_t size, const nz_spmv_plan_info_t *info) {
+    snprintf(note, size, "planner chose %s%s%s%s%s", nz_alg_name(info->alg),
+             (info->flags & NZ_PLAN_CACHE_HINTS) ? "+hints" : "",
+             (info->flags & NZ_PLAN_COLUMN_PANELS) ? "+panels" : "",
+             (info->flags & NZ_PLAN_REORDER) ? "+reorder" : "",
+             (info->flags & NZ_PLAN_COMPRESS_INDICES) ? "+compressed" : "");
+}
+
 void nzb_result_init(nzb_result_t *r, const nzb_case_t *c, const char *kernel) {
     memset(r, 0, sizeof *r);
     snprintf(r->matrix, sizeof r->matrix, "%s", c->name);
     snprintf(r->kernel, sizeof r->kernel, "%s", kernel);
     r->generated = c->generated;
+    r->large = c->large;
     nz_matrix_info_t info;
     if (nz_matrix_info(c->ctx, &info, c->A) == NZ_SUCCESS) {
         r->rows = info.rows;

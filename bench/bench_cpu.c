@@ -198,9 +198,43 @@ static void kernel_format_options(nz_format_t format, nz_alg_t alg, nz_format_op
     if (format == NZ_FORMAT_SELL && alg == NZ_ALG_SIMD) o->sell_chunk = 8;
 }
 
+/* Plan alg on M (the library times the setup: plan_ms), run it once on a poisoned y and verify,
+ * then time it; the outcome and the note go into r. NZ_ALG_AUTO's note names what the planner
+ * chose. */
+static void run_plan(nz_context_t *ctx, const nzb_case_t *c, const nz_matrix_t *M, nz_alg_t alg,
+                     int runs, void *y, nzb_result_t *r) {
+    nz_spmv_plan_t *plan = NULL;
+    nz_status_t s = nz_spmv_plan_create(ctx, &plan, M, NZ_OP_N, alg, 0);
+    if (s != NZ_SUCCESS) {
+        r->status = s == NZ_ERR_UNSUPPORTED ? NZB_REFUSED : NZB_FAILED;
+        set_note(r, ctx, r->status == NZB_REFUSED ? "refused" : "plan failed", s);
+        return;
+    }
+    nz_spmv_plan_info_t pinfo;
+    if (nz_spmv_plan_info(plan, &pinfo) == NZ_SUCCESS) {
+        r->plan_seconds = pinfo.plan_seconds;
+        if (alg == NZ_ALG_AUTO) nzb_plan_choice_note(r->note, sizeof r->note, &pinfo);
+    }
+    nzb_poison(y, c->value_type, r->rows);
+    s = nz_spmv_execute(plan, 1.0, c->x, 0.0, y);
+    if (s != NZ_SUCCESS) {
+        r->status = NZB_FAILED;
+        set_note(r, ctx, "execute failed", s);
+    } else {
+        nzb_verify(r, c, y);
+        if ((s = time_plan(plan, c->x, y, runs, r)) != NZ_SUCCESS) {
+            r->status = NZB_FAILED;
+            set_note(r, ctx, "execute failed", s);
+        }
+        nzb_result_rates(r);
+    }
+    nz_spmv_plan_destroy(&plan);
+}
+
 /* Every (format, alg) pair of the CPU backend on one case. Other formats are converted from the
  * case's CSR once per format; their stored bytes (nz_matrix_info.bytes, padding included) give
- * GB/s_st, while GB/s always uses the minimal CSR count so kernels compare on one scale. */
+ * GB/s_st, while GB/s always uses the minimal CSR count so kernels compare on one scale. Last,
+ * the planner's default plan on the CSR (csr/auto), as on the GPU. */
 int nzb_cpu_case(nz_context_t *ctx, nzb_report_t *rep, const nzb_options_t *options,
                  const nzb_case_t *c, int runs, double copy_gbs, size_t llc_bytes) {
     int failed = 0;
@@ -253,29 +287,19 @@ int nzb_cpu_case(nz_context_t *ctx, nzb_report_t *rep, const nzb_options_t *opti
         if (nz_matrix_info(ctx, &minfo, M) == NZ_SUCCESS)
             r.bytes_stored = minfo.bytes + (size_t)info.cols * vs + (size_t)info.rows * vs;
 
-        nz_spmv_plan_t *plan = NULL;
-        nz_status_t s = nz_spmv_plan_create(ctx, &plan, M, NZ_OP_N, alg, 0);
-        if (s != NZ_SUCCESS) {
-            r.status = s == NZ_ERR_UNSUPPORTED ? NZB_REFUSED : NZB_FAILED;
-            set_note(&r, ctx, r.status == NZB_REFUSED ? "refused" : "plan failed", s);
-        } else {
-            nz_spmv_plan_info_t pinfo;
-            if (nz_spmv_plan_info(plan, &pinfo) == NZ_SUCCESS) r.plan_seconds = pinfo.plan_seconds;
-            nzb_poison(y, c->value_type, info.rows);
-            s = nz_spmv_execute(plan, 1.0, c->x, 0.0, y);
-            if (s != NZ_SUCCESS) {
-                r.status = NZB_FAILED;
-                set_note(&r, ctx, "execute failed", s);
-            } else {
-                nzb_verify(&r, c, y);
-                if ((s = time_plan(plan, c->x, y, runs, &r)) != NZ_SUCCESS) {
-                    r.status = NZB_FAILED;
-                    set_note(&r, ctx, "execute failed", s);
-                }
-                nzb_result_rates(&r);
-            }
-        }
-        nz_spmv_plan_destroy(&plan);
+        run_plan(ctx, c, M, alg, runs, y, &r);
+        failed += r.status == NZB_FAILED;
+        nzb_report_row(rep, &r);
+    }
+    /* The planner's default plan (NZ_ALG_AUTO) on the case's CSR, as a user gets it. */
+    if (nzb_selected(options, NZ_FORMAT_CSR, NZ_ALG_AUTO)) {
+        nzb_result_t r;
+        nzb_result_init(&r, c, "csr/auto");
+        r.bandwidth_gbs = copy_gbs;
+        r.bytes_min = nzb_min_bytes(info.rows, info.cols, info.nnz, 8, c->value_type);
+        r.bytes_stored = info.bytes + (size_t)info.cols * vs + (size_t)info.rows * vs;
+        r.resident = llc_bytes > 0 && r.bytes_min <= llc_bytes;
+        run_plan(ctx, c, c->A, NZ_ALG_AUTO, runs, y, &r);
         failed += r.status == NZB_FAILED;
         nzb_report_row(rep, &r);
     }

@@ -136,12 +136,8 @@ static double run_ours(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c,
         nz_spmv_plan_info_t info;
         if (nz_spmv_plan_info(l.plan, &info) == NZ_SUCCESS) {
             r.plan_seconds = info.plan_seconds;
-            if (alg == NZ_ALG_AUTO) /* the planner's column: say what it chose */
-                snprintf(r.note, sizeof r.note, "planner chose %s%s%s%s%s", nz_alg_name(info.alg),
-                         (info.flags & NZ_PLAN_CACHE_HINTS) ? "+hints" : "",
-                         (info.flags & NZ_PLAN_COLUMN_PANELS) ? "+panels" : "",
-                         (info.flags & NZ_PLAN_REORDER) ? "+reorder" : "",
-                         (info.flags & NZ_PLAN_COMPRESS_INDICES) ? "+compressed" : "");
+            if (alg == NZ_ALG_AUTO) /* the planner's row: say what it chose */
+                nzb_plan_choice_note(r.note, sizeof r.note, &info);
         }
         if (nzb_gpu_verify_launch(g, &l, c, host_y, (size_t)mi.rows * vs, &r) != 0 ||
             (r.status == NZB_OK && nzb_gpu_time_launch(g, &l, runs, &r) != 0)) {

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef _OPENMP
@@ -12,6 +13,13 @@
 #endif
 
 #define NZB_SEED 20240611u
+
+/* The large real matrices (1-3.2M nonzeros, a table of their own): this directory, looked for
+ * from the current directory and then from the source tree the benchmark was built from. */
+#define LARGE_DIR_DEFAULT "../shared/matrices-large"
+#ifndef NZB_SOURCE_DIR
+#define NZB_SOURCE_DIR ""
+#endif
 
 typedef enum source_kind {
     GEN_LAPLACE3D, GEN_FE3D, GEN_RANDOM, GEN_RMAT, GEN_RAIL, GEN_MIXED, FROM_FILE
@@ -22,6 +30,7 @@ typedef struct suite_entry {
     source_kind_t kind;
     int64_t p[4];             /* generator parameters, in the generator's order */
     char path[4096];          /* FROM_FILE */
+    int large;                /* from the large directory: the second table */
 } suite_entry_t;
 
 typedef struct generated_spec {
@@ -104,8 +113,10 @@ static int compare_names(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Append the *.mtx and *.mtx.gz files of dir, sorted by name. */
-static int add_directory(suite_entry_t **entries, int *count, int *capacity, const char *dir) {
+/* Append the *.mtx and *.mtx.gz files of dir, sorted by name; large marks them for the large
+ * real matrices' table. */
+static int add_directory(suite_entry_t **entries, int *count, int *capacity, const char *dir,
+                         int large) {
     DIR *d = opendir(dir);
     if (d == NULL) return -1;
     char **names = NULL;
@@ -144,12 +155,43 @@ static int add_directory(suite_entry_t **entries, int *count, int *capacity, con
         suite_entry_t *e = &(*entries)[(*count)++];
         memset(e, 0, sizeof *e);
         e->kind = FROM_FILE;
+        e->large = large;
         snprintf(e->path, sizeof e->path, "%s/%s", dir, names[i]);
         name_from_path(e->name, sizeof e->name, names[i]);
     }
     for (int i = 0; i < n; i++) free(names[i]);
     free(names);
     return status;
+}
+
+static int is_directory(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The large real matrices' directory: --large, else NZ_LARGE_MATRIX_DIR, else LARGE_DIR_DEFAULT
+ * from the current directory, else from the source tree. Returns 1 with the path in dir when one
+ * was named (*named = 1: a missing one is an error) or found, 0 when none was. */
+static int large_directory(char *dir, size_t size, const nzb_options_t *opt, int *named) {
+    const char *env = getenv("NZ_LARGE_MATRIX_DIR");
+    *named = 1;
+    if (opt->large_dir != NULL) {
+        snprintf(dir, size, "%s", opt->large_dir);
+        return 1;
+    }
+    if (env != NULL && env[0] != '\0') {
+        snprintf(dir, size, "%s", env);
+        return 1;
+    }
+    *named = 0;
+    snprintf(dir, size, "%s", LARGE_DIR_DEFAULT);
+    if (is_directory(dir)) return 1;
+    if (NZB_SOURCE_DIR[0] != '\0') {
+        snprintf(dir, size, "%s/%s", NZB_SOURCE_DIR, LARGE_DIR_DEFAULT);
+        if (is_directory(dir)) return 1;
+    }
+    dir[0] = '\0';
+    return 0;
 }
 
 /* splitmix64: a fixed, portable x vector (values in [-1, 1)) per column index. */
@@ -380,7 +422,8 @@ int nzb_run(const nzb_options_t *options) {
     threads = 1;
 #endif
 
-    /* The suite: generated matrices, files named on the command line, NZ_MATRIX_DIR. */
+    /* The suite: generated matrices, files named on the command line, NZ_MATRIX_DIR; the large
+     * real matrices last (their own table). */
     const generated_spec_t *gen = opt.size == NZB_SIZE_QUICK   ? suite_quick
                                   : opt.size == NZB_SIZE_SMALL ? suite_small
                                                                : suite_full;
@@ -390,7 +433,7 @@ int nzb_run(const nzb_options_t *options) {
         exit_status = 2;
         goto cleanup;
     }
-    for (int i = 0; i < SUITE_LENGTH; i++) {
+    for (int i = 0; i < SUITE_LENGTH && !opt.only_large; i++) {
         suite_entry_t *e = &entries[num_entries++];
         e->kind = gen[i].kind;
         memcpy(e->p, gen[i].p, sizeof e->p);
@@ -403,9 +446,36 @@ int nzb_run(const nzb_options_t *options) {
         name_from_path(e->name, sizeof e->name, opt.files[i]);
     }
     const char *matrix_dir = getenv("NZ_MATRIX_DIR");
-    if (opt.real && matrix_dir != NULL && matrix_dir[0] != '\0' &&
-        add_directory(&entries, &num_entries, &capacity, matrix_dir) != 0)
+    if (opt.real && !opt.only_large && matrix_dir != NULL && matrix_dir[0] != '\0' &&
+        add_directory(&entries, &num_entries, &capacity, matrix_dir, 0) != 0)
         fprintf(stderr, "nz bench: cannot list NZ_MATRIX_DIR=%s\n", matrix_dir);
+    /* The large real matrices, last: skipped by --no-real, and by --quick unless named with
+     * --large (or asked for with --only-large). */
+    char large_dir[4096] = "", large_line[4400], large_error[4400] = "";
+    int num_small = num_entries, large_named = 0;
+    if (!opt.real) {
+        snprintf(large_line, sizeof large_line, "skipped (--no-real)");
+    } else if (opt.size == NZB_SIZE_QUICK && opt.large_dir == NULL && !opt.only_large) {
+        snprintf(large_line, sizeof large_line, "skipped (--quick; --large DIR runs them)");
+    } else if (!large_directory(large_dir, sizeof large_dir, &opt, &large_named)) {
+        snprintf(large_line, sizeof large_line, "none (no %s here or next to the source tree; "
+                                                "--large DIR or NZ_LARGE_MATRIX_DIR names one)",
+                 LARGE_DIR_DEFAULT);
+        if (opt.only_large)
+            snprintf(large_error, sizeof large_error, "--only-large: no %s here or next to the "
+                                                      "source tree (name one with --large DIR)",
+                     LARGE_DIR_DEFAULT);
+    } else if (add_directory(&entries, &num_entries, &capacity, large_dir, 1) != 0) {
+        snprintf(large_line, sizeof large_line, "cannot list %s", large_dir);
+        snprintf(large_error, sizeof large_error, "cannot list the large matrices' directory %s%s",
+                 large_dir, large_named ? "" : " (found by default)");
+    } else {
+        snprintf(large_line, sizeof large_line, "%d file(s) in %s, in a table of their own",
+                 num_entries - num_small, large_dir);
+        if (num_entries == num_small && opt.only_large)
+            snprintf(large_error, sizeof large_error, "--only-large: no .mtx or .mtx.gz file in %s",
+                     large_dir);
+    }
     int name_width = 6;
     for (int i = 0; i < num_entries; i++) {
         int n = (int)strlen(entries[i].name);
@@ -485,15 +555,26 @@ int nzb_run(const nzb_options_t *options) {
         nzb_printf(rep, "%svs_cusp: best cuSPARSE time (CSR ALG1/ALG2) / this time; plan_ms of "
                         "cuSPARSE rows: bufferSize + buffer allocation + SpMV_preprocess\n",
                    h);
+    nzb_printf(rep, "%slarge real matrices: %s (pattern entries read as 1, as NZ_MATRIX_DIR's)\n",
+               h, large_line);
     nzb_printf(rep, "\n");
     if (fallback_note[0]) nzb_report_note(rep, "%s", fallback_note);
-    nzb_report_header(rep, name_width);
+    if (large_error[0]) {
+        nzb_report_note(rep, "%s", large_error);
+        failures++;
+    }
+    if (num_small > 0) nzb_report_header(rep, name_width);
 
     int interactive = isatty(2);
     for (int i = 0; i < num_entries; i++) {
         const suite_entry_t *e = &entries[i];
         nz_matrix_t *A64 = NULL, *A32 = NULL;
         double t0 = nzb_wtime();
+        if (i == num_small) { /* the first large matrix: their table's title and header */
+            nzb_printf(rep, "%s%sLarge real matrices (%s), the same columns:\n\n",
+                       num_small > 0 ? "\n" : "", opt.markdown ? "#### " : "", large_dir);
+            nzb_report_header(rep, name_width);
+        }
         if (interactive) fprintf(stderr, "[%d/%d] %s ...\r", i + 1, num_entries, e->name);
         nz_status_t s = load_entry(ctx, &A64, e);
         if (s != NZ_SUCCESS) {
@@ -533,6 +614,7 @@ int nzb_run(const nzb_options_t *options) {
             memset(&arrays, 0, sizeof arrays);
             c.name = e->name;
             c.generated = e->kind != FROM_FILE;
+            c.large = e->large;
             if (prepare_case(ctx, &c, &arrays, A, opt.threads) != 0) {
                 nzb_report_note(rep, "%s: out of host memory for the reference", e->name);
                 failures++;

@@ -39,15 +39,22 @@ static inline char over_copy_marker(const nzb_result_t *r) {
     return rate > r->bandwidth_gbs ? '^' : '+';
 }
 
+/* The plan's setup in SpMVs of its own kernel (0 when the row was not timed). */
+static inline double plan_spmvs(const nzb_result_t *r) {
+    return r->status == NZB_OK && r->median_seconds > 0 ? r->plan_seconds / r->median_seconds : 0;
+}
+
 static inline void format_pct(char *buf, size_t size, const nzb_result_t *r) {
     char marker = over_copy_marker(r);
     snprintf(buf, size, marker ? "%.1f%c" : "%.1f", r->pct_bandwidth, marker);
 }
 
 /* bench_summary.c: the per-precision summary (GPU: ours vs cuSPARSE, the planner; CPU: the
- * bandwidth reached) and the footnotes under the table. */
+ * bandwidth reached), the large real matrices' planner summary, and the footnotes under the
+ * table. */
 void nzb_summary_gpu(nzb_report_t *rep, nz_value_type_t vt);
 void nzb_summary_cpu(nzb_report_t *rep, nz_value_type_t vt, const nzb_summary_info_t *info);
+void nzb_summary_large(nzb_report_t *rep, nz_value_type_t vt);
 void nzb_report_footnotes(nzb_report_t *rep, const nzb_summary_info_t *info);
 
 #endif /* NZB_REPORT_INTERNAL_H */

@@ -172,6 +172,68 @@ rc=$?
 [ $rc -eq 1 ] || fail "--png with a missing NZ_BENCH_PLOT exited $rc, expected 1"
 grep -q "NZ_BENCH_PLOT=.*no-plot.py is not readable" "$TMP/err" || fail "missing plot.py not named"
 
+# 8. The large real matrices: a directory of two small files stands in for --large. Their own
+#    table after the generated suite, with the same columns, the source "large" in the CSV, the
+#    planner's default plan (csr/auto: what it chose, its setup in ms and in SpMVs) per matrix in
+#    the table and in a summary of its own; every row has its setup next to its time.
+#    --no-real skips them; --quick skips the default directory; --only-large runs them alone.
+mkdir -p "$TMP/large"
+cp "$DATA/west0067.mtx" "$DATA/football.mtx" "$TMP/large/"
+NZ_MATRIX_DIR= "$NZ" bench --backend cpu --quick --precision double --alg serial,auto --runs 2 \
+    --large "$TMP/large" --csv "$TMP/l.csv" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] || { fail "--large exited $rc"; show; }
+grep -q "^# large real matrices: 2 file(s) in $TMP/large" "$TMP/out" ||
+    fail "the preamble does not name the large directory"
+grep -q "^Large real matrices ($TMP/large), the same columns:" "$TMP/out" ||
+    { fail "no large matrices' table"; show; }
+header=$(grep '^matrix  *rows  *nnz prec' "$TMP/out" | sort -u | wc -l)
+[ "$(grep -c '^matrix  *rows  *nnz prec' "$TMP/out")" -eq 2 ] && [ "$header" -eq 1 ] ||
+    fail "the large table does not repeat the suite's header"
+bad=$(awk '/^Large real matrices/ { n = 1; next } n == 1 || n == 2 { n++; next }
+          n == 3 && $0 == "" { exit } n == 3 && !/^(west0067|football) / { print; exit }' "$TMP/out")
+[ -z "$bad" ] || fail "another matrix in the large table: $bad"
+sed -n '/^Large real matrices/,$p' "$TMP/out" | grep -q "^west0067 .* double csr/serial " ||
+    fail "west0067 is not in the large table"
+sed -n '/^Large real matrices/,$p' "$TMP/out" |
+    grep -Eq "^football .* double csr/auto .* [0-9.]+ +[0-9.]+ .* ok +planner chose [a-z-]+" ||
+    fail "no csr/auto row with the planner's choice and setup for football"
+for m in west0067 football; do
+    grep -Eq "^cpu,\"$m\",large,.*,double,csr/auto,ok,.*,[0-9.]+,\"planner chose [a-z-]+" \
+        "$TMP/l.csv" || fail "no CSV csr/auto row with source large for $m"
+done
+head -n 1 "$TMP/l.csv" | grep -q ',plan_ms,.*,plan_spmvs,note$' || fail "no plan_spmvs CSV column"
+grep -q "^double precision, large real matrices: the planner's default plan" "$TMP/out" ||
+    fail "no large matrices' planner summary"
+grep -Eq "^football +1226  [a-z-]+ " "$TMP/out" ||
+    fail "no summary line for football"
+grep -q "^double: on 2 large real matrices the default plan is within 10% of the fastest" \
+    "$TMP/out" || fail "no large matrices' count line"
+NZ_MATRIX_DIR= "$NZ" bench --backend cpu --quick --no-real --precision double --alg serial \
+    --runs 2 --large "$TMP/large" --csv "$TMP/n.csv" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] || { fail "--no-real --large exited $rc"; show; }
+grep -q "^Large real matrices" "$TMP/out" && fail "--no-real ran the large matrices"
+grep -q ',large,' "$TMP/n.csv" && fail "--no-real wrote large rows"
+grep -q "^# large real matrices: skipped (--no-real)" "$TMP/out" || fail "--no-real not said"
+NZ_LARGE_MATRIX_DIR="$TMP/large" "$NZ" bench --backend cpu --quick --precision double \
+    --alg serial --runs 2 --csv "$TMP/n.csv" >"$TMP/out" 2>"$TMP/err"
+grep -q "^Large real matrices" "$TMP/out" && fail "--quick ran the large matrices without --large"
+NZ_LARGE_MATRIX_DIR="$TMP/large" "$NZ" bench --backend cpu --only-large --precision double \
+    --alg serial --runs 2 --csv "$TMP/o.csv" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 0 ] || { fail "--only-large exited $rc"; show; }
+[ "$(awk -F, 'NR > 1 && $3 != "large"' "$TMP/o.csv" | wc -l)" -eq 0 ] ||
+    fail "--only-large ran other matrices"
+grep -q '^cpu,"west0067",large,' "$TMP/o.csv" || fail "--only-large did not run NZ_LARGE_MATRIX_DIR"
+"$NZ" bench --backend cpu --quick --large "$TMP/no-such-dir" --runs 2 --alg serial \
+    --csv "$TMP/x.csv" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+[ $rc -eq 1 ] || fail "a missing --large directory exited $rc, expected 1"
+grep -q "no-such-dir" "$TMP/err" || fail "a missing --large directory is not named"
+"$NZ" bench --only-large --no-real >"$TMP/out" 2>"$TMP/err"
+[ $? -eq 2 ] || fail "--only-large --no-real is not a usage error"
+
 if [ $FAILURES -ne 0 ]; then
     echo "test_bench: $FAILURES failure(s)" >&2
     exit 1

@@ -17,13 +17,20 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: nz bench [options] [A.mtx ...]\n"
-            "SpMV benchmark: generated matrices (plus NZ_MATRIX_DIR and the files given), every\n"
-            "kernel verified against a double-precision reference, on the GPU (against cuSPARSE)\n"
-            "when one is present, else on the CPU.\n"
+            "SpMV benchmark: generated matrices (plus NZ_MATRIX_DIR and the files given), then\n"
+            "the large real matrices in a table of their own; every kernel verified against a\n"
+            "double-precision reference, on the GPU (against cuSPARSE) when one is present,\n"
+            "else on the CPU. Every row gives its plan's setup (plan_ms; plan_spmv: in SpMVs of\n"
+            "its own kernel); csr/auto is the planner's default plan, its note what it chose.\n"
             "  --backend cpu|gpu      force a backend (gpu falls back to cpu without a device)\n"
             "  --size small|full      matrix sizes (default: full on the GPU, small on the CPU)\n"
-            "  --quick                tiny matrices, a smoke run\n"
-            "  --no-real              skip the matrices in NZ_MATRIX_DIR\n"
+            "  --quick                tiny matrices, a smoke run (no large ones unless --large)\n"
+            "  --no-real              skip the matrices in NZ_MATRIX_DIR and the large ones\n"
+            "  --large DIR            the large real matrices (*.mtx, *.mtx.gz; default:\n"
+            "                         $NZ_LARGE_MATRIX_DIR, else ../shared/matrices-large from\n"
+            "                         the current directory, then from the source tree)\n"
+            "  --only-large           only the large real matrices (and files given): no\n"
+            "                         generated suite, no NZ_MATRIX_DIR\n"
             "  --precision single|double|both   (default both)\n"
             "  --runs N               timed runs per kernel (default 50 GPU, 10 CPU, 5 --quick)\n"
             "  --offsets 32|64        GPU row offset width (default 32)\n"
@@ -130,6 +137,8 @@ int nz_cmd_bench(int argc, char **argv) {
             opt.size = NZB_SIZE_QUICK;
         } else if (strcmp(a, "--no-real") == 0) {
             opt.real = 0;
+        } else if (strcmp(a, "--only-large") == 0) {
+            opt.only_large = 1;
         } else if (strcmp(a, "--markdown") == 0) {
             opt.markdown = 1;
         } else if (strcmp(a, "--cg") == 0) {
@@ -144,7 +153,7 @@ int nz_cmd_bench(int argc, char **argv) {
                    strcmp(a, "--precision") != 0 && strcmp(a, "--runs") != 0 &&
                    strcmp(a, "--offsets") != 0 && strcmp(a, "--threads") != 0 &&
                    strcmp(a, "--alg") != 0 && strcmp(a, "--csv") != 0 &&
-                   strcmp(a, "--png") != 0) {
+                   strcmp(a, "--png") != 0 && strcmp(a, "--large") != 0) {
             status = nz_cli_unknown_option(CMD, a);
         } else if ((v = nz_cli_value(CMD, argc, argv, &i)) == NULL) {
             status = NZ_EXIT_USAGE;
@@ -190,9 +199,15 @@ int nz_cmd_bench(int argc, char **argv) {
             opt.csv_path = v;
         } else if (strcmp(a, "--png") == 0) {
             opt.png_path = v;
+        } else if (strcmp(a, "--large") == 0) {
+            opt.large_dir = v;
         } else { /* --alg: read after the loop, once the mode is known */
             alg_arg = v; /* the last --alg wins */
         }
+    }
+    if (status == NZ_EXIT_OK && opt.only_large && !opt.real) {
+        nz_cli_error(CMD, "--only-large and --no-real leave nothing to run");
+        status = NZ_EXIT_USAGE;
     }
     if (status == NZ_EXIT_OK) status = check_outputs(&opt, mode_cg || mode_spgemm || mode_spmm);
     if (status == NZ_EXIT_OK && alg_arg != NULL && mode_spgemm) {
