@@ -197,15 +197,19 @@ static void check_auto(const nz_matrix_t *H, const char *name) {
                       "0x%x)", label, hs.hot_share, (long long)hs.cols, nz_alg_name(info.alg),
                       info.flags);
             if (op == NZ_OP_N) {
-                nz_format_t f;
-                nz_alg_t expected;
-                char why[NZI_PLAN_WHY_SIZE];
-                NZT_OK(ctx, nz_spmv_plan_choose(&f, &expected, why, sizeof why, &hs,
-                                                NZ_BACKEND_CUDA, NZ_FORMAT_CSR, 0));
+                /* the rules on the host statistics with the device's L2 and value size, as the
+                 * device plan sees them (nz_spmv_plan_choose knows no L2, and the rules for
+                 * tiles and renumbering depend on it) */
+                nzi_plan_request_t request = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_N, 0, NULL,
+                                              mi.value_type == NZ_F32 ? 4u : 8u,
+                                              nz_cuda_l2_bytes(ctx)};
+                nzi_plan_choice_t choice;
+                NZT_OK(ctx, nzi_plan_choose(&hs, &request, &choice));
+                const nz_alg_t expected = choice.count > 0 ? choice.algs[0] : NZ_ALG_AUTO;
                 /* equal unless the backend refused the first choice for this matrix */
                 NZT_CHECK(info.alg == expected || mi.rows == 0 || mi.nnz == 0,
                           "%s: device AUTO chose %s, host statistics give %s (%s)", label,
-                          nz_alg_name(info.alg), nz_alg_name(expected), why);
+                          nz_alg_name(info.alg), nz_alg_name(expected), choice.why);
             }
             check_plan(plan, H, (nz_operation_t)op, label);
             nz_spmv_plan_destroy(&plan);
