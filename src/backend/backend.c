@@ -2,7 +2,6 @@
 #include "nzi.h"
 #include "backend.h"
 #include "cg_work.h"
-#include "spgemm_internal.h"
 
 #include <string.h>
 
@@ -11,7 +10,7 @@
  * src/core/cuda_absent.c in a build without CUDA, whose spmv_supports / spmm_supports answer
  * false, so nothing above ever reaches the rest). The small adapters below give the CPU backend
  * the same shape as the GPU one: memory from the context's counting allocator, the CPU CG
- * operations (src/cpu/cg_cpu.c) and the CPU SpGEMM (src/spgemm/spgemm_cpu.c).
+ * operations (src/cpu/cg_cpu.c).
  */
 
 static int cpu_spmv_reproducible(nz_format_t format, nz_alg_t alg, nz_operation_t op) {
@@ -19,10 +18,6 @@ static int cpu_spmv_reproducible(nz_format_t format, nz_alg_t alg, nz_operation_
     (void)alg;
     (void)op;
     return 1; /* every CPU kernel sums each row in a fixed order */
-}
-
-static nzi_spgemm_entry_t cpu_spgemm(nz_spgemm_alg_t alg) {
-    return alg == NZ_SPGEMM_CPU ? nzi_spgemm_cpu : NULL;
 }
 
 static const struct nzi_cg_ops *cpu_cg_ops(void) { return &nzi_cg_cpu_ops; }
@@ -45,18 +40,6 @@ static nz_status_t cpu_mem_set(nz_context_t *ctx, void *dst, int byte, size_t by
     return NZ_SUCCESS;
 }
 
-/* The GPU algorithms exist only in CUDA builds (src/spgemm/spgemm_internal.h, "Symbols"). */
-static nzi_spgemm_entry_t cuda_spgemm(nz_spgemm_alg_t alg) {
-    switch (alg) {
-#ifdef NZ_HAVE_CUDA
-    case NZ_SPGEMM_HASH: return nzi_spgemm_hash;
-    case NZ_SPGEMM_ESC: return nzi_spgemm_esc;
-    case NZ_SPGEMM_HYSPMM: return nzi_spgemm_hyspmm;
-#endif
-    default: return NULL;
-    }
-}
-
 static const nzi_backend_t cpu_backend = {
     .id = NZ_BACKEND_CPU,
     .name = "CPU",
@@ -72,7 +55,8 @@ static const nzi_backend_t cpu_backend = {
     .spmm_plan_setup = nz_cpu_spmm_plan_setup,
     .spmm_execute = nz_cpu_spmm_execute,
     .spmm_plan_release = nz_cpu_spmm_plan_release,
-    .spgemm = cpu_spgemm,
+    .spgemm = nz_cpu_spgemm,
+    .spgemm_default_alg = NZ_SPGEMM_CPU,
     .cg_ops = cpu_cg_ops,
     .mem_alloc = cpu_mem_alloc,
     .mem_free = cpu_mem_free,
@@ -95,7 +79,10 @@ static const nzi_backend_t cuda_backend = {
     .spmm_plan_setup = nz_cuda_spmm_plan_setup,
     .spmm_execute = nz_cuda_spmm_execute,
     .spmm_plan_release = nz_cuda_spmm_plan_release,
-    .spgemm = cuda_spgemm,
+    .spgemm = nz_cuda_spgemm,
+    /* the hash algorithm handles every shape and, through row panels, every size; device
+     * operands exist only with a device, and only it takes them */
+    .spgemm_default_alg = NZ_SPGEMM_HASH,
     .cg_ops = nz_cuda_cg_ops,
     .mem_alloc = nz_cuda_malloc,
     .mem_free = nz_cuda_free,
@@ -111,6 +98,7 @@ static const nzi_backend_t cuda_backend = {
     .matrix_release = nz_cuda_matrix_release,
     .gen_fe3d = nz_cuda_gen_fe3d,
     .l2_bytes = nz_cuda_l2_bytes,
+    .resident_threads = nz_cuda_resident_threads,
 };
 
 const nzi_backend_t *nzi_backend_get(nz_backend_t id) {
@@ -123,4 +111,8 @@ const nzi_backend_t *nzi_backend_get(nz_backend_t id) {
 
 const nzi_backend_t *nzi_backend_of(const nz_matrix_t *A) {
     return A->location == NZ_DEVICE ? &cuda_backend : &cpu_backend;
+}
+
+const nzi_backend_t *nzi_backend_of_context(const nz_context_t *ctx) {
+    return ctx->cuda != NULL ? &cuda_backend : &cpu_backend;
 }

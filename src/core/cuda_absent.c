@@ -1,6 +1,7 @@
 /* cuda_absent.c: the CUDA backend's entry points when the library is built without CUDA. */
 #include "nzi.h"
 #include "backend.h"
+#include "hyspmm_device.h"
 
 static nz_status_t absent(nz_context_t *ctx) {
     return nzi_error(ctx, NZ_ERR_NO_DEVICE, "this build of Nonzero has no CUDA backend");
@@ -8,6 +9,10 @@ static nz_status_t absent(nz_context_t *ctx) {
 
 int nz_cuda_device_count(void) { return 0; }
 size_t nz_cuda_l2_bytes(const nz_context_t *ctx) {
+    (void)ctx;
+    return 0;
+}
+int64_t nz_cuda_resident_threads(const nz_context_t *ctx) {
     (void)ctx;
     return 0;
 }
@@ -135,3 +140,89 @@ nz_status_t nz_cuda_spmm_execute(const nz_spmm_plan_t *plan, double alpha, const
     return absent(plan->ctx);
 }
 void nz_cuda_spmm_plan_release(nz_spmm_plan_t *plan) { (void)plan; }
+
+/* SpGEMM: no GPU algorithm, so nothing reaches hySpMM's host driver (src/cuda/spgemm/
+ * hyspmm_pipeline.c, compiled in every build); its device side below only links it. */
+nzi_spgemm_entry_t nz_cuda_spgemm(nz_spgemm_alg_t alg) {
+    (void)alg;
+    return NULL;
+}
+nz_status_t nzi_device_memory_budget(nz_context_t *ctx, size_t limit, size_t *budget) {
+    (void)limit;
+    (void)budget;
+    return absent(ctx);
+}
+nz_status_t nzi_hyspmm_device_bytes(nz_context_t *ctx, nz_value_type_t vt, int slots,
+                                    int64_t max_rows, int64_t max_a_nnz, int64_t max_products,
+                                    size_t *bytes) {
+    (void)vt;
+    (void)slots;
+    (void)max_rows;
+    (void)max_a_nnz;
+    (void)max_products;
+    (void)bytes;
+    return absent(ctx);
+}
+nz_status_t nzi_hyspmm_device_create(nz_context_t *ctx, nzi_hyspmm_device_t **dev,
+                                     nz_value_type_t vt, int slots, int64_t max_rows,
+                                     int64_t max_a_nnz, int64_t max_products,
+                                     size_t *device_bytes) {
+    (void)dev;
+    (void)vt;
+    (void)slots;
+    (void)max_rows;
+    (void)max_a_nnz;
+    (void)max_products;
+    (void)device_bytes;
+    return absent(ctx);
+}
+void nzi_hyspmm_device_destroy(nz_context_t *ctx, nzi_hyspmm_device_t **dev) {
+    (void)ctx;
+    (void)dev;
+}
+nzi_hyspmm_input_t *nzi_hyspmm_slot_input(nzi_hyspmm_device_t *dev, int slot) {
+    (void)dev;
+    (void)slot;
+    return NULL;
+}
+nzi_hyspmm_output_t *nzi_hyspmm_slot_output(nzi_hyspmm_device_t *dev, int slot) {
+    (void)dev;
+    (void)slot;
+    return NULL;
+}
+nz_status_t nzi_hyspmm_enqueue(nz_context_t *ctx, nzi_hyspmm_device_t *dev, int slot,
+                               int64_t rows, int64_t a_nnz, int64_t products) {
+    (void)dev;
+    (void)slot;
+    (void)rows;
+    (void)a_nnz;
+    (void)products;
+    return absent(ctx);
+}
+nz_status_t nzi_hyspmm_fetch(nz_context_t *ctx, nzi_hyspmm_device_t *dev, int slot,
+                             int64_t *c_nnz) {
+    (void)dev;
+    (void)slot;
+    (void)c_nnz;
+    return absent(ctx);
+}
+void nzi_hyspmm_device_set_rates(nzi_hyspmm_device_t *dev, double expand_rate, double gpu_rate,
+                                 double panel_overhead) {
+    (void)dev;
+    (void)expand_rate;
+    (void)gpu_rate;
+    (void)panel_overhead;
+}
+void nzi_hyspmm_pooled(nz_context_t *ctx, nz_value_type_t vt, double rates[3], int64_t *products) {
+    (void)ctx;
+    (void)vt;
+    rates[0] = rates[1] = rates[2] = 0.0;
+    *products = 0;
+}
+nz_status_t nzi_hyspmm_wait(nz_context_t *ctx, nzi_hyspmm_device_t *dev, int slot,
+                            nzi_hyspmm_times_t *times) {
+    (void)dev;
+    (void)slot;
+    (void)times;
+    return absent(ctx);
+}

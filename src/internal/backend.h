@@ -52,21 +52,21 @@ struct nz_spmm_plan {
 };
 #define NZI_SPMM_MAX_K 64
 
-/* An SpGEMM algorithm's entry point (the contract: src/spgemm/spgemm_internal.h; profile is NULL
- * unless the caller asked for the stage timeline, nz_spgemm_profile). The same type as
- * nzi_spgemm_fn in spgemm_common.h. */
+/* An SpGEMM algorithm's entry point, the one type for it (the contract:
+ * src/internal/spgemm_common.h; profile is NULL unless the caller asked for the stage timeline,
+ * nz_spgemm_profile). */
 typedef nz_status_t (*nzi_spgemm_entry_t)(nz_context_t *ctx, nz_matrix_t **C,
                                           const nz_matrix_t *A, const nz_matrix_t *B,
                                           const nz_spgemm_options_t *opt, nz_spgemm_info_t *info,
                                           nz_spgemm_profile_t *profile);
 
 /*
- * The backend interface: every operation the layers above (ops, plan, solver, spgemm) reach a
+ * The backend interface: every operation the layers above (ops, plan, solver) reach a
  * backend by, one constant table per backend (src/backend/backend.c), as Ginkgo's executor is its
  * one way in. A plan looks its table up once, at creation, and keeps the pointer; the planner asks
  * the same table which (format, algorithm) pairs exist and which are bitwise reproducible, so no
- * second list of pairs exists anywhere. Nothing outside nzi_backend_get / nzi_backend_of chooses
- * between the CPU and the GPU.
+ * second list of pairs exists anywhere. Nothing outside nzi_backend_get / nzi_backend_of /
+ * nzi_backend_of_context chooses between the CPU and the GPU.
  *
  * Adding an SpMV algorithm to a backend is one entry in that backend's own list (CUDA: the
  * table in src/cuda/spmv/spmv_cuda.cu; CPU: nz_cpu_spmv_supports); the planner then ranks it.
@@ -104,8 +104,9 @@ typedef struct nzi_backend {
     void (*spmm_plan_release)(nz_spmm_plan_t *plan);
 
     /* SpGEMM: the entry point of algorithm alg on this backend, NULL when it runs elsewhere (or
-     * is not in this build). */
+     * is not in this build); spgemm_default_alg is what NZ_SPGEMM_AUTO means on this backend. */
     nzi_spgemm_entry_t (*spgemm)(nz_spgemm_alg_t alg);
+    nz_spgemm_alg_t spgemm_default_alg;
 
     /* CG: the vector-operation table (struct nzi_cg_ops, cg_work.h); NULL when absent. */
     const struct nzi_cg_ops *(*cg_ops)(void);
@@ -132,12 +133,18 @@ typedef struct nzi_backend {
                             nz_value_type_t value_type, void **d_b, void **d_u_exact);
     /* The bound device's L2 cache in bytes (0 unbound): the planner sizes GPU CSR layouts by it. */
     size_t (*l2_bytes)(const nz_context_t *ctx);
+    /* Threads resident at once on the bound device, SMs x threads per SM (0 unbound): the GPU
+     * CSR rules measure load balance and idle lanes against it. */
+    int64_t (*resident_threads)(const nz_context_t *ctx);
 } nzi_backend_t;
 
-/* The table of a backend (NULL for an unknown id), and the one that owns a matrix (host: CPU,
- * device: CUDA). The only place the library chooses between the CPU and the GPU. */
+/* The table of a backend (NULL for an unknown id), the one that owns a matrix (host: CPU,
+ * device: CUDA), and the one a context computes on when the caller leaves the backend to the
+ * library (CUDA when the context is bound to a device, else CPU: SpGEMM's NZ_SPGEMM_AUTO). The
+ * only places the library chooses between the CPU and the GPU. */
 const nzi_backend_t *nzi_backend_get(nz_backend_t id);
 const nzi_backend_t *nzi_backend_of(const nz_matrix_t *A);
+const nzi_backend_t *nzi_backend_of_context(const nz_context_t *ctx);
 
 #define NZI_TIME_MAX_RUNS 64
 
@@ -169,6 +176,10 @@ nz_status_t nz_cpu_spmm_execute(const nz_spmm_plan_t *plan, double alpha, const 
                                 int64_t ldx, double beta, void *Y, int64_t ldy);
 void nz_cpu_spmm_plan_release(nz_spmm_plan_t *plan);
 
+/* SpGEMM on the host (src/cpu/spgemm_cpu.c): the entry of NZ_SPGEMM_CPU (Gustavson), NULL for
+ * every other algorithm. Arguments are checked by src/ops/spgemm.c. */
+nzi_spgemm_entry_t nz_cpu_spgemm(nz_spgemm_alg_t alg);
+
 /* ---- CUDA backend (src/cuda; stubs in src/core/cuda_absent.c without CUDA) -------------- */
 
 int nz_cuda_device_count(void);
@@ -198,6 +209,8 @@ void nz_cuda_matrix_release(nz_matrix_t *dA);
 
 /* The bound device's L2 cache in bytes (0 without a device); the planner sizes layouts by it. */
 size_t nz_cuda_l2_bytes(const nz_context_t *ctx);
+/* Threads resident at once on the bound device, SMs x threads per SM (0 without a device). */
+int64_t nz_cuda_resident_threads(const nz_context_t *ctx);
 
 bool nz_cuda_spmv_supports(nz_format_t format, nz_alg_t alg);
 int nz_cuda_spmv_reproducible(nz_format_t format, nz_alg_t alg, nz_operation_t op);
@@ -217,6 +230,10 @@ nz_status_t nz_cuda_spmm_plan_setup(nz_spmm_plan_t *plan);
 nz_status_t nz_cuda_spmm_execute(const nz_spmm_plan_t *plan, double alpha, const void *X,
                                  int64_t ldx, double beta, void *Y, int64_t ldy);
 void nz_cuda_spmm_plan_release(nz_spmm_plan_t *plan);
+
+/* SpGEMM on the GPU (src/cuda/spgemm/spgemm_cuda.cu): the entry of NZ_SPGEMM_HASH, _ESC and
+ * _HYSPMM, NULL for every other algorithm (and for all of them in a build without CUDA). */
+nzi_spgemm_entry_t nz_cuda_spgemm(nz_spgemm_alg_t alg);
 
 /* ---- CUDA conjugate gradient and FE assembly (src/cuda/cg/cg_kernels.cu, gen/gen_fe3d.cu) */
 

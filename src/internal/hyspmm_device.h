@@ -8,7 +8,7 @@
 extern "C" {
 #endif
 
-/* The multiplication-ordered structure of a row panel is described in src/spgemm/hyspmm.h. All
+/* The multiplication-ordered structure of a row panel is described in src/cuda/spgemm/hyspmm.h. All
  * its indices are int32: a panel never holds more than NZI_HYSPMM_MAX_PANEL_PRODUCTS products. */
 
 /* Upper limit of products in one panel: keeps the int32 offsets valid and the pinned staging

@@ -1,34 +1,62 @@
-/* spgemm_common.h: what every SpGEMM algorithm shares, host (src/spgemm) and GPU (src/cuda/spgemm) alike. */
+/* spgemm_common.h: what the SpGEMM algorithms of the CPU and CUDA backends share. */
 #ifndef NZI_SPGEMM_COMMON_H
 #define NZI_SPGEMM_COMMON_H
 
 #include "nzi.h"
+#include "backend.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /*
- * The layer between the dispatcher (src/spgemm) and the algorithms (src/spgemm/spgemm_cpu.c,
- * src/spgemm/hyspmm_host.c, src/cuda/spgemm/): the algorithms' common signature, the row panels,
- * the panel results collected on the host, and the device budget. It includes only nzi.h, so the
- * .cu files include it instead of src/spgemm's headers (calls go downward only: src/spgemm ->
- * src/cuda/spgemm -> this header's helpers). The helpers are host code in
- * src/spgemm/spgemm_panels.c and spgemm_chunks.c, which call nothing above this layer; the
- * budget is the device runtime's (src/cuda/runtime/device_budget.cu).
+ * What the SpGEMM algorithms of both backends share: their contract, the row panels, the panel
+ * results collected on the host, and the device budget. The public entry (src/ops/spgemm.c)
+ * checks the operands and reaches an algorithm through the backend table (backend.h:
+ * nzi_spgemm_entry_t, nz_cpu_spgemm, nz_cuda_spgemm); the algorithms live in their backends
+ * (src/cpu/spgemm_cpu.c; src/cuda/spgemm/: hash, ESC, hySpMM with its host side
+ * hyspmm_host.c and hyspmm_pipeline.c). The helpers below are host code of the layer under
+ * both backends (src/spgemm/spgemm_panels.c, spgemm_chunks.c), which calls only src/format and
+ * src/core; the budget is the device runtime's (src/cuda/runtime/device_budget.cu, stubbed in
+ * src/core/cuda_absent.c). Calls go downward only: ops -> backend (cpu | cuda) -> this layer.
+ *
+ * Algorithm entry points
+ * ----------------------
+ * Every algorithm computes C = A B with the signature nzi_spgemm_entry_t and the same contract.
+ * The entry (nz_spgemm, nz_spgemm_profile) has already checked, so an algorithm may assume:
+ *   - A (m x k) and B (k x n) are host CSR matrices (nz_matrix_t, format NZ_FORMAT_CSR, location
+ *     NZ_HOST) of ctx with the same value type, A->cols == B->rows, sorted columns without
+ *     duplicates (the library's CSR invariant);
+ *   - opt is never NULL and opt->alg is the algorithm being run (never NZ_SPGEMM_AUTO);
+ *   - info is never NULL and zeroed; the entry sets info->alg and info->seconds (wall time of
+ *     the whole call) itself; the algorithm sets info->products (the exact count of scalar
+ *     multiplications) and fills the rest it can (panels >= 1, symbolic / numeric / transfer
+ *     seconds, stage_seconds_sum); the entry measures info->peak_device_bytes (the high-water
+ *     mark of the context's device bytes during the call, less those held before);
+ *   - profile is NULL, or zeroed with alg and flags set by the entry (which also sets
+ *     wall_seconds); the algorithm appends its stages (nzi_spgemm_profile_stage) when flags has
+ *     NZ_SPGEMM_PROFILE_STAGES and fills what else it measures;
+ *   - GPU algorithms are called only when ctx is bound to a device (ctx->cuda != NULL).
+ * Exception: nzi_spgemm_hash also takes A and B as device CSR matrices (int32 or int64 row
+ * offsets; the entry sends device operands nowhere else) and then returns a device C (int64 row
+ * offsets), in core only.
+ * On success *C is a new host CSR matrix (rows m, cols n, sorted columns, no explicit
+ * duplicates; numerically cancelled entries are kept as explicit zeros, like every structural
+ * product). On failure *C is left untouched and everything the algorithm allocated is freed.
+ * Errors carry a message naming the algorithm ("nz_spgemm (hash): ...").
+ *
+ * Symbols: nzi_spgemm_cpu (src/cpu) always exists. nzi_spgemm_hash (hash_driver.cu) and
+ * nzi_spgemm_esc (esc.cu) exist only in CUDA builds; nzi_spgemm_hyspmm (hyspmm_pipeline.c, host
+ * C compiled in every build) runs only with them. The backend tables reach them only through
+ * nz_cuda_spgemm (src/cuda/spgemm/spgemm_cuda.cu), which src/core/cuda_absent.c replaces in
+ * builds without CUDA.
  */
 
 /* Byte sizes of the index and offset types every algorithm moves (named, never a bare 4 or 8). */
 #define NZI_INDEX_BYTES ((size_t)sizeof(int32_t))   /* a column index, a local (panel) offset */
 #define NZI_OFFSET_BYTES ((size_t)sizeof(int64_t))  /* a global row offset, a product offset */
 
-/* Algorithm entry points: C = A B, see src/spgemm/spgemm_internal.h for the contract.
- * profile is NULL unless the caller asked for one (nz_spgemm_profile); an algorithm fills the
- * stages it has (nzi_spgemm_profile_stage) and leaves the rest zero. */
-typedef nz_status_t (*nzi_spgemm_fn)(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
-                                     const nz_matrix_t *B, const nz_spgemm_options_t *opt,
-                                     nz_spgemm_info_t *info, nz_spgemm_profile_t *profile);
-
+/* The algorithms (the signature nzi_spgemm_entry_t, backend.h; the contract above). */
 nz_status_t nzi_spgemm_cpu(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
                            const nz_matrix_t *B, const nz_spgemm_options_t *opt,
                            nz_spgemm_info_t *info, nz_spgemm_profile_t *profile);
@@ -49,11 +77,12 @@ void nzi_spgemm_profile_stage(nz_spgemm_profile_t *profile, const char *name, do
 
 /* The device-memory budget of a call in bytes: `limit` when non-zero, else the device's free
  * memory (cudaMemGetInfo) less a margin of 1/NZI_DEVICE_BUDGET_MARGIN for the runtime and
- * fragmentation; never more than that in either case. NZ_ERR_NO_DEVICE in builds without CUDA. */
+ * fragmentation; never more than that in either case. NZ_ERR_NO_DEVICE in builds without CUDA
+ * (src/core/cuda_absent.c). */
 #define NZI_DEVICE_BUDGET_MARGIN 16
 nz_status_t nzi_device_memory_budget(nz_context_t *ctx, size_t limit, size_t *budget);
 
-/* ---- products and row panels (src/spgemm/spgemm_panels.c) -------------------------------- */
+/* ---- products and row panels (src/spgemm/spgemm_panels.c) ------------------------------ */
 
 /* Products per row of A B: products[i] = sum over a_ij != 0 of nnz(row j of B), for rows
  * [row_begin, row_end) (products[0] belongs to row_begin). products may be NULL (count only).

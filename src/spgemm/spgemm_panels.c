@@ -61,14 +61,6 @@ nz_status_t nzi_spgemm_count_products(nz_context_t *ctx, const nz_matrix_t *A,
     return NZ_SUCCESS;
 }
 
-#ifndef NZ_HAVE_CUDA
-nz_status_t nzi_device_memory_budget(nz_context_t *ctx, size_t limit, size_t *budget) {
-    (void)limit;
-    (void)budget;
-    return nzi_error(ctx, NZ_ERR_NO_DEVICE, "nz_spgemm: this build of Nonzero has no CUDA backend");
-}
-#endif
-
 void nzi_spgemm_profile_stage(nz_spgemm_profile_t *profile, const char *name, double seconds) {
     if (profile == NULL || !(profile->flags & NZ_SPGEMM_PROFILE_STAGES) ||
         profile->stage_count >= NZ_SPGEMM_PROFILE_MAX_STAGES)

@@ -1,7 +1,7 @@
 /* test_hyspmm_host.c: hySpMM's CPU pre-processing, memory-inequality panel split and panel assembly. */
 #include "testutil.h"
 #include "nzi.h"
-#include "../../src/spgemm/hyspmm.h"
+#include "../../src/cuda/spgemm/hyspmm.h"
 
 #include <math.h>
 #include <string.h>

@@ -11,7 +11,7 @@
 
 /*
  * The device half of hySpMM (Wu, Georgia State 2015, sections 3.1-3.3; the host half and the
- * pipeline order are in src/spgemm/hyspmm_host.c). One panel on one slot, all on the slot's own
+ * pipeline order are in hyspmm_host.c). One panel on one slot, all on the slot's own
  * stream:
  *   H2D        the panel's structure from pinned memory: A's values, the repeat counts in
  *              prefix form, the row segments, the duplicated B (columns, values);

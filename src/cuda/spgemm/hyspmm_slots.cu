@@ -8,7 +8,7 @@
  * A slot holds one panel in flight (src/cuda/spgemm/hyspmm.cu queues its stages): a stream,
  * timing events, a pinned input and output block on the host, and one device block carved into
  * the arrays of slot_layout_t. NZI_HYSPMM_SLOTS of them make the pipeline of
- * src/spgemm/hyspmm_pipeline.c.
+ * hyspmm_pipeline.c.
  */
 
 void nzi_hyspmm_slot_layout(size_t vs, int64_t max_rows, int64_t max_a_nnz, int64_t max_products,

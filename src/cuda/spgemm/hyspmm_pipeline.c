@@ -39,9 +39,10 @@
  * Panel size: the products per panel come from the stage rates the context measured in its
  * previous hySpMM call (nzi_hyspmm_panel_target: fill and drain against the per-panel cost),
  * else from the fixed rule; the memory inequality bounds them either way.
+ *
+ * Host C, compiled in every build: without CUDA the device side is src/core/cuda_absent.c's, and
+ * nothing reaches this driver (nz_cuda_spgemm answers NULL there).
  */
-
-#ifdef NZ_HAVE_CUDA
 
 /* Largest number of products of one row hySpMM accepts (the int32 offsets of a panel). */
 #define HYSPMM_MAX_ROW_PRODUCTS ((int64_t)1 << 30)
@@ -499,4 +500,3 @@ cleanup:
     return status;
 }
 
-#endif /* NZ_HAVE_CUDA */

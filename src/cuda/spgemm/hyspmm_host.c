@@ -20,7 +20,7 @@
  *   5. compression (GPU): duplicates within a row summed.
  * Panels come from the memory inequality (section 3.3.2) and go through a three-slot pipeline
  * (section 3.3.1): while the GPU multiplies panel p, the CPU pre-processes panel p + 1 on every
- * thread and the copy engine brings panel p - 1's C back (src/spgemm/hyspmm_pipeline.c). See
+ * thread and the copy engine brings panel p - 1's C back (hyspmm_pipeline.c). See
  * docs/SPGEMM.md for what differs from the thesis.
  */
 

@@ -1,5 +1,5 @@
 /* spgemm_cpu.c: CPU Gustavson SpGEMM (OpenMP): symbolic count, then numeric fill, sorted rows. */
-#include "spgemm_internal.h"
+#include "spgemm_common.h"
 
 #include <string.h>
 #ifdef _OPENMP
@@ -281,4 +281,8 @@ cleanup:
     nzi_free(ctx, w.keys);
     nzi_free(ctx, w.values);
     return status;
+}
+
+nzi_spgemm_entry_t nz_cpu_spgemm(nz_spgemm_alg_t alg) {
+    return alg == NZ_SPGEMM_CPU ? nzi_spgemm_cpu : NULL;
 }

@@ -1,5 +1,5 @@
-/* spgemm.c: nz_spgemm: argument checks, the AUTO choice, dispatch to the algorithms, names. */
-#include "spgemm_internal.h"
+/* spgemm.c: public SpGEMM entry points: check the operands once, resolve the algorithm, call a backend. */
+#include "nzi.h"
 #include "backend.h"
 
 #include <string.h>
@@ -36,22 +36,16 @@ nz_status_t nz_spgemm_alg_backend(nz_backend_t *backend, nz_spgemm_alg_t alg) {
     }
 }
 
-/* The one place that decides CPU or GPU: the hash algorithm when the context has a device (it
- * handles every shape and, through row panels, every size; device operands exist only then),
- * else the CPU. */
-static nz_spgemm_alg_t choose_alg(const nz_context_t *ctx) {
-    return ctx->cuda != NULL ? NZ_SPGEMM_HASH : NZ_SPGEMM_CPU;
-}
-
 /* The algorithm's entry point from the backend table that runs it, NULL when no backend of this
  * build has it. */
-static nzi_spgemm_fn alg_function(nz_spgemm_alg_t alg) {
-    nzi_spgemm_fn run = nzi_backend_get(NZ_BACKEND_CPU)->spgemm(alg);
+static nzi_spgemm_entry_t alg_entry(nz_spgemm_alg_t alg) {
+    nzi_spgemm_entry_t run = nzi_backend_get(NZ_BACKEND_CPU)->spgemm(alg);
     return run != NULL ? run : nzi_backend_get(NZ_BACKEND_CUDA)->spgemm(alg);
 }
 
 /* Check the operands once (handles, locations, value types, shapes), bring non-CSR host formats
- * to CSR (device operands must be CSR and run the hash algorithm), resolve AUTO, run the
+ * to CSR (device operands must be CSR and run the hash algorithm), resolve AUTO (the default
+ * algorithm of the backend the context computes on, asked of the backend table), run the
  * algorithm and time the whole call. The peak device bytes of the call are measured by lowering
  * the context's high-water mark to the current use for the duration of the call and restoring
  * the larger of the two afterwards. */
@@ -63,7 +57,7 @@ static nz_status_t spgemm_run(nz_context_t *ctx, nz_matrix_t **C, nz_spgemm_prof
     nz_matrix_t *a_owned = NULL, *b_owned = NULL, *result = NULL;
     nz_spgemm_options_t opt;
     nz_spgemm_info_t local;
-    nzi_spgemm_fn run;
+    nzi_spgemm_entry_t run;
     int64_t saved_peak, start_bytes;
     double t0 = nzi_wtime();
 
@@ -107,7 +101,7 @@ static nz_status_t spgemm_run(nz_context_t *ctx, nz_matrix_t **C, nz_spgemm_prof
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_spgemm: negative thread count %d",
                          opt.threads);
     if (opt.threads > 0) opt.threads = nzi_resolve_threads(opt.threads); /* the online CPUs */
-    if (opt.alg == NZ_SPGEMM_AUTO) opt.alg = choose_alg(ctx);
+    if (opt.alg == NZ_SPGEMM_AUTO) opt.alg = nzi_backend_of_context(ctx)->spgemm_default_alg;
     if (A->location == NZ_DEVICE && opt.alg != NZ_SPGEMM_HASH)
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
                          "nz_spgemm: algorithm %s takes host matrices; device matrices run the "
@@ -118,7 +112,7 @@ static nz_status_t spgemm_run(nz_context_t *ctx, nz_matrix_t **C, nz_spgemm_prof
                          "nz_spgemm: algorithm %s runs on the GPU and the context is not bound to "
                          "a device (nz_context_set_device)",
                          nz_spgemm_alg_name(opt.alg));
-    run = alg_function(opt.alg);
+    run = alg_entry(opt.alg);
     if (run == NULL)
         return nzi_error(ctx, NZ_ERR_NO_DEVICE,
                          "nz_spgemm: algorithm %s is not available in this build (no CUDA backend)",

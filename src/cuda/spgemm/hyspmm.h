@@ -3,7 +3,6 @@
 #define NZI_HYSPMM_H
 
 #include "hyspmm_device.h"
-#include "spgemm_internal.h"
 
 #ifdef __cplusplus
 extern "C" {
