@@ -258,207 +258,276 @@ static nz_status_t sync_all(nz_dist_matrix_t *M) {
                            "nz_dist_cg_solve: synchronising");
 }
 
-nz_status_t nz_dist_cg_solve(nz_context_t *ctx, nz_dist_matrix_t *dA, const void *b_local,
-                             void *x_local, const nz_cg_options_t *options,
-                             nz_cg_result_t *result) {
-    nz_status_t status = nzd_check_matrix(dA);
+/* One solve's state between its phases (nz_dist_cg_solve). */
+typedef struct dist_cg {
+    nz_context_t *ctx;
+    nz_dist_matrix_t *A;
+    const void *b;          /* this rank's rows of b, or of 2^e b once the solve is scaled */
+    void *x;                /* this rank's rows of x */
+    nz_cg_options_t opt;
     cg_work_t w;
     nzi_cg_scalars_t s;
-    nz_cg_options_t opt;
     nz_cg_result_t res;
-    double *history = NULL, sums[2];
-    double reltol = 0.0;    /* max(rtol ||b||, atol) / ||b|| */
-    void *b_scaled = NULL;  /* 2^e b when the solve is scaled (exponent != 0) */
-    int exponent = 0, x_scaled = 0;
-    int64_t bad_row = -1;
-    memset(&w, 0, sizeof w);
-    memset(&s, 0, sizeof s);
-    memset(&res, 0, sizeof res);
-    if (status != NZ_SUCCESS) return status;
-    if (ctx == NULL) return NZ_ERR_NULL_ARGUMENT;
-    if (ctx != dA->ctx)
-        return nzd_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_dist_cg_solve: dA belongs to another context");
-    /* NaN residuals until one is computed (as nz_cg_solve) */
-    res.residual_norm = res.relative_residual = NAN;
-    if (result != NULL) *result = res;
-    w.M = dA;
+    double *history;        /* the history returned in res (NULL without record_history) */
+    double sums[2];         /* the last reduction's global sums */
+    double bnorm;           /* ||2^e b|| */
+    double reltol;          /* max(rtol ||b||, atol) / ||b|| */
+    void *b_scaled;         /* 2^e b when the solve is scaled (exponent != 0) */
+    int exponent;           /* e: the solve runs on 2^e A x = 2^e b when e != 0 */
+    int x_scaled;           /* x holds 2^e x */
+} dist_cg_t;
+
+/* The arguments, checked on every rank and agreed on (every rank returns the same status). */
+static nz_status_t dist_cg_check_arguments(nz_context_t *ctx, nz_dist_matrix_t *dA,
+                                           const void *b_local, const void *x_local,
+                                           const nz_cg_options_t *options, nz_cg_options_t *opt) {
+    nz_status_t status = NZ_SUCCESS;
     if (dA->global_rows != dA->global_cols)
         status = nzd_error(ctx, NZ_ERR_DIMENSION_MISMATCH, "nz_dist_cg_solve: A is %lld x %lld, not square",
                            (long long)dA->global_rows, (long long)dA->global_cols);
     if (status == NZ_SUCCESS && dA->rows > 0 && (b_local == NULL || x_local == NULL))
         status = nzd_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_dist_cg_solve: b or x is NULL");
-    if (status == NZ_SUCCESS) status = check_options(ctx, options, dA->global_rows, &opt);
-    status = nz_dist_agree(ctx, dA->comm, status);
-    if (status != NZ_SUCCESS) return status;
+    if (status == NZ_SUCCESS) status = check_options(ctx, options, dA->global_rows, opt);
+    return nz_dist_agree(ctx, dA->comm, status);
+}
 
-    /* ---- setup ---- */
+/* ||2^e b|| into c->bnorm, e = 0 unless ||b||^2 leaves the safe range: then solve
+ * 2^e A x = 2^e b (cg_scalars.h) on a scaled copy of b, or refuse a non-finite b. */
+static nz_status_t dist_cg_bnorm(dist_cg_t *c) {
+    nz_context_t *ctx = c->ctx;
+    nz_dist_matrix_t *dA = c->A;
+    nz_status_t status;
+    if ((status = global_op(&c->w, OP_DOT_BB, NULL, c->b, 0.0, c->sums)) != NZ_SUCCESS)
+        return status;
+    if (!nzi_cg_norm2_safe(c->sums[0], dA->value_type)) {
+        double bmax = 0.0, xmax = 0.0;
+        if ((status = global_maxabs(&c->w, c->b, &bmax)) != NZ_SUCCESS) return status;
+        if (!nzi_cg_finite(bmax))
+            return nzd_error(ctx, NZ_ERR_BREAKDOWN, "nz_dist_cg_solve: b holds NaN or Inf");
+        if (bmax > 0.0) {
+            if ((status = global_maxabs(&c->w, c->x, &xmax)) != NZ_SUCCESS) return status;
+            c->exponent = nzi_cg_scale_exponent(bmax, xmax, dA->value_type);
+        }
+        if (c->exponent != 0) {
+            status = nzd_vec_alloc(ctx, dA->device, &c->b_scaled, dA->rows, dA->value_size,
+                                   "nz_dist_cg_solve: scaled b");
+            if (status == NZ_SUCCESS)
+                status = local_scale(&c->w, c->b_scaled, c->b, ldexp(1.0, c->exponent));
+            if ((status = nz_dist_agree(ctx, dA->comm, status)) != NZ_SUCCESS) return status;
+            c->b = c->b_scaled;
+            if ((status = global_op(&c->w, OP_DOT_BB, NULL, c->b, 0.0, c->sums)) != NZ_SUCCESS)
+                return status;
+        } else if (bmax == 0.0) {
+            c->sums[0] = 0.0;
+        }
+    }
+    c->bnorm = sqrt(c->sums[0]);
+    if (!nzi_cg_finite(c->bnorm))
+        return nzd_error(ctx, NZ_ERR_BREAKDOWN, "nz_dist_cg_solve: b holds NaN or Inf");
+    return NZ_SUCCESS;
+}
+
+/* Setup: the local plan's algorithm for the result, workspace, history, the Jacobi
+ * preconditioner (its first bad diagonal entry over all ranks) and ||2^e b||; timed into
+ * res.setup_seconds from a barrier. */
+static nz_status_t dist_cg_setup(dist_cg_t *c) {
+    nz_context_t *ctx = c->ctx;
+    nz_dist_matrix_t *dA = c->A;
+    nz_status_t status;
+    int64_t bad_row = -1;
     MPI_Barrier(dA->comm);
     double t0 = MPI_Wtime();
-    res.alg = NZ_ALG_AUTO; /* a rank without a local block reports auto */
+    c->res.alg = NZ_ALG_AUTO; /* a rank without a local block reports auto */
     if (dA->local_plan != NULL) {
         nz_spmv_plan_info_t info;
-        if (nz_spmv_plan_info(dA->local_plan, &info) == NZ_SUCCESS) res.alg = info.alg;
+        if (nz_spmv_plan_info(dA->local_plan, &info) == NZ_SUCCESS) c->res.alg = info.alg;
     }
-    status = work_create(&w, opt.precond == NZ_PRECOND_JACOBI, &bad_row);
-    if (status == NZ_SUCCESS && opt.record_history) {
-        s.history_capacity = opt.max_iterations + 1;
-        status = nzd_vec_alloc(ctx, NULL, (void **)&history, s.history_capacity, sizeof(double),
-                               "nz_dist_cg_solve: history");
-        s.history = history;
+    status = work_create(&c->w, c->opt.precond == NZ_PRECOND_JACOBI, &bad_row);
+    if (status == NZ_SUCCESS && c->opt.record_history) {
+        c->s.history_capacity = c->opt.max_iterations + 1;
+        status = nzd_vec_alloc(ctx, NULL, (void **)&c->history, c->s.history_capacity,
+                               sizeof(double), "nz_dist_cg_solve: history");
+        c->s.history = c->history;
     }
     status = nz_dist_agree(ctx, dA->comm, status);
-    if (status != NZ_SUCCESS) goto cleanup;
-    {
-        int64_t first_bad = bad_row < 0 ? INT64_MAX : bad_row;
-        MPI_Allreduce(MPI_IN_PLACE, &first_bad, 1, MPI_INT64_T, MPI_MIN, dA->comm);
-        if (first_bad != INT64_MAX) {
-            status = nzd_error(ctx, NZ_ERR_BREAKDOWN,
-                               "nz_dist_cg_solve: Jacobi preconditioner: diagonal entry (%lld, %lld) "
-                               "of A is missing, not positive or not finite (A is not SPD)",
-                               (long long)first_bad, (long long)first_bad);
-            goto cleanup;
-        }
-    }
-    if ((status = global_op(&w, OP_DOT_BB, NULL, b_local, 0.0, sums)) != NZ_SUCCESS) goto cleanup;
-    if (!nzi_cg_norm2_safe(sums[0], dA->value_type)) {
-        /* ||b||^2 overflows, underflows or is not finite: solve 2^e A x = 2^e b (cg_scalars.h)
-         * on a scaled copy of b, or refuse a non-finite b */
-        double bmax = 0.0, xmax = 0.0;
-        if ((status = global_maxabs(&w, b_local, &bmax)) != NZ_SUCCESS) goto cleanup;
-        if (!nzi_cg_finite(bmax)) {
-            status = nzd_error(ctx, NZ_ERR_BREAKDOWN, "nz_dist_cg_solve: b holds NaN or Inf");
-            goto cleanup;
-        }
-        if (bmax > 0.0) {
-            if ((status = global_maxabs(&w, x_local, &xmax)) != NZ_SUCCESS) goto cleanup;
-            exponent = nzi_cg_scale_exponent(bmax, xmax, dA->value_type);
-        }
-        if (exponent != 0) {
-            status = nzd_vec_alloc(ctx, dA->device, &b_scaled, dA->rows, dA->value_size,
-                                   "nz_dist_cg_solve: scaled b");
-            if (status == NZ_SUCCESS) status = local_scale(&w, b_scaled, b_local, ldexp(1.0, exponent));
-            if ((status = nz_dist_agree(ctx, dA->comm, status)) != NZ_SUCCESS) goto cleanup;
-            b_local = b_scaled;
-            if ((status = global_op(&w, OP_DOT_BB, NULL, b_local, 0.0, sums)) != NZ_SUCCESS)
-                goto cleanup;
-        } else if (bmax == 0.0) {
-            sums[0] = 0.0;
-        }
-    }
-    const double bnorm = sqrt(sums[0]); /* ||2^e b|| */
-    if (!nzi_cg_finite(bnorm)) {
-        status = nzd_error(ctx, NZ_ERR_BREAKDOWN, "nz_dist_cg_solve: b holds NaN or Inf");
-        goto cleanup;
-    }
-    res.setup_seconds = MPI_Wtime() - t0;
+    if (status != NZ_SUCCESS) return status;
+    int64_t first_bad = bad_row < 0 ? INT64_MAX : bad_row;
+    MPI_Allreduce(MPI_IN_PLACE, &first_bad, 1, MPI_INT64_T, MPI_MIN, dA->comm);
+    if (first_bad != INT64_MAX)
+        return nzd_error(ctx, NZ_ERR_BREAKDOWN,
+                         "nz_dist_cg_solve: Jacobi preconditioner: diagonal entry (%lld, %lld) "
+                         "of A is missing, not positive or not finite (A is not SPD)",
+                         (long long)first_bad, (long long)first_bad);
+    if ((status = dist_cg_bnorm(c)) != NZ_SUCCESS) return status;
+    c->res.setup_seconds = MPI_Wtime() - t0;
+    return NZ_SUCCESS;
+}
 
-    /* ---- solve ---- */
-    MPI_Barrier(dA->comm);
-    t0 = MPI_Wtime();
-    s.max_iterations = opt.max_iterations;
-    if (bnorm == 0.0) {
-        status = dA->rows == 0 ? NZ_SUCCESS
-                 : dA->device != NULL ? nz_device_memset(ctx, x_local, 0, (size_t)dA->rows * dA->value_size)
-                                      : (memset(x_local, 0, (size_t)dA->rows * dA->value_size), NZ_SUCCESS);
-        status = nz_dist_agree(ctx, dA->comm, status);
-        if (status != NZ_SUCCESS) goto cleanup;
-        s.state = NZI_CG_CONVERGED;
-        res.residual_norm = res.relative_residual = 0.0;
-        if (history != NULL) {
-            history[0] = 0.0;
-            res.history_length = 1;
-        }
-        res.solve_seconds = MPI_Wtime() - t0;
-        goto finish;
+/* b = 0: the solution is x = 0 exactly, whatever the guess. */
+static nz_status_t dist_cg_zero_rhs(dist_cg_t *c, double t0) {
+    nz_dist_matrix_t *dA = c->A;
+    const size_t bytes = (size_t)dA->rows * dA->value_size;
+    nz_status_t status = dA->rows == 0        ? NZ_SUCCESS
+                         : dA->device != NULL ? nz_device_memset(c->ctx, c->x, 0, bytes)
+                                              : (memset(c->x, 0, bytes), NZ_SUCCESS);
+    status = nz_dist_agree(c->ctx, dA->comm, status);
+    if (status != NZ_SUCCESS) return status;
+    c->s.state = NZI_CG_CONVERGED;
+    c->res.residual_norm = c->res.relative_residual = 0.0;
+    if (c->history != NULL) {
+        c->history[0] = 0.0;
+        c->res.history_length = 1;
     }
-    double tol = opt.rtol * bnorm;
-    if (ldexp(opt.atol, exponent) > tol) tol = ldexp(opt.atol, exponent);
-    reltol = tol / bnorm;
-    s.tol2 = tol * tol;
-    if (exponent != 0) {
-        status = nz_dist_agree(ctx, dA->comm, local_scale(&w, x_local, x_local, ldexp(1.0, exponent)));
-        if (status != NZ_SUCCESS) goto cleanup;
-        x_scaled = 1;
+    c->res.solve_seconds = MPI_Wtime() - t0;
+    return NZ_SUCCESS;
+}
+
+/* The iterations: the tolerance, x scaled, the initial residual, then q = A p; alpha = r'z /
+ * p'q; x += alpha p; r -= alpha q; z = M^-1 r; beta; p = z + beta p, with a true-residual check
+ * whenever the recursive residual meets the tolerance. */
+static nz_status_t dist_cg_iterate(dist_cg_t *c) {
+    nz_context_t *ctx = c->ctx;
+    nz_dist_matrix_t *dA = c->A;
+    cg_work_t *w = &c->w;
+    nzi_cg_scalars_t *s = &c->s;
+    double *sums = c->sums;
+    nz_status_t status;
+    double tol = c->opt.rtol * c->bnorm;
+    if (ldexp(c->opt.atol, c->exponent) > tol) tol = ldexp(c->opt.atol, c->exponent);
+    c->reltol = tol / c->bnorm;
+    s->tol2 = tol * tol;
+    if (c->exponent != 0) {
+        status = nz_dist_agree(ctx, dA->comm, local_scale(w, c->x, c->x, ldexp(1.0, c->exponent)));
+        if (status != NZ_SUCCESS) return status;
+        c->x_scaled = 1;
     }
-    status = nz_dist_spmv(dA, 1.0, x_local, 0.0, w.q);
-    if ((status = reduce(&w, status == NZ_SUCCESS ? vector_op(&w, OP_RESIDUAL, NULL, b_local, 0.0, sums)
-                                                  : status, sums)) != NZ_SUCCESS)
-        goto cleanup;
-    nzi_cg_after_init(&s, sums[0], sums[1]);
+    status = nz_dist_spmv(dA, 1.0, c->x, 0.0, w->q);
+    if ((status = reduce(w, status == NZ_SUCCESS ? vector_op(w, OP_RESIDUAL, NULL, c->b, 0.0, sums)
+                                                 : status, sums)) != NZ_SUCCESS)
+        return status;
+    nzi_cg_after_init(s, sums[0], sums[1]);
     for (;;) {
-        while (s.state == NZI_CG_RUNNING) {
-            /* q = A p; alpha = r'z / p'q; x += alpha p; r -= alpha q; z = M^-1 r; beta;
-             * p = z + beta p */
-            status = nz_dist_spmv(dA, 1.0, w.p, 0.0, w.q);
-            if (status == NZ_SUCCESS) status = vector_op(&w, OP_DOT_PQ, NULL, NULL, 0.0, sums);
-            if ((status = reduce(&w, status, sums)) != NZ_SUCCESS) goto cleanup;
-            nzi_cg_after_pq(&s, sums[0]);
-            if (s.state != NZI_CG_RUNNING) break;
-            if ((status = global_op(&w, OP_UPDATE, x_local, NULL, s.alpha, sums)) != NZ_SUCCESS)
-                goto cleanup;
-            nzi_cg_after_update(&s, sums[0], sums[1]);
-            if (s.state != NZI_CG_RUNNING) break;
-            if ((status = vector_op(&w, OP_UPDATE_P, NULL, NULL, s.beta, sums)) != NZ_SUCCESS)
-                goto cleanup;
+        while (s->state == NZI_CG_RUNNING) {
+            status = nz_dist_spmv(dA, 1.0, w->p, 0.0, w->q);
+            if (status == NZ_SUCCESS) status = vector_op(w, OP_DOT_PQ, NULL, NULL, 0.0, sums);
+            if ((status = reduce(w, status, sums)) != NZ_SUCCESS) return status;
+            nzi_cg_after_pq(s, sums[0]);
+            if (s->state != NZI_CG_RUNNING) break;
+            if ((status = global_op(w, OP_UPDATE, c->x, NULL, s->alpha, sums)) != NZ_SUCCESS)
+                return status;
+            nzi_cg_after_update(s, sums[0], sums[1]);
+            if (s->state != NZI_CG_RUNNING) break;
+            if ((status = vector_op(w, OP_UPDATE_P, NULL, NULL, s->beta, sums)) != NZ_SUCCESS)
+                return status;
         }
-        if (s.state != NZI_CG_CHECK) break;
+        if (s->state != NZI_CG_CHECK) break;
         /* the recursive residual meets the tolerance: the true one decides, and CG goes on from it
          * (r = b - A x, p = M^-1 r) when it misses: nz_cg_solve's residual replacement */
-        status = nz_dist_spmv(dA, 1.0, x_local, 0.0, w.q);
-        if (status == NZ_SUCCESS) status = vector_op(&w, OP_RESIDUAL, NULL, b_local, 0.0, sums);
-        if ((status = reduce(&w, status, sums)) != NZ_SUCCESS)
-            goto cleanup;
-        nzi_cg_after_replace(&s, sums[0], sums[1]);
+        status = nz_dist_spmv(dA, 1.0, c->x, 0.0, w->q);
+        if (status == NZ_SUCCESS) status = vector_op(w, OP_RESIDUAL, NULL, c->b, 0.0, sums);
+        if ((status = reduce(w, status, sums)) != NZ_SUCCESS) return status;
+        nzi_cg_after_replace(s, sums[0], sums[1]);
     }
-    /* the true residual of the returned x */
-    status = nz_dist_spmv(dA, 1.0, x_local, 0.0, w.q);
-    if ((status = reduce(&w, status == NZ_SUCCESS ? vector_op(&w, OP_TRUE_RESIDUAL, NULL, b_local, 0.0, sums)
-                                                  : status, sums)) != NZ_SUCCESS)
-        goto cleanup;
-    nzi_cg_after_true(&s, sums[0]);
-    if (x_scaled) {
-        status = nz_dist_agree(ctx, dA->comm, local_scale(&w, x_local, x_local, ldexp(1.0, -exponent)));
-        if (status != NZ_SUCCESS) goto cleanup;
-        x_scaled = 0;
+    return NZ_SUCCESS;
+}
+
+/* After the iterations: the true residual of the returned x, x scaled back, the history
+ * unscaled, and one distributed SpMV timed on its own. */
+static nz_status_t dist_cg_true_residual(dist_cg_t *c, double t0) {
+    nz_context_t *ctx = c->ctx;
+    nz_dist_matrix_t *dA = c->A;
+    cg_work_t *w = &c->w;
+    double *sums = c->sums;
+    const int exponent = c->exponent;
+    nz_status_t status = nz_dist_spmv(dA, 1.0, c->x, 0.0, w->q);
+    if ((status = reduce(w, status == NZ_SUCCESS
+                                ? vector_op(w, OP_TRUE_RESIDUAL, NULL, c->b, 0.0, sums)
+                                : status, sums)) != NZ_SUCCESS)
+        return status;
+    nzi_cg_after_true(&c->s, sums[0]);
+    if (c->x_scaled) {
+        status = nz_dist_agree(ctx, dA->comm, local_scale(w, c->x, c->x, ldexp(1.0, -exponent)));
+        if (status != NZ_SUCCESS) return status;
+        c->x_scaled = 0;
     }
-    if ((status = sync_all(dA)) != NZ_SUCCESS) goto cleanup;
-    res.solve_seconds = MPI_Wtime() - t0;
-    res.residual_norm = ldexp(sqrt(sums[0]), -exponent);
-    res.relative_residual = sqrt(sums[0]) / bnorm;
-    if (history != NULL) {
-        res.history_length = s.iterations + 1 < s.history_capacity ? s.iterations + 1 : s.history_capacity;
-        for (int64_t k = 0; k < res.history_length && exponent != 0; k++)
-            history[k] = ldexp(history[k], -exponent);
+    if ((status = sync_all(dA)) != NZ_SUCCESS) return status;
+    c->res.solve_seconds = MPI_Wtime() - t0;
+    c->res.residual_norm = ldexp(sqrt(sums[0]), -exponent);
+    c->res.relative_residual = sqrt(sums[0]) / c->bnorm;
+    if (c->history != NULL) {
+        c->res.history_length = c->s.iterations + 1 < c->s.history_capacity
+                                    ? c->s.iterations + 1
+                                    : c->s.history_capacity;
+        for (int64_t k = 0; k < c->res.history_length && exponent != 0; k++)
+            c->history[k] = ldexp(c->history[k], -exponent);
     }
-    {
-        double t1 = MPI_Wtime();
-        for (int k = 0; k < NZD_CG_SPMV_TIMING_REPEATS && status == NZ_SUCCESS; k++)
-            status = nz_dist_spmv(dA, 1.0, x_local, 0.0, w.q);
-        if (status == NZ_SUCCESS) status = sync_all(dA);
-        res.spmv_seconds = (MPI_Wtime() - t1) / NZD_CG_SPMV_TIMING_REPEATS;
-        status = nz_dist_agree(ctx, dA->comm, status);
-        if (status != NZ_SUCCESS) goto cleanup;
-    }
-finish:
-    {
-        double times[3] = {res.setup_seconds, res.solve_seconds, res.spmv_seconds};
-        MPI_Allreduce(MPI_IN_PLACE, times, 3, MPI_DOUBLE, MPI_MAX, dA->comm);
-        res.setup_seconds = times[0];
-        res.solve_seconds = times[1];
-        res.spmv_seconds = times[2];
-    }
-    res.iterations = s.iterations;
-    res.seconds_per_iteration = res.solve_seconds / (double)(s.iterations > 0 ? s.iterations : 1);
-    res.history = history;
-    history = NULL;
-    status = final_status(ctx, &s, res.relative_residual, reltol);
+    double t1 = MPI_Wtime();
+    for (int k = 0; k < NZD_CG_SPMV_TIMING_REPEATS && status == NZ_SUCCESS; k++)
+        status = nz_dist_spmv(dA, 1.0, c->x, 0.0, w->q);
+    if (status == NZ_SUCCESS) status = sync_all(dA);
+    c->res.spmv_seconds = (MPI_Wtime() - t1) / NZD_CG_SPMV_TIMING_REPEATS;
+    return nz_dist_agree(ctx, dA->comm, status);
+}
+
+/* The result with the slowest rank's times (its history moves to the caller, or is freed
+ * without a result) and the status that names how the solve ended. */
+static nz_status_t dist_cg_report(dist_cg_t *c, nz_cg_result_t *result) {
+    nz_cg_result_t *res = &c->res;
+    double times[3] = {res->setup_seconds, res->solve_seconds, res->spmv_seconds};
+    MPI_Allreduce(MPI_IN_PLACE, times, 3, MPI_DOUBLE, MPI_MAX, c->A->comm);
+    res->setup_seconds = times[0];
+    res->solve_seconds = times[1];
+    res->spmv_seconds = times[2];
+    res->iterations = c->s.iterations;
+    res->seconds_per_iteration =
+        res->solve_seconds / (double)(c->s.iterations > 0 ? c->s.iterations : 1);
+    res->history = c->history;
+    c->history = NULL;
+    nz_status_t status = final_status(c->ctx, &c->s, res->relative_residual, c->reltol);
     if (result != NULL)
-        *result = res;
+        *result = *res;
     else
-        nz_free(ctx, res.history);
+        nz_free(c->ctx, res->history);
+    return status;
+}
+
+/* Setup, iterations and the true residual, then the report: the phases above, each ending in
+ * a status every rank agrees on. */
+nz_status_t nz_dist_cg_solve(nz_context_t *ctx, nz_dist_matrix_t *dA, const void *b_local,
+                             void *x_local, const nz_cg_options_t *options,
+                             nz_cg_result_t *result) {
+    nz_status_t status = nzd_check_matrix(dA);
+    dist_cg_t c;
+    memset(&c, 0, sizeof c);
+    if (status != NZ_SUCCESS) return status;
+    if (ctx == NULL) return NZ_ERR_NULL_ARGUMENT;
+    if (ctx != dA->ctx)
+        return nzd_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_dist_cg_solve: dA belongs to another context");
+    /* NaN residuals until one is computed (as nz_cg_solve) */
+    c.res.residual_norm = c.res.relative_residual = NAN;
+    if (result != NULL) *result = c.res;
+    c.ctx = ctx;
+    c.A = dA;
+    c.b = b_local;
+    c.x = x_local;
+    c.w.M = dA;
+    status = dist_cg_check_arguments(ctx, dA, b_local, x_local, options, &c.opt);
+    if (status != NZ_SUCCESS) return status;
+
+    if ((status = dist_cg_setup(&c)) != NZ_SUCCESS) goto cleanup;
+    MPI_Barrier(dA->comm);
+    const double t0 = MPI_Wtime();
+    c.s.max_iterations = c.opt.max_iterations;
+    if (c.bnorm == 0.0) {
+        if ((status = dist_cg_zero_rhs(&c, t0)) != NZ_SUCCESS) goto cleanup;
+    } else {
+        if ((status = dist_cg_iterate(&c)) != NZ_SUCCESS) goto cleanup;
+        if ((status = dist_cg_true_residual(&c, t0)) != NZ_SUCCESS) goto cleanup;
+    }
+    status = dist_cg_report(&c, result);
 cleanup:
-    nz_free(ctx, history);
-    if (w.M != NULL && b_scaled != NULL) nzd_vec_free(ctx, dA->device, b_scaled);
-    work_free(&w);
+    nz_free(ctx, c.history);
+    if (c.w.M != NULL && c.b_scaled != NULL) nzd_vec_free(ctx, dA->device, c.b_scaled);
+    work_free(&c.w);
     return status;
 }

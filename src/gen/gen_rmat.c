@@ -2,6 +2,7 @@
 #include "gen_internal.h"
 
 #include <math.h>
+#include <string.h>
 
 /* R-MAT (Chakrabarti, Zhan and Faloutsos, SDM 2004; Graph500 specification 3.2): each edge
  * descends `scale` levels of the adjacency matrix, choosing at every level the top-left,
@@ -91,13 +92,9 @@ static void rmat_generate(const rmat_params_t *p, int threads, uint64_t *keys) {
     }
 }
 
-nz_status_t nz_gen_rmat(nz_context_t *ctx, nz_matrix_t **A, int scale, int edge_factor, double a,
-                        double b, double c, uint64_t seed, nz_value_type_t value_type) {
-    const char *what = "nz_gen_rmat";
-    nz_status_t status = NZ_SUCCESS;
-    uint64_t *keys = NULL, *bucketed = NULL;
-    int64_t *histogram = NULL, *bucket_start = NULL, *edge_offsets = NULL, *distinct = NULL;
-    nz_matrix_t *M = NULL;
+static nz_status_t rmat_check_arguments(nz_context_t *ctx, nz_matrix_t **A, int scale,
+                                        int edge_factor, double a, double b, double c,
+                                        nz_value_type_t value_type, const char *what) {
     NZI_TRY(nzi_check_new_matrix(ctx, A, value_type, what));
     if (scale < 1 || scale > 30)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: scale %d must lie in [1, 30]", what,
@@ -110,92 +107,138 @@ nz_status_t nz_gen_rmat(nz_context_t *ctx, nz_matrix_t **A, int scale, int edge_
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
                          "%s: probabilities a = %g, b = %g, c = %g must be >= 0 with "
                          "a + b + c <= 1", what, a, b, c);
+    return NZ_SUCCESS;
+}
+
+/* The edge generator's parameters; a = b = c = 0 asks for Graph500's 0.57, 0.19, 0.19. */
+static void rmat_params(rmat_params_t *p, int scale, int edge_factor, double a, double b,
+                        double c, uint64_t seed) {
     if (a == 0 && b == 0 && c == 0) {
         a = 0.57;
         b = 0.19;
         c = 0.19;
     }
     const int64_t n = (int64_t)1 << scale;
-    rmat_params_t p;
-    p.scale = scale;
-    p.edges = (int64_t)edge_factor << scale;
-    p.threshold[0] = (uint64_t)ldexp(a, 32);
-    p.threshold[1] = (uint64_t)ldexp(a + b, 32);
-    p.threshold[2] = (uint64_t)ldexp(fmin(a + b + c, 1.0), 32);
-    p.mask = (uint64_t)n - 1;
-    p.seed = seed;
-    p.shift = scale / 2 > 0 ? scale / 2 : 1;
+    p->scale = scale;
+    p->edges = (int64_t)edge_factor << scale;
+    p->threshold[0] = (uint64_t)ldexp(a, 32);
+    p->threshold[1] = (uint64_t)ldexp(a + b, 32);
+    p->threshold[2] = (uint64_t)ldexp(fmin(a + b + c, 1.0), 32);
+    p->mask = (uint64_t)n - 1;
+    p->seed = seed;
+    p->shift = scale / 2 > 0 ? scale / 2 : 1;
     for (int round = 0; round < 2; round++) {
-        p.mul[round] = nzi_gen_mix64(seed ^ (0x6d756c00u + (uint64_t)round)) | 1u;
-        p.add[round] = nzi_gen_mix64(seed ^ (0x61646400u + (uint64_t)round));
+        p->mul[round] = nzi_gen_mix64(seed ^ (0x6d756c00u + (uint64_t)round)) | 1u;
+        p->add[round] = nzi_gen_mix64(seed ^ (0x61646400u + (uint64_t)round));
     }
-    const int threads = nzi_context_threads(ctx);
-    const int bucket_bits = scale < NZI_RMAT_BUCKET_BITS ? scale : NZI_RMAT_BUCKET_BITS;
-    const int row_shift = scale - bucket_bits;   /* a bucket holds 2^row_shift rows */
-    const int64_t buckets = (int64_t)1 << bucket_bits;
-    const int64_t chunk_edges = (p.edges + NZI_RMAT_CHUNKS - 1) / NZI_RMAT_CHUNKS;
-    const int64_t chunks = (p.edges + chunk_edges - 1) / chunk_edges;
+}
 
-    /* edge keys twice, offsets and counts, then at most every edge in the CSR matrix */
-    status = nzi_check_budget(ctx, (20.0 + (double)nzi_value_size(value_type)) * (double)p.edges +
+/* The construction's temporary arrays and their shape. */
+typedef struct rmat_work {
+    int64_t n;                /* vertices, 2^scale */
+    int row_shift;            /* a bucket holds 2^row_shift rows */
+    int64_t buckets;
+    int64_t chunk_edges, chunks; /* edge chunks of the bucket histogram */
+    uint64_t *keys;           /* the edge list; then, as int32, the columns by row (edge_cols) */
+    uint64_t *bucketed;       /* the keys by row bucket */
+    int64_t *histogram;       /* chunks x buckets counts, then cursors */
+    int64_t *bucket_start;    /* buckets + 1 */
+    int64_t *edge_offsets;    /* n + 1: each row's first slot in edge_cols */
+    int64_t *distinct;        /* n: each row's fill cursor, then its distinct columns */
+} rmat_work_t;
+
+static void rmat_work_free(nz_context_t *ctx, rmat_work_t *w) {
+    nzi_free(ctx, w->keys);
+    nzi_free(ctx, w->bucketed);
+    nzi_free(ctx, w->histogram);
+    nzi_free(ctx, w->bucket_start);
+    nzi_free(ctx, w->edge_offsets);
+    nzi_free(ctx, w->distinct);
+}
+
+/* The shape and the arrays, after checking the memory budget (edge keys twice, offsets and
+ * counts, then at most every edge in the CSR matrix). */
+static nz_status_t rmat_work_alloc(nz_context_t *ctx, const rmat_params_t *p,
+                                   nz_value_type_t value_type, rmat_work_t *w) {
+    nz_status_t status;
+    const int bucket_bits = p->scale < NZI_RMAT_BUCKET_BITS ? p->scale : NZI_RMAT_BUCKET_BITS;
+    const int64_t n = (int64_t)1 << p->scale;
+    w->n = n;
+    w->row_shift = p->scale - bucket_bits;
+    w->buckets = (int64_t)1 << bucket_bits;
+    w->chunk_edges = (p->edges + NZI_RMAT_CHUNKS - 1) / NZI_RMAT_CHUNKS;
+    w->chunks = (p->edges + w->chunk_edges - 1) / w->chunk_edges;
+    status = nzi_check_budget(ctx, (20.0 + (double)nzi_value_size(value_type)) * (double)p->edges +
                                        24.0 * ((double)n + 1.0),
                               "the matrix");
     if (status >= 0)
-        status = nzi_alloc_array(ctx, (void **)&keys, (size_t)p.edges, sizeof(uint64_t), "edge list");
+        status = nzi_alloc_array(ctx, (void **)&w->keys, (size_t)p->edges, sizeof(uint64_t),
+                                 "edge list");
     if (status >= 0)
-        status = nzi_alloc_array(ctx, (void **)&bucketed, (size_t)p.edges, sizeof(uint64_t),
+        status = nzi_alloc_array(ctx, (void **)&w->bucketed, (size_t)p->edges, sizeof(uint64_t),
                                  "edges by row bucket");
     if (status >= 0)
-        status = nzi_alloc_array(ctx, (void **)&histogram, (size_t)(chunks * buckets),
+        status = nzi_alloc_array(ctx, (void **)&w->histogram, (size_t)(w->chunks * w->buckets),
                                  sizeof(int64_t), "bucket histogram");
     if (status >= 0)
-        status = nzi_alloc_array(ctx, (void **)&bucket_start, (size_t)buckets + 1,
+        status = nzi_alloc_array(ctx, (void **)&w->bucket_start, (size_t)w->buckets + 1,
                                  sizeof(int64_t), "bucket offsets");
     if (status >= 0)
-        status = nzi_alloc_array(ctx, (void **)&edge_offsets, (size_t)n + 1, sizeof(int64_t),
+        status = nzi_alloc_array(ctx, (void **)&w->edge_offsets, (size_t)n + 1, sizeof(int64_t),
                                  "per-vertex edge offsets");
     if (status >= 0)
-        status = nzi_alloc_array(ctx, (void **)&distinct, (size_t)n, sizeof(int64_t),
+        status = nzi_alloc_array(ctx, (void **)&w->distinct, (size_t)n, sizeof(int64_t),
                                  "per-vertex distinct counts");
-    if (status < 0) {
-        status = nzi_gen_annotate(ctx, status, what);
-        goto cleanup;
-    }
+    return status;
+}
 
-    rmat_generate(&p, threads, keys);
-
-    /* Counting sort of the keys by row bucket (high bits of the row): histogram per fixed edge
-     * chunk, exclusive scan bucket-major, scatter; no atomics, each chunk owns its cursors. */
+/* Counting sort of the keys by row bucket (high bits of the row): histogram per fixed edge
+ * chunk, exclusive scan bucket-major, scatter; no atomics, each chunk owns its cursors. */
+static void rmat_bucket(const rmat_params_t *p, rmat_work_t *w, int threads) {
+    const int64_t buckets = w->buckets, chunks = w->chunks, chunk_edges = w->chunk_edges;
+    const int row_shift = w->row_shift;
+    const uint64_t *keys = w->keys;
+    int64_t *histogram = w->histogram;
+    (void)threads;
     NZI_GEN_PRAGMA(omp parallel for schedule(static) num_threads(threads))
     for (int64_t c = 0; c < chunks; c++) {
         int64_t *count = histogram + c * buckets;
-        int64_t end = (c + 1) * chunk_edges < p.edges ? (c + 1) * chunk_edges : p.edges;
+        int64_t end = (c + 1) * chunk_edges < p->edges ? (c + 1) * chunk_edges : p->edges;
         for (int64_t b = 0; b < buckets; b++) count[b] = 0;
         for (int64_t e = c * chunk_edges; e < end; e++) count[keys[e] >> (32 + row_shift)]++;
     }
     int64_t total = 0;
     for (int64_t b = 0; b < buckets; b++) {
-        bucket_start[b] = total;
+        w->bucket_start[b] = total;
         for (int64_t c = 0; c < chunks; c++) {
             int64_t here = histogram[c * buckets + b];
             histogram[c * buckets + b] = total;
             total += here;
         }
     }
-    bucket_start[buckets] = total;
+    w->bucket_start[buckets] = total;
+    uint64_t *bucketed = w->bucketed;
     NZI_GEN_PRAGMA(omp parallel for schedule(static) num_threads(threads))
     for (int64_t c = 0; c < chunks; c++) {
         int64_t *cursor = histogram + c * buckets;
-        int64_t end = (c + 1) * chunk_edges < p.edges ? (c + 1) * chunk_edges : p.edges;
+        int64_t end = (c + 1) * chunk_edges < p->edges ? (c + 1) * chunk_edges : p->edges;
         for (int64_t e = c * chunk_edges; e < end; e++)
             bucketed[cursor[keys[e] >> (32 + row_shift)]++] = keys[e];
     }
+}
 
-    /* Per bucket, on one thread: counting sort by row into edge_cols (which reuses the memory of
-     * the now dead keys: bucket b writes only int32 slots [bucket_start[b], bucket_start[b+1])),
-     * then sort each row and drop duplicates. Bucket b sets edge_offsets[r + 1] for its own rows
-     * r only, so buckets never write the same element. */
-    int32_t *edge_cols = (int32_t *)keys;
+/* Per bucket, on one thread: counting sort by row into edge_cols (which reuses the memory of
+ * the now dead keys: bucket b writes only int32 slots [bucket_start[b], bucket_start[b+1])),
+ * then sort each row and drop duplicates. Bucket b sets edge_offsets[r + 1] for its own rows
+ * r only, so buckets never write the same element. Returns the distinct entries in all. */
+static int64_t rmat_rows(rmat_work_t *w, int threads) {
+    const int64_t buckets = w->buckets;
+    const int row_shift = w->row_shift;
+    const uint64_t *bucketed = w->bucketed;
+    const int64_t *bucket_start = w->bucket_start;
+    int64_t *edge_offsets = w->edge_offsets, *distinct = w->distinct;
+    int32_t *edge_cols = (int32_t *)w->keys;
+    (void)threads;
     edge_offsets[0] = 0;
     NZI_GEN_PRAGMA(omp parallel for schedule(dynamic, 1) num_threads(threads))
     for (int64_t b = 0; b < buckets; b++) {
@@ -223,19 +266,24 @@ nz_status_t nz_gen_rmat(nz_context_t *ctx, nz_matrix_t **A, int scale, int edge_
         }
     }
     int64_t nnz = 0;
-    for (int64_t i = 0; i < n; i++) nnz += distinct[i];
+    for (int64_t i = 0; i < w->n; i++) nnz += distinct[i];
+    return nnz;
+}
 
-    status = nzi_csr_alloc(ctx, &M, value_type, n, n, nnz);
-    if (status < 0) {
-        status = nzi_gen_annotate(ctx, status, what);
-        goto cleanup;
-    }
+/* The CSR matrix M (allocated for the distinct entries) from the deduplicated rows, each value a
+ * hash of (seed, row, column). */
+static void rmat_fill(nz_matrix_t *M, const rmat_work_t *w, uint64_t seed,
+                      nz_value_type_t value_type, int threads) {
+    const int64_t n = w->n;
+    const int32_t *edge_cols = (const int32_t *)w->keys;
+    const int64_t *edge_offsets = w->edge_offsets, *distinct = w->distinct;
     int64_t *row_offsets = M->host.csr.row_offsets;
     int32_t *col_indices = M->host.csr.col_indices;
     void *values = M->host.csr.values;
     for (int64_t i = 0; i < n; i++) row_offsets[i + 1] = row_offsets[i] + distinct[i];
     const int chunk = nzi_gen_chunk(n, threads);
     (void)chunk;
+    (void)threads;
     NZI_GEN_PRAGMA(omp parallel for schedule(dynamic, chunk) num_threads(threads))
     for (int64_t i = 0; i < n; i++) {
         const int32_t *row = edge_cols + edge_offsets[i];
@@ -246,15 +294,38 @@ nz_status_t nz_gen_rmat(nz_context_t *ctx, nz_matrix_t **A, int scale, int edge_
                     rmat_value(seed, (uint32_t)i, (uint32_t)row[k]));
         }
     }
+}
+
+/* Check, generate the edges, bucket them, sort and deduplicate the rows, build the matrix. */
+nz_status_t nz_gen_rmat(nz_context_t *ctx, nz_matrix_t **A, int scale, int edge_factor, double a,
+                        double b, double c, uint64_t seed, nz_value_type_t value_type) {
+    const char *what = "nz_gen_rmat";
+    nz_status_t status = NZ_SUCCESS;
+    rmat_work_t w;
+    rmat_params_t p;
+    nz_matrix_t *M = NULL;
+    memset(&w, 0, sizeof w);
+    NZI_TRY(rmat_check_arguments(ctx, A, scale, edge_factor, a, b, c, value_type, what));
+    rmat_params(&p, scale, edge_factor, a, b, c, seed);
+    const int threads = nzi_context_threads(ctx);
+    status = rmat_work_alloc(ctx, &p, value_type, &w);
+    if (status < 0) {
+        status = nzi_gen_annotate(ctx, status, what);
+        goto cleanup;
+    }
+    rmat_generate(&p, threads, w.keys);
+    rmat_bucket(&p, &w, threads);
+    const int64_t nnz = rmat_rows(&w, threads);
+    status = nzi_csr_alloc(ctx, &M, value_type, w.n, w.n, nnz);
+    if (status < 0) {
+        status = nzi_gen_annotate(ctx, status, what);
+        goto cleanup;
+    }
+    rmat_fill(M, &w, seed, value_type, threads);
     *A = M;
     M = NULL;
 cleanup:
-    nzi_free(ctx, keys);
-    nzi_free(ctx, bucketed);
-    nzi_free(ctx, histogram);
-    nzi_free(ctx, bucket_start);
-    nzi_free(ctx, edge_offsets);
-    nzi_free(ctx, distinct);
+    rmat_work_free(ctx, &w);
     nzi_matrix_free(M);
     return status;
 }

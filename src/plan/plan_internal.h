@@ -27,7 +27,8 @@ extern "C" {
  * (docs/PLANNER.md says where each came from). */
 typedef struct nzi_plan_thresholds {
     /* GPU, CSR */
-    double device_threads;      /* threads resident at once on the GPU the rules model */
+    double device_threads;      /* threads resident at once on a GPU whose own count is unknown
+                                   (nzi_plan_request_t.resident_threads 0) */
     double short_row_max;       /* longest row <= this: one thread per row (scalar) */
     double imbalance_ratio;     /* longest row's steps / balanced steps per thread above this ... */
     double imbalance_min_steps; /* ... and above this many steps: split long rows */
@@ -112,6 +113,9 @@ bool nzi_plan_reorder_pays(const nz_matrix_stats_t *stats, unsigned flags, size_
 double nzi_plan_rowblocks_seconds(const nz_matrix_stats_t *stats);
 bool nzi_plan_rowblocks_pay(const nz_matrix_stats_t *stats, unsigned flags, size_t value_size);
 
+/* The matrix and x fit in l2_bytes (0: unknown, taken as not fitting). */
+bool nzi_plan_fits_l2(const nz_matrix_stats_t *stats, size_t value_size, size_t l2_bytes);
+
 #define NZI_PLAN_MAX_CANDIDATES 16
 #define NZI_PLAN_WHY_SIZE 320
 
@@ -128,6 +132,9 @@ typedef struct nzi_plan_request {
     const nzi_backend_t *table;
     size_t value_size;             /* bytes per value (0: unknown, 4 assumed) */
     size_t l2_bytes;               /* the device's L2 (0: unknown; nz_spmv_plan_choose) */
+    int64_t resident_threads;      /* threads resident at once on the device, from the backend
+                                      table's resident_threads (0: unknown, as in
+                                      nz_spmv_plan_choose: device_threads, an H100's, assumed) */
 } nzi_plan_request_t;
 
 typedef struct nzi_plan_choice {
@@ -140,6 +147,39 @@ typedef struct nzi_plan_choice {
     const char *rule;                          /* short name of the rule that fired */
     char why[NZI_PLAN_WHY_SIZE];               /* one line: the statistics that decided */
 } nzi_plan_choice_t;
+
+/* ---- between the planner's files (planner.c, plan_rules.c, plan_model.c) ---- */
+
+/* A rule's answer: its name and its ranked list (the backend drops what it lacks). */
+typedef struct nzi_plan_rule {
+    const char *name;
+    const nz_alg_t *rank;
+    int count;
+    int timed; /* candidates TUNE may time (0: all): 1 where the others run the same code */
+} nzi_plan_rule_t;
+
+/* The rules of each backend for a format (plan_rules.c): the rule that fires, its reason
+ * appended to why. */
+nzi_plan_rule_t nzi_plan_cuda_rule(const nz_matrix_stats_t *stats, const nzi_plan_request_t *r,
+                                   nz_format_t format, char *why, size_t size);
+nzi_plan_rule_t nzi_plan_cpu_rule(const nz_matrix_stats_t *stats, const nzi_plan_request_t *r,
+                                  nz_format_t format, char *why, size_t size);
+
+/* Append printf text to why (truncating; why stays terminated). */
+void nzi_plan_say(char *why, size_t size, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* AUTO adds its own layouts and hints only to op-N plans whose caller asked for none (a GPU CSR
+ * plan also needs the device's L2 size: nzi_plan_auto). */
+bool nzi_plan_adds_layouts(nz_operation_t op, unsigned flags);
+
+/* The rules that pick an atomic kernel on a layout of its own (hot-columns, scattered-tiles) apply
+ * only where the caller left that to the planner: op N, no layout or hints asked for, and neither
+ * bitwise reproducibility nor mixed precision (which those kernels lack). */
+bool nzi_plan_may_pick_atomics(const nzi_plan_request_t *r);
 
 /* NZ_ALG_AUTO for an SpMM plan of A with k right-hand sides on the backend of `table`: serial
  * on the CPU under cpu_serial_nnz multiply-adds (nnz x k), where the parallel kernel would run

@@ -109,29 +109,31 @@ static nz_status_t cg_planner_format(nz_context_t *ctx, const nz_matrix_t *A, un
     return status;
 }
 
-nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, void *x,
-                        const nz_cg_options_t *options, nz_cg_result_t *result) {
-    nz_status_t status = NZ_SUCCESS;
-    nz_spmv_plan_t *plan = NULL;
-    nz_matrix_t *converted = NULL; /* A in the planner's format, when the solve made one */
-    const nzi_cg_ops_t *ops = NULL;
-    nzi_cg_work_t w;
-    nzi_cg_scalars_t s;
+/* One solve's state between its phases (nz_cg_solve). */
+typedef struct cg_solve {
+    nz_context_t *ctx;
+    const nz_matrix_t *A;
+    const void *b;
+    void *x;
     nz_cg_options_t opt;
+    const nzi_cg_ops_t *ops;
+    nz_spmv_plan_t *plan;
+    nz_matrix_t *converted; /* A in the planner's format, when the solve made one */
+    nzi_cg_work_t w;
+    int created;            /* w holds the backend's workspace (ops->create succeeded) */
+    nzi_cg_scalars_t s;
     nz_cg_result_t res;
-    double *history = NULL;
-    double reltol = 0.0; /* max(rtol ||b||, atol) / ||b|| */
-    int created = 0;
-    memset(&w, 0, sizeof w);
-    memset(&s, 0, sizeof s);
-    memset(&res, 0, sizeof res);
+    double *history;        /* the history returned in res (NULL without record_history) */
+    double bnorm;           /* ||2^e b||: the solve runs on 2^e A x = 2^e b when e != 0 */
+    int exponent;           /* e */
+    double reltol;          /* max(rtol ||b||, atol) / ||b|| */
+} cg_solve_t;
 
-    NZI_TRY(nzi_check_context(ctx));
-    nzi_clear_error(ctx);
-    /* NaN residuals until one is computed: a solve that stops in its checks or setup (a bad
-     * argument, a non-finite b, Jacobi on a non-positive diagonal) reports none */
-    res.residual_norm = res.relative_residual = NAN;
-    if (result != NULL) *result = res;
+/* The arguments nz_cg_solve checks before it allocates anything, and the backend's vector
+ * operations for A. */
+static nz_status_t cg_check_arguments(nz_context_t *ctx, const nz_matrix_t *A, const void *b,
+                                      const void *x, const nz_cg_options_t *options,
+                                      nz_cg_options_t *opt, const nzi_cg_ops_t **ops) {
     NZI_TRY(nzi_check_matrix(ctx, A, "A"));
     if (A->rows != A->cols)
         return nzi_error(ctx, NZ_ERR_DIMENSION_MISMATCH, "nz_cg_solve: A is %lld x %lld, not square",
@@ -144,177 +146,238 @@ nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, 
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
                          "nz_cg_solve: b and x overlap in memory (x is updated while b is still "
                          "needed); use separate arrays");
-    NZI_TRY(check_options(ctx, options, n, &opt));
+    NZI_TRY(check_options(ctx, options, n, opt));
     if (A->location == NZ_DEVICE && ctx->cuda == NULL)
         return nzi_error(ctx, NZ_ERR_NO_DEVICE,
                          "nz_cg_solve: A is a device matrix but the context is not bound to a "
                          "device");
-    ops = nzi_backend_of(A)->cg_ops();
-    if (ops == NULL)
+    *ops = nzi_backend_of(A)->cg_ops();
+    if (*ops == NULL)
         return nzi_error(ctx, NZ_ERR_NO_DEVICE, "nz_cg_solve: this build has no CUDA backend");
+    return NZ_SUCCESS;
+}
 
-    /* ---- setup: format, plan, workspace, preconditioner ---- */
-    double t0 = nzi_wtime();
-    if (A->location == NZ_HOST && A->format == NZ_FORMAT_CSR && opt.alg == NZ_ALG_AUTO &&
-        !opt.keep_format && n > 0)
-        NZI_CHECK(cg_planner_format(ctx, A, opt.plan_flags, &converted));
-    if (converted != NULL) {
-        status = nz_spmv_plan_create(ctx, &plan, converted, NZ_OP_N, opt.alg, opt.plan_flags);
+/* The SpMV plan: on A in the planner's format where the solve may choose it (a host CSR matrix,
+ * NZ_ALG_AUTO, keep_format off) and that format's kernels accept the flags, else on A. */
+static nz_status_t cg_plan(cg_solve_t *c) {
+    nz_context_t *ctx = c->ctx;
+    const nz_cg_options_t *opt = &c->opt;
+    if (c->A->location == NZ_HOST && c->A->format == NZ_FORMAT_CSR && opt->alg == NZ_ALG_AUTO &&
+        !opt->keep_format && c->A->rows > 0)
+        NZI_TRY(cg_planner_format(ctx, c->A, opt->plan_flags, &c->converted));
+    if (c->converted != NULL) {
+        nz_status_t status = nz_spmv_plan_create(ctx, &c->plan, c->converted, NZ_OP_N, opt->alg,
+                                                 opt->plan_flags);
         if (status == NZ_ERR_UNSUPPORTED) { /* e.g. flags the new format's kernels refuse */
-            nz_matrix_destroy(&converted);
+            nz_matrix_destroy(&c->converted);
             nzi_clear_error(ctx);
-            status = NZ_SUCCESS;
         } else if (status != NZ_SUCCESS) {
-            goto cleanup;
+            return status;
         }
     }
-    if (plan == NULL)
-        NZI_CHECK(nz_spmv_plan_create(ctx, &plan, A, NZ_OP_N, opt.alg, opt.plan_flags));
-    res.alg = plan->alg;
-    res.format = plan->A->format;
-    w.ctx = ctx;
-    w.value_type = A->value_type;
-    w.n = n;
-    w.jacobi = opt.precond == NZ_PRECOND_JACOBI;
-    if (opt.record_history &&
-        nzi_add_overflow_i64(opt.max_iterations, 1, &w.history_capacity)) {
-        status = nzi_error(ctx, NZ_ERR_OVERFLOW, "nz_cg_solve: history length overflows");
-        goto cleanup;
-    }
-    NZI_CHECK(ops->create(&w));
-    created = 1;
+    if (c->plan == NULL)
+        NZI_TRY(nz_spmv_plan_create(ctx, &c->plan, c->A, NZ_OP_N, opt->alg, opt->plan_flags));
+    c->res.alg = c->plan->alg;
+    c->res.format = c->plan->A->format;
+    return NZ_SUCCESS;
+}
+
+/* Setup: format and plan, workspace, history, scalars, the Jacobi preconditioner and the scaled
+ * ||b||; timed into res.setup_seconds. */
+static nz_status_t cg_setup(cg_solve_t *c) {
+    nz_context_t *ctx = c->ctx;
+    const nzi_cg_ops_t *ops = c->ops;
+    nzi_cg_work_t *w = &c->w;
+    nzi_cg_scalars_t *s = &c->s;
+    const int64_t n = c->A->rows;
+    double t0 = nzi_wtime();
+    NZI_TRY(cg_plan(c));
+    w->ctx = ctx;
+    w->value_type = c->A->value_type;
+    w->n = n;
+    w->jacobi = c->opt.precond == NZ_PRECOND_JACOBI;
+    if (c->opt.record_history &&
+        nzi_add_overflow_i64(c->opt.max_iterations, 1, &w->history_capacity))
+        return nzi_error(ctx, NZ_ERR_OVERFLOW, "nz_cg_solve: history length overflows");
+    NZI_TRY(ops->create(w));
+    c->created = 1;
     /* The returned history is allocated before x is touched, so running out of memory never
      * leaves a half-finished solve in x behind an error status. */
-    if (w.history_capacity > 0)
-        NZI_CHECK(nzi_alloc_array(ctx, (void **)&history, (size_t)w.history_capacity,
-                                  sizeof(double), "CG history"));
-    s.history = w.history;
-    s.history_capacity = w.history_capacity;
-    s.max_iterations = opt.max_iterations;
-    s.bad_row = n;
-    s.state = NZI_CG_RUNNING;
-    NZI_CHECK(ops->set_scalars(&w, &s));
-    if (w.jacobi) {
-        NZI_CHECK(ops->jacobi(&w, A));
-        NZI_CHECK(ops->get_scalars(&w, &s));
-        if (s.bad_row < n) {
-            status = nzi_error(ctx, NZ_ERR_BREAKDOWN,
-                               "nz_cg_solve: Jacobi preconditioner: diagonal entry (%lld, %lld) of "
-                               "A is missing, not positive or not finite (A is not SPD)",
-                               (long long)s.bad_row + 1, (long long)s.bad_row + 1); /* 1-based */
-            goto cleanup;
-        }
+    if (w->history_capacity > 0)
+        NZI_TRY(nzi_alloc_array(ctx, (void **)&c->history, (size_t)w->history_capacity,
+                                sizeof(double), "CG history"));
+    s->history = w->history;
+    s->history_capacity = w->history_capacity;
+    s->max_iterations = c->opt.max_iterations;
+    s->bad_row = n;
+    s->state = NZI_CG_RUNNING;
+    NZI_TRY(ops->set_scalars(w, s));
+    if (w->jacobi) {
+        NZI_TRY(ops->jacobi(w, c->A));
+        NZI_TRY(ops->get_scalars(w, s));
+        if (s->bad_row < n)
+            return nzi_error(ctx, NZ_ERR_BREAKDOWN,
+                             "nz_cg_solve: Jacobi preconditioner: diagonal entry (%lld, %lld) of "
+                             "A is missing, not positive or not finite (A is not SPD)",
+                             (long long)s->bad_row + 1, (long long)s->bad_row + 1); /* 1-based */
     }
-    /* bnorm is ||2^e b||: the solve runs on the scaled problem 2^e A x = 2^e b when e != 0 */
-    double bnorm = 0.0;
-    int exponent = 0;
-    NZI_CHECK(scaled_bnorm(ctx, ops, &w, b, x, &bnorm, &exponent));
-    const double bscale = ldexp(1.0, exponent);
-    res.setup_seconds = nzi_wtime() - t0;
+    NZI_TRY(scaled_bnorm(ctx, ops, w, c->b, c->x, &c->bnorm, &c->exponent));
+    c->res.setup_seconds = nzi_wtime() - t0;
+    return NZ_SUCCESS;
+}
 
-    /* ---- solve ---- */
-    NZI_CHECK(ops->synchronize(&w));
-    t0 = nzi_wtime();
-    if (bnorm == 0.0) {
-        /* b = 0: the solution is x = 0 exactly, whatever the guess. */
-        NZI_CHECK(ops->zero(&w, x));
-        s.state = NZI_CG_CONVERGED;
-        s.iterations = 0;
-        s.rr = 0.0;
-        res.residual_norm = res.relative_residual = 0.0;
-        if (w.history_capacity > 0) {
-            history[0] = 0.0;
-            res.history_length = 1;
-        }
-        res.solve_seconds = nzi_wtime() - t0;
-        goto finish;
+/* b = 0: the solution is x = 0 exactly, whatever the guess. */
+static nz_status_t cg_zero_rhs(cg_solve_t *c, double t0) {
+    NZI_TRY(c->ops->zero(&c->w, c->x));
+    c->s.state = NZI_CG_CONVERGED;
+    c->s.iterations = 0;
+    c->s.rr = 0.0;
+    c->res.residual_norm = c->res.relative_residual = 0.0;
+    if (c->w.history_capacity > 0) {
+        c->history[0] = 0.0;
+        c->res.history_length = 1;
     }
+    c->res.solve_seconds = nzi_wtime() - t0;
+    return NZ_SUCCESS;
+}
+
+/* The iterations: the tolerance, the initial residual, the iterations in batches of
+ * check_interval (replayed from a captured graph where the backend can and use_graph asks),
+ * and a true-residual check whenever the recursive residual meets the tolerance. */
+static nz_status_t cg_iterate(cg_solve_t *c) {
+    nz_context_t *ctx = c->ctx;
+    const nzi_cg_ops_t *ops = c->ops;
+    nzi_cg_work_t *w = &c->w;
+    nzi_cg_scalars_t *s = &c->s;
+    const double bscale = ldexp(1.0, c->exponent);
     /* the tolerance in the scaled problem; ldexp of atol may overflow to Inf (then any residual
      * meets it, as it does unscaled) */
-    double tol = opt.rtol * bnorm;
-    if (ldexp(opt.atol, exponent) > tol) tol = ldexp(opt.atol, exponent);
-    reltol = tol / bnorm;
-    s.tol2 = tol * tol;
-    NZI_CHECK(ops->set_scalars(&w, &s));
-    if (exponent != 0) NZI_CHECK(ops->scale(&w, x, bscale));
-    NZI_CHECK(nz_spmv_execute(plan, 1.0, x, 0.0, w.q));
-    NZI_CHECK(ops->residual(&w, b, bscale, NZI_CG_RESIDUAL_INIT));
-    NZI_CHECK(ops->get_scalars(&w, &s));
+    double tol = c->opt.rtol * c->bnorm;
+    if (ldexp(c->opt.atol, c->exponent) > tol) tol = ldexp(c->opt.atol, c->exponent);
+    c->reltol = tol / c->bnorm;
+    s->tol2 = tol * tol;
+    NZI_TRY(ops->set_scalars(w, s));
+    if (c->exponent != 0) NZI_TRY(ops->scale(w, c->x, bscale));
+    NZI_TRY(nz_spmv_execute(c->plan, 1.0, c->x, 0.0, w->q));
+    NZI_TRY(ops->residual(w, c->b, bscale, NZI_CG_RESIDUAL_INIT));
+    NZI_TRY(ops->get_scalars(w, s));
 
-    const int batch = ops->capture_begin != NULL ? opt.check_interval : 1;
+    const int batch = ops->capture_begin != NULL ? c->opt.check_interval : 1;
     int graph = 0;
-    if (s.state == NZI_CG_RUNNING && opt.use_graph && ops->capture_begin != NULL) {
+    if (s->state == NZI_CG_RUNNING && c->opt.use_graph && ops->capture_begin != NULL) {
         /* Record `batch` iterations once; on any failure fall back to plain launches. */
-        NZI_CHECK(ops->capture_begin(&w));
+        NZI_TRY(ops->capture_begin(w));
         nz_status_t body = NZ_SUCCESS;
         for (int k = 0; k < batch && body == NZ_SUCCESS; k++)
-            body = cg_iteration(ops, &w, plan, x);
-        NZI_CHECK(ops->capture_end(&w, &graph));
+            body = cg_iteration(ops, w, c->plan, c->x);
+        NZI_TRY(ops->capture_end(w, &graph));
         if (body != NZ_SUCCESS) graph = 0;
         nzi_clear_error(ctx);
     }
-    res.used_graph = graph;
+    c->res.used_graph = graph;
     for (;;) {
-        while (s.state == NZI_CG_RUNNING) {
+        while (s->state == NZI_CG_RUNNING) {
             if (graph) {
-                NZI_CHECK(ops->replay(&w));
+                NZI_TRY(ops->replay(w));
             } else {
-                for (int k = 0; k < batch; k++) NZI_CHECK(cg_iteration(ops, &w, plan, x));
+                for (int k = 0; k < batch; k++) NZI_TRY(cg_iteration(ops, w, c->plan, c->x));
             }
-            NZI_CHECK(ops->get_scalars(&w, &s));
+            NZI_TRY(ops->get_scalars(w, s));
         }
-        if (s.state != NZI_CG_CHECK) break;
+        if (s->state != NZI_CG_CHECK) break;
         /* The recursive residual meets the tolerance: the true one decides, and CG goes on from
          * it when it misses (a residual replacement, cg_scalars.h). */
-        NZI_CHECK(nz_spmv_execute(plan, 1.0, x, 0.0, w.q));
-        NZI_CHECK(ops->residual(&w, b, bscale, NZI_CG_RESIDUAL_REPLACE));
-        NZI_CHECK(ops->get_scalars(&w, &s));
+        NZI_TRY(nz_spmv_execute(c->plan, 1.0, c->x, 0.0, w->q));
+        NZI_TRY(ops->residual(w, c->b, bscale, NZI_CG_RESIDUAL_REPLACE));
+        NZI_TRY(ops->get_scalars(w, s));
     }
-    /* The true residual of the returned x, whatever stopped the loop. */
-    {
-        nzi_cg_scalars_t end = s;
-        NZI_CHECK(nz_spmv_execute(plan, 1.0, x, 0.0, w.q));
-        NZI_CHECK(ops->residual(&w, b, bscale, NZI_CG_RESIDUAL_TRUE));
-        NZI_CHECK(ops->get_scalars(&w, &end));
-        if (exponent != 0) NZI_CHECK(ops->scale(&w, x, ldexp(1.0, -exponent)));
-        res.solve_seconds = nzi_wtime() - t0;
-        nzi_cg_after_true(&s, end.result);
-        res.residual_norm = ldexp(sqrt(end.result), -exponent);
-        res.relative_residual = sqrt(end.result) / bnorm;
-    }
-    if (w.history_capacity > 0) {
-        int64_t count = s.iterations + 1;
-        if (count > w.history_capacity) count = w.history_capacity;
-        NZI_CHECK(ops->get_history(&w, history, count));
-        for (int64_t k = 0; k < count && exponent != 0; k++)
-            history[k] = ldexp(history[k], -exponent);
-        res.history_length = count;
-    }
-    /* One SpMV timed on its own, for the transfer-vs-SpMV comparison. */
-    {
-        double t1 = nzi_wtime();
-        for (int k = 0; k < NZI_CG_SPMV_TIMING_REPEATS; k++)
-            NZI_CHECK(nz_spmv_execute(plan, 1.0, x, 0.0, w.q));
-        NZI_CHECK(ops->synchronize(&w));
-        res.spmv_seconds = (nzi_wtime() - t1) / NZI_CG_SPMV_TIMING_REPEATS;
-    }
+    return NZ_SUCCESS;
+}
 
-finish:
-    res.iterations = s.iterations;
-    res.seconds_per_iteration = res.solve_seconds / (double)(s.iterations > 0 ? s.iterations : 1);
-    res.history = history;
-    history = NULL;
-    status = final_status(ctx, &s, res.relative_residual, reltol);
-    if (result != NULL) {
-        *result = res;
-    } else {
-        nzi_free(ctx, res.history);
+/* After the iterations: the true residual of the returned x, whatever stopped the loop; x
+ * scaled back; the history read back (unscaled); one SpMV timed on its own, for the
+ * transfer-vs-SpMV comparison. */
+static nz_status_t cg_true_residual(cg_solve_t *c, double t0) {
+    const nzi_cg_ops_t *ops = c->ops;
+    nzi_cg_work_t *w = &c->w;
+    const int exponent = c->exponent;
+    nzi_cg_scalars_t end = c->s;
+    NZI_TRY(nz_spmv_execute(c->plan, 1.0, c->x, 0.0, w->q));
+    NZI_TRY(ops->residual(w, c->b, ldexp(1.0, exponent), NZI_CG_RESIDUAL_TRUE));
+    NZI_TRY(ops->get_scalars(w, &end));
+    if (exponent != 0) NZI_TRY(ops->scale(w, c->x, ldexp(1.0, -exponent)));
+    c->res.solve_seconds = nzi_wtime() - t0;
+    nzi_cg_after_true(&c->s, end.result);
+    c->res.residual_norm = ldexp(sqrt(end.result), -exponent);
+    c->res.relative_residual = sqrt(end.result) / c->bnorm;
+    if (w->history_capacity > 0) {
+        int64_t count = c->s.iterations + 1;
+        if (count > w->history_capacity) count = w->history_capacity;
+        NZI_TRY(ops->get_history(w, c->history, count));
+        for (int64_t k = 0; k < count && exponent != 0; k++)
+            c->history[k] = ldexp(c->history[k], -exponent);
+        c->res.history_length = count;
     }
+    double t1 = nzi_wtime();
+    for (int k = 0; k < NZI_CG_SPMV_TIMING_REPEATS; k++)
+        NZI_TRY(nz_spmv_execute(c->plan, 1.0, c->x, 0.0, w->q));
+    NZI_TRY(ops->synchronize(w));
+    c->res.spmv_seconds = (nzi_wtime() - t1) / NZI_CG_SPMV_TIMING_REPEATS;
+    return NZ_SUCCESS;
+}
+
+/* The result (its history moves to the caller, or is freed without a result) and the status
+ * that names how the solve ended. */
+static nz_status_t cg_report(cg_solve_t *c, nz_cg_result_t *result) {
+    nz_cg_result_t *res = &c->res;
+    res->iterations = c->s.iterations;
+    res->seconds_per_iteration =
+        res->solve_seconds / (double)(c->s.iterations > 0 ? c->s.iterations : 1);
+    res->history = c->history;
+    c->history = NULL;
+    nz_status_t status = final_status(c->ctx, &c->s, res->relative_residual, c->reltol);
+    if (result != NULL) {
+        *result = *res;
+    } else {
+        nzi_free(c->ctx, res->history);
+    }
+    return status;
+}
+
+/* Setup, iterations and the true residual, then the report; every phase above. */
+nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, void *x,
+                        const nz_cg_options_t *options, nz_cg_result_t *result) {
+    nz_status_t status = NZ_SUCCESS;
+    cg_solve_t c;
+    memset(&c, 0, sizeof c);
+
+    NZI_TRY(nzi_check_context(ctx));
+    nzi_clear_error(ctx);
+    /* NaN residuals until one is computed: a solve that stops in its checks or setup (a bad
+     * argument, a non-finite b, Jacobi on a non-positive diagonal) reports none */
+    c.res.residual_norm = c.res.relative_residual = NAN;
+    if (result != NULL) *result = c.res;
+    NZI_TRY(cg_check_arguments(ctx, A, b, x, options, &c.opt, &c.ops));
+    c.ctx = ctx;
+    c.A = A;
+    c.b = b;
+    c.x = x;
+
+    NZI_CHECK(cg_setup(&c));
+    NZI_CHECK(c.ops->synchronize(&c.w));
+    const double t0 = nzi_wtime();
+    if (c.bnorm == 0.0) {
+        NZI_CHECK(cg_zero_rhs(&c, t0));
+    } else {
+        NZI_CHECK(cg_iterate(&c));
+        NZI_CHECK(cg_true_residual(&c, t0));
+    }
+    status = cg_report(&c, result);
 
 cleanup:
-    nzi_free(ctx, history);
-    if (created) ops->destroy(&w);
-    nz_spmv_plan_destroy(&plan);
-    nz_matrix_destroy(&converted);
+    nzi_free(ctx, c.history);
+    if (c.created) c.ops->destroy(&c.w);
+    nz_spmv_plan_destroy(&c.plan);
+    nz_matrix_destroy(&c.converted);
     return status;
 }

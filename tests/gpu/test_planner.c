@@ -202,7 +202,8 @@ static void check_auto(const nz_matrix_t *H, const char *name) {
                  * tiles and renumbering depend on it) */
                 nzi_plan_request_t request = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_N, 0, NULL,
                                               mi.value_type == NZ_F32 ? 4u : 8u,
-                                              nz_cuda_l2_bytes(ctx)};
+                                              nz_cuda_l2_bytes(ctx),
+                                              nz_cuda_resident_threads(ctx)};
                 nzi_plan_choice_t choice;
                 NZT_OK(ctx, nzi_plan_choose(&hs, &request, &choice));
                 const nz_alg_t expected = choice.count > 0 ? choice.algs[0] : NZ_ALG_AUTO;
@@ -530,7 +531,7 @@ static void check_tune(const nz_matrix_t *H, const char *name) {
     /* the candidates tuning looked at: the head of the ranked list the backend accepts */
     nz_matrix_stats_t s;
     nzi_plan_choice_t choice;
-    nzi_plan_request_t request = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_N, 0, NULL, 0, 0};
+    nzi_plan_request_t request = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_N, 0, NULL, 0, 0, 0};
     NZT_OK(ctx, nzi_plan_row_stats(ctx, dA, NZ_OP_N, &s));
     NZT_OK(ctx, nzi_plan_choose(&s, &request, &choice));
     size_t vs = mi.value_type == NZ_F32 ? 4 : 8;

@@ -58,7 +58,7 @@ static inline nz_matrix_stats_t make_stats(int64_t rows, int64_t cols, int64_t n
 static inline nzi_plan_choice_t choose(const nz_matrix_stats_t *s, nz_backend_t backend,
                                 nz_format_t format, unsigned flags, const nzi_backend_t *table) {
     nzi_plan_choice_t c;
-    nzi_plan_request_t r = {backend, format, NZ_OP_N, flags, table, 0, 0};
+    nzi_plan_request_t r = {backend, format, NZ_OP_N, flags, table, 0, 0, 0};
     nz_status_t st = nzi_plan_choose(s, &r, &c);
     NZT_CHECK(st == NZ_SUCCESS, "nzi_plan_choose returned %d", (int)st);
     if (st != NZ_SUCCESS) memset(&c, 0, sizeof c);

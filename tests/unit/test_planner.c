@@ -57,7 +57,7 @@ static void test_gpu_csr_rules(void) {
                           c.algs[0] == NZ_ALG_ADAPTIVE,
                       "flags 0x%x: rule %s", no_tiles[k], c.rule ? c.rule : "-");
         }
-        nzi_plan_request_t r = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_T, 0, full_gpu, 0, 0};
+        nzi_plan_request_t r = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_T, 0, full_gpu, 0, 0, 0};
         NZT_CHECK(nzi_plan_choose(&s, &r, &c) == NZ_SUCCESS && c.rule != NULL &&
                       strcmp(c.rule, "scattered") == 0, "op T: rule %s", c.rule ? c.rule : "-");
         nz_matrix_stats_t few = s;
@@ -108,7 +108,8 @@ static void test_gpu_csr_rules(void) {
     }
     {
         nzi_plan_choice_t t;
-        nzi_plan_request_t r = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_T, NZ_PLAN_REUSE, full_gpu, 0, 0};
+        nzi_plan_request_t r = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_T, NZ_PLAN_REUSE, full_gpu, 0, 0,
+                                0};
         NZT_CHECK(nzi_plan_choose(&s, &r, &t) == NZ_SUCCESS && t.rule != NULL &&
                       strcmp(t.rule, "hot-columns") != 0, "op T: rule %s", t.rule ? t.rule : "-");
     }
@@ -147,7 +148,8 @@ static void test_gpu_csr_rules(void) {
 
     /* the bench's rail-4096x1M: 4096 rows of mean 2480, 4096 x 32 lanes fill less than half
      * the device, rows even: CSR-vector with 16-bit columns measured 1.13x (single) / 1.06x
-     * (double) faster than adaptive on an H200 (session 11, docs/PERF_NOTES.md) */
+     * (double) faster than adaptive on an H200 (bench/results/h200-2026-11-26-s11-spmv.txt,
+     * docs/PERF_NOTES.md) */
     expect_gpu_csr(make_stats(4096, 1048576, 10156976, 1250, 3750, 720.0, 0), "few-rows",
                    NZ_ALG_VECTOR, "rail 4096 x 1M");
 
@@ -349,7 +351,7 @@ static void test_setup_budget(void) {
     for (int k = 0; k < 2; k++) {
         const unsigned flags = k == 0 ? 0 : NZ_PLAN_REUSE;
         nzi_plan_choice_t c;
-        nzi_plan_request_t r = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_N, flags, full_gpu, 8, l2};
+        nzi_plan_request_t r = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_N, flags, full_gpu, 8, l2, 0};
         NZT_CHECK(nzi_plan_choose(&cnr, &r, &c) == NZ_SUCCESS, "cnr profile");
         EXPECT_RULE(c, "long-rows", flags ? "cnr profile in L2, reuse" : "cnr profile in L2");
         EXPECT_ALG(c, flags ? NZ_ALG_ADAPTIVE : NZ_ALG_MERGE,
@@ -365,7 +367,7 @@ static void test_setup_budget(void) {
     /* R-MAT 20 beyond L2 (~220 MB): renumbered with reuse or tuning, not by default */
     {
         nzi_plan_choice_t c;
-        nzi_plan_request_t r = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_N, 0, full_gpu, 8, l2};
+        nzi_plan_request_t r = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_N, 0, full_gpu, 8, l2, 0};
         NZT_CHECK(nzi_plan_choose(&rmat, &r, &c) == NZ_SUCCESS, "rmat profile");
         EXPECT_RULE(c, "scattered-tiles", "rmat 20 beyond L2, no reuse");
         NZT_CHECK(nzi_plan_layout_flags(&rmat, NZ_ALG_ATOMIC, 0, 8, l2) == 0,

@@ -187,176 +187,210 @@ int nz_cmd_cg_parse_options(int argc, char **argv, cg_cli_options_t *o, int64_t 
     return NZ_EXIT_OK;
 }
 
-/* Library failures inside nz_cmd_cg: print the message, pick the exit status, leave. */
+/* Library failures inside the phases of nz_cmd_cg: print the message, return the exit status. */
 #define LIB(call)                                                                               \
     do {                                                                                        \
-        if ((status = (call)) != NZ_SUCCESS) {                                                  \
-            rc = nz_cli_library_error(CMD, ctx, status);                                        \
-            goto cleanup;                                                                       \
-        }                                                                                       \
+        nz_status_t lib_status_ = (call);                                                       \
+        if (lib_status_ != NZ_SUCCESS) return nz_cli_library_error(CMD, c->ctx, lib_status_);   \
     } while (0)
 
-int nz_cmd_cg(int argc, char **argv) {
+/* One `nz cg` between its phases. */
+typedef struct cg_command {
     cg_cli_options_t o;
-    int rc = nz_cmd_cg_parse_options(argc, argv, &o, 0);
-    if (rc < 0) return NZ_EXIT_OK;
-    if (rc != NZ_EXIT_OK) return rc;
-
-    nz_status_t status = NZ_SUCCESS;
-    nz_context_t *ctx = NULL;
-    nz_matrix_t *A = NULL, *B = NULL, *dA = NULL, *dA_assembled = NULL;
-    void *b = NULL, *u = NULL, *x = NULL, *db = NULL, *dx = NULL, *du = NULL, *db_gen = NULL;
+    nz_context_t *ctx;
+    int cuda;                       /* the CUDA backend */
+    nz_value_type_t vt;
+    size_t vs;                      /* bytes per value */
+    int64_t n;                      /* unknowns */
+    nz_matrix_t *A, *B;             /* host: the problem; B its copy in the format asked for */
+    nz_matrix_t *dA, *dA_assembled; /* device: A or B uploaded; the GPU-assembled FE matrix */
+    void *b, *u, *x;                /* host: right-hand side, FE exact solution, solution */
+    void *db, *dx, *du, *db_gen;    /* device copies; db_gen: the GPU-assembled b */
+    const nz_matrix_t *solve_matrix;
+    const void *solve_b;
     nz_cg_result_t res;
-    memset(&res, 0, sizeof res);
-    double host_assembly = 0, device_assembly = 0, b_transfer = 0;
-    const nz_value_type_t vt = o.value_type;
-    const size_t vs = vt == NZ_F32 ? 4 : 8;
-    const int cuda = o.backend == NZ_BACKEND_CUDA;
+    nz_status_t solve_status;
+    double host_assembly, device_assembly, b_transfer, format_seconds;
+} cg_command_t;
 
-    if ((status = nz_cli_context_create(&ctx)) != NZ_SUCCESS) {
-        rc = nz_cli_library_error(CMD, ctx, status);
-        goto cleanup;
-    }
-    if (o.threads > 0) LIB(nz_context_set_threads(ctx, o.threads));
-    if (cuda) LIB(nz_context_set_device(ctx, 0, NULL));
+/* The context: threads and, for the CUDA backend, device 0. */
+static int cg_open_context(cg_command_t *c) {
+    nz_status_t status;
+    if ((status = nz_cli_context_create(&c->ctx)) != NZ_SUCCESS)
+        return nz_cli_library_error(CMD, c->ctx, status);
+    if (c->o.threads > 0) LIB(nz_context_set_threads(c->ctx, c->o.threads));
+    if (c->cuda) LIB(nz_context_set_device(c->ctx, 0, NULL));
+    return NZ_EXIT_OK;
+}
 
-    /* ---- the problem ---- */
-    int64_t n;
-    const int need_host = !(cuda && o.fe3d && o.assembly == 1 && o.format == NZ_FORMAT_CSR);
-    if (o.fe3d) {
-        if (need_host) {
-            double t0 = nz_cli_wtime();
-            LIB(nz_gen_fe3d(ctx, &A, &b, &u, o.fe3d, vt));
-            host_assembly = nz_cli_wtime() - t0;
-        }
-        if (cuda && o.assembly >= 1) {
-            double t0 = nz_cli_wtime();
-            LIB(nz_gen_fe3d_device(ctx, &dA_assembled, &db_gen, &du, o.fe3d, vt));
-            device_assembly = nz_cli_wtime() - t0;
-        }
-        n = (o.fe3d - 1) * (o.fe3d - 1) * (o.fe3d - 1);
-    } else {
-        if ((status = nz_matrix_read(ctx, &A, o.matrix_path, vt)) != NZ_SUCCESS) {
-            nz_cli_library_message(CMD, ctx, status);
-            rc = NZ_EXIT_FAIL;
-            goto cleanup;
-        }
-        nz_matrix_info_t info;
-        LIB(nz_matrix_info(ctx, &info, A));
-        if (info.rows != info.cols) {
-            nz_cli_error(CMD, "%s is %lld x %lld; CG needs a square (SPD) matrix", o.matrix_path,
-                         (long long)info.rows, (long long)info.cols);
-            rc = NZ_EXIT_FAIL;
-            goto cleanup;
-        }
-        n = info.rows;
-        if (o.b_path != NULL) {
-            int64_t rows = 0, cols = 0;
-            if ((status = nz_mm_read_dense(ctx, &b, &rows, &cols, o.b_path, vt)) != NZ_SUCCESS) {
-                nz_cli_library_message(CMD, ctx, status);
-                rc = NZ_EXIT_FAIL;
-                goto cleanup;
-            }
-            if (rows * cols != n || (rows != 1 && cols != 1)) {
-                nz_cli_error(CMD, "%s: b is %lld x %lld, A has %lld rows", o.b_path,
-                             (long long)rows, (long long)cols, (long long)n);
-                rc = NZ_EXIT_FAIL;
-                goto cleanup;
-            }
-        } else {
-            /* b = A * ones, so the exact solution is known to be ones; a NaN or Inf in A is
-             * named here (the solver would see only b) */
-            char nonfinite[1024];
-            if (nz_cli_cg_nonfinite(ctx, A, o.matrix_path, nonfinite, sizeof nonfinite)) {
-                nz_cli_error(CMD, "%s", nonfinite);
-                rc = NZ_EXIT_FAIL;
-                goto cleanup;
-            }
-            void *ones = NULL;
-            LIB(nz_malloc(ctx, &ones, (size_t)n * vs + 1));
-            for (int64_t i = 0; i < n; i++) nz_cli_value_set(ones, vt, i, 1.0);
-            status = nz_malloc(ctx, &b, (size_t)n * vs + 1);
-            if (status == NZ_SUCCESS) status = nz_spmv(ctx, A, NZ_ALG_AUTO, 1.0, ones, 0.0, b);
-            nz_free(ctx, ones);
-            LIB(status);
-        }
-    }
-    LIB(nz_malloc(ctx, &x, (size_t)n * vs + 1));
-    for (int64_t i = 0; i < n; i++)
-        nz_cli_value_set(x, vt, i, o.x0_random ? nz_cli_hash_unit((uint64_t)i) : 0.0);
-
-    /* ---- format and location ---- */
-    /* --format auto on cuda: the planner's format for the GPU, converted here on the host before
-     * the upload (the library converts only host matrices, inside the solve, as on the cpu) */
-    double format_seconds = 0;
-    if (A != NULL && cuda && o.format_auto) {
-        nz_matrix_stats_t stats;
-        nz_format_t advised = NZ_FORMAT_CSR;
-        nz_alg_t advised_alg;
+/* The FE problem: assembled on the host (unless only the GPU's CSR is wanted) and on the GPU
+ * (--assembly device or both on cuda), each timed. */
+static int cg_generate(cg_command_t *c) {
+    const cg_cli_options_t *o = &c->o;
+    const int need_host = !(c->cuda && o->fe3d && o->assembly == 1 && o->format == NZ_FORMAT_CSR);
+    if (need_host) {
         double t0 = nz_cli_wtime();
-        LIB(nz_matrix_stats(ctx, &stats, A));
-        if (nz_spmv_plan_choose(&advised, &advised_alg, NULL, 0, &stats, NZ_BACKEND_CUDA,
-                                NZ_FORMAT_COUNT, o.cg.plan_flags & NZ_PLAN_DETERMINISTIC) ==
-                NZ_SUCCESS &&
-            advised != NZ_FORMAT_CSR) {
-            status = nz_matrix_convert(ctx, &B, A, advised, NULL);
-            if (status == NZ_SUCCESS)
-                o.format = advised;
-            else if (status != NZ_ERR_TOO_MUCH_PADDING && status != NZ_ERR_UNSUPPORTED)
-                LIB(status);
-            status = NZ_SUCCESS;
-        }
-        format_seconds = nz_cli_wtime() - t0;
+        LIB(nz_gen_fe3d(c->ctx, &c->A, &c->b, &c->u, o->fe3d, c->vt));
+        c->host_assembly = nz_cli_wtime() - t0;
     }
-    const nz_matrix_t *solve_matrix = B != NULL ? B : A;
-    if (A != NULL && B == NULL && o.format != NZ_FORMAT_CSR) {
+    if (c->cuda && o->assembly >= 1) {
+        double t0 = nz_cli_wtime();
+        LIB(nz_gen_fe3d_device(c->ctx, &c->dA_assembled, &c->db_gen, &c->du, o->fe3d, c->vt));
+        c->device_assembly = nz_cli_wtime() - t0;
+    }
+    c->n = (o->fe3d - 1) * (o->fe3d - 1) * (o->fe3d - 1);
+    return NZ_EXIT_OK;
+}
+
+/* A square matrix from its file, and b from --b or b = A ones (so the exact solution is known
+ * to be ones; a NaN or Inf in A is named here, the solver would see only b). */
+static int cg_read_file(cg_command_t *c) {
+    nz_context_t *ctx = c->ctx;
+    const cg_cli_options_t *o = &c->o;
+    nz_status_t status;
+    if ((status = nz_matrix_read(ctx, &c->A, o->matrix_path, c->vt)) != NZ_SUCCESS) {
+        nz_cli_library_message(CMD, ctx, status);
+        return NZ_EXIT_FAIL;
+    }
+    nz_matrix_info_t info;
+    LIB(nz_matrix_info(ctx, &info, c->A));
+    if (info.rows != info.cols) {
+        nz_cli_error(CMD, "%s is %lld x %lld; CG needs a square (SPD) matrix", o->matrix_path,
+                     (long long)info.rows, (long long)info.cols);
+        return NZ_EXIT_FAIL;
+    }
+    const int64_t n = c->n = info.rows;
+    if (o->b_path != NULL) {
+        int64_t rows = 0, cols = 0;
+        if ((status = nz_mm_read_dense(ctx, &c->b, &rows, &cols, o->b_path, c->vt)) !=
+            NZ_SUCCESS) {
+            nz_cli_library_message(CMD, ctx, status);
+            return NZ_EXIT_FAIL;
+        }
+        if (rows * cols != n || (rows != 1 && cols != 1)) {
+            nz_cli_error(CMD, "%s: b is %lld x %lld, A has %lld rows", o->b_path,
+                         (long long)rows, (long long)cols, (long long)n);
+            return NZ_EXIT_FAIL;
+        }
+        return NZ_EXIT_OK;
+    }
+    char nonfinite[1024];
+    if (nz_cli_cg_nonfinite(ctx, c->A, o->matrix_path, nonfinite, sizeof nonfinite)) {
+        nz_cli_error(CMD, "%s", nonfinite);
+        return NZ_EXIT_FAIL;
+    }
+    void *ones = NULL;
+    LIB(nz_malloc(ctx, &ones, (size_t)n * c->vs + 1));
+    for (int64_t i = 0; i < n; i++) nz_cli_value_set(ones, c->vt, i, 1.0);
+    status = nz_malloc(ctx, &c->b, (size_t)n * c->vs + 1);
+    if (status == NZ_SUCCESS) status = nz_spmv(ctx, c->A, NZ_ALG_AUTO, 1.0, ones, 0.0, c->b);
+    nz_free(ctx, ones);
+    LIB(status);
+    return NZ_EXIT_OK;
+}
+
+/* --format auto on cuda: the planner's format for the GPU, converted here on the host before
+ * the upload (the library converts only host matrices, inside the solve, as on the cpu). */
+static int cg_gpu_format(cg_command_t *c) {
+    nz_matrix_stats_t stats;
+    nz_format_t advised = NZ_FORMAT_CSR;
+    nz_alg_t advised_alg;
+    double t0 = nz_cli_wtime();
+    LIB(nz_matrix_stats(c->ctx, &stats, c->A));
+    if (nz_spmv_plan_choose(&advised, &advised_alg, NULL, 0, &stats, NZ_BACKEND_CUDA,
+                            NZ_FORMAT_COUNT, c->o.cg.plan_flags & NZ_PLAN_DETERMINISTIC) ==
+            NZ_SUCCESS &&
+        advised != NZ_FORMAT_CSR) {
+        nz_status_t status = nz_matrix_convert(c->ctx, &c->B, c->A, advised, NULL);
+        if (status == NZ_SUCCESS)
+            c->o.format = advised;
+        else if (status != NZ_ERR_TOO_MUCH_PADDING && status != NZ_ERR_UNSUPPORTED)
+            LIB(status);
+    }
+    c->format_seconds = nz_cli_wtime() - t0;
+    return NZ_EXIT_OK;
+}
+
+/* The matrix and vectors the solve runs on: the format asked for (the planner's on cuda), and
+ * on cuda the upload with b (the timed transfer) or the GPU-assembled problem, and x. */
+static int cg_place(cg_command_t *c) {
+    nz_context_t *ctx = c->ctx;
+    const cg_cli_options_t *o = &c->o;
+    const size_t bytes = (size_t)c->n * c->vs;
+    int rc;
+    if (c->A != NULL && c->cuda && o->format_auto && (rc = cg_gpu_format(c)) != NZ_EXIT_OK)
+        return rc;
+    c->solve_matrix = c->B != NULL ? c->B : c->A;
+    if (c->A != NULL && c->B == NULL && o->format != NZ_FORMAT_CSR) {
         nz_format_options_t fo;
         memset(&fo, 0, sizeof fo);
-        if (!cuda && o.format == NZ_FORMAT_SELL && o.alg == NZ_ALG_SIMD) fo.sell_chunk = 8;
-        LIB(nz_matrix_convert(ctx, &B, A, o.format, &fo));
-        solve_matrix = B;
+        if (!c->cuda && o->format == NZ_FORMAT_SELL && o->alg == NZ_ALG_SIMD) fo.sell_chunk = 8;
+        LIB(nz_matrix_convert(ctx, &c->B, c->A, o->format, &fo));
+        c->solve_matrix = c->B;
     }
-    const void *solve_b = b;
-    if (cuda) {
-        if (A != NULL) {
-            /* the host matrix (read, or host-assembled) uploaded, with b: the timed transfer */
-            LIB(nz_matrix_to_device(ctx, &dA, solve_matrix, NZ_INDEX_AUTO));
-            LIB(nz_device_malloc(ctx, &db, (size_t)n * vs + 1));
-            double t0 = nz_cli_wtime();
-            LIB(nz_device_copy_from_host(ctx, db, b, (size_t)n * vs));
-            b_transfer = nz_cli_wtime() - t0;
-        }
-        /* the GPU-assembled problem is solved whenever it exists in the requested format */
-        const int generated = dA_assembled != NULL && o.format == NZ_FORMAT_CSR;
-        solve_matrix = generated ? dA_assembled : dA;
-        solve_b = generated ? db_gen : db;
-        LIB(nz_device_malloc(ctx, &dx, (size_t)n * vs + 1));
-        LIB(nz_device_copy_from_host(ctx, dx, x, (size_t)n * vs));
+    c->solve_b = c->b;
+    if (!c->cuda) return NZ_EXIT_OK;
+    if (c->A != NULL) {
+        /* the host matrix (read, or host-assembled) uploaded, with b: the timed transfer */
+        LIB(nz_matrix_to_device(ctx, &c->dA, c->solve_matrix, NZ_INDEX_AUTO));
+        LIB(nz_device_malloc(ctx, &c->db, bytes + 1));
+        double t0 = nz_cli_wtime();
+        LIB(nz_device_copy_from_host(ctx, c->db, c->b, bytes));
+        c->b_transfer = nz_cli_wtime() - t0;
     }
+    /* the GPU-assembled problem is solved whenever it exists in the requested format */
+    const int generated = c->dA_assembled != NULL && o->format == NZ_FORMAT_CSR;
+    c->solve_matrix = generated ? c->dA_assembled : c->dA;
+    c->solve_b = generated ? c->db_gen : c->db;
+    LIB(nz_device_malloc(ctx, &c->dx, bytes + 1));
+    LIB(nz_device_copy_from_host(ctx, c->dx, c->x, bytes));
+    return NZ_EXIT_OK;
+}
 
-    /* ---- solve ---- */
-    status = nz_cg_solve(ctx, solve_matrix, solve_b, cuda ? dx : x, &o.cg, &res);
-    nz_status_t solve_status = status;
-    if (status < 0 && status != NZ_ERR_BREAKDOWN) {
-        rc = nz_cli_library_error(CMD, ctx, status);
-        goto cleanup;
+/* The transfer and assembly lines of the report (cuda). */
+static int cg_report_transfers(cg_command_t *c) {
+    const nz_cg_result_t *res = &c->res;
+    if (c->cuda && c->dA != NULL) {
+        nz_matrix_info_t di;
+        LIB(nz_matrix_info(c->ctx, &di, c->dA));
+        double t = di.transfer_seconds + c->b_transfer;
+        printf("transfer: %.3f ms (matrix %.3f ms, %.1f MB + b) = %.1f SpMVs\n", 1e3 * t,
+               1e3 * di.transfer_seconds, (double)di.bytes / 1e6,
+               res->spmv_seconds > 0 ? t / res->spmv_seconds : 0.0);
     }
-    if (cuda) LIB(nz_device_copy_to_host(ctx, x, dx, (size_t)n * vs));
+    if (c->cuda && c->o.fe3d && (c->host_assembly > 0 || c->device_assembly > 0)) {
+        nz_matrix_info_t di;
+        double up = 0;
+        if (c->dA != NULL && nz_matrix_info(c->ctx, &di, c->dA) == NZ_SUCCESS)
+            up = di.transfer_seconds + c->b_transfer;
+        printf("assembly: host %.3f ms + transfer %.3f ms vs device %.3f ms\n",
+               1e3 * c->host_assembly, 1e3 * up, 1e3 * c->device_assembly);
+    }
+    return NZ_EXIT_OK;
+}
 
-    /* ---- report ---- */
+/* The report: problem, setup, status, iterations, residual, times, the FE L2 error, transfers,
+ * history; then --out. Returns the exit status of the solve. */
+static int cg_report(cg_command_t *c) {
+    nz_context_t *ctx = c->ctx;
+    const cg_cli_options_t *o = &c->o;
+    const nz_cg_result_t *res = &c->res;
+    const nz_status_t solve_status = c->solve_status;
+    const int64_t n = c->n;
+    int rc;
     nz_matrix_info_t mi;
-    LIB(nz_matrix_info(ctx, &mi, solve_matrix));
-    if (o.fe3d)
-        printf("problem: fe3d N=%lld (%lld unknowns, %lld nonzeros)\n", (long long)o.fe3d,
+    LIB(nz_matrix_info(ctx, &mi, c->solve_matrix));
+    if (o->fe3d)
+        printf("problem: fe3d N=%lld (%lld unknowns, %lld nonzeros)\n", (long long)o->fe3d,
                (long long)n, (long long)mi.nnz);
     else
-        printf("problem: %s (%lld unknowns, %lld nonzeros)\n", o.matrix_path, (long long)n,
+        printf("problem: %s (%lld unknowns, %lld nonzeros)\n", o->matrix_path, (long long)n,
                (long long)mi.nnz);
-    printf("setup: %s, %s%s, %s, alg %s, precond %s, x0 %s%s\n", nz_cli_precision_name(vt),
-           nz_format_name(res.format), o.format_auto ? " (planner)" : "",
-           cuda ? nz_context_device_name(ctx) : "cpu",
-           nz_alg_name(res.alg), o.cg.precond == NZ_PRECOND_JACOBI ? "jacobi" : "none",
-           o.x0_random ? "random" : "zero", res.used_graph ? ", cuda graph" : "");
+    printf("setup: %s, %s%s, %s, alg %s, precond %s, x0 %s%s\n", nz_cli_precision_name(c->vt),
+           nz_format_name(res->format), o->format_auto ? " (planner)" : "",
+           c->cuda ? nz_context_device_name(ctx) : "cpu",
+           nz_alg_name(res->alg), o->cg.precond == NZ_PRECOND_JACOBI ? "jacobi" : "none",
+           o->x0_random ? "random" : "zero", res->used_graph ? ", cuda graph" : "");
     /* converged only when the true residual meets the tolerance (nz_cg_solve) */
     printf("status: %s\n", solve_status == NZ_SUCCESS ? "converged"
                            : solve_status == NZ_MAX_ITERATIONS ? "not converged (iteration limit)"
@@ -364,74 +398,102 @@ int nz_cmd_cg(int argc, char **argv) {
                                ? "not converged (stagnated above the tolerance)"
                                : "breakdown");
     if (solve_status != NZ_SUCCESS) nz_cli_library_message(CMD, ctx, solve_status);
-    printf("iterations: %lld\n", (long long)res.iterations);
-    if (!isnan(res.relative_residual)) /* NaN: the solve stopped before computing one */
-        printf("relative residual: %.3e\n", res.relative_residual);
-    printf("time per iteration: %.3f ms\n", 1e3 * res.seconds_per_iteration);
-    printf("solve time: %.4f s (setup %.4f s)\n", res.solve_seconds, res.setup_seconds);
-    if (format_seconds > 0)
+    printf("iterations: %lld\n", (long long)res->iterations);
+    if (!isnan(res->relative_residual)) /* NaN: the solve stopped before computing one */
+        printf("relative residual: %.3e\n", res->relative_residual);
+    printf("time per iteration: %.3f ms\n", 1e3 * res->seconds_per_iteration);
+    printf("solve time: %.4f s (setup %.4f s)\n", res->solve_seconds, res->setup_seconds);
+    if (c->format_seconds > 0)
         printf("format: %s chosen and converted on the host in %.4f s (before the upload)\n",
-               nz_format_name(res.format), format_seconds);
-    printf("MUPS: %.1f\n", res.solve_seconds > 0 ? (double)n * (double)res.iterations /
-                                                       res.solve_seconds / 1e6 : 0.0);
-    printf("spmv: %.3f ms\n", 1e3 * res.spmv_seconds);
-    if (o.fe3d) {
+               nz_format_name(res->format), c->format_seconds);
+    printf("MUPS: %.1f\n", res->solve_seconds > 0 ? (double)n * (double)res->iterations /
+                                                        res->solve_seconds / 1e6 : 0.0);
+    printf("spmv: %.3f ms\n", 1e3 * res->spmv_seconds);
+    if (o->fe3d) {
         double err = 0;
-        if (u == NULL) { /* GPU assembly only: fetch its u_exact */
-            LIB(nz_malloc(ctx, &u, (size_t)n * vs + 1));
-            LIB(nz_device_copy_to_host(ctx, u, du, (size_t)n * vs));
+        if (c->u == NULL) { /* GPU assembly only: fetch its u_exact */
+            LIB(nz_malloc(ctx, &c->u, (size_t)n * c->vs + 1));
+            LIB(nz_device_copy_to_host(ctx, c->u, c->du, (size_t)n * c->vs));
         }
         for (int64_t i = 0; i < n; i++) {
-            double d = nz_cli_value_get(x, vt, i) - nz_cli_value_get(u, vt, i);
+            double d = nz_cli_value_get(c->x, c->vt, i) - nz_cli_value_get(c->u, c->vt, i);
             err += d * d;
         }
-        double h = 1.0 / (double)o.fe3d;
+        double h = 1.0 / (double)o->fe3d;
         printf("L2 error: %.6e\n", sqrt(err) * pow(h, 1.5));
     }
-    if (cuda && dA != NULL) {
-        nz_matrix_info_t di;
-        LIB(nz_matrix_info(ctx, &di, dA));
-        double t = di.transfer_seconds + b_transfer;
-        printf("transfer: %.3f ms (matrix %.3f ms, %.1f MB + b) = %.1f SpMVs\n", 1e3 * t,
-               1e3 * di.transfer_seconds, (double)di.bytes / 1e6,
-               res.spmv_seconds > 0 ? t / res.spmv_seconds : 0.0);
-    }
-    if (cuda && o.fe3d && (host_assembly > 0 || device_assembly > 0)) {
-        nz_matrix_info_t di;
-        double up = 0;
-        if (dA != NULL && nz_matrix_info(ctx, &di, dA) == NZ_SUCCESS)
-            up = di.transfer_seconds + b_transfer;
-        printf("assembly: host %.3f ms + transfer %.3f ms vs device %.3f ms\n",
-               1e3 * host_assembly, 1e3 * up, 1e3 * device_assembly);
-    }
-    if (o.history)
-        for (int64_t k = 0; k < res.history_length; k++)
-            printf("history %lld: %.6e\n", (long long)k, res.history[k]);
-    if (o.out_path != NULL &&
-        (status = nz_mm_write_dense(ctx, o.out_path, vt, n, 1, x)) != NZ_SUCCESS) {
+    if ((rc = cg_report_transfers(c)) != NZ_EXIT_OK) return rc;
+    if (o->history)
+        for (int64_t k = 0; k < res->history_length; k++)
+            printf("history %lld: %.6e\n", (long long)k, res->history[k]);
+    nz_status_t status;
+    if (o->out_path != NULL &&
+        (status = nz_mm_write_dense(ctx, o->out_path, c->vt, n, 1, c->x)) != NZ_SUCCESS) {
         nz_cli_library_message(CMD, ctx, status);
-        rc = NZ_EXIT_FAIL;
+        return NZ_EXIT_FAIL;
+    }
+    return solve_status == NZ_SUCCESS ? NZ_EXIT_OK
+           : solve_status > 0         ? NZ_EXIT_NOT_CONVERGED /* finished, not converged */
+                                      : NZ_EXIT_FAIL;
+}
+
+static void cg_command_free(cg_command_t *c) {
+    nz_context_t *ctx = c->ctx;
+    if (ctx == NULL) return;
+    nz_free(ctx, c->res.history);
+    nz_free(ctx, c->b);
+    nz_free(ctx, c->u);
+    nz_free(ctx, c->x);
+    if (c->db != NULL) nz_device_free(ctx, c->db);
+    if (c->dx != NULL) nz_device_free(ctx, c->dx);
+    if (c->du != NULL) nz_device_free(ctx, c->du);
+    if (c->db_gen != NULL) nz_device_free(ctx, c->db_gen);
+    nz_matrix_destroy(&c->dA);
+    nz_matrix_destroy(&c->dA_assembled);
+    nz_matrix_destroy(&c->B);
+    nz_matrix_destroy(&c->A);
+    nz_context_destroy(&c->ctx);
+}
+
+/* Parse; the problem (generated or read) and x0; its format and location; the solve; the
+ * report. A breakdown is reported like a finished solve. */
+int nz_cmd_cg(int argc, char **argv) {
+    cg_command_t cmd;
+    cg_command_t *c = &cmd;
+    memset(c, 0, sizeof *c);
+    int rc = nz_cmd_cg_parse_options(argc, argv, &c->o, 0);
+    if (rc < 0) return NZ_EXIT_OK;
+    if (rc != NZ_EXIT_OK) return rc;
+    c->vt = c->o.value_type;
+    c->vs = c->vt == NZ_F32 ? 4 : 8;
+    c->cuda = c->o.backend == NZ_BACKEND_CUDA;
+
+    if ((rc = cg_open_context(c)) != NZ_EXIT_OK) goto cleanup;
+    if ((rc = c->o.fe3d ? cg_generate(c) : cg_read_file(c)) != NZ_EXIT_OK) goto cleanup;
+    nz_status_t status = nz_malloc(c->ctx, &c->x, (size_t)c->n * c->vs + 1);
+    if (status != NZ_SUCCESS) {
+        rc = nz_cli_library_error(CMD, c->ctx, status);
         goto cleanup;
     }
-    rc = solve_status == NZ_SUCCESS ? NZ_EXIT_OK
-         : solve_status > 0         ? NZ_EXIT_NOT_CONVERGED /* a caveat: finished, not converged */
-                                    : NZ_EXIT_FAIL;
+    for (int64_t i = 0; i < c->n; i++)
+        nz_cli_value_set(c->x, c->vt, i, c->o.x0_random ? nz_cli_hash_unit((uint64_t)i) : 0.0);
+    if ((rc = cg_place(c)) != NZ_EXIT_OK) goto cleanup;
+
+    c->solve_status = nz_cg_solve(c->ctx, c->solve_matrix, c->solve_b, c->cuda ? c->dx : c->x,
+                                  &c->o.cg, &c->res);
+    if (c->solve_status < 0 && c->solve_status != NZ_ERR_BREAKDOWN) {
+        rc = nz_cli_library_error(CMD, c->ctx, c->solve_status);
+        goto cleanup;
+    }
+    if (c->cuda &&
+        (status = nz_device_copy_to_host(c->ctx, c->x, c->dx, (size_t)c->n * c->vs)) !=
+            NZ_SUCCESS) {
+        rc = nz_cli_library_error(CMD, c->ctx, status);
+        goto cleanup;
+    }
+    rc = cg_report(c);
 
 cleanup:
-    if (ctx != NULL) {
-        nz_free(ctx, res.history);
-        nz_free(ctx, b);
-        nz_free(ctx, u);
-        nz_free(ctx, x);
-        if (db != NULL) nz_device_free(ctx, db);
-        if (dx != NULL) nz_device_free(ctx, dx);
-        if (du != NULL) nz_device_free(ctx, du);
-        if (db_gen != NULL) nz_device_free(ctx, db_gen);
-        nz_matrix_destroy(&dA);
-        nz_matrix_destroy(&dA_assembled);
-        nz_matrix_destroy(&B);
-        nz_matrix_destroy(&A);
-        nz_context_destroy(&ctx);
-    }
+    cg_command_free(c);
     return rc;
 }

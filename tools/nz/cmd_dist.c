@@ -1,41 +1,17 @@
-/* cmd_dist.c: `nz cg`, `nz spmv` and `nz bench --dist` over MPI ranks when launched by mpiexec. */
+/* cmd_dist.c: `nz cg`, `nz spmv` and `nz bench --dist` over MPI ranks when launched by mpiexec:
+ * options, the cg and spmv runs (the scaling tables of bench --dist: cmd_dist_bench.c). */
 #include "cli.h"
 #include "cmd_cg.h"
 #include "cmd_spmv.h"
 #include "commands.h"
 
 #ifdef NZ_HAVE_DIST
-#include "nonzero_dist.h"
+#include "cmd_dist.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Options of the distributed commands: cg and spmv parse theirs with the serial parsers (the same
- * options, validation, messages and output check), plus --stage, --dist and cg's --laplace3d;
- * bench --dist has its own. */
-#define DIST_MAX_WEAK 4
-typedef struct dist_cli {
-    const char *command, *matrix_path, *out_path;
-    const char *x_path, *y_path, *x_out_path; /* spmv --x, --y, --write-x */
-    const char *b_path;                       /* cg --b */
-    int64_t fe3d, laplace3d;       /* generated problems (0: a matrix file) */
-    unsigned plan_flags;           /* the blocks' plans (--plan-flags, --deterministic) */
-    double beta;
-    nz_value_type_t value_type;
-    nz_backend_t backend;
-    nz_alg_t alg;
-    nz_cg_options_t cg;
-    int x0_random;                 /* -1: default (random for --fe3d) */
-    int stage, threads, repeat;
-    double alpha;
-    int64_t strong_n;              /* bench: FE strong-scaling size */
-    int64_t laplace_n;             /* bench: laplace3d strong-scaling size (0: none) */
-    int64_t weak_n[DIST_MAX_WEAK]; /* bench: FE weak-scaling sizes per rank (--weak, repeatable) */
-    int weak_count;
-    int64_t bench_iterations;
-} dist_cli_t;
 
 static int rank_of_world(void) {
     int rank = 0;
@@ -276,7 +252,7 @@ static int parse(dist_cli_t *o, const char *command, int argc, char **argv) {
 
 /* The library error on every rank (the agreed message names the failing rank), as one write
  * so that the ranks' lines do not interleave. */
-static int library_error(const char *cmd, nz_context_t *ctx, nz_status_t status) {
+int nz_cli_dist_library_error(const char *cmd, nz_context_t *ctx, nz_status_t status) {
     char line[1024];
     const char *message = nz_context_last_error(ctx);
     snprintf(line, sizeof line, "nz %s: %s\n", cmd,
@@ -292,7 +268,7 @@ static int library_error(const char *cmd, nz_context_t *ctx, nz_status_t status)
     do {                                                                                        \
         nz_status_t lib_status_ = (call);                                                       \
         if (lib_status_ != NZ_SUCCESS) {                                                        \
-            rc = library_error(cmd, ctx, lib_status_);                                          \
+            rc = nz_cli_dist_library_error(cmd, ctx, lib_status_);                              \
             goto cleanup;                                                                       \
         }                                                                                       \
     } while (0)
@@ -329,8 +305,8 @@ static nz_status_t load(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_op
 }
 
 /* A local vector in the matrix's location from host values. */
-static nz_status_t to_location(nz_context_t *ctx, int device, const void *host, size_t bytes,
-                               void **out) {
+nz_status_t nz_cli_dist_to_location(nz_context_t *ctx, int device, const void *host,
+                                    size_t bytes, void **out) {
     nz_status_t status = device ? nz_device_malloc(ctx, out, bytes + 16) : nz_malloc(ctx, out, bytes + 16);
     if (status != NZ_SUCCESS) return status;
     if (device) return nz_device_copy_from_host(ctx, *out, host, bytes);
@@ -343,7 +319,7 @@ static nz_status_t to_host(nz_context_t *ctx, void *dst, const void *src, size_t
     return nz_device_copy_to_host(ctx, dst, src, bytes);
 }
 
-static void free_location(nz_context_t *ctx, int device, void *p) {
+void nz_cli_dist_free_location(nz_context_t *ctx, int device, void *p) {
     if (p == NULL) return;
     if (device)
         nz_device_free(ctx, p);
@@ -401,6 +377,44 @@ cleanup:
     return rc;
 }
 
+/* The report of a distributed solve, printed by rank 0 (err: the FE solution's squared error). */
+static void print_cg_report(nz_context_t *ctx, const dist_cli_t *o, int device,
+                            const nz_dist_layout_t *L, const nz_cg_result_t *res,
+                            nz_status_t solve, double err) {
+    const char *cmd = "cg";
+    const int64_t n = L->global_rows;
+    const nz_value_type_t vt = o->value_type;
+    if (o->fe3d > 0)
+        printf("problem: fe3d N=%lld (%lld unknowns, %lld nonzeros)\n", (long long)o->fe3d,
+               (long long)n, (long long)L->global_nnz);
+    else if (o->laplace3d > 0)
+        printf("problem: laplace3d N=%lld (%lld unknowns, %lld nonzeros)\n",
+               (long long)o->laplace3d, (long long)n, (long long)L->global_nnz);
+    else
+        printf("problem: %s (%lld unknowns, %lld nonzeros)\n", o->matrix_path, (long long)n,
+               (long long)L->global_nnz);
+    printf("setup: %s, %d ranks, %s, alg %s, precond %s, x0 %s\n", nz_cli_precision_name(vt),
+           L->size, device ? nz_context_device_name(ctx) : "cpu", nz_alg_name(res->alg),
+           o->cg.precond == NZ_PRECOND_JACOBI ? "jacobi" : "none",
+           o->x0_random ? "random" : "zero");
+    printf("status: %s\n", solve == NZ_SUCCESS           ? "converged"
+                           : solve == NZ_MAX_ITERATIONS ? "not converged (iteration limit)"
+                                                        : "not converged (stagnated above the tolerance)");
+    if (solve != NZ_SUCCESS) nz_cli_library_message(cmd, ctx, solve);
+    printf("iterations: %lld\n", (long long)res->iterations);
+    if (!isnan(res->relative_residual))
+        printf("relative residual: %.3e\n", res->relative_residual);
+    printf("time per iteration: %.3f ms\n", 1e3 * res->seconds_per_iteration);
+    printf("solve time: %.4f s (setup %.4f s)\n", res->solve_seconds, res->setup_seconds);
+    printf("MUPS: %.1f\n", res->solve_seconds > 0 ? (double)n * (double)res->iterations /
+                                                       res->solve_seconds / 1e6 : 0.0);
+    printf("spmv: %.3f ms\n", 1e3 * res->spmv_seconds);
+    if (o->fe3d > 0) printf("L2 error: %.6e\n", sqrt(err) * pow(1.0 / (double)o->fe3d, 1.5));
+    for (int64_t k = 0; k < res->history_length; k++)
+        printf("history %lld: %.6e\n", (long long)k, res->history[k]);
+    fflush(stdout);
+}
+
 static int run_cg(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_options_t *opt) {
     const char *cmd = "cg";
     int rc = NZ_EXIT_OK;
@@ -430,23 +444,23 @@ static int run_cg(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_options_
     LIB(nz_malloc(ctx, &hx, (size_t)rows * vs + 16));
     if (o->b_path != NULL) { /* --b FILE (a matrix file: the serial parser refuses it with --fe3d) */
         if ((rc = read_scattered(ctx, cmd, dA, 0, o->b_path, "b", hx)) != NZ_EXIT_OK) goto cleanup;
-        free_location(ctx, device, b);
+        nz_cli_dist_free_location(ctx, device, b);
         b = NULL;
-        LIB(to_location(ctx, device, hx, (size_t)rows * vs, &b));
+        LIB(nz_cli_dist_to_location(ctx, device, hx, (size_t)rows * vs, &b));
     } else if (b == NULL) { /* b = A ones */
         for (int64_t i = 0; i < rows; i++) nz_cli_value_set(hx, vt, i, 1.0);
-        LIB(to_location(ctx, device, hx, (size_t)rows * vs, &x));
-        LIB(to_location(ctx, device, hx, (size_t)rows * vs, &b));
+        LIB(nz_cli_dist_to_location(ctx, device, hx, (size_t)rows * vs, &x));
+        LIB(nz_cli_dist_to_location(ctx, device, hx, (size_t)rows * vs, &b));
         LIB(nz_dist_spmv(dA, 1.0, x, 0.0, b));
     }
     for (int64_t i = 0; i < rows; i++)
         nz_cli_value_set(hx, vt, i, o->x0_random ? nz_cli_hash_unit((uint64_t)(L.row_begin + i)) : 0.0);
-    free_location(ctx, device, x);
+    nz_cli_dist_free_location(ctx, device, x);
     x = NULL;
-    LIB(to_location(ctx, device, hx, (size_t)rows * vs, &x));
+    LIB(nz_cli_dist_to_location(ctx, device, hx, (size_t)rows * vs, &x));
     nz_status_t solve = nz_dist_cg_solve(ctx, dA, b, x, &o->cg, &res);
     if (solve < 0) {
-        rc = library_error(cmd, ctx, solve);
+        rc = nz_cli_dist_library_error(cmd, ctx, solve);
         goto cleanup;
     }
     if (device)
@@ -465,44 +479,14 @@ static int run_cg(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_options_
         }
         MPI_Allreduce(MPI_IN_PLACE, &err, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     }
-    if (L.rank == 0) {
-        if (o->fe3d > 0)
-            printf("problem: fe3d N=%lld (%lld unknowns, %lld nonzeros)\n", (long long)o->fe3d,
-                   (long long)n, (long long)L.global_nnz);
-        else if (o->laplace3d > 0)
-            printf("problem: laplace3d N=%lld (%lld unknowns, %lld nonzeros)\n",
-                   (long long)o->laplace3d, (long long)n, (long long)L.global_nnz);
-        else
-            printf("problem: %s (%lld unknowns, %lld nonzeros)\n", o->matrix_path, (long long)n,
-                   (long long)L.global_nnz);
-        printf("setup: %s, %d ranks, %s, alg %s, precond %s, x0 %s\n", nz_cli_precision_name(vt),
-               L.size, device ? nz_context_device_name(ctx) : "cpu", nz_alg_name(res.alg),
-               o->cg.precond == NZ_PRECOND_JACOBI ? "jacobi" : "none",
-               o->x0_random ? "random" : "zero");
-        printf("status: %s\n", solve == NZ_SUCCESS           ? "converged"
-                               : solve == NZ_MAX_ITERATIONS ? "not converged (iteration limit)"
-                                                            : "not converged (stagnated above the tolerance)");
-        if (solve != NZ_SUCCESS) nz_cli_library_message(cmd, ctx, solve);
-        printf("iterations: %lld\n", (long long)res.iterations);
-        if (!isnan(res.relative_residual))
-            printf("relative residual: %.3e\n", res.relative_residual);
-        printf("time per iteration: %.3f ms\n", 1e3 * res.seconds_per_iteration);
-        printf("solve time: %.4f s (setup %.4f s)\n", res.solve_seconds, res.setup_seconds);
-        printf("MUPS: %.1f\n", res.solve_seconds > 0 ? (double)n * (double)res.iterations /
-                                                           res.solve_seconds / 1e6 : 0.0);
-        printf("spmv: %.3f ms\n", 1e3 * res.spmv_seconds);
-        if (o->fe3d > 0) printf("L2 error: %.6e\n", sqrt(err) * pow(1.0 / (double)o->fe3d, 1.5));
-        for (int64_t k = 0; k < res.history_length; k++)
-            printf("history %lld: %.6e\n", (long long)k, res.history[k]);
-        fflush(stdout);
-    }
+    if (L.rank == 0) print_cg_report(ctx, o, device, &L, &res, solve, err);
     if (o->out_path != NULL) LIB(write_gathered(ctx, dA, 0, hx, n, o->out_path));
     if (solve != NZ_SUCCESS) rc = NZ_EXIT_NOT_CONVERGED; /* a caveat (solve > 0): not converged */
 cleanup:
     nz_free(ctx, res.history);
-    free_location(ctx, device, b);
-    free_location(ctx, device, u);
-    free_location(ctx, device, x);
+    nz_cli_dist_free_location(ctx, device, b);
+    nz_cli_dist_free_location(ctx, device, u);
+    nz_cli_dist_free_location(ctx, device, x);
     nz_free(ctx, hx);
     nz_free(ctx, hu);
     nz_dist_matrix_destroy(&dA);
@@ -537,8 +521,8 @@ static int run_spmv(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_option
     }
     if (o->x_out_path != NULL)
         LIB(write_gathered(ctx, dA, 1, hx, L.global_cols, o->x_out_path));
-    LIB(to_location(ctx, device, hx, (size_t)cols * vs, &x));
-    LIB(to_location(ctx, device, hy, (size_t)rows * vs, &y));
+    LIB(nz_cli_dist_to_location(ctx, device, hx, (size_t)cols * vs, &x));
+    LIB(nz_cli_dist_to_location(ctx, device, hy, (size_t)rows * vs, &y));
     /* the timing runs overwrite y: it starts again from the input y below */
     LIB(nz_dist_spmv_profile(dA, x, y, o->repeat, &prof));
     if (device)
@@ -560,187 +544,11 @@ static int run_spmv(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_option
     }
     if (o->out_path != NULL) LIB(write_gathered(ctx, dA, 0, hy, L.global_rows, o->out_path));
 cleanup:
-    free_location(ctx, device, x);
-    free_location(ctx, device, y);
+    nz_cli_dist_free_location(ctx, device, x);
+    nz_cli_dist_free_location(ctx, device, y);
     nz_free(ctx, hx);
     nz_free(ctx, hy);
     nz_dist_matrix_destroy(&dA);
-    return rc;
-}
-
-/* One row of a scaling table on the first p ranks of the world (the others wait). */
-typedef struct scaling_row {
-    int ranks;
-    int64_t unknowns, nnz, halo_max;
-    nz_dist_spmv_profile_t prof;
-    double cg_iteration;
-    double allreduce; /* seconds for one MPI_Allreduce of 3 doubles, max over ranks */
-} scaling_row_t;
-
-/* The problems of the scaling tables. */
-typedef enum { SCALING_FE3D, SCALING_LAPLACE3D } scaling_problem_t;
-
-/* The mean time of one MPI_Allreduce of three doubles (what each CG reduction sends) over
- * `repeats`, after a barrier; the maximum over the ranks of comm. */
-#define DIST_ALLREDUCE_REPEATS 200
-static double time_allreduce(MPI_Comm comm) {
-    double buffer[3] = {1.0, 2.0, 0.0}, t, worst;
-    MPI_Allreduce(MPI_IN_PLACE, buffer, 3, MPI_DOUBLE, MPI_SUM, comm); /* warm-up */
-    MPI_Barrier(comm);
-    const double t0 = MPI_Wtime();
-    for (int k = 0; k < DIST_ALLREDUCE_REPEATS; k++)
-        MPI_Allreduce(MPI_IN_PLACE, buffer, 3, MPI_DOUBLE, MPI_SUM, comm);
-    t = (MPI_Wtime() - t0) / DIST_ALLREDUCE_REPEATS;
-    MPI_Allreduce(&t, &worst, 1, MPI_DOUBLE, MPI_MAX, comm);
-    return worst;
-}
-
-static nz_status_t scaling_run(nz_context_t *ctx, const dist_cli_t *o,
-                               const nz_dist_options_t *opt, MPI_Comm comm,
-                               scaling_problem_t problem, int64_t n, scaling_row_t *row) {
-    nz_status_t status;
-    nz_dist_matrix_t *dA = NULL;
-    nz_dist_layout_t L;
-    void *b = NULL, *x = NULL, *y = NULL;
-    const int device = opt->device != NULL;
-    const size_t vs = o->value_type == NZ_F32 ? 4 : 8;
-    if (problem == SCALING_FE3D)
-        status = nz_dist_gen_fe3d(ctx, &dA, comm, n, o->value_type, opt, &b, NULL);
-    else
-        status = nz_dist_gen_laplace3d(ctx, &dA, comm, n, n, n, o->value_type, opt);
-    if (status != NZ_SUCCESS) return status;
-    status = nz_dist_matrix_layout(dA, &L);
-    const int64_t rows = L.row_end - L.row_begin;
-    if (status == NZ_SUCCESS && problem == SCALING_LAPLACE3D) {
-        /* b = 1 (the Laplacian generator makes no right-hand side) */
-        void *ones = NULL;
-        status = nz_malloc(ctx, &ones, (size_t)rows * vs + 16);
-        for (int64_t i = 0; status == NZ_SUCCESS && i < rows; i++)
-            nz_cli_value_set(ones, o->value_type, i, 1.0);
-        if (status == NZ_SUCCESS) status = to_location(ctx, device, ones, (size_t)rows * vs, &b);
-        nz_free(ctx, ones);
-    }
-    if (status == NZ_SUCCESS)
-        status = device ? nz_device_malloc(ctx, &x, (size_t)rows * vs + 16)
-                        : nz_malloc(ctx, &x, (size_t)rows * vs + 16);
-    if (status == NZ_SUCCESS)
-        status = device ? nz_device_malloc(ctx, &y, (size_t)rows * vs + 16)
-                        : nz_malloc(ctx, &y, (size_t)rows * vs + 16);
-    if (status == NZ_SUCCESS)
-        status = device ? nz_device_memset(ctx, x, 0, (size_t)rows * vs)
-                        : (memset(x, 0, (size_t)rows * vs), NZ_SUCCESS);
-    status = nz_dist_agree(ctx, comm, status);
-    if (status == NZ_SUCCESS) status = nz_dist_spmv_profile(dA, b, y, o->repeat, &row->prof);
-    if (status == NZ_SUCCESS) {
-        /* a fixed number of iterations: rtol below reach, the limit as the stop */
-        nz_cg_options_t co;
-        nz_cg_result_t res;
-        memset(&co, 0, sizeof co);
-        co.rtol = 1e-300;
-        co.max_iterations = o->bench_iterations;
-        status = nz_dist_cg_solve(ctx, dA, b, x, &co, &res);
-        if (status == NZ_MAX_ITERATIONS) status = NZ_SUCCESS;
-        row->cg_iteration = res.seconds_per_iteration;
-        row->allreduce = time_allreduce(comm);
-    }
-    if (status == NZ_SUCCESS) {
-        row->unknowns = L.global_rows;
-        row->nnz = L.global_nnz;
-        MPI_Allreduce(&L.halo, &row->halo_max, 1, MPI_INT64_T, MPI_MAX, comm);
-    }
-    free_location(ctx, device, b);
-    free_location(ctx, device, x);
-    free_location(ctx, device, y);
-    nz_dist_matrix_destroy(&dA);
-    return status;
-}
-
-static void print_row(const scaling_row_t *r, double base, int weak, size_t value_size) {
-    /* efficiency: strong T1 / (p Tp); weak T1 / Tp (per-rank work constant) */
-    double eff = r->cg_iteration > 0 ? (weak ? base / r->cg_iteration
-                                             : base / (r->ranks * r->cg_iteration)) : 0.0;
-    printf("%5d %10lld %11lld %9.3f %9.3f %9.3f %9.3f %7.0f%% %8lld %8.1f %7.1f %9.3f %6.0f%%\n",
-           r->ranks, (long long)r->unknowns, (long long)r->nnz, 1e3 * r->prof.whole,
-           1e3 * r->prof.exchange, 1e3 * r->prof.local, 1e3 * r->prof.nonlocal,
-           100.0 * r->prof.overlap, (long long)r->halo_max,
-           (double)r->halo_max * (double)value_size / 1024.0, 1e6 * r->allreduce,
-           1e3 * r->cg_iteration, 100.0 * eff);
-}
-
-static int run_bench(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_options_t *opt) {
-    const char *cmd = "bench";
-    int rc = NZ_EXIT_OK, size = 1, rank = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    int counts[64], ncounts = 0;
-    for (int p = 1; p < size; p *= 2) counts[ncounts++] = p;
-    counts[ncounts++] = size;
-    const size_t vs = o->value_type == NZ_F32 ? 4 : 8;
-    if (rank == 0) {
-        printf("nz bench --dist: %d ranks, %s, %s, %d SpMV repeats, %lld CG iterations\n", size,
-               nz_cli_precision_name(o->value_type),
-               opt->device != NULL ? nz_context_device_name(ctx) : "cpu", o->repeat,
-               (long long)o->bench_iterations);
-        if (opt->device != NULL) {
-            int cuda_device = -1, cuda_aware = 0;
-            if (nz_dist_device_info(opt->device, &cuda_device, &cuda_aware) == NZ_SUCCESS)
-                printf("halo messages: %s (rank 0 on CUDA device %d; one rank a device while "
-                       "ranks <= devices)\n",
-                       cuda_aware ? "device pointers to CUDA-aware MPI"
-                                  : "staged through pinned host memory",
-                       cuda_device);
-        }
-        printf("times in ms, maximum over ranks; exchange / local / non-local timed alone; "
-               "overlap = 1 - spmv / (sum of parts); halo = entries (KB) one rank receives per "
-               "SpMV, the largest; allreduce = one MPI_Allreduce of 3 doubles, us\n");
-    }
-    /* the tables: FE strong, Laplacian strong (--laplace), then one FE weak table per size */
-    typedef struct { scaling_problem_t problem; int weak; int64_t n; } table_t;
-    table_t tables[2 + DIST_MAX_WEAK];
-    int ntables = 0;
-    tables[ntables++] = (table_t){SCALING_FE3D, 0, o->strong_n};
-    if (o->laplace_n > 0) tables[ntables++] = (table_t){SCALING_LAPLACE3D, 0, o->laplace_n};
-    for (int w = 0; w < (o->weak_count > 0 ? o->weak_count : 1); w++)
-        tables[ntables++] = (table_t){SCALING_FE3D, 1, o->weak_n[w]};
-    for (int t = 0; t < ntables; t++) {
-        const table_t *T = &tables[t];
-        double base = 0.0;
-        if (rank == 0) {
-            if (T->weak)
-                printf("\nweak scaling: fe3d, about %lld unknowns per rank\n",
-                       (long long)((T->n - 1) * (T->n - 1) * (T->n - 1)));
-            else if (T->problem == SCALING_LAPLACE3D)
-                printf("\nstrong scaling: laplace3d %lld^3\n", (long long)T->n);
-            else
-                printf("\nstrong scaling: fe3d N=%lld\n", (long long)T->n);
-            printf("ranks   unknowns         nnz  spmv(ms)  exchange     local  nonlocal overlap"
-                   "     halo  halo KB allred   cg(ms/it) effic.\n");
-        }
-        for (int k = 0; k < ncounts; k++) {
-            const int p = counts[k];
-            MPI_Comm sub = MPI_COMM_NULL;
-            MPI_Comm_split(MPI_COMM_WORLD, rank < p ? 0 : MPI_UNDEFINED, rank, &sub);
-            scaling_row_t row;
-            memset(&row, 0, sizeof row);
-            row.ranks = p;
-            nz_status_t status = NZ_SUCCESS;
-            if (sub != MPI_COMM_NULL) {
-                /* weak: (n-1)^3 = p (T->n - 1)^3 unknowns, n rounded */
-                const int64_t n = T->weak
-                                      ? (int64_t)llround((double)(T->n - 1) * cbrt((double)p)) + 1
-                                      : T->n;
-                status = scaling_run(ctx, o, opt, sub, T->problem, n, &row);
-                MPI_Comm_free(&sub);
-            }
-            status = nz_dist_agree(ctx, MPI_COMM_WORLD, status);
-            if (status != NZ_SUCCESS) return library_error(cmd, ctx, status);
-            if (rank == 0) {
-                if (k == 0) base = row.cg_iteration;
-                print_row(&row, base, T->weak, vs);
-                fflush(stdout);
-            }
-        }
-    }
     return rc;
 }
 
@@ -768,7 +576,7 @@ int nz_cmd_dist(const char *command, int argc, char **argv) {
     if (o.backend == NZ_BACKEND_CUDA) {
         nz_status_t status = nz_dist_device_bind(ctx, MPI_COMM_WORLD, o.stage, &device);
         if (status != NZ_SUCCESS) {
-            rc = library_error(command, ctx, status);
+            rc = nz_cli_dist_library_error(command, ctx, status);
             goto finalize;
         }
         opt.device = device;
@@ -778,7 +586,7 @@ int nz_cmd_dist(const char *command, int argc, char **argv) {
     else if (strcmp(command, "spmv") == 0)
         rc = run_spmv(ctx, &o, &opt);
     else
-        rc = run_bench(ctx, &o, &opt);
+        rc = nz_cli_dist_bench(ctx, &o, &opt);
 finalize:
     nz_context_destroy(&ctx);
     nz_dist_device_release(&device);

@@ -218,284 +218,310 @@ static void add_failure(failure_list_t *failures, const char *fmt, ...) {
     va_end(ap);
 }
 
-int nz_cmd_spmv(int argc, char **argv) {
+/* One `nz spmv` between its phases: the options, the matrix, the vectors, the reference. */
+typedef struct spmv_command {
     spmv_options_t o;
-    int rc = nz_cmd_spmv_parse_options(argc, argv, &o);
-    if (rc < 0) return NZ_EXIT_OK; /* --help */
-    if (rc != NZ_EXIT_OK) return rc;
-    if (o.list) return list_pairs(o.backend);
-
-    nz_status_t status;
-    nz_context_t *ctx = NULL;
-    nz_matrix_t *A = NULL, *A_double = NULL, *converted = NULL, *device_matrix = NULL;
-    void *x = NULL, *y0 = NULL, *y = NULL;
-    double *x_double = NULL, *y0_double = NULL, *y_double = NULL, *y_ref = NULL;
-    spmv_vectors_t vectors;
-    memset(&vectors, 0, sizeof vectors);
-    failure_list_t failures;
-    memset(&failures, 0, sizeof failures);
-    const int multi = o.all_formats || o.alg_all; /* one output line per run */
-    const char *backend_name = o.backend == NZ_BACKEND_CUDA ? "cuda" : "cpu";
-    const double tol = o.value_type == NZ_F32 ? CHECK_TOL_SINGLE : CHECK_TOL_DOUBLE;
-
-    if ((status = nz_cli_context_create(&ctx)) != NZ_SUCCESS) {
-        rc = nz_cli_library_error(CMD, ctx, status);
-        goto cleanup;
-    }
-    if (o.threads > 0 && (status = nz_context_set_threads(ctx, o.threads)) != NZ_SUCCESS) {
-        rc = nz_cli_library_error(CMD, ctx, status);
-        goto cleanup;
-    }
-    if (o.backend == NZ_BACKEND_CUDA &&
-        (status = nz_context_set_device(ctx, 0, NULL)) != NZ_SUCCESS) {
-        rc = nz_cli_library_error(CMD, ctx, status);
-        goto cleanup;
-    }
-
-    /* The matrix: for --check also in double (the reference reads the file in double). */
-    nz_value_type_t read_type = o.check ? NZ_F64 : o.value_type;
-    if ((status = nz_matrix_read(ctx, &A, o.matrix_path, read_type)) != NZ_SUCCESS) {
-        nz_cli_library_message(CMD, ctx, status);
-        rc = NZ_EXIT_FAIL;
-        goto cleanup;
-    }
-    if (read_type != o.value_type) {
-        A_double = A;
-        A = NULL;
-        if ((status = nz_matrix_convert_values(ctx, &A, A_double, o.value_type)) != NZ_SUCCESS) {
-            rc = nz_cli_library_error(CMD, ctx, status);
-            goto cleanup;
-        }
-    }
+    nz_context_t *ctx;
+    nz_matrix_t *A, *A_double;      /* A_double: the file in double, for --check in single */
+    nz_matrix_t *converted, *device_matrix; /* the current format's copies */
     nz_matrix_info_t info;
-    if ((status = nz_matrix_info(ctx, &info, A)) != NZ_SUCCESS) {
-        rc = nz_cli_library_error(CMD, ctx, status);
-        goto cleanup;
-    }
-    const int64_t rows = info.rows, cols = info.cols;
-    const size_t value_size = o.value_type == NZ_F32 ? sizeof(float) : sizeof(double);
+    void *x, *y0, *y;               /* host, working precision */
+    double *x_double, *y0_double, *y_double, *y_ref;
+    spmv_vectors_t vectors;
+    failure_list_t failures;
+    int multi;                      /* one output line per run */
+    const char *backend_name;
+    double tol;                     /* --check's tolerance */
+} spmv_command_t;
 
-    /* x, y0 and y in the working precision. */
-    if (o.x_path != NULL) {
-        if ((rc = read_vector(ctx, o.x_path, "x", o.value_type, cols, "columns", &x)) != 0)
-            goto cleanup;
+/* The context: threads and, for the CUDA backend, device 0. */
+static int spmv_open_context(spmv_command_t *c) {
+    nz_status_t status;
+    if ((status = nz_cli_context_create(&c->ctx)) != NZ_SUCCESS)
+        return nz_cli_library_error(CMD, c->ctx, status);
+    if (c->o.threads > 0 && (status = nz_context_set_threads(c->ctx, c->o.threads)) != NZ_SUCCESS)
+        return nz_cli_library_error(CMD, c->ctx, status);
+    if (c->o.backend == NZ_BACKEND_CUDA &&
+        (status = nz_context_set_device(c->ctx, 0, NULL)) != NZ_SUCCESS)
+        return nz_cli_library_error(CMD, c->ctx, status);
+    return NZ_EXIT_OK;
+}
+
+/* The matrix: for --check also in double (the reference reads the file in double). */
+static int spmv_read_matrix(spmv_command_t *c) {
+    nz_context_t *ctx = c->ctx;
+    nz_status_t status;
+    nz_value_type_t read_type = c->o.check ? NZ_F64 : c->o.value_type;
+    if ((status = nz_matrix_read(ctx, &c->A, c->o.matrix_path, read_type)) != NZ_SUCCESS) {
+        nz_cli_library_message(CMD, ctx, status);
+        return NZ_EXIT_FAIL;
+    }
+    if (read_type != c->o.value_type) {
+        c->A_double = c->A;
+        c->A = NULL;
+        if ((status = nz_matrix_convert_values(ctx, &c->A, c->A_double, c->o.value_type)) !=
+            NZ_SUCCESS)
+            return nz_cli_library_error(CMD, ctx, status);
+    }
+    if ((status = nz_matrix_info(ctx, &c->info, c->A)) != NZ_SUCCESS)
+        return nz_cli_library_error(CMD, ctx, status);
+    return NZ_EXIT_OK;
+}
+
+/* x, y0 and y in the working precision (read, or x = 1 + (j mod 7) / 8 and y0 = 0), --write-x,
+ * and their device copies for the CUDA backend. */
+static int spmv_read_vectors(spmv_command_t *c) {
+    nz_context_t *ctx = c->ctx;
+    const spmv_options_t *o = &c->o;
+    const int64_t rows = c->info.rows, cols = c->info.cols;
+    const size_t value_size = o->value_type == NZ_F32 ? sizeof(float) : sizeof(double);
+    nz_status_t status;
+    int rc;
+    if (o->x_path != NULL) {
+        if ((rc = read_vector(ctx, o->x_path, "x", o->value_type, cols, "columns", &c->x)) != 0)
+            return rc;
     } else {
-        if ((status = nz_malloc(ctx, &x, (size_t)cols * value_size)) != NZ_SUCCESS) {
-            rc = nz_cli_library_error(CMD, ctx, status);
-            goto cleanup;
-        }
+        if ((status = nz_malloc(ctx, &c->x, (size_t)cols * value_size)) != NZ_SUCCESS)
+            return nz_cli_library_error(CMD, ctx, status);
         for (int64_t j = 0; j < cols; j++) {
             double value = 1.0 + (double)(j % 7) / 8.0;
-            if (o.value_type == NZ_F32)
-                ((float *)x)[j] = (float)value;
+            if (o->value_type == NZ_F32)
+                ((float *)c->x)[j] = (float)value;
             else
-                ((double *)x)[j] = value;
+                ((double *)c->x)[j] = value;
         }
     }
-    if (o.y_path != NULL) {
-        if ((rc = read_vector(ctx, o.y_path, "y", o.value_type, rows, "rows", &y0)) != 0)
-            goto cleanup;
+    if (o->y_path != NULL) {
+        if ((rc = read_vector(ctx, o->y_path, "y", o->value_type, rows, "rows", &c->y0)) != 0)
+            return rc;
     } else {
-        if ((status = nz_malloc(ctx, &y0, (size_t)rows * value_size)) != NZ_SUCCESS) {
-            rc = nz_cli_library_error(CMD, ctx, status);
-            goto cleanup;
-        }
-        memset(y0, 0, (size_t)rows * value_size);
+        if ((status = nz_malloc(ctx, &c->y0, (size_t)rows * value_size)) != NZ_SUCCESS)
+            return nz_cli_library_error(CMD, ctx, status);
+        memset(c->y0, 0, (size_t)rows * value_size);
     }
-    if ((status = nz_malloc(ctx, &y, (size_t)rows * value_size)) != NZ_SUCCESS ||
-        (status = nz_malloc(ctx, (void **)&y_double, (size_t)rows * sizeof(double))) !=
-            NZ_SUCCESS) {
-        rc = nz_cli_library_error(CMD, ctx, status);
-        goto cleanup;
+    if ((status = nz_malloc(ctx, &c->y, (size_t)rows * value_size)) != NZ_SUCCESS ||
+        (status = nz_malloc(ctx, (void **)&c->y_double, (size_t)rows * sizeof(double))) !=
+            NZ_SUCCESS)
+        return nz_cli_library_error(CMD, ctx, status);
+    if (o->x_out_path != NULL &&
+        (status = nz_mm_write_dense(ctx, o->x_out_path, o->value_type, cols, 1, c->x)) !=
+            NZ_SUCCESS)
+        return nz_cli_library_error(CMD, ctx, status);
+    spmv_vectors_t *v = &c->vectors;
+    v->x = c->x;
+    v->y0 = c->y0;
+    v->y = c->y;
+    v->x_bytes = (size_t)cols * value_size;
+    v->y_bytes = (size_t)rows * value_size;
+    if (o->backend == NZ_BACKEND_CUDA) {
+        if ((status = nz_device_malloc(ctx, &v->dx, v->x_bytes + 1)) != NZ_SUCCESS ||
+            (status = nz_device_malloc(ctx, &v->dy, v->y_bytes + 1)) != NZ_SUCCESS ||
+            (v->x_bytes > 0 &&
+             (status = nz_device_copy_from_host(ctx, v->dx, c->x, v->x_bytes)) != NZ_SUCCESS))
+            return nz_cli_library_error(CMD, ctx, status);
     }
-    if (o.x_out_path != NULL &&
-        (status = nz_mm_write_dense(ctx, o.x_out_path, o.value_type, cols, 1, x)) != NZ_SUCCESS) {
-        rc = nz_cli_library_error(CMD, ctx, status);
-        goto cleanup;
-    }
-    vectors.x = x;
-    vectors.y0 = y0;
-    vectors.y = y;
-    vectors.x_bytes = (size_t)cols * value_size;
-    vectors.y_bytes = (size_t)rows * value_size;
-    if (o.backend == NZ_BACKEND_CUDA) {
-        if ((status = nz_device_malloc(ctx, &vectors.dx, vectors.x_bytes + 1)) != NZ_SUCCESS ||
-            (status = nz_device_malloc(ctx, &vectors.dy, vectors.y_bytes + 1)) != NZ_SUCCESS ||
-            (vectors.x_bytes > 0 &&
-             (status = nz_device_copy_from_host(ctx, vectors.dx, x, vectors.x_bytes)) != NZ_SUCCESS)) {
-            rc = nz_cli_library_error(CMD, ctx, status);
-            goto cleanup;
-        }
-    }
+    return NZ_EXIT_OK;
+}
 
-    /* The reference: serial CSR in double on the same x and y0 values. */
-    if (o.check) {
-        const nz_matrix_t *R = A_double != NULL ? A_double : A;
-        if ((status = nz_malloc(ctx, (void **)&x_double, (size_t)cols * sizeof(double))) !=
-                NZ_SUCCESS ||
-            (status = nz_malloc(ctx, (void **)&y0_double, (size_t)rows * sizeof(double))) !=
-                NZ_SUCCESS ||
-            (status = nz_malloc(ctx, (void **)&y_ref, (size_t)rows * sizeof(double))) !=
-                NZ_SUCCESS) {
-            rc = nz_cli_library_error(CMD, ctx, status);
-            goto cleanup;
-        }
-        to_double(x_double, x, o.value_type, cols);
-        to_double(y0_double, y0, o.value_type, rows);
-        memcpy(y_ref, y0_double, (size_t)rows * sizeof(double));
-        if ((status = nz_spmv(ctx, R, NZ_ALG_SERIAL, o.alpha, x_double, o.beta, y_ref)) !=
-            NZ_SUCCESS) {
-            rc = nz_cli_library_error(CMD, ctx, status);
-            goto cleanup;
-        }
-    }
+/* The reference of --check: serial CSR in double on the same x and y0 values. */
+static int spmv_reference(spmv_command_t *c) {
+    nz_context_t *ctx = c->ctx;
+    const int64_t rows = c->info.rows, cols = c->info.cols;
+    const nz_matrix_t *R = c->A_double != NULL ? c->A_double : c->A;
+    nz_status_t status;
+    if ((status = nz_malloc(ctx, (void **)&c->x_double, (size_t)cols * sizeof(double))) !=
+            NZ_SUCCESS ||
+        (status = nz_malloc(ctx, (void **)&c->y0_double, (size_t)rows * sizeof(double))) !=
+            NZ_SUCCESS ||
+        (status = nz_malloc(ctx, (void **)&c->y_ref, (size_t)rows * sizeof(double))) !=
+            NZ_SUCCESS)
+        return nz_cli_library_error(CMD, ctx, status);
+    to_double(c->x_double, c->x, c->o.value_type, cols);
+    to_double(c->y0_double, c->y0, c->o.value_type, rows);
+    memcpy(c->y_ref, c->y0_double, (size_t)rows * sizeof(double));
+    if ((status = nz_spmv(ctx, R, NZ_ALG_SERIAL, c->o.alpha, c->x_double, c->o.beta,
+                          c->y_ref)) != NZ_SUCCESS)
+        return nz_cli_library_error(CMD, ctx, status);
+    return NZ_EXIT_OK;
+}
 
-    if (o.format_auto) {
-        /* The planner's advice from the matrix statistics (nz_spmv_plan_choose, format open). */
-        nz_matrix_stats_t stats;
-        nz_alg_t advised_alg;
-        char why[512];
-        if ((status = nz_matrix_stats(ctx, &stats, A)) != NZ_SUCCESS) {
-            rc = nz_cli_library_error(CMD, ctx, status);
-            goto cleanup;
-        }
-        status = nz_spmv_plan_choose(&o.format, &advised_alg, why, sizeof why, &stats, o.backend,
-                                     NZ_FORMAT_COUNT, 0);
-        if (status != NZ_SUCCESS) {
-            nz_cli_error(CMD, "%s: --format auto: no format on the %s backend (%s)",
-                         o.matrix_path, backend_name, why);
-            rc = NZ_EXIT_REFUSED;
-            goto cleanup;
-        }
-        if (o.verbose) {
-            fflush(stdout);
-            fprintf(stderr, "planner: %s\n", why);
-        }
+/* --format auto: the planner's advice from the matrix statistics (nz_spmv_plan_choose, format
+ * open) into o.format. */
+static int spmv_choose_format(spmv_command_t *c) {
+    nz_matrix_stats_t stats;
+    nz_alg_t advised_alg;
+    char why[512];
+    nz_status_t status;
+    if ((status = nz_matrix_stats(c->ctx, &stats, c->A)) != NZ_SUCCESS)
+        return nz_cli_library_error(CMD, c->ctx, status);
+    status = nz_spmv_plan_choose(&c->o.format, &advised_alg, why, sizeof why, &stats,
+                                 c->o.backend, NZ_FORMAT_COUNT, 0);
+    if (status != NZ_SUCCESS) {
+        nz_cli_error(CMD, "%s: --format auto: no format on the %s backend (%s)",
+                     c->o.matrix_path, c->backend_name, why);
+        return NZ_EXIT_REFUSED;
     }
-    int first = o.all_formats ? 0 : (int)o.format;
-    int last = o.all_formats ? NZ_FORMAT_COUNT - 1 : (int)o.format;
-    for (int f = first; f <= last; f++) {
-        nz_format_t format = (nz_format_t)f;
-        const char *format_name = nz_format_name(format);
-        nz_alg_t algs[32];
-        int num_algs = algorithms_for(&o, format, algs, 32);
-        if (num_algs == 0) {
-            char what[64] = "";
-            if (o.alg != NZ_ALG_AUTO)
-                snprintf(what, sizeof what, " with algorithm %s", nz_alg_name(o.alg));
-            if (multi) {
-                printf("%s refused: not available%s on the %s backend\n", format_name, what,
-                       backend_name);
-                continue;
-            }
-            nz_cli_error(CMD, "format %s%s is not available on the %s backend (see nz spmv "
-                              "--list --backend %s)", format_name, what, backend_name,
-                         backend_name);
-            rc = NZ_EXIT_REFUSED;
-            goto cleanup;
+    if (c->o.verbose) {
+        fflush(stdout);
+        fprintf(stderr, "planner: %s\n", why);
+    }
+    return NZ_EXIT_OK;
+}
+
+/* The report of a run that succeeded: --verbose timings, its line (multi-run modes) or y (to
+ * --out or as its norm), the check; a failed check joins the failures. */
+static int spmv_report_run(spmv_command_t *c, const char *format_name, spmv_result_t *result) {
+    const spmv_options_t *o = &c->o;
+    const int64_t rows = c->info.rows, cols = c->info.cols;
+    to_double(c->y_double, c->y, o->value_type, rows);
+    int check_failed = 0;
+    if (o->check) {
+        result->relerr = relative_error(c->y_double, c->y_ref, rows);
+        check_failed = !(result->relerr <= c->tol); /* NaN fails */
+    }
+    const char *alg_name = nz_alg_name(result->alg);
+    if (o->verbose) {
+        double flops = 2.0 * (double)c->info.nnz;
+        fflush(stdout);
+        fprintf(stderr, "%s/%s: plan %.3e s, execute %.3e s (mean of %d, min %.3e s, "
+                        "%.3f GFLOP/s)\n",
+                format_name, alg_name, result->plan_seconds, result->execute_mean, o->repeat,
+                result->execute_min,
+                result->execute_min > 0.0 ? flops / result->execute_min / 1e9 : 0.0);
+    }
+    if (c->multi) {
+        printf("%s/%s", format_name, alg_name);
+        if (o->check) printf(" relerr %.3e%s", result->relerr, check_failed ? " FAILED" : "");
+        printf("\n");
+    } else {
+        if (o->out_path != NULL) {
+            nz_status_t status = nz_mm_write_dense(c->ctx, o->out_path, o->value_type, rows, 1,
+                                                   c->y);
+            if (status != NZ_SUCCESS) return nz_cli_library_error(CMD, c->ctx, status);
+        } else {
+            printf("y = A x: %lld x %lld, %lld nonzeros, %s/%s on %s, %s, ||y||_2 = "
+                   "%.17g\n",
+                   (long long)rows, (long long)cols, (long long)c->info.nnz, format_name,
+                   alg_name, c->backend_name, nz_cli_precision_name(o->value_type),
+                   norm2(c->y_double, rows));
         }
-        const nz_matrix_t *M = NULL;
-        status = prepare_format(ctx, &o, A, format, &converted, &device_matrix, &M);
-        for (int k = 0; k < num_algs && status == NZ_SUCCESS; k++) {
-            spmv_result_t result;
-            memset(&result, 0, sizeof result);
-            nz_status_t run_status = run_alg(ctx, &o, M, algs[k], &vectors, &result);
-            if (run_status != NZ_SUCCESS) {
-                if (!multi) {
-                    rc = nz_cli_library_error(CMD, ctx, run_status);
-                    goto cleanup;
-                }
-                /* Refusals are expected outcomes; other errors are failures. */
-                int refused = nz_cli_is_refusal(run_status);
-                if (algs[k] == NZ_ALG_AUTO)
-                    printf("%s", format_name);
-                else
-                    printf("%s/%s", format_name, nz_alg_name(algs[k]));
-                printf(" %s: %s\n", refused ? "refused" : "error", nz_context_last_error(ctx));
-                if (!refused)
-                    add_failure(&failures, "%s/%s (%s)", format_name, nz_alg_name(algs[k]),
-                                nz_status_string(run_status));
-                continue;
-            }
-            to_double(y_double, y, o.value_type, rows);
-            int check_failed = 0;
-            if (o.check) {
-                result.relerr = relative_error(y_double, y_ref, rows);
-                check_failed = !(result.relerr <= tol); /* NaN fails */
-            }
-            const char *alg_name = nz_alg_name(result.alg);
-            if (o.verbose) {
-                double flops = 2.0 * (double)info.nnz;
-                fflush(stdout);
-                fprintf(stderr, "%s/%s: plan %.3e s, execute %.3e s (mean of %d, min %.3e s, "
-                                "%.3f GFLOP/s)\n",
-                        format_name, alg_name, result.plan_seconds, result.execute_mean,
-                        o.repeat, result.execute_min,
-                        result.execute_min > 0.0 ? flops / result.execute_min / 1e9 : 0.0);
-            }
-            if (multi) {
-                printf("%s/%s", format_name, alg_name);
-                if (o.check)
-                    printf(" relerr %.3e%s", result.relerr, check_failed ? " FAILED" : "");
-                printf("\n");
-            } else {
-                if (o.out_path != NULL) {
-                    status = nz_mm_write_dense(ctx, o.out_path, o.value_type, rows, 1, y);
-                    if (status != NZ_SUCCESS) {
-                        rc = nz_cli_library_error(CMD, ctx, status);
-                        goto cleanup;
-                    }
-                } else {
-                    printf("y = A x: %lld x %lld, %lld nonzeros, %s/%s on %s, %s, ||y||_2 = "
-                           "%.17g\n",
-                           (long long)rows, (long long)cols, (long long)info.nnz, format_name,
-                           alg_name, backend_name, nz_cli_precision_name(o.value_type),
-                           norm2(y_double, rows));
-                }
-                if (o.check) printf("relerr %.3e\n", result.relerr);
-            }
-            if (check_failed)
-                add_failure(&failures, "%s/%s relerr %.3e > %.0e", format_name, alg_name,
-                            result.relerr, tol);
+        if (o->check) printf("relerr %.3e\n", result->relerr);
+    }
+    if (check_failed)
+        add_failure(&c->failures, "%s/%s relerr %.3e > %.0e", format_name, alg_name,
+                    result->relerr, c->tol);
+    return NZ_EXIT_OK;
+}
+
+/* Every algorithm of one format (its copies made first): a library error ends a single run; in
+ * the multi-run modes refusals are printed and other errors join the failures. */
+static int spmv_run_format(spmv_command_t *c, nz_format_t format) {
+    nz_context_t *ctx = c->ctx;
+    const spmv_options_t *o = &c->o;
+    const char *format_name = nz_format_name(format);
+    nz_alg_t algs[32];
+    int rc;
+    int num_algs = algorithms_for(o, format, algs, 32);
+    if (num_algs == 0) {
+        char what[64] = "";
+        if (o->alg != NZ_ALG_AUTO)
+            snprintf(what, sizeof what, " with algorithm %s", nz_alg_name(o->alg));
+        if (c->multi) {
+            printf("%s refused: not available%s on the %s backend\n", format_name, what,
+                   c->backend_name);
+            return NZ_EXIT_OK;
         }
-        if (status != NZ_SUCCESS) {
-            /* The conversion or the copy to the device failed. */
-            if (!multi) {
-                rc = nz_cli_library_error(CMD, ctx, status);
-                goto cleanup;
-            }
-            int refused = nz_cli_is_refusal(status);
-            printf("%s %s: %s\n", format_name, refused ? "refused" : "error",
-                   nz_context_last_error(ctx));
+        nz_cli_error(CMD, "format %s%s is not available on the %s backend (see nz spmv "
+                          "--list --backend %s)", format_name, what, c->backend_name,
+                     c->backend_name);
+        return NZ_EXIT_REFUSED;
+    }
+    const nz_matrix_t *M = NULL;
+    nz_status_t status =
+        prepare_format(ctx, o, c->A, format, &c->converted, &c->device_matrix, &M);
+    for (int k = 0; k < num_algs && status == NZ_SUCCESS; k++) {
+        spmv_result_t result;
+        memset(&result, 0, sizeof result);
+        nz_status_t run_status = run_alg(ctx, o, M, algs[k], &c->vectors, &result);
+        if (run_status != NZ_SUCCESS) {
+            if (!c->multi) return nz_cli_library_error(CMD, ctx, run_status);
+            /* Refusals are expected outcomes; other errors are failures. */
+            int refused = nz_cli_is_refusal(run_status);
+            if (algs[k] == NZ_ALG_AUTO)
+                printf("%s", format_name);
+            else
+                printf("%s/%s", format_name, nz_alg_name(algs[k]));
+            printf(" %s: %s\n", refused ? "refused" : "error", nz_context_last_error(ctx));
             if (!refused)
-                add_failure(&failures, "%s (%s)", format_name, nz_status_string(status));
+                add_failure(&c->failures, "%s/%s (%s)", format_name, nz_alg_name(algs[k]),
+                            nz_status_string(run_status));
+            continue;
         }
-        nz_matrix_destroy(&device_matrix);
-        nz_matrix_destroy(&converted);
+        if ((rc = spmv_report_run(c, format_name, &result)) != NZ_EXIT_OK) return rc;
     }
-    if (failures.count > 0) {
-        nz_cli_error(CMD, "%s: %s (%s): %s", o.matrix_path,
-                     failures.count == 1 ? "1 run failed" : "runs failed",
-                     nz_cli_precision_name(o.value_type), failures.text);
+    if (status != NZ_SUCCESS) {
+        /* The conversion or the copy to the device failed. */
+        if (!c->multi) return nz_cli_library_error(CMD, ctx, status);
+        int refused = nz_cli_is_refusal(status);
+        printf("%s %s: %s\n", format_name, refused ? "refused" : "error",
+               nz_context_last_error(ctx));
+        if (!refused) add_failure(&c->failures, "%s (%s)", format_name, nz_status_string(status));
+    }
+    nz_matrix_destroy(&c->device_matrix);
+    nz_matrix_destroy(&c->converted);
+    return NZ_EXIT_OK;
+}
+
+static void spmv_command_free(spmv_command_t *c) {
+    nz_context_t *ctx = c->ctx;
+    if (ctx != NULL) {
+        nz_free(ctx, c->x);
+        nz_free(ctx, c->y0);
+        nz_free(ctx, c->y);
+        nz_free(ctx, c->x_double);
+        nz_free(ctx, c->y0_double);
+        nz_free(ctx, c->y_double);
+        nz_free(ctx, c->y_ref);
+        if (c->vectors.dx != NULL) nz_device_free(ctx, c->vectors.dx);
+        if (c->vectors.dy != NULL) nz_device_free(ctx, c->vectors.dy);
+    }
+    nz_matrix_destroy(&c->device_matrix);
+    nz_matrix_destroy(&c->converted);
+    nz_matrix_destroy(&c->A);
+    nz_matrix_destroy(&c->A_double);
+    nz_context_destroy(&c->ctx);
+}
+
+/* Parse; read the matrix and vectors (and the reference); run every format and algorithm asked
+ * for; report the failures of the multi-run modes on one line. */
+int nz_cmd_spmv(int argc, char **argv) {
+    spmv_command_t c;
+    memset(&c, 0, sizeof c);
+    int rc = nz_cmd_spmv_parse_options(argc, argv, &c.o);
+    if (rc < 0) return NZ_EXIT_OK; /* --help */
+    if (rc != NZ_EXIT_OK) return rc;
+    if (c.o.list) return list_pairs(c.o.backend);
+    c.multi = c.o.all_formats || c.o.alg_all;
+    c.backend_name = c.o.backend == NZ_BACKEND_CUDA ? "cuda" : "cpu";
+    c.tol = c.o.value_type == NZ_F32 ? CHECK_TOL_SINGLE : CHECK_TOL_DOUBLE;
+
+    if ((rc = spmv_open_context(&c)) != NZ_EXIT_OK) goto cleanup;
+    if ((rc = spmv_read_matrix(&c)) != NZ_EXIT_OK) goto cleanup;
+    if ((rc = spmv_read_vectors(&c)) != NZ_EXIT_OK) goto cleanup;
+    if (c.o.check && (rc = spmv_reference(&c)) != NZ_EXIT_OK) goto cleanup;
+    if (c.o.format_auto && (rc = spmv_choose_format(&c)) != NZ_EXIT_OK) goto cleanup;
+    int first = c.o.all_formats ? 0 : (int)c.o.format;
+    int last = c.o.all_formats ? NZ_FORMAT_COUNT - 1 : (int)c.o.format;
+    for (int f = first; f <= last; f++)
+        if ((rc = spmv_run_format(&c, (nz_format_t)f)) != NZ_EXIT_OK) goto cleanup;
+    if (c.failures.count > 0) {
+        nz_cli_error(CMD, "%s: %s (%s): %s", c.o.matrix_path,
+                     c.failures.count == 1 ? "1 run failed" : "runs failed",
+                     nz_cli_precision_name(c.o.value_type), c.failures.text);
         rc = NZ_EXIT_FAIL;
     }
 
 cleanup:
-    if (ctx != NULL) {
-        nz_free(ctx, x);
-        nz_free(ctx, y0);
-        nz_free(ctx, y);
-        nz_free(ctx, x_double);
-        nz_free(ctx, y0_double);
-        nz_free(ctx, y_double);
-        nz_free(ctx, y_ref);
-        if (vectors.dx != NULL) nz_device_free(ctx, vectors.dx);
-        if (vectors.dy != NULL) nz_device_free(ctx, vectors.dy);
-    }
-    nz_matrix_destroy(&device_matrix);
-    nz_matrix_destroy(&converted);
-    nz_matrix_destroy(&A);
-    nz_matrix_destroy(&A_double);
-    nz_context_destroy(&ctx);
+    spmv_command_free(&c);
     return rc;
 }

@@ -257,6 +257,11 @@ size_t nz_cuda_l2_bytes(const nz_context_t *ctx) {
     return cs != NULL ? cs->l2_bytes : 0;
 }
 
+int64_t nz_cuda_resident_threads(const nz_context_t *ctx) {
+    const nzi_cuda_state_t *cs = ctx != NULL ? nzi_cuda(ctx) : NULL;
+    return cs != NULL ? (int64_t)cs->sm_count * (int64_t)cs->max_threads_per_sm : 0;
+}
+
 nz_status_t nz_cuda_synchronize(nz_context_t *ctx) {
     NZI_TRY(nzi_cuda_enter(ctx));
     NZI_CUDA_TRY(ctx, cudaStreamSynchronize(nzi_cuda(ctx)->stream));

@@ -1,0 +1,47 @@
+/* cmd_dist.h: the distributed tool's options and the helpers its commands share (cmd_dist.c,
+ * cmd_dist_bench.c); built with the distributed layer only (NZ_HAVE_DIST). */
+#ifndef NZ_CMD_DIST_H
+#define NZ_CMD_DIST_H
+
+#include "cli.h"
+#include "nonzero_dist.h"
+
+/* Options of the distributed commands: cg and spmv parse theirs with the serial parsers (the same
+ * options, validation, messages and output check), plus --stage, --dist and cg's --laplace3d;
+ * bench --dist has its own. */
+#define DIST_MAX_WEAK 4
+typedef struct dist_cli {
+    const char *command, *matrix_path, *out_path;
+    const char *x_path, *y_path, *x_out_path; /* spmv --x, --y, --write-x */
+    const char *b_path;                       /* cg --b */
+    int64_t fe3d, laplace3d;       /* generated problems (0: a matrix file) */
+    unsigned plan_flags;           /* the blocks' plans (--plan-flags, --deterministic) */
+    double beta;
+    nz_value_type_t value_type;
+    nz_backend_t backend;
+    nz_alg_t alg;
+    nz_cg_options_t cg;
+    int x0_random;                 /* -1: default (random for --fe3d) */
+    int stage, threads, repeat;
+    double alpha;
+    int64_t strong_n;              /* bench: FE strong-scaling size */
+    int64_t laplace_n;             /* bench: laplace3d strong-scaling size (0: none) */
+    int64_t weak_n[DIST_MAX_WEAK]; /* bench: FE weak-scaling sizes per rank (--weak, repeatable) */
+    int weak_count;
+    int64_t bench_iterations;
+} dist_cli_t;
+
+/* The library error on every rank (the agreed message names the failing rank), as one write
+ * so that the ranks' lines do not interleave; returns the exit status. */
+int nz_cli_dist_library_error(const char *cmd, nz_context_t *ctx, nz_status_t status);
+
+/* A local vector in the matrix's location (device != 0: the device) from host values, with 16
+ * bytes to spare; free it with nz_cli_dist_free_location. */
+nz_status_t nz_cli_dist_to_location(nz_context_t *ctx, int device, const void *host,
+                                    size_t bytes, void **out);
+void nz_cli_dist_free_location(nz_context_t *ctx, int device, void *p);
+
+/* `nz bench --dist`: the strong and weak scaling tables (cmd_dist_bench.c). */
+int nz_cli_dist_bench(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_options_t *opt);
+
+#endif /* NZ_CMD_DIST_H */
