@@ -82,14 +82,14 @@ def spgemm(A, B, *, alg="auto", out=None, gpu_memory_limit=0, return_info=False)
     if C is None:
         if A.on_device:
             ctx = A._ctx_now()
-            if opts.alg == 0:
-                opts.alg = 4  # hash, in row panels from host copies
-        elif opts.alg not in (0, 1) and device_count() > 0:
+            if opts.alg == _lib.SPGEMM_AUTO:
+                opts.alg = _lib.SPGEMM_HASH  # in row panels from host copies
+        elif opts.alg not in (_lib.SPGEMM_AUTO, _lib.SPGEMM_CPU) and device_count() > 0:
             ctx = device_context()
         else:
             ctx = A._h.ctx
-            if opts.alg == 0:
-                opts.alg = 1
+            if opts.alg == _lib.SPGEMM_AUTO:
+                opts.alg = _lib.SPGEMM_CPU
         ha, hb = _host_handle(A, ctx), _host_handle(B, ctx)
         h = _Handle(ctx, (ha, hb))
         ctx.check(L.nz_spgemm(ctx.handle, ctypes.byref(h.ptr), ha.ptr, hb.ptr,

@@ -547,6 +547,18 @@ def test_ctypes_structs_match_the_header():
         assert ours == _header_struct_fields(text, cname), cname
 
 
+def test_spgemm_alg_constants_match_the_library():
+    """_lib's mirror of nz_spgemm_alg_t, by which spgemm() routes an algorithm, is the library's."""
+    import ctypes
+    from nonzero import _lib
+    a = ctypes.c_int()
+    for name, value in (("auto", _lib.SPGEMM_AUTO), ("cpu", _lib.SPGEMM_CPU),
+                        ("esc", _lib.SPGEMM_ESC), ("hyspmm", _lib.SPGEMM_HYSPMM),
+                        ("hash", _lib.SPGEMM_HASH)):
+        assert _lib.lib.nz_spgemm_alg_from_name(ctypes.byref(a), name.encode()) == _lib.SUCCESS
+        assert a.value == value, name
+
+
 # ---- issue 36: answers that are silently wrong, messages ------------------------------------
 
 

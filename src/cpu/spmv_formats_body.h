@@ -47,7 +47,7 @@ void NZI_NAME(nzi_cpu_coo_spmv)(const nz_matrix_t *A, NZI_T alpha, const NZI_T *
         team = omp_get_num_threads();
 #endif
         int64_t begin = rows * tid / team, end = rows * (tid + 1) / team;
-        int64_t k = alpha != 0 ? nzi_first_entry_of_row(row_indices, nnz, begin) : 0;
+        int64_t k = alpha != 0 ? nzi_lower_bound_i32(row_indices, nnz, begin) : 0;
         for (int64_t i = begin; i < end; i++) {
             NZI_T sum = 0;
             if (alpha != 0)
@@ -105,7 +105,7 @@ void NZI_NAME(nzi_cpu_hyb_spmv)(const nz_matrix_t *A, NZI_T alpha, const NZI_T *
         int64_t i0 = b * NZI_ROW_BLOCK, n = rows - i0 < NZI_ROW_BLOCK ? rows - i0 : NZI_ROW_BLOCK;
         if (alpha != 0) {
             NZI_NAME(ell_rows)(&h->ell, rows, i0, n, x, sum);
-            for (int64_t k = nzi_first_entry_of_row(h->coo.row_indices, h->coo_nnz, i0);
+            for (int64_t k = nzi_lower_bound_i32(h->coo.row_indices, h->coo_nnz, i0);
                  k < h->coo_nnz && h->coo.row_indices[k] < i0 + n; k++)
                 sum[h->coo.row_indices[k] - i0] += coo_values[k] * x[h->coo.col_indices[k]];
         }

@@ -2,6 +2,7 @@
  * halo and the neighbour-only communication pattern (after PETSc MPIAIJ's MatSetUpMultiply). */
 #include "dist_internal.h"
 #include "dist_cuda.h"
+#include "lower_bound.h" /* the library's binary search (header-only, <stdint.h> alone) */
 
 #include <stdlib.h>
 #include <string.h>
@@ -11,19 +12,6 @@
 static int compare_i32(const void *a, const void *b) {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
     return (x > y) - (x < y);
-}
-
-/* Position of col in the sorted halo (present by construction). */
-static int64_t halo_position(const int32_t *halo, int64_t count, int32_t col) {
-    int64_t lo = 0, hi = count - 1;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (halo[mid] < col)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
 }
 
 static void links_free(nz_context_t *ctx, nzd_links_t *links) {
@@ -176,7 +164,8 @@ static nz_status_t split_rows(nz_dist_matrix_t *M, const int64_t *row_offsets,
                 s->local_cols[nl] = (int32_t)(col - col_begin);
                 nzd_set(s->local_values, vt, nl++, v);
             } else {
-                s->nonlocal_cols[nn] = (int32_t)halo_position(s->halo, distinct, col);
+                /* col's position in the sorted halo, which holds it by construction */
+                s->nonlocal_cols[nn] = (int32_t)nzi_lower_bound_i32(s->halo, distinct, col);
                 nzd_set(s->nonlocal_values, vt, nn++, v);
             }
         }

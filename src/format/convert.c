@@ -143,19 +143,20 @@ nz_status_t nzi_matrix_clone(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix
         nzi_csr_t *m = &M->host.csr;
         int64_t major = A->format == NZ_FORMAT_CSR ? A->rows : A->cols;
         int64_t nnz = a->row_offsets[major];
-        NZI_CHECK(dup_array(ctx, (void **)&m->row_offsets, a->row_offsets, major + 1, 8,
-                            "offsets"));
-        NZI_CHECK(dup_array(ctx, (void **)&m->col_indices, a->col_indices, nnz, 4, "indices"));
+        NZI_CHECK(dup_array(ctx, (void **)&m->row_offsets, a->row_offsets, major + 1,
+                            sizeof *m->row_offsets, "offsets"));
+        NZI_CHECK(dup_array(ctx, (void **)&m->col_indices, a->col_indices, nnz,
+                            sizeof *m->col_indices, "indices"));
         NZI_CHECK(dup_values(ctx, &m->values, value_type, a->values, vt, nnz, "values"));
         break;
     }
     case NZ_FORMAT_COO: {
         const nzi_coo_t *a = &A->host.coo;
         nzi_coo_t *m = &M->host.coo;
-        NZI_CHECK(dup_array(ctx, (void **)&m->row_indices, a->row_indices, A->nnz, 4,
-                            "COO row indices"));
-        NZI_CHECK(dup_array(ctx, (void **)&m->col_indices, a->col_indices, A->nnz, 4,
-                            "COO column indices"));
+        NZI_CHECK(dup_array(ctx, (void **)&m->row_indices, a->row_indices, A->nnz,
+                            sizeof *m->row_indices, "COO row indices"));
+        NZI_CHECK(dup_array(ctx, (void **)&m->col_indices, a->col_indices, A->nnz,
+                            sizeof *m->col_indices, "COO column indices"));
         NZI_CHECK(dup_values(ctx, &m->values, value_type, a->values, vt, A->nnz, "COO values"));
         break;
     }
@@ -165,17 +166,18 @@ nz_status_t nzi_matrix_clone(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix
         nzi_ell_t *m = A->format == NZ_FORMAT_ELL ? &M->host.ell : &M->host.hyb.ell;
         int64_t stored = A->rows * a->width;
         m->width = a->width;
-        NZI_CHECK(dup_array(ctx, (void **)&m->col_indices, a->col_indices, stored, 4,
-                            "ELL column indices"));
+        NZI_CHECK(dup_array(ctx, (void **)&m->col_indices, a->col_indices, stored,
+                            sizeof *m->col_indices, "ELL column indices"));
         NZI_CHECK(dup_values(ctx, &m->values, value_type, a->values, vt, stored, "ELL values"));
         if (A->format == NZ_FORMAT_HYB) {
             const nzi_hyb_t *ha = &A->host.hyb;
             nzi_hyb_t *hm = &M->host.hyb;
             hm->coo_nnz = ha->coo_nnz;
             NZI_CHECK(dup_array(ctx, (void **)&hm->coo.row_indices, ha->coo.row_indices,
-                                ha->coo_nnz, 4, "HYB COO row indices"));
+                                ha->coo_nnz, sizeof *hm->coo.row_indices, "HYB COO row indices"));
             NZI_CHECK(dup_array(ctx, (void **)&hm->coo.col_indices, ha->coo.col_indices,
-                                ha->coo_nnz, 4, "HYB COO column indices"));
+                                ha->coo_nnz, sizeof *hm->coo.col_indices,
+                                "HYB COO column indices"));
             NZI_CHECK(dup_values(ctx, &hm->coo.values, value_type, ha->coo.values, vt,
                                  ha->coo_nnz, "HYB COO values"));
         }
@@ -189,13 +191,14 @@ nz_status_t nzi_matrix_clone(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix
         m->sigma = a->sigma;
         m->num_chunks = a->num_chunks;
         NZI_CHECK(dup_array(ctx, (void **)&m->chunk_offsets, a->chunk_offsets,
-                            a->num_chunks + 1, 8, "SELL chunk offsets"));
-        NZI_CHECK(dup_array(ctx, (void **)&m->chunk_widths, a->chunk_widths, a->num_chunks, 4,
-                            "SELL chunk widths"));
+                            a->num_chunks + 1, sizeof *m->chunk_offsets, "SELL chunk offsets"));
+        NZI_CHECK(dup_array(ctx, (void **)&m->chunk_widths, a->chunk_widths, a->num_chunks,
+                            sizeof *m->chunk_widths, "SELL chunk widths"));
         NZI_CHECK(dup_array(ctx, (void **)&m->row_of_slot, a->row_of_slot,
-                            a->num_chunks * a->chunk, 4, "SELL row permutation"));
-        NZI_CHECK(dup_array(ctx, (void **)&m->col_indices, a->col_indices, stored, 4,
-                            "SELL column indices"));
+                            a->num_chunks * a->chunk, sizeof *m->row_of_slot,
+                            "SELL row permutation"));
+        NZI_CHECK(dup_array(ctx, (void **)&m->col_indices, a->col_indices, stored,
+                            sizeof *m->col_indices, "SELL column indices"));
         NZI_CHECK(dup_values(ctx, &m->values, value_type, a->values, vt, stored, "SELL values"));
         break;
     }
@@ -207,9 +210,11 @@ nz_status_t nzi_matrix_clone(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix
         m->block_cols = a->block_cols;
         m->num_blocks = a->num_blocks;
         NZI_CHECK(dup_array(ctx, (void **)&m->block_row_offsets, a->block_row_offsets,
-                            a->block_rows + 1, 8, "BSR block row offsets"));
+                            a->block_rows + 1, sizeof *m->block_row_offsets,
+                            "BSR block row offsets"));
         NZI_CHECK(dup_array(ctx, (void **)&m->block_col_indices, a->block_col_indices,
-                            a->num_blocks, 4, "BSR block column indices"));
+                            a->num_blocks, sizeof *m->block_col_indices,
+                            "BSR block column indices"));
         NZI_CHECK(dup_values(ctx, &m->values, value_type, a->values, vt,
                              a->num_blocks * a->block * a->block, "BSR values"));
         break;
@@ -218,8 +223,8 @@ nz_status_t nzi_matrix_clone(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix
         const nzi_dia_t *a = &A->host.dia;
         nzi_dia_t *m = &M->host.dia;
         m->num_diagonals = a->num_diagonals;
-        NZI_CHECK(dup_array(ctx, (void **)&m->offsets, a->offsets, a->num_diagonals, 8,
-                            "DIA offsets"));
+        NZI_CHECK(dup_array(ctx, (void **)&m->offsets, a->offsets, a->num_diagonals,
+                            sizeof *m->offsets, "DIA offsets"));
         NZI_CHECK(dup_values(ctx, &m->values, value_type, a->values, vt,
                              a->num_diagonals * A->rows, "DIA values"));
         break;
@@ -246,7 +251,8 @@ static nz_status_t coo_to_csr(nz_context_t *ctx, nz_matrix_t **B, const nz_matri
     for (int64_t k = 0; k < A->nnz; k++) offsets[A->host.coo.row_indices[k] + 1]++;
     for (int64_t i = 0; i < A->rows; i++) offsets[i + 1] += offsets[i];
     if (A->nnz > 0) {
-        memcpy(M->host.csr.col_indices, A->host.coo.col_indices, (size_t)A->nnz * 4);
+        memcpy(M->host.csr.col_indices, A->host.coo.col_indices,
+               (size_t)A->nnz * sizeof *M->host.csr.col_indices);
         memcpy(M->host.csr.values, A->host.coo.values,
                (size_t)A->nnz * nzi_value_size(A->value_type));
     }
@@ -259,10 +265,10 @@ static nz_status_t csr_to_coo(nz_context_t *ctx, nz_matrix_t **B, const nz_matri
     nz_matrix_t *M = NULL;
     int64_t nnz = csr->nnz;
     NZI_CHECK(nzi_matrix_new(ctx, &M, NZ_FORMAT_COO, csr->value_type, csr->rows, csr->cols, nnz));
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&M->host.coo.row_indices, (size_t)nnz, 4,
-                              "COO row indices"));
-    NZI_CHECK(dup_array(ctx, (void **)&M->host.coo.col_indices, csr->host.csr.col_indices, nnz, 4,
-                        "COO column indices"));
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&M->host.coo.row_indices, (size_t)nnz,
+                              sizeof *M->host.coo.row_indices, "COO row indices"));
+    NZI_CHECK(dup_array(ctx, (void **)&M->host.coo.col_indices, csr->host.csr.col_indices, nnz,
+                        sizeof *M->host.coo.col_indices, "COO column indices"));
     NZI_CHECK(dup_array(ctx, &M->host.coo.values, csr->host.csr.values, nnz,
                         nzi_value_size(csr->value_type), "COO values"));
     for (int64_t i = 0; i < csr->rows; i++)

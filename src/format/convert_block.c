@@ -1,6 +1,7 @@
 /* convert_block.c: BSR (square blocks) and DIA (diagonals): measure, build from CSR, back to CSR. */
 #include "nzi.h"
 #include "convert_internal.h"
+#include "lower_bound.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -74,10 +75,10 @@ nz_status_t nzi_build_bsr(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t 
     m->block_rows = block_rows;
     m->block_cols = block_cols;
     m->num_blocks = layout->num_blocks;
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&m->block_row_offsets, (size_t)block_rows + 1, 8,
-                              "BSR block row offsets"));
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&m->block_row_offsets, (size_t)block_rows + 1,
+                              sizeof *m->block_row_offsets, "BSR block row offsets"));
     NZI_CHECK(nzi_alloc_array(ctx, (void **)&m->block_col_indices, (size_t)layout->num_blocks,
-                              4, "BSR block column indices"));
+                              sizeof *m->block_col_indices, "BSR block column indices"));
     NZI_CHECK(nzi_alloc_array(ctx, &m->values, (size_t)layout->stored, vs, "BSR values"));
     NZI_CHECK(nzi_alloc_array(ctx, (void **)&last, (size_t)block_cols, sizeof *last,
                               "BSR block column markers"));
@@ -195,13 +196,14 @@ nz_status_t nzi_measure_dia(nz_context_t *ctx, const nz_matrix_t *csr, nzi_layou
                 for (int64_t k = offsets[i]; k < offsets[i + 1]; k++)
                     marker[cols[k] - i + rows - 1] = 1;
             for (int64_t d = 0; d < span; d++) count += marker[d];
-            NZI_CHECK(nzi_alloc_array(ctx, (void **)&diagonals, (size_t)count, 8,
-                                      "DIA offsets"));
+            NZI_CHECK(nzi_alloc_array(ctx, (void **)&diagonals, (size_t)count,
+                                      sizeof *diagonals, "DIA offsets"));
             count = 0;
             for (int64_t d = 0; d < span; d++)
                 if (marker[d]) diagonals[count++] = d - (rows - 1);
         } else {
-            NZI_CHECK(nzi_alloc_array(ctx, (void **)&diagonals, (size_t)nnz, 8, "DIA offsets"));
+            NZI_CHECK(nzi_alloc_array(ctx, (void **)&diagonals, (size_t)nnz, sizeof *diagonals,
+                                      "DIA offsets"));
             for (int64_t i = 0; i < rows; i++)
                 for (int64_t k = offsets[i]; k < offsets[i + 1]; k++)
                     diagonals[k] = (int64_t)cols[k] - i;
@@ -223,19 +225,6 @@ cleanup:
     return status;
 }
 
-/* Index of diagonal `offset` in the ascending list (it is present). */
-static int64_t find_diagonal(const int64_t *diagonals, int64_t count, int64_t offset) {
-    int64_t lo = 0, hi = count - 1;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (diagonals[mid] < offset)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* Diagonal d, row i at d * rows + i (column i + offsets[d]); positions outside the matrix and
  * positions that are not nonzeros of A hold 0. O(stored + nnz log num_diagonals). */
 nz_status_t nzi_build_dia(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *csr,
@@ -249,13 +238,15 @@ nz_status_t nzi_build_dia(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t 
                              csr->nnz));
     nzi_dia_t *m = &M->host.dia;
     m->num_diagonals = count;
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&m->offsets, (size_t)count, 8, "DIA offsets"));
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&m->offsets, (size_t)count, sizeof *m->offsets,
+                              "DIA offsets"));
     NZI_CHECK(nzi_alloc_array(ctx, &m->values, (size_t)layout->stored, vs, "DIA values"));
-    if (count > 0) memcpy(m->offsets, layout->diagonals, (size_t)count * 8);
+    if (count > 0) memcpy(m->offsets, layout->diagonals, (size_t)count * sizeof *m->offsets);
     if (layout->stored > 0) memset(m->values, 0, (size_t)layout->stored * vs);
     for (int64_t i = 0; i < rows; i++)
         for (int64_t k = offsets[i]; k < offsets[i + 1]; k++) {
-            int64_t d = find_diagonal(m->offsets, count, csr->host.csr.col_indices[k] - i);
+            /* the entry's diagonal is in the ascending list by construction */
+            int64_t d = nzi_lower_bound_i64(m->offsets, count, csr->host.csr.col_indices[k] - i);
             copy_value(m->values, d * rows + i, csr->host.csr.values, k, vs);
         }
     *B = M;

@@ -158,7 +158,8 @@ static nz_status_t build_ell_part(nz_context_t *ctx, const nz_matrix_t *csr, int
                                   size_t stored, nzi_ell_t *ell, const char *cols_label,
                                   const char *values_label) {
     ell->width = width;
-    NZI_TRY(nzi_alloc_array(ctx, (void **)&ell->col_indices, stored, 4, cols_label));
+    NZI_TRY(nzi_alloc_array(ctx, (void **)&ell->col_indices, stored, sizeof *ell->col_indices,
+                            cols_label));
     NZI_TRY(nzi_alloc_array(ctx, &ell->values, stored, nzi_value_size(csr->value_type),
                             values_label));
     fill_ell(csr, width, ell->col_indices, ell->values);
@@ -197,14 +198,14 @@ nz_status_t nzi_build_sell(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t
     s->chunk = C;
     s->sigma = layout->sigma;
     s->num_chunks = num_chunks;
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&s->chunk_offsets, (size_t)num_chunks + 1, 8,
-                              "SELL chunk offsets"));
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&s->chunk_widths, (size_t)num_chunks, 4,
-                              "SELL chunk widths"));
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&s->row_of_slot, (size_t)(num_chunks * C), 4,
-                              "SELL row permutation"));
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&s->col_indices, (size_t)layout->stored, 4,
-                              "SELL column indices"));
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&s->chunk_offsets, (size_t)num_chunks + 1,
+                              sizeof *s->chunk_offsets, "SELL chunk offsets"));
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&s->chunk_widths, (size_t)num_chunks,
+                              sizeof *s->chunk_widths, "SELL chunk widths"));
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&s->row_of_slot, (size_t)(num_chunks * C),
+                              sizeof *s->row_of_slot, "SELL row permutation"));
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&s->col_indices, (size_t)layout->stored,
+                              sizeof *s->col_indices, "SELL column indices"));
     NZI_CHECK(nzi_alloc_array(ctx, &s->values, (size_t)layout->stored, vs, "SELL values"));
     if (layout->stored > 0) memset(s->values, 0, (size_t)layout->stored * vs);
     s->chunk_offsets[0] = 0;
@@ -253,10 +254,10 @@ nz_status_t nzi_build_hyb(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t 
     h->coo_nnz = layout->coo_nnz;
     NZI_CHECK(build_ell_part(ctx, csr, width, (size_t)(rows * width), &h->ell,
                              "HYB ELL column indices", "HYB ELL values"));
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&h->coo.row_indices, (size_t)h->coo_nnz, 4,
-                              "HYB COO row indices"));
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&h->coo.col_indices, (size_t)h->coo_nnz, 4,
-                              "HYB COO column indices"));
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&h->coo.row_indices, (size_t)h->coo_nnz,
+                              sizeof *h->coo.row_indices, "HYB COO row indices"));
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&h->coo.col_indices, (size_t)h->coo_nnz,
+                              sizeof *h->coo.col_indices, "HYB COO column indices"));
     NZI_CHECK(nzi_alloc_array(ctx, &h->coo.values, (size_t)h->coo_nnz, vs, "HYB COO values"));
     int64_t out = 0;
     for (int64_t i = 0; i < rows; i++)
@@ -328,9 +329,11 @@ static nz_status_t ell_coo_to_csr(nz_context_t *ctx, nz_matrix_t **B, const nz_m
     int64_t *counts = NULL, *cursor = NULL;
     int64_t rows = A->rows;
     size_t vs = nzi_value_size(A->value_type);
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&counts, (size_t)rows + 1, 8, "row counts"));
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&cursor, (size_t)rows + 1, 8, "row cursors"));
-    memset(counts, 0, ((size_t)rows + 1) * 8);
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&counts, (size_t)rows + 1, sizeof *counts,
+                              "row counts"));
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&cursor, (size_t)rows + 1, sizeof *cursor,
+                              "row cursors"));
+    memset(counts, 0, ((size_t)rows + 1) * sizeof *counts);
     count_ell(ell, rows, counts);
     for (int64_t k = 0; k < coo_nnz; k++) counts[coo->row_indices[k] + 1]++;
     NZI_CHECK(alloc_counted_csr(ctx, &M, A, counts, cursor));
@@ -366,9 +369,11 @@ nz_status_t nzi_sell_to_csr(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_
     const nzi_sell_t *s = &A->host.sell;
     size_t vs = nzi_value_size(A->value_type);
     int C = s->chunk;
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&counts, (size_t)rows + 1, 8, "row counts"));
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&cursor, (size_t)rows + 1, 8, "row cursors"));
-    memset(counts, 0, ((size_t)rows + 1) * 8);
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&counts, (size_t)rows + 1, sizeof *counts,
+                              "row counts"));
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&cursor, (size_t)rows + 1, sizeof *cursor,
+                              "row cursors"));
+    memset(counts, 0, ((size_t)rows + 1) * sizeof *counts);
     for (int64_t c = 0; c < s->num_chunks; c++)
         for (int slot = 0; slot < C; slot++) {
             int32_t row = s->row_of_slot[c * C + slot];

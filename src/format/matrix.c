@@ -1,7 +1,6 @@
 /* matrix.c: the matrix handle: create from caller CSR / COO arrays, validate, canonicalise, free. */
 #include "nzi.h"
 #include "backend.h"
-#include "backend.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -18,9 +18,10 @@ static nz_status_t is_symmetric(nz_context_t *ctx, const nz_matrix_t *csr, int *
     size_t nnz = (size_t)csr->nnz;
     *symmetric =
         memcmp(T->host.csr.row_offsets, csr->host.csr.row_offsets,
-               ((size_t)csr->rows + 1) * 8) == 0 &&
+               ((size_t)csr->rows + 1) * sizeof *csr->host.csr.row_offsets) == 0 &&
         (nnz == 0 ||
-         (memcmp(T->host.csr.col_indices, csr->host.csr.col_indices, nnz * 4) == 0 &&
+         (memcmp(T->host.csr.col_indices, csr->host.csr.col_indices,
+                 nnz * sizeof *csr->host.csr.col_indices) == 0 &&
           memcmp(T->host.csr.values, csr->host.csr.values, nnz * vs) == 0));
     nzi_matrix_free(T);
     return NZ_SUCCESS;

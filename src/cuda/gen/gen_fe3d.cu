@@ -10,11 +10,10 @@
  * factored load 3 pi^2 g(x) g(y) g(z)): the Uppsala report's suggested remedy for the
  * host-to-device transfer that dominates a one-off solve.
  *
- * Row offsets come in closed form, so there is no count pass and no scan. On an m^3 grid of
- * unknowns an axis coordinate k has c(k) = 1 + [k > 0] + [k < m-1] neighbour candidates, and the
- * candidates before it sum to C(k) = 0 (k = 0) or 3k - 1; an axis has S = 3m - 2 in all. Row
- * (x, y, z) therefore starts at C(z) S^2 + c(z) (C(y) S + c(y) C(x)), and nnz = S^3.
- * One thread per row writes its 8 / 12 / 18 / 27 entries (columns ascending, as on the host).
+ * Row offsets come in closed form (nzi_fe3d_row_begin of fe3d_common.h), so there is no count
+ * pass and no scan; nnz = S^3 with S = 3m - 2 on an m^3 grid of unknowns. One thread per row
+ * writes its 8 / 12 / 18 / 27 entries by the host's own row pattern (nzi_fe3d_row_typed:
+ * columns ascending, values rounded from double).
  * The O(m) factors g and s hold sines; they are computed on the host by the same expressions as
  * the host generator (the device sin may differ from glibc's in the last bit) and uploaded
  * (16 m bytes); the O(m^3) products are formed on the device in the host's order, so b and
@@ -22,11 +21,6 @@
  * double); no host memory of size nnz is touched. */
 
 #define FE3D_THREADS 256
-
-static __device__ __forceinline__ int64_t axis_count(int64_t k, int64_t m) {
-    return 1 + (k > 0) + (k < m - 1);
-}
-static __device__ __forceinline__ int64_t axis_before(int64_t k) { return k == 0 ? 0 : 3 * k - 1; }
 
 /* Thread i assembles row i. */
 template <typename T, typename Offset>
@@ -37,24 +31,11 @@ fe3d_matrix_kernel(int64_t m, double centre, double face, double edge, double co
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     const double stencil[4] = {centre, face, edge, corner};
     for (int64_t row = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; row < rows; row += stride) {
-        const int64_t x = row % m, y = (row / m) % m, z = row / (m * m);
-        const int64_t cy = axis_count(y, m), cz = axis_count(z, m);
-        int64_t k = axis_before(z) * S * S + cz * (axis_before(y) * S + cy * axis_before(x));
+        const int64_t k = nzi_fe3d_row_begin(m, row);
         row_offsets[row] = (Offset)k;
         if (row == rows - 1) row_offsets[rows] = (Offset)(S * S * S);
-        for (int dz = -1; dz <= 1; dz++) {
-            if (z + dz < 0 || z + dz >= m) continue;
-            for (int dy = -1; dy <= 1; dy++) {
-                if (y + dy < 0 || y + dy >= m) continue;
-                for (int dx = -1; dx <= 1; dx++) {
-                    if (x + dx < 0 || x + dx >= m) continue;
-                    const int differ = (dx != 0) + (dy != 0) + (dz != 0);
-                    col_indices[k] = (int32_t)(row + dx + m * (dy + m * dz));
-                    values[k] = (T)stencil[differ];
-                    k++;
-                }
-            }
-        }
+        nzi_fe3d_row_typed(m, stencil, row, col_indices + k, values + k,
+                           sizeof(T) == sizeof(float));
     }
 }
 

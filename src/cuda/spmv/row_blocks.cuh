@@ -137,9 +137,9 @@ static __device__ __forceinline__ void nzi_cuda_row_whole(const int32_t *__restr
 }
 
 /* A staged load of the matrix arrays: in double without L1 allocation, so L1 keeps x's lines
- * (H200, session 13, `nz bench --no-real`: adaptive / ipcsr on random 4M x 16 0.92x / 0.91x
- * the time, every double case of the suite 0.86x-1.00x; in single the Laplacian's adaptive ran
- * 1.09x slower, so single keeps __ldg). */
+ * (H200, `nz bench --no-real`, bench/results/h200-2026-11-26-s13-nol1-ab.txt: adaptive / ipcsr
+ * on random 4M x 16 0.92x / 0.91x the time, every double case of the suite 0.86x-1.00x; in single
+ * the Laplacian's adaptive ran 1.09x slower, so single keeps __ldg). */
 template <typename Value, typename T>
 static __device__ __forceinline__ T nzi_cuda_stage_load(const T *address) {
     if (sizeof(Value) == 8) return nzi_ld_no_l1(address);

@@ -48,7 +48,8 @@
 /* Blocks an SM the segment kernel is compiled for. Unbounded it takes 56 registers in single
  * precision (four blocks, half the SM's threads); at 48 it keeps everything in registers, so five.
  * Double precision needs 58-64 registers: five blocks spill (28-44 bytes a thread) and R-MAT 20
- * then ran 140 us against 125 (H100, session 15); single at five: 98.3 against 99.4 us. */
+ * then ran 140 us against 125 (H100, bench/results/h100-2026-11-26-s15-coo-light-railprobe-
+ * 8ff88ba.txt); single at five: 98.3 against 99.4 us. */
 #ifndef COO_MIN_BLOCKS_F32
 #define COO_MIN_BLOCKS_F32 5
 #endif

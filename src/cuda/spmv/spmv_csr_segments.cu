@@ -9,8 +9,9 @@
  * loads base and offset side by side, so the column is known one load after the row starts, as
  * with 32-bit indices. Earlier forms measured slower: 16-bit steps from the previous column,
  * decoded by a shuffle scan (log2 V dependent shuffles before the gather of x; 16-42% slower on
- * the stencils, session 8), and a segment base per nonzero for every V (40% more instructions
- * on fe3d, 7-10% slower; session 11, docs/PERF_NOTES.md).
+ * the stencils, H100, bench/results/h100-2026-11-25-s8-spmv.txt), and a segment base per
+ * nonzero for every V (76.5 M -> 107.1 M instructions on fe3d single, 7-10% slower; H200,
+ * docs/PERF_NOTES.md, "Compressed indices, redone").
  * What fits: banded rows with a window up to 64K columns (FE meshes in natural order, most of
  * the real collection) and long rows of clustered columns (rail: 2500 columns out of 1M, ~400
  * apart, per segment); not random or power-law columns.

@@ -6,8 +6,9 @@
 /*
  * Why: on matrices whose columns are scattered uniformly (random 4M x 16, the mixed generator's
  * short rows) every CSR kernel spends about one L2 request per nonzero on the gathers of x, and
- * L2 is 85-95% busy serving them while moving a third of its sector bandwidth (docs/PERF_NOTES.md,
- * session 12). Gathers in row order cannot share lines: a row's 16 columns lie 250,000 apart.
+ * L2 is 85-95% busy serving them while moving a third of its sector bandwidth (ncu on an H200,
+ * bench/results/h200-2026-11-26-s12-ncu-gather.txt). Gathers in row order cannot share lines:
+ * a row's 16 columns lie 250,000 apart.
  *
  * What: the plan cuts A into tiles of R consecutive rows (R <= 65536) and stores each tile's
  * nonzeros sorted by column (ties by row): a 32-bit column, the row within the tile in 16 bits
@@ -17,8 +18,8 @@
  * tile's rows of y once (y = alpha sum + beta y; beta = 0 never reads y). Consecutive entries read
  * neighbouring columns, so a warp's gathers share lines and L1 serves the repeats; all resident
  * blocks sweep x from its first column to its last at about the same pace, so x streams through
- * L2 as a narrow window. Probe on an H200 (session 14, `bench/results/h200-2026-11-26-s14-tiles-
- * probe.txt`), random 4M x 16, us: single 282 against cuSPARSE's 498, double 462 against 641.
+ * L2 as a narrow window. Probe on an H200 (`bench/results/h200-2026-11-26-s14-tiles-probe.txt`),
+ * random 4M x 16, us: single 282 against cuSPARSE's 498, double 462 against 641.
  * The tile size fills a whole number of waves: R is chosen so that tiles = waves x SMs x blocks a
  * SM (two 1024-thread blocks an SM where two tiles' sums fit the SM's shared memory; one in double
  * precision where one block an SM covers every row in a single wave, tiles_shape), since a
@@ -120,7 +121,8 @@ __global__ void __launch_bounds__(TILES_LONG_BLOCK)
     const int64_t end = begin + TILES_LONG_CHUNK < row_end ? begin + TILES_LONG_CHUNK : row_end;
     /* TILES_LONG_UNROLL columns and values in flight a thread, then their gathers. One load
      * chain at a time left DRAM at 75% of its peak on mixed 2M (ncu, H100); four changed the
-     * whole product by nothing measurable there (191.4 -> 191.5 us, session 15) */
+     * whole product by nothing measurable there (191.4 -> 191.5 us, H100,
+     * bench/results/h100-2026-11-26-s15-spmv-5dbbe0f.txt -> ...-s15-light-quad-0e8452c.txt) */
     Value sum = Value(0);
     for (int64_t k0 = begin + threadIdx.x; k0 < end;
          k0 += (int64_t)TILES_LONG_BLOCK * TILES_LONG_UNROLL) {
@@ -290,8 +292,9 @@ static int64_t tiles_max_rows(const nzi_cuda_state_t *cs, int per_sm, size_t val
  * an SM covers every row in a single wave, one block an SM with tiles twice as tall: H100, `nz
  * bench --runs 10 --alg tiles`, two blocks / one block an SM, us: mixed 2M 191.7 / 182.7, R-MAT
  * 20 157.8 / 143.6; random 4M x 16 (two waves either way) 537.1 / 560.0, so two stay there
- * (bench/results/h100-2026-11-26-s15-tiles-ab-c99fbba.txt). Single precision keeps two (the
- * session 14 probe: random 4M single 282 us with two, 349 with one). */
+ * (bench/results/h100-2026-11-26-s15-tiles-ab-c99fbba.txt). Single precision keeps two (the H200
+ * probe above, h200-2026-11-26-s14-tiles-probe.txt: random 4M single 282 us with two, 349 with
+ * one). */
 static void tiles_shape(const nzi_cuda_state_t *cs, int64_t rows, size_t value_size,
                         tiles_state_t *st) {
     const int64_t sms = cs->sm_count > 0 ? cs->sm_count : 1;

@@ -44,8 +44,8 @@
 #define VECTOR_WAVES 4
 /* 16-bit columns on rows split over warps: U = 4 (csr_vector_launch_width) and eight blocks an
  * SM (32 registers, no spill) for float values and 32-bit offsets, six (40 registers) for double
- * or 64-bit offsets, which spill at 32: the form measured fastest for them (session 16, rail
- * probes, docs/PERF_NOTES.md). */
+ * or 64-bit offsets, which spill at 32: the form measured fastest for them (H100, rail probes,
+ * bench/results/h100-2026-11-26-s16-rail-probes.txt). */
 #define VECTOR_SPLIT_PACKED_UNROLL 4
 #define VECTOR_SPLIT_PACKED_MIN_BLOCKS 8
 #define VECTOR_SPLIT_PACKED_MIN_BLOCKS_WIDE 6
@@ -203,11 +203,11 @@ template <> struct split_index<int32_t> { typedef uint32_t type; };
 /* 16-bit columns on rows split over warps: csr_vector_body's Packed and Split path written out
  * with the walk in 32-bit indices (split_index) and W's divisions as shifts, the form the rail
  * probes ran: rail 4096 x 1M 4% faster in single and 2% in double than through the body's 64-bit
- * walk (H100, session 17, docs/PERF_NOTES.md; eight blocks an SM leave 32 registers, and the
- * 64-bit walk spends them and instructions). The same shares, the same lanes and the same order
- * of additions as the plain kernel: the same sums bit for bit. It has its own register bound (a
- * minimum of blocks an SM in the plain kernel's bounds made ptxas give every other instantiation
- * more registers). */
+ * walk (H100, bench/results/h100-2026-11-26-s17-vector-030e833.txt; eight blocks an SM leave 32
+ * registers, and the 64-bit walk spends them and instructions). The same shares, the same lanes
+ * and the same order of additions as the plain kernel: the same sums bit for bit. It has its own
+ * register bound (a minimum of blocks an SM in the plain kernel's bounds made ptxas give every
+ * other instantiation more registers). */
 template <typename Value, typename Offset, int U, bool BetaZero, bool Hints, typename Accum = Value>
 __global__ void __launch_bounds__(VECTOR_BLOCK, sizeof(Value) == 4 && sizeof(Offset) == 4
                                                     ? VECTOR_SPLIT_PACKED_MIN_BLOCKS

@@ -68,8 +68,8 @@ typedef struct light_state {
 /* Nonzeros per lane one atomic should hand out: few enough that the chunk a vector may be left
  * finishing alone at the end is short, many enough that the counter's atomics (one per chunk
  * instead of one per row) stay far below the SpMV's own traffic. Warp level 32; vector level 16,
- * whose vectors walk a chunk's rows four at a time in sequence. H100 (session 15,
- * bench/results/h100-2026-11-26-s15-light-chunks-54b16d4.txt), light-vector us at 16 / 32 / 64 /
+ * whose vectors walk a chunk's rows four at a time in sequence. H100
+ * (bench/results/h100-2026-11-26-s15-light-chunks-54b16d4.txt), light-vector us at 16 / 32 / 64 /
  * 128 elements: Laplacian 200^3 single 256.9 / 266.4 / 317.9 / 356.7, FE 128 double 269.2 /
  * 302.5 / 351.1 / 373.7 (64 and 128 with 4 and 2 grabs a vector); light-warp at 16 ran FE single
  * 222.5 against 197.9 at 32. */
@@ -196,7 +196,8 @@ __device__ __forceinline__ void light_rows_dot(const Offset *starts, const Offse
     for (int r = 0; r < R; r++) sums[r] = Value(0);
     if (Quad) {
         /* one step of 4 V entries at a time: two in flight ran FE single 6% faster but the
-         * Laplacian 6% slower, and the double kernels spilled (H100, session 15) */
+         * Laplacian 6% slower, and the double kernels spilled (H100,
+         * bench/results/h100-2026-11-26-s15-light-quad-0e8452c.txt) */
         const int64_t first = (int64_t)starts[0], last = (int64_t)ends[R - 1];
         for (int64_t k0 = (first & ~(int64_t)3) + 4 * lane; k0 < last; k0 += 4 * V) {
             int32_t col[4];
