@@ -52,7 +52,7 @@ struct nz_context {
     int64_t device_bytes, peak_device_bytes;
     int64_t fail_countdown; /* > 0: the allocation that brings it to 0 fails */
     /* seconds of the current nz_spgemm_profile call spent only on its profile's measurements
-     * (probes of the host's rates): left out of its wall time (src/spgemm/spgemm.c) */
+     * (probes of the host's rates): left out of its wall time (src/ops/spgemm.c) */
     double profile_probe_seconds;
     /* CUDA binding (device < 0: none) */
     int device;
