@@ -392,9 +392,8 @@ static nz_status_t dist_cg_iterate(dist_cg_t *c) {
     nzi_cg_scalars_t *s = &c->s;
     double *sums = c->sums;
     nz_status_t status;
-    double tol = c->opt.rtol * c->bnorm;
-    if (ldexp(c->opt.atol, c->exponent) > tol) tol = ldexp(c->opt.atol, c->exponent);
-    c->reltol = tol / c->bnorm;
+    const double tol =
+        nzi_cg_scaled_tolerance(c->opt.rtol, c->opt.atol, c->bnorm, c->exponent, &c->reltol);
     s->tol2 = tol * tol;
     if (c->exponent != 0) {
         status = nz_dist_agree(ctx, dA->comm, local_scale(w, c->x, c->x, ldexp(1.0, c->exponent)));
@@ -458,8 +457,7 @@ static nz_status_t dist_cg_true_residual(dist_cg_t *c, double t0) {
         c->res.history_length = c->s.iterations + 1 < c->s.history_capacity
                                     ? c->s.iterations + 1
                                     : c->s.history_capacity;
-        for (int64_t k = 0; k < c->res.history_length && exponent != 0; k++)
-            c->history[k] = ldexp(c->history[k], -exponent);
+        nzi_cg_unscale_history(c->history, c->res.history_length, exponent);
     }
     double t1 = MPI_Wtime();
     for (int k = 0; k < NZD_CG_SPMV_TIMING_REPEATS && status == NZ_SUCCESS; k++)

@@ -210,6 +210,23 @@ static inline int nzi_cg_scale_exponent(double bmax, double xmax, nz_value_type_
     return e;
 }
 
+/* The stopping tolerance of the solve run on 2^e A x = 2^e b: max(rtol ||2^e b||, 2^e atol),
+ * with bnorm = ||2^e b||; *reltol = that tolerance / bnorm. ldexp of atol may overflow to Inf:
+ * then any residual meets it, as it does unscaled. */
+static inline double nzi_cg_scaled_tolerance(double rtol, double atol, double bnorm, int exponent,
+                                             double *reltol) {
+    double tol = rtol * bnorm;
+    if (ldexp(atol, exponent) > tol) tol = ldexp(atol, exponent);
+    *reltol = tol / bnorm;
+    return tol;
+}
+
+/* The residual history of a scaled solve back to the caller's problem (2^-e each entry). */
+static inline void nzi_cg_unscale_history(double *history, int64_t count, int exponent) {
+    for (int64_t k = 0; k < count && exponent != 0; k++)
+        history[k] = ldexp(history[k], -exponent);
+}
+
 /* Copy *in (all zeros when NULL) to *opt and check it: finite tolerances >= 0, max_iterations
  * >= 0, a known preconditioner; then rtol 0 means NZI_CG_DEFAULT_RTOL and max_iterations 0 means
  * max(n, NZI_CG_DEFAULT_MAX_ITERATIONS). NZ_ERR_INVALID_ARGUMENT with the reason in `why` (no

@@ -250,11 +250,8 @@ static nz_status_t cg_iterate(cg_solve_t *c) {
     nzi_cg_work_t *w = &c->w;
     nzi_cg_scalars_t *s = &c->s;
     const double bscale = ldexp(1.0, c->exponent);
-    /* the tolerance in the scaled problem; ldexp of atol may overflow to Inf (then any residual
-     * meets it, as it does unscaled) */
-    double tol = c->opt.rtol * c->bnorm;
-    if (ldexp(c->opt.atol, c->exponent) > tol) tol = ldexp(c->opt.atol, c->exponent);
-    c->reltol = tol / c->bnorm;
+    const double tol =
+        nzi_cg_scaled_tolerance(c->opt.rtol, c->opt.atol, c->bnorm, c->exponent, &c->reltol);
     s->tol2 = tol * tol;
     NZI_TRY(ops->set_scalars(w, s));
     if (c->exponent != 0) NZI_TRY(ops->scale(w, c->x, bscale));
@@ -314,8 +311,7 @@ static nz_status_t cg_true_residual(cg_solve_t *c, double t0) {
         int64_t count = c->s.iterations + 1;
         if (count > w->history_capacity) count = w->history_capacity;
         NZI_TRY(ops->get_history(w, c->history, count));
-        for (int64_t k = 0; k < count && exponent != 0; k++)
-            c->history[k] = ldexp(c->history[k], -exponent);
+        nzi_cg_unscale_history(c->history, count, exponent);
         c->res.history_length = count;
     }
     double t1 = nzi_wtime();

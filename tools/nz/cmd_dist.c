@@ -96,6 +96,17 @@ static int serial_only(const char *const *names, const char *arg) {
 /* `nz cg` / `nz spmv` distributed: take out --dist, --stage and --laplace3d N, refuse what only
  * the serial command can do, then the serial parser (its messages on rank 0 only) and the CSR
  * restriction of the blocks. Returns -1 to go on, or an exit status, the same on every rank. */
+/* --format other than csr / auto: the ranks' blocks are CSR, so the distributed `what` refuses
+ * it (NZ_EXIT_USAGE after the message); NZ_EXIT_OK otherwise. */
+static int refuse_block_format(const char *cmd, const char *what, int format_auto,
+                               nz_format_t format) {
+    if (format_auto || format == NZ_FORMAT_CSR) return NZ_EXIT_OK;
+    nz_cli_error(cmd, "option --format: %s is not available in the distributed %s (its blocks are "
+                      "CSR: use csr or auto, or nz %s without mpiexec)",
+                 nz_format_name(format), what, what);
+    return NZ_EXIT_USAGE;
+}
+
 static int parse_serial(dist_cli_t *o, const char *command, int argc, char **argv) {
     const char *cmd = command;
     const int cg = strcmp(command, "cg") == 0;
@@ -132,12 +143,7 @@ static int parse_serial(dist_cli_t *o, const char *command, int argc, char **arg
     if (rc == NZ_EXIT_OK && cg) {
         cg_cli_options_t c;
         rc = nz_cmd_cg_parse_options(nargs, args, &c, o->laplace3d);
-        if (rc == NZ_EXIT_OK && !c.format_auto && c.format != NZ_FORMAT_CSR) {
-            nz_cli_error(cmd, "option --format: %s is not available in the distributed cg (its "
-                              "blocks are CSR: use csr or auto, or nz cg without mpiexec)",
-                         nz_format_name(c.format));
-            rc = NZ_EXIT_USAGE;
-        }
+        if (rc == NZ_EXIT_OK) rc = refuse_block_format(cmd, "cg", c.format_auto, c.format);
         o->matrix_path = c.matrix_path;
         o->b_path = c.b_path;
         o->out_path = c.out_path;
@@ -156,11 +162,8 @@ static int parse_serial(dist_cli_t *o, const char *command, int argc, char **arg
             nz_cli_error(cmd, "option %s: all is not available in the distributed spmv (run nz "
                               "spmv without mpiexec)", m.all_formats ? "--format" : "--alg");
             rc = NZ_EXIT_USAGE;
-        } else if (rc == NZ_EXIT_OK && !m.format_auto && m.format != NZ_FORMAT_CSR) {
-            nz_cli_error(cmd, "option --format: %s is not available in the distributed spmv (its "
-                              "blocks are CSR: use csr or auto, or nz spmv without mpiexec)",
-                         nz_format_name(m.format));
-            rc = NZ_EXIT_USAGE;
+        } else if (rc == NZ_EXIT_OK) {
+            rc = refuse_block_format(cmd, "spmv", m.format_auto, m.format);
         }
         o->matrix_path = m.matrix_path;
         o->x_path = m.x_path;
