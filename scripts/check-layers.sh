@@ -4,7 +4,7 @@
 #
 # Every folder below src/ has a layer (docs/ARCHITECTURE.md, "the layers"); a file may include
 # headers of its own layer and of the layers below, never of a layer above:
-#   7  src/dist                            the distributed library (public API only)
+#   7  src/mpi                            the distributed library (public API only)
 #   6  src/ops src/io src/gen              the public API's entry points
 #   5  src/plan src/solver                 host logic over the backend table
 #   4  src/backend src/cpu src/cuda/*      the backend table and the two backends
@@ -25,7 +25,7 @@ trap 'rm -rf "$T"' EXIT
 
 rank() {
     case $1 in
-    src/dist) echo 7 ;;
+    src/mpi) echo 7 ;;
     src/ops | src/io | src/gen) echo 6 ;;
     src/plan | src/solver) echo 5 ;;
     src/backend | src/cpu | src/cuda | src/cuda/*) echo 4 ;;

@@ -2,7 +2,7 @@
 #ifndef NZI_CG_SCALARS_H
 #define NZI_CG_SCALARS_H
 
-/* Header-only and on the public types alone, so that the distributed layer (src/dist, built on
+/* Header-only and on the public types alone, so that the distributed layer (src/mpi, built on
  * the public API) runs the very same iteration logic as the library. */
 #include "nonzero.h"
 

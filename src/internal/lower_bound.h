@@ -2,7 +2,7 @@
 #ifndef NZI_LOWER_BOUND_H
 #define NZI_LOWER_BOUND_H
 
-/* Header-only on <stdint.h> alone, so that the distributed layer (src/dist, built on the public
+/* Header-only on <stdint.h> alone, so that the distributed layer (src/mpi, built on the public
  * API) uses it as the library does (as cg_scalars.h and fe3d_common.h are shared). */
 #include <stdint.h>
 

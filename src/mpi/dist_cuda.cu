@@ -1,5 +1,5 @@
 /* dist_cuda.cu: the distributed layer's kernels: halo pack, y = beta y, and CG's fused vector
- * updates with block dot products; C launchers for src/dist (no MPI here). */
+ * updates with block dot products; C launchers for src/mpi (no MPI here). */
 #include "dist_cuda.h"
 
 #include <cuda_runtime.h>

@@ -1,4 +1,4 @@
-/* dist_internal.h: the distributed matrix, the device binding and helpers shared in src/dist. */
+/* dist_internal.h: the distributed matrix, the device binding and helpers shared in src/mpi. */
 #ifndef NZD_INTERNAL_H
 #define NZD_INTERNAL_H
 
