@@ -31,9 +31,12 @@
  *
  * Sums are formed in the order the atomics land: not bitwise reproducible run to run (like
  * csr/atomic; NZ_PLAN_DETERMINISTIC refuses it). Cost: the plan keeps its own copy of A's
- * entries (4 + 2 + value bytes a nonzero, against CSR's 4 + value) and builds it with one radix
- * sort of 64-bit keys (tile, column, row) over all nonzeros (24 bytes a nonzero of temporary
- * device memory).
+ * entries (4 + 2 + value bytes a nonzero, against CSR's 4 + value) and builds it with one stable
+ * radix sort of 32-bit keys (tile, column) paired with each nonzero's index (tiles_build): the
+ * input is in row order, so entries of one tile and column keep their rows in order without row
+ * bits in the key. Where tile and column bits exceed 32, the key keeps the column's high bits
+ * (buckets of 2^drop neighbouring columns, rows in order inside a bucket). 18 bytes a nonzero of
+ * temporary device memory, from the context's stream-ordered pool.
  */
 
 #define TILES_BLOCK 1024
@@ -187,25 +190,28 @@ static int bits_for(uint64_t v) { /* bits to hold 0 .. v (at least 1) */
     return b;
 }
 
-/* One warp a row: the keys (tile, column, row in tile) of the row's nonzeros, and their index;
- * rows of TILES_LONG_ROW or more nonzeros get tile = tiles, which sorts them after every tile. */
+/* One warp a row: the key (tile, column >> drop) of each of the row's nonzeros, its index and its
+ * row within the tile; rows of TILES_LONG_ROW or more nonzeros get tile = tiles, which sorts them
+ * after every tile. */
 template <typename Offset, typename Index>
 __global__ void __launch_bounds__(TILES_BUILD_BLOCK)
     tiles_keys_kernel(int32_t rows, const Offset *__restrict__ row_offsets,
                       const int32_t *__restrict__ col_indices, int32_t tile_rows, int32_t tiles,
-                      int col_bits, int row_bits, uint64_t *__restrict__ keys,
-                      Index *__restrict__ index) {
+                      int drop, int kept_bits, uint32_t *__restrict__ keys,
+                      Index *__restrict__ index, uint16_t *__restrict__ lrow) {
     const int lane = threadIdx.x & 31;
     const int64_t warps = (int64_t)gridDim.x * (TILES_BUILD_BLOCK / 32);
     for (int64_t r = (int64_t)blockIdx.x * (TILES_BUILD_BLOCK / 32) + (threadIdx.x >> 5); r < rows;
          r += warps) {
         const int64_t begin = (int64_t)row_offsets[r], end = (int64_t)row_offsets[r + 1];
         const int64_t tile = r / tile_rows;
-        const uint64_t t = end - begin >= TILES_LONG_ROW ? (uint64_t)tiles : (uint64_t)tile;
-        const uint64_t high = (t << (col_bits + row_bits)) | (uint64_t)(r - tile * tile_rows);
+        const uint32_t t = end - begin >= TILES_LONG_ROW ? (uint32_t)tiles : (uint32_t)tile;
+        const uint32_t high = kept_bits < 32 ? t << kept_bits : 0u;
+        const uint16_t local = (uint16_t)(r - tile * tile_rows);
         for (int64_t k = begin + lane; k < end; k += 32) {
-            keys[k] = high | ((uint64_t)(uint32_t)col_indices[k] << row_bits);
+            keys[k] = high | ((uint32_t)col_indices[k] >> drop);
             index[k] = (Index)k;
+            lrow[k] = local;
         }
     }
 }
@@ -213,25 +219,26 @@ __global__ void __launch_bounds__(TILES_BUILD_BLOCK)
 /* tile_ptr[t] = the first sorted key of tile t or later (t = 0 .. tiles; tile_ptr[tiles] is the
  * number of entries in tiles). */
 __global__ void __launch_bounds__(TILES_BUILD_BLOCK)
-    tiles_bounds_kernel(int32_t tiles, int shift, const uint64_t *__restrict__ keys, int64_t n,
+    tiles_bounds_kernel(int32_t tiles, int shift, const uint32_t *__restrict__ keys, int64_t n,
                         int64_t *__restrict__ tile_ptr) {
     const int64_t t = (int64_t)blockIdx.x * TILES_BUILD_BLOCK + threadIdx.x;
     if (t > tiles) return;
     tile_ptr[t] = nzi_lower_bound(keys, n, (uint64_t)t, shift);
 }
 
+/* Sorted entry j is A's nonzero index[j]: its column, row in the tile and value. */
 template <typename Value, typename Index>
 __global__ void __launch_bounds__(TILES_BUILD_BLOCK)
-    tiles_unpack_kernel(int64_t n, int row_bits, uint64_t col_mask,
-                        const uint64_t *__restrict__ keys, const Index *__restrict__ index,
+    tiles_unpack_kernel(int64_t n, const Index *__restrict__ index,
+                        const int32_t *__restrict__ a_cols, const uint16_t *__restrict__ a_lrow,
                         const Value *__restrict__ a_values, uint32_t *__restrict__ cols,
                         uint16_t *__restrict__ lrows, Value *__restrict__ values) {
     const int64_t stride = (int64_t)gridDim.x * TILES_BUILD_BLOCK;
     for (int64_t j = (int64_t)blockIdx.x * TILES_BUILD_BLOCK + threadIdx.x; j < n; j += stride) {
-        const uint64_t key = keys[j];
-        cols[j] = (uint32_t)((key >> row_bits) & col_mask);
-        lrows[j] = (uint16_t)(key & (((uint64_t)1 << row_bits) - 1));
-        values[j] = a_values[index[j]];
+        const int64_t k = (int64_t)index[j];
+        cols[j] = (uint32_t)a_cols[k];
+        lrows[j] = a_lrow[k];
+        values[j] = a_values[k];
     }
 }
 
@@ -313,119 +320,165 @@ static void tiles_shape(const nzi_cuda_state_t *cs, int64_t rows, size_t value_s
     st->smem = (size_t)tile_rows * value_size;
 }
 
+/* The build's temporaries: sort keys and nonzero indices (double-buffered; [0] holds the sorted
+ * result), each nonzero's row within its tile, CUB's scratch. */
+template <typename Index> struct tiles_scratch {
+    uint32_t *keys[2];
+    Index *index[2];
+    uint16_t *lrow;
+    void *temp;
+    size_t temp_bytes;
+};
+
+template <typename Index>
+static void tiles_scratch_free(nz_context_t *ctx, tiles_scratch<Index> *w) {
+    nz_cuda_free(ctx, w->temp, (size_t)-1);
+    nz_cuda_free(ctx, w->lrow, (size_t)-1);
+    for (int b = 0; b < 2; b++) {
+        nz_cuda_free(ctx, w->keys[b], (size_t)-1);
+        nz_cuda_free(ctx, w->index[b], (size_t)-1);
+    }
+}
+
+/* Phase 1: keys (tile, column >> drop) and indices of all nonzeros, stably sorted by key. */
+template <typename Offset, typename Index>
+static nz_status_t tiles_sort(nz_context_t *ctx, const nz_matrix_t *A, const tiles_state_t *st,
+                              int drop, int kept_bits, int key_bits, tiles_scratch<Index> *w) {
+    nz_status_t status = NZ_SUCCESS;
+    const nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    const int64_t nnz = A->nnz;
+    const unsigned grid_rows = (unsigned)nzi_cuda_grid_blocks(
+        cs, TILES_BUILD_BLOCK, 4, (A->rows + TILES_BUILD_BLOCK / 32) / (TILES_BUILD_BLOCK / 32) + 1);
+    for (int b = 0; b < 2; b++) {
+        NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&w->keys[b], (size_t)nnz * sizeof(uint32_t),
+                                        "csr/tiles: sort keys"));
+        NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&w->index[b], (size_t)nnz * sizeof(Index),
+                                        "csr/tiles: sort indices"));
+    }
+    NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&w->lrow, (size_t)nnz * sizeof(uint16_t),
+                                    "csr/tiles: rows in tiles"));
+    tiles_keys_kernel<Offset, Index><<<grid_rows, TILES_BUILD_BLOCK, 0, cs->stream>>>(
+        (int32_t)A->rows, (const Offset *)A->device.row_offsets, A->device.col_indices,
+        st->tile_rows, st->tiles, drop, kept_bits, w->keys[0], w->index[0], w->lrow);
+    NZI_CUDA_CHECK(ctx, cudaGetLastError());
+    {
+        cub::DoubleBuffer<uint32_t> k(w->keys[0], w->keys[1]);
+        cub::DoubleBuffer<Index> v(w->index[0], w->index[1]);
+        NZI_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(NULL, w->temp_bytes, k, v, nnz, 0,
+                                                            key_bits, cs->stream));
+        NZI_CHECK(nzi_cuda_malloc_async(ctx, &w->temp, w->temp_bytes > 0 ? w->temp_bytes : 1,
+                                        "csr/tiles: sort scratch"));
+        NZI_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(w->temp, w->temp_bytes, k, v, nnz, 0,
+                                                            key_bits, cs->stream));
+        if (k.Current() != w->keys[0]) {
+            uint32_t *t = w->keys[0]; w->keys[0] = w->keys[1]; w->keys[1] = t;
+        }
+        if (v.Current() != w->index[0]) {
+            Index *t = w->index[0]; w->index[0] = w->index[1]; w->index[1] = t;
+        }
+    }
+cleanup:
+    return status;
+}
+
+/* Phase 2: each tile's first sorted entry, then the tiles' entries in sorted order. */
+template <typename Value, typename Index>
+static nz_status_t tiles_unpack(nz_context_t *ctx, const nz_matrix_t *A, tiles_state_t *st,
+                                int kept_bits, const tiles_scratch<Index> *w) {
+    nz_status_t status = NZ_SUCCESS;
+    const nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    const unsigned grid_nnz = (unsigned)nzi_cuda_grid_blocks(
+        cs, TILES_BUILD_BLOCK, 4, (A->nnz + TILES_BUILD_BLOCK - 1) / TILES_BUILD_BLOCK);
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->tile_ptr, ((size_t)st->tiles + 1) * sizeof(int64_t),
+                             "csr/tiles: tile offsets"));
+    tiles_bounds_kernel<<<(unsigned)((st->tiles + TILES_BUILD_BLOCK) / TILES_BUILD_BLOCK),
+                          TILES_BUILD_BLOCK, 0, cs->stream>>>(st->tiles, kept_bits, w->keys[0],
+                                                              A->nnz, st->tile_ptr);
+    NZI_CUDA_CHECK(ctx, cudaGetLastError());
+    NZI_CHECK(nz_cuda_memcpy(ctx, &st->entries, st->tile_ptr + st->tiles, sizeof(int64_t),
+                             NZI_D2H));
+    NZI_CUDA_CHECK(ctx, cudaStreamSynchronize(cs->stream));
+    if (st->entries == 0) return NZ_SUCCESS;
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->cols, (size_t)st->entries * sizeof(uint32_t),
+                             "csr/tiles: columns"));
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->lrows, (size_t)st->entries * sizeof(uint16_t),
+                             "csr/tiles: rows"));
+    NZI_CHECK(nz_cuda_malloc(ctx, &st->values, (size_t)st->entries * sizeof(Value),
+                             "csr/tiles: values"));
+    tiles_unpack_kernel<Value, Index><<<grid_nnz, TILES_BUILD_BLOCK, 0, cs->stream>>>(
+        st->entries, w->index[0], A->device.col_indices, w->lrow, (const Value *)A->device.values,
+        st->cols, st->lrows, (Value *)st->values);
+    NZI_CUDA_CHECK(ctx, cudaGetLastError());
+cleanup:
+    return status;
+}
+
+/* Phase 3: the long rows' chunks (rows of TILES_LONG_ROW nonzeros or more, outside the tiles). */
+template <typename Offset>
+static nz_status_t tiles_chunks(nz_context_t *ctx, const nz_matrix_t *A, tiles_state_t *st) {
+    nz_status_t status = NZ_SUCCESS;
+    const nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    const int32_t rows = (int32_t)A->rows;
+    const Offset *offsets = (const Offset *)A->device.row_offsets;
+    int64_t *first = NULL;
+    void *temp = NULL;
+    size_t temp_bytes = 0;
+    const unsigned grid_rows = (unsigned)nzi_cuda_grid_blocks(
+        cs, TILES_BUILD_BLOCK, 4, ((int64_t)rows + TILES_BUILD_BLOCK) / TILES_BUILD_BLOCK);
+    NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&first, ((size_t)rows + 1) * sizeof(int64_t),
+                                    "csr/tiles: long-row chunks"));
+    tiles_chunk_count_kernel<Offset><<<grid_rows, TILES_BUILD_BLOCK, 0, cs->stream>>>(rows, offsets,
+                                                                                     first);
+    NZI_CUDA_CHECK(ctx, cudaGetLastError());
+    NZI_CUDA_CHECK(ctx, cub::DeviceScan::ExclusiveSum(NULL, temp_bytes, first, first,
+                                                      (int64_t)rows + 1, cs->stream));
+    NZI_CHECK(nzi_cuda_malloc_async(ctx, &temp, temp_bytes > 0 ? temp_bytes : 1,
+                                    "csr/tiles: scan scratch"));
+    NZI_CUDA_CHECK(ctx, cub::DeviceScan::ExclusiveSum(temp, temp_bytes, first, first,
+                                                      (int64_t)rows + 1, cs->stream));
+    NZI_CHECK(nz_cuda_memcpy(ctx, &st->chunks, first + rows, sizeof(int64_t), NZI_D2H));
+    NZI_CUDA_CHECK(ctx, cudaStreamSynchronize(cs->stream));
+    if (st->chunks > 0) {
+        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->chunk_begin,
+                                 (size_t)st->chunks * sizeof(int64_t), "csr/tiles: chunks"));
+        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->chunk_row, (size_t)st->chunks * sizeof(int32_t),
+                                 "csr/tiles: chunks"));
+        tiles_chunk_fill_kernel<Offset><<<grid_rows, TILES_BUILD_BLOCK, 0, cs->stream>>>(
+            rows, offsets, first, st->chunk_begin, st->chunk_row);
+        NZI_CUDA_CHECK(ctx, cudaGetLastError());
+    }
+cleanup:
+    nz_cuda_free(ctx, temp, (size_t)-1);
+    nz_cuda_free(ctx, first, (size_t)-1);
+    return status;
+}
+
+/* The plan's entries: sort, unpack, chunk the long rows. The key holds the tile (tile_bits) and
+ * the column's top kept_bits bits, at most 32 in all. */
 template <typename Value, typename Offset, typename Index>
 static nz_status_t tiles_build(nz_context_t *ctx, const nz_matrix_t *A, tiles_state_t *st,
                                size_t *bytes) {
     nz_status_t status = NZ_SUCCESS;
     const nzi_cuda_state_t *cs = nzi_cuda(ctx);
-    const int64_t nnz = A->nnz;
-    const int32_t rows = (int32_t)A->rows;
-    const Offset *offsets = (const Offset *)A->device.row_offsets;
-    const int row_bits = bits_for((uint64_t)st->tile_rows - 1);
     const int col_bits = bits_for((uint64_t)(A->cols > 0 ? A->cols - 1 : 0));
     const int tile_bits = bits_for((uint64_t)st->tiles);
-    uint64_t *keys[2] = {NULL, NULL};
-    Index *index[2] = {NULL, NULL};
-    int64_t *first = NULL;
-    void *scratch = NULL;
-    size_t scratch_bytes = 0, size = 0;
-    const unsigned grid_rows = (unsigned)nzi_cuda_grid_blocks(
-        cs, TILES_BUILD_BLOCK, 4, ((int64_t)rows + TILES_BUILD_BLOCK / 32) / (TILES_BUILD_BLOCK / 32) + 1);
-    const unsigned grid_nnz = (unsigned)nzi_cuda_grid_blocks(
-        cs, TILES_BUILD_BLOCK, 4, (nnz + TILES_BUILD_BLOCK - 1) / TILES_BUILD_BLOCK);
-
-    if (tile_bits + col_bits + row_bits > 64)
-        return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "csr/tiles: %d tiles of %d rows over %lld "
-                         "columns need more than 64 key bits", st->tiles, st->tile_rows,
-                         (long long)A->cols);
-    if (nzi_mul_overflow_size((size_t)nnz, sizeof(uint64_t), &size))
-        return nzi_error(ctx, NZ_ERR_OVERFLOW, "csr/tiles: sort keys of %lld nonzeros",
-                         (long long)nnz);
-    for (int b = 0; b < 2; b++) {
-        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&keys[b], size, "csr/tiles: sort keys"));
-        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&index[b], (size_t)nnz * sizeof(Index),
-                                 "csr/tiles: sort indices"));
-    }
-    tiles_keys_kernel<Offset, Index><<<grid_rows, TILES_BUILD_BLOCK, 0, cs->stream>>>(
-        rows, offsets, A->device.col_indices, st->tile_rows, st->tiles, col_bits, row_bits, keys[0],
-        index[0]);
-    NZI_CUDA_CHECK(ctx, cudaGetLastError());
-    {
-        cub::DoubleBuffer<uint64_t> k(keys[0], keys[1]);
-        cub::DoubleBuffer<Index> v(index[0], index[1]);
-        NZI_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(NULL, scratch_bytes, k, v, nnz, 0,
-                                                            tile_bits + col_bits + row_bits,
-                                                            cs->stream));
-        NZI_CHECK(nz_cuda_malloc(ctx, &scratch, scratch_bytes, "csr/tiles: sort scratch"));
-        NZI_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(scratch, scratch_bytes, k, v, nnz, 0,
-                                                            tile_bits + col_bits + row_bits,
-                                                            cs->stream));
-        if (k.Current() != keys[0]) {
-            uint64_t *t = keys[0]; keys[0] = keys[1]; keys[1] = t;
-        }
-        if (v.Current() != index[0]) {
-            Index *t = index[0]; index[0] = index[1]; index[1] = t;
-        }
-    }
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->tile_ptr, ((size_t)st->tiles + 1) * sizeof(int64_t),
-                             "csr/tiles: tile offsets"));
-    tiles_bounds_kernel<<<(unsigned)((st->tiles + TILES_BUILD_BLOCK) / TILES_BUILD_BLOCK),
-                          TILES_BUILD_BLOCK, 0, cs->stream>>>(st->tiles, col_bits + row_bits,
-                                                              keys[0], nnz, st->tile_ptr);
-    NZI_CUDA_CHECK(ctx, cudaGetLastError());
-    NZI_CHECK(nz_cuda_memcpy(ctx, &st->entries, st->tile_ptr + st->tiles, sizeof(int64_t),
-                             NZI_D2H));
-    NZI_CUDA_CHECK(ctx, cudaStreamSynchronize(cs->stream));
-    if (st->entries > 0) {
-        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->cols, (size_t)st->entries * sizeof(uint32_t),
-                                 "csr/tiles: columns"));
-        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->lrows, (size_t)st->entries * sizeof(uint16_t),
-                                 "csr/tiles: rows"));
-        NZI_CHECK(nz_cuda_malloc(ctx, &st->values, (size_t)st->entries * sizeof(Value),
-                                 "csr/tiles: values"));
-        tiles_unpack_kernel<Value, Index><<<grid_nnz, TILES_BUILD_BLOCK, 0, cs->stream>>>(
-            st->entries, row_bits, ((uint64_t)1 << col_bits) - 1, keys[0], index[0],
-            (const Value *)A->device.values, st->cols, st->lrows, (Value *)st->values);
-        NZI_CUDA_CHECK(ctx, cudaGetLastError());
-    }
-    if (st->entries < nnz) { /* long rows: their chunks */
-        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&first, ((size_t)rows + 1) * sizeof(int64_t),
-                                 "csr/tiles: long-row chunks"));
-        tiles_chunk_count_kernel<Offset><<<grid_rows, TILES_BUILD_BLOCK, 0, cs->stream>>>(
-            rows, offsets, first);
-        NZI_CUDA_CHECK(ctx, cudaGetLastError());
-        nz_cuda_free(ctx, scratch, (size_t)-1);
-        scratch = NULL;
-        scratch_bytes = 0;
-        NZI_CUDA_CHECK(ctx, cub::DeviceScan::ExclusiveSum(NULL, scratch_bytes, first, first,
-                                                          (int64_t)rows + 1, cs->stream));
-        NZI_CHECK(nz_cuda_malloc(ctx, &scratch, scratch_bytes, "csr/tiles: scan scratch"));
-        NZI_CUDA_CHECK(ctx, cub::DeviceScan::ExclusiveSum(scratch, scratch_bytes, first, first,
-                                                          (int64_t)rows + 1, cs->stream));
-        NZI_CHECK(nz_cuda_memcpy(ctx, &st->chunks, first + rows, sizeof(int64_t), NZI_D2H));
-        NZI_CUDA_CHECK(ctx, cudaStreamSynchronize(cs->stream));
-        if (st->chunks > 0) {
-            NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->chunk_begin,
-                                     (size_t)st->chunks * sizeof(int64_t), "csr/tiles: chunks"));
-            NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->chunk_row,
-                                     (size_t)st->chunks * sizeof(int32_t), "csr/tiles: chunks"));
-            tiles_chunk_fill_kernel<Offset><<<grid_rows, TILES_BUILD_BLOCK, 0, cs->stream>>>(
-                rows, offsets, first, st->chunk_begin, st->chunk_row);
-            NZI_CUDA_CHECK(ctx, cudaGetLastError());
-        }
-    }
+    const int drop = tile_bits + col_bits > 32 ? tile_bits + col_bits - 32 : 0;
+    const int kept_bits = col_bits - drop;
+    tiles_scratch<Index> w;
+    memset(&w, 0, sizeof w);
+    if (kept_bits < 1 || tile_bits > 31)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "csr/tiles: %d tiles over %lld columns leave "
+                         "no column bits in a 32-bit key", st->tiles, (long long)A->cols);
+    NZI_CHECK((tiles_sort<Offset, Index>(ctx, A, st, drop, kept_bits, tile_bits + kept_bits, &w)));
+    NZI_CHECK((tiles_unpack<Value, Index>(ctx, A, st, kept_bits, &w)));
+    if (st->entries < A->nnz) NZI_CHECK(tiles_chunks<Offset>(ctx, A, st));
     NZI_CUDA_CHECK(ctx, cudaStreamSynchronize(cs->stream));
     *bytes = ((size_t)st->tiles + 1) * sizeof(int64_t) +
              (size_t)st->entries * (sizeof(uint32_t) + sizeof(uint16_t) + sizeof(Value)) +
              (size_t)st->chunks * (sizeof(int64_t) + sizeof(int32_t));
 cleanup:
     if (status < 0 && cudaStreamSynchronize(cs->stream) != cudaSuccess) (void)cudaGetLastError();
-    nz_cuda_free(ctx, scratch, (size_t)-1);
-    nz_cuda_free(ctx, first, (size_t)-1);
-    for (int b = 0; b < 2; b++) {
-        nz_cuda_free(ctx, keys[b], (size_t)-1);
-        nz_cuda_free(ctx, index[b], (size_t)-1);
-    }
+    tiles_scratch_free<Index>(ctx, &w);
     return status;
 }
 
