@@ -295,10 +295,15 @@ int nzb_gpu_case(nzb_gpu_t *g, nzb_report_t *rep, const nzb_options_t *options,
             run_flag_variants(g, rep, c, dA, alg, t, dx, dy, host_y, runs, best_cusparse, &base);
             run_tuned(g, rep, c, dA, alg, dx, dy, host_y, runs, best_cusparse, &base);
         }
-        /* The planner's choice (NZ_ALG_AUTO) on the same CSR arrays. */
-        if (nzb_selected(options, NZ_FORMAT_CSR, NZ_ALG_AUTO))
+        /* The planner's choice (NZ_ALG_AUTO) on the same CSR arrays: the default plan (set-up
+         * within ~20 products) and the plan for a caller that reuses it (NZ_PLAN_REUSE, as a
+         * solver does), "csr/auto:reuse". */
+        if (nzb_selected(options, NZ_FORMAT_CSR, NZ_ALG_AUTO)) {
             run_ours(g, rep, c, dA, NZ_ALG_AUTO, 0, dx, dy, host_y, runs, best_cusparse, &base,
                      NULL);
+            run_ours(g, rep, c, dA, NZ_ALG_AUTO, NZ_PLAN_REUSE, dx, dy, host_y, runs,
+                     best_cusparse, &base, "reuse");
+        }
         /* The other device formats: converted on the host (default options; refusals for
          * padding are reported), uploaded once per format, every listed algorithm on it. */
         for (int f = 0; f < NZ_FORMAT_COUNT; f++) {

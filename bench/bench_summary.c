@@ -13,9 +13,10 @@ enum { ROWS_CSR = 0, ROWS_ANY = 1, ROWS_AUTO = 2 };
 static int row_kind_matches(const nzb_result_t *r, int kind) {
     if (r->is_cusparse) return 1;
     if (strchr(r->kernel, '=') != NULL) return 0;
+    /* the planner's rows: csr/auto (the default plan) and csr/auto:reuse, neither a kernel */
     int is_auto = strcmp(r->kernel, "csr/auto") == 0;
     if (kind == ROWS_AUTO) return is_auto;
-    if (is_auto) return 0;
+    if (strncmp(r->kernel, "csr/auto", 8) == 0) return 0;
     return kind == ROWS_ANY || strncmp(r->kernel, "csr/", 4) == 0;
 }
 

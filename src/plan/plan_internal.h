@@ -73,6 +73,11 @@ typedef struct nzi_plan_thresholds {
     double rowblocks_row_seconds; /* ... this per row */
     double rowblocks_gain;      /* share of a product the row blocks save over merge-path on
                                    irregular rows */
+    double tiles_fixed_seconds; /* modelled csr/tiles build: a fixed part plus ... */
+    double tiles_nnz_seconds;   /* ... this per nonzero (keys, a 32-bit radix sort, unpack) */
+    double tiles_product_nnz_seconds; /* modelled csr/tiles product: a launch plus, per
+                                   nonzero, this ... */
+    double tiles_product_value_seconds; /* ... plus this per value byte */
 } nzi_plan_thresholds_t;
 
 extern const nzi_plan_thresholds_t nzi_plan_thresholds;
@@ -112,6 +117,13 @@ bool nzi_plan_reorder_pays(const nz_matrix_stats_t *stats, unsigned flags, size_
  * first. Pure. */
 double nzi_plan_rowblocks_seconds(const nz_matrix_stats_t *stats);
 bool nzi_plan_rowblocks_pay(const nz_matrix_stats_t *stats, unsigned flags, size_t value_size);
+
+/* Modelled seconds of the csr/tiles build and of one tiles product, and whether the build fits
+ * the set-up budget of the calls the flags promise: set-up <= expected calls x product (20
+ * products by default, issue 37's "setup within ~20 SpMVs"). Pure. */
+double nzi_plan_tiles_seconds(const nz_matrix_stats_t *stats);
+double nzi_plan_tiles_product_seconds(const nz_matrix_stats_t *stats, size_t value_size);
+bool nzi_plan_tiles_fit(const nz_matrix_stats_t *stats, unsigned flags, size_t value_size);
 
 /* The matrix and x fit in l2_bytes (0: unknown, taken as not fitting). */
 bool nzi_plan_fits_l2(const nz_matrix_stats_t *stats, size_t value_size, size_t l2_bytes);

@@ -46,6 +46,16 @@ const nzi_plan_thresholds_t nzi_plan_thresholds = {
     /* the same run, merge-path (with hints) against adaptive on the two irregular real graphs:
      * 0.79x, 0.94x (cnr-2000 single, double), 1.10x, 1.25x (dblp-2010): at most ~20% saved */
     .rowblocks_gain = 0.2,
+    /* H100, 2026-11-27, `nz bench --no-real --alg tiles,merge` (bench/results/
+     * h100-2026-11-27-tiles-build-*.csv): the 32-bit-key build took 1.8-2.0 ms on R-MAT 20
+     * (16.1M nonzeros), 5.0-6.6 ms on fe3d-128 / laplace3d-200 (54-56M), 9.0-9.7 ms on random
+     * 4M x 16 (67M): ~0.13 ns a nonzero */
+    .tiles_fixed_seconds = 2.0e-4,
+    .tiles_nnz_seconds = 1.3e-10,
+    /* the same run, the tiles product: 5.1-6.9 ps a nonzero in single (random 4M 342 us,
+     * R-MAT 20 111 us, mixed 2M 139 us), 7.2-8.9 in double: ~2.5 ps + 0.6 ps a value byte */
+    .tiles_product_nnz_seconds = 2.5e-12,
+    .tiles_product_value_seconds = 0.6e-12,
 };
 
 #define T nzi_plan_thresholds
@@ -118,3 +128,22 @@ bool nzi_plan_reorder_pays(const nz_matrix_stats_t *s, unsigned flags, size_t va
     return saving * nzi_plan_expected_calls(flags) > nzi_plan_reorder_seconds(s);
 }
 
+
+double nzi_plan_tiles_seconds(const nz_matrix_stats_t *s) {
+    return T.tiles_fixed_seconds + (double)(s->nnz > 0 ? s->nnz : 0) * T.tiles_nnz_seconds;
+}
+
+double nzi_plan_tiles_product_seconds(const nz_matrix_stats_t *s, size_t value_size) {
+    const double vs = value_size > 0 ? (double)value_size : 4.0;
+    return T.spmv_launch_seconds + (double)(s->nnz > 0 ? s->nnz : 0) *
+                                       (T.tiles_product_nnz_seconds +
+                                        vs * T.tiles_product_value_seconds);
+}
+
+/* The tiles' build sorts every nonzero: ~26 of its own products in single precision, ~18 in
+ * double (0.13 ns a nonzero against 4.9 / 7.3 ps), so by default (a budget of 20 products) the
+ * tiles are built in double and not in single; with NZ_PLAN_REUSE always. */
+bool nzi_plan_tiles_fit(const nz_matrix_stats_t *s, unsigned flags, size_t value_size) {
+    return nzi_plan_tiles_seconds(s) <=
+           nzi_plan_expected_calls(flags) * nzi_plan_tiles_product_seconds(s, value_size);
+}

@@ -93,6 +93,10 @@ static const nz_alg_t rank_tiny[] = {NZ_ALG_VECTOR,   NZ_ALG_SCALAR, NZ_ALG_LIGH
 static const nz_alg_t rank_scattered[] = {NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR, NZ_ALG_VECTOR,
                                           NZ_ALG_MERGE, NZ_ALG_LIGHT_VECTOR, NZ_ALG_SCALAR,
                                           NZ_ALG_LIGHT_WARP};
+/* scattered rows where the row blocks' build does not pay within the expected calls */
+static const nz_alg_t rank_scattered_light[] = {NZ_ALG_VECTOR, NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR,
+                                                NZ_ALG_MERGE, NZ_ALG_LIGHT_VECTOR, NZ_ALG_SCALAR,
+                                                NZ_ALG_LIGHT_WARP};
 static const nz_alg_t rank_hot[] = {NZ_ALG_ATOMIC, NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR,
                                     NZ_ALG_MERGE,  NZ_ALG_VECTOR,   NZ_ALG_LIGHT_WARP,
                                     NZ_ALG_LIGHT_VECTOR, NZ_ALG_SCALAR};
@@ -172,12 +176,19 @@ static nzi_plan_rule_t cuda_csr_rule(const nz_matrix_stats_t *s, const nzi_plan_
     const double window = (double)(s->lower_bandwidth + s->upper_bandwidth + 1);
     /* like the renumbering, tiles buy x's gathers locality, which pays nothing where the
      * matrix and x stay in L2 (their set-up, 15-38 products on the H100 suite, for nothing) */
-    if (nzi_plan_may_pick_atomics(r) && nnz >= NZI_HOT_NNZ_MIN && rows >= T.tiles_rows_min &&
-        window > T.scattered_window && !nzi_plan_fits_l2(s, r->value_size, r->l2_bytes)) {
+    const bool scattered_wide = nzi_plan_may_pick_atomics(r) && nnz >= NZI_HOT_NNZ_MIN &&
+                                rows >= T.tiles_rows_min && window > T.scattered_window &&
+                                !nzi_plan_fits_l2(s, r->value_size, r->l2_bytes);
+    if (scattered_wide && nzi_plan_tiles_fit(s, r->flags, r->value_size)) {
         nzi_plan_say(why, size, "%lld rows reading columns over a window of %.0f: row tiles "
-                     "sorted by column, sums in shared memory", (long long)s->rows, window);
+                     "sorted by column, sums in shared memory (set-up within %.0f products)",
+                     (long long)s->rows, window, nzi_plan_expected_calls(r->flags));
         return RULE("scattered-tiles", rank_tiles);
     }
+    if (scattered_wide)
+        nzi_plan_say(why, size, "row tiles not built: %.2f ms modelled, more than %.0f "
+                     "products; ", 1e3 * nzi_plan_tiles_seconds(s),
+                     nzi_plan_expected_calls(r->flags));
     /* the irregular-rows rules: row blocks first where their build pays within the calls */
     const bool rowblocks = nzi_plan_rowblocks_pay(s, r->flags, r->value_size);
 #define IRREGULAR(n) irregular_rule((n), rowblocks, s, r->flags, why, size)
@@ -230,7 +241,11 @@ static nzi_plan_rule_t cuda_csr_rule(const nz_matrix_stats_t *s, const nzi_plan_
         nzi_plan_say(why, size, "uniform rows (mean %.1f, std %.1f, max %lld) over a window of "
                      "%.0f columns: x gathered from far apart, products staged by row blocks",
                      mean, s->row_std, (long long)s->row_max, window);
-        return RULE("scattered", rank_scattered);
+        if (rowblocks) return RULE("scattered", rank_scattered);
+        nzi_plan_say(why, size, "; CSR-vector first: the row blocks' build (%.2f ms modelled) "
+                     "does not pay back within %.0f calls", 1e3 * nzi_plan_rowblocks_seconds(s),
+                     nzi_plan_expected_calls(r->flags));
+        return RULE("scattered", rank_scattered_light);
     }
     nzi_plan_say(why, size, "uniform rows (mean %.1f, std %.1f, max %lld): %d lanes per row",
                  mean, s->row_std, (long long)s->row_max, width);

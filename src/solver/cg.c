@@ -158,10 +158,14 @@ static nz_status_t cg_check_arguments(nz_context_t *ctx, const nz_matrix_t *A, c
 }
 
 /* The SpMV plan: on A in the planner's format where the solve may choose it (a host CSR matrix,
- * NZ_ALG_AUTO, keep_format off) and that format's kernels accept the flags, else on A. */
+ * NZ_ALG_AUTO, keep_format off) and that format's kernels accept the flags, else on A. A solve
+ * runs the plan once an iteration: NZ_PLAN_REUSE lets the planner spend set-up that pays back
+ * over hundreds of products (docs/PLANNER.md, "setup proportional to use"). */
 static nz_status_t cg_plan(cg_solve_t *c) {
     nz_context_t *ctx = c->ctx;
-    const nz_cg_options_t *opt = &c->opt;
+    nz_cg_options_t reuse = c->opt;
+    reuse.plan_flags |= NZ_PLAN_REUSE;
+    const nz_cg_options_t *opt = &reuse;
     if (c->A->location == NZ_HOST && c->A->format == NZ_FORMAT_CSR && opt->alg == NZ_ALG_AUTO &&
         !opt->keep_format && c->A->rows > 0)
         NZI_TRY(cg_planner_format(ctx, c->A, opt->plan_flags, &c->converted));

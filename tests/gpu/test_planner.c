@@ -342,16 +342,18 @@ static void test_auto(void) {
     expect_choice(H, NZ_ALG_VECTOR, "random 450,000 columns");
     check_auto(H, "random 450,000 columns");
     nz_matrix_destroy(&H);
-    /* the same rows over 2M columns: the scattered rule (row blocks first) */
+    /* the same rows over 2M columns: the scattered rule (row blocks first where their build
+     * pays: with NZ_PLAN_REUSE) */
     NZT_OK(ctx, nz_gen_random(ctx, &H, quick ? 5000 : 50000, 2000000, 100.0, nzt_seed, NZ_F64));
-    expect_choice(H, NZ_ALG_ADAPTIVE, "random 2M columns");
+    expect_choice_flags(H, NZ_PLAN_REUSE, NZ_ALG_ADAPTIVE, "random 2M columns");
     check_auto(H, "random 2M columns");
     nz_matrix_destroy(&H);
-    /* 2M x 2M, rows of mean 3: the scattered-tiles rule; tiles of ~7900 rows, whose double sums
-     * (63 KB) need the opt-in shared memory (not in quick mode: sanitizers) */
+    /* 2M x 2M, rows of mean 3: the scattered-tiles rule (with NZ_PLAN_REUSE: the build's set-up
+     * budget); tiles of ~7900 rows, whose double sums (63 KB) need the opt-in shared memory (not
+     * in quick mode: sanitizers) */
     if (!quick) {
         NZT_OK(ctx, nz_gen_random(ctx, &H, 2000000, 2000000, 3.0, nzt_seed, NZ_F64));
-        expect_choice(H, NZ_ALG_TILES, "random 2M x 2M");
+        expect_choice_flags(H, NZ_PLAN_REUSE, NZ_ALG_TILES, "random 2M x 2M");
         check_auto(H, "random 2M x 2M");
         nz_matrix_destroy(&H);
     }

@@ -43,16 +43,32 @@ static void test_gpu_csr_rules(void) {
     s.lower_bandwidth = s.upper_bandwidth = 500;
     expect_gpu_csr(s, "uniform", NZ_ALG_VECTOR, "random mean 16, window 1001");
     s.lower_bandwidth = s.upper_bandwidth = (1 << 20) - 1;
-    /* scattered columns over 2^20 rows: row tiles sorted by column (csr/tiles); adaptive where
-     * the caller rules atomics or the tiles out (determinism, mixed precision, hints, a layout,
-     * op T) or the matrix is too small for them */
-    c = expect_gpu_csr(s, "scattered-tiles", NZ_ALG_TILES, "random mean 16, scattered");
+    /* scattered columns over 2^20 rows: row tiles sorted by column (csr/tiles) where their
+     * build fits the set-up budget: with NZ_PLAN_REUSE; by default in double (~18 products of
+     * set-up) and not in single (~26), where CSR-vector follows (no set-up; the row blocks'
+     * build does not pay within 20 calls). Adaptive where the caller rules atomics or the tiles
+     * out (determinism, mixed precision, hints, a layout, op T) and reuses the plan. */
+    c = choose(&s, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_PLAN_REUSE, full_gpu);
+    EXPECT_RULE(c, "scattered-tiles", "random mean 16, scattered, reuse");
+    EXPECT_ALG(c, NZ_ALG_TILES, "random mean 16, scattered, reuse");
     NZT_CHECK(c.count > 1 && c.algs[1] == NZ_ALG_ADAPTIVE, "tiles: adaptive second (%s)", c.why);
+    c = expect_gpu_csr(s, "scattered", NZ_ALG_VECTOR, "random mean 16, scattered, single");
+    NZT_CHECK(strstr(c.why, "row tiles not built") != NULL, "no tiles: why says so (%s)", c.why);
+    {
+        nzi_plan_request_t r = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_N, 0, full_gpu, 8, 0, 0};
+        NZT_CHECK(nzi_plan_choose(&s, &r, &c) == NZ_SUCCESS, "double");
+        EXPECT_RULE(c, "scattered-tiles", "random mean 16, scattered, double");
+        NZT_CHECK(nzi_plan_tiles_fit(&s, 0, 8) && !nzi_plan_tiles_fit(&s, 0, 4) &&
+                      nzi_plan_tiles_fit(&s, NZ_PLAN_REUSE, 4),
+                  "tiles budget: double %d, single %d, single with reuse %d",
+                  nzi_plan_tiles_fit(&s, 0, 8), nzi_plan_tiles_fit(&s, 0, 4),
+                  nzi_plan_tiles_fit(&s, NZ_PLAN_REUSE, 4));
+    }
     {
         const unsigned no_tiles[] = {NZ_PLAN_DETERMINISTIC, NZ_PLAN_MIXED, NZ_PLAN_CACHE_HINTS,
                                      NZ_PLAN_COLUMN_PANELS};
         for (size_t k = 0; k < sizeof no_tiles / sizeof no_tiles[0]; k++) {
-            c = choose(&s, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, no_tiles[k], full_gpu);
+            c = choose(&s, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, no_tiles[k] | NZ_PLAN_REUSE, full_gpu);
             NZT_CHECK(c.rule != NULL && strcmp(c.rule, "scattered") == 0 && c.count > 0 &&
                           c.algs[0] == NZ_ALG_ADAPTIVE,
                       "flags 0x%x: rule %s", no_tiles[k], c.rule ? c.rule : "-");
@@ -63,13 +79,16 @@ static void test_gpu_csr_rules(void) {
         nz_matrix_stats_t few = s;
         few.rows = (int64_t)T.tiles_rows_min - 1;
         few.nnz = 16 * few.rows;
-        EXPECT_RULE(gpu_csr(&few), "scattered", "rows just below tiles_rows_min");
+        c = choose(&few, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_PLAN_REUSE, full_gpu);
+        EXPECT_RULE(c, "scattered", "rows just below tiles_rows_min");
         few.rows = (int64_t)T.tiles_rows_min;
-        EXPECT_RULE(gpu_csr(&few), "scattered-tiles", "rows at tiles_rows_min");
+        c = choose(&few, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_PLAN_REUSE, full_gpu);
+        EXPECT_RULE(c, "scattered-tiles", "rows at tiles_rows_min");
         few.nnz = (int64_t)NZI_HOT_NNZ_MIN - 1;
         few.row_max = 8;
         few.row_std = 1.0;
-        EXPECT_RULE(gpu_csr(&few), "scattered", "nonzeros just below NZI_HOT_NNZ_MIN");
+        c = choose(&few, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_PLAN_REUSE, full_gpu);
+        EXPECT_RULE(c, "scattered", "nonzeros just below NZI_HOT_NNZ_MIN");
     }
     s.lower_bandwidth = 0;
     s.upper_bandwidth = (int64_t)T.scattered_window - 1; /* a window of exactly the threshold */
@@ -360,9 +379,12 @@ static void test_setup_budget(void) {
                   "cnr profile in L2, flags 0x%x: atomic renumbered", flags);
         NZT_CHECK(!nzi_plan_reorder_pays(&cnr, flags, 8, l2), "cnr profile in L2: pays");
     }
-    /* the same profile with L2 unknown (nz_spmv_plan_choose) and no reuse: still no renumbering
-     * (the window of 650,001 columns then gives tiles, as for any matrix beyond L2) */
-    EXPECT_RULE(gpu_csr(&cnr), "scattered-tiles", "cnr profile, L2 unknown");
+    /* the same profile with L2 unknown (nz_spmv_plan_choose), taken as beyond L2: no
+     * renumbering and no tiles by default (in single precision their build is more than 20
+     * products), the renumbering with reuse */
+    EXPECT_RULE(gpu_csr(&cnr), "long-rows", "cnr profile, L2 unknown");
+    EXPECT_RULE(choose(&cnr, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_PLAN_REUSE, full_gpu),
+                "hot-columns", "cnr profile, L2 unknown, reuse");
 
     /* R-MAT 20 beyond L2 (~220 MB): renumbered with reuse or tuning, not by default */
     {

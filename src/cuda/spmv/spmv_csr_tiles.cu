@@ -190,27 +190,39 @@ static int bits_for(uint64_t v) { /* bits to hold 0 .. v (at least 1) */
     return b;
 }
 
-/* One warp a row: the key (tile, column >> drop) of each of the row's nonzeros, its index and its
- * row within the tile; rows of TILES_LONG_ROW or more nonzeros get tile = tiles, which sorts them
- * after every tile. */
-template <typename Offset, typename Index>
+/* Every nonzero: its index, and the key of a long row's entry (tile = tiles, which sorts after
+ * every tile), coalesced over all nonzeros; tiles_keys_kernel then overwrites the keys of the
+ * rows in tiles. A warp per row would walk a long row alone (the mixed generator's rows of
+ * hundreds of thousands), so long rows get no per-row work at all. */
+template <typename Index>
+__global__ void __launch_bounds__(TILES_BUILD_BLOCK)
+    tiles_fill_kernel(int64_t nnz, uint32_t long_key, uint32_t *__restrict__ keys,
+                      Index *__restrict__ index) {
+    const int64_t stride = (int64_t)gridDim.x * TILES_BUILD_BLOCK;
+    for (int64_t k = (int64_t)blockIdx.x * TILES_BUILD_BLOCK + threadIdx.x; k < nnz; k += stride) {
+        keys[k] = long_key;
+        index[k] = (Index)k;
+    }
+}
+
+/* One warp a row shorter than TILES_LONG_ROW: the key (tile, column >> drop) of each of its
+ * nonzeros and its row within the tile. */
+template <typename Offset>
 __global__ void __launch_bounds__(TILES_BUILD_BLOCK)
     tiles_keys_kernel(int32_t rows, const Offset *__restrict__ row_offsets,
-                      const int32_t *__restrict__ col_indices, int32_t tile_rows, int32_t tiles,
-                      int drop, int kept_bits, uint32_t *__restrict__ keys,
-                      Index *__restrict__ index, uint16_t *__restrict__ lrow) {
+                      const int32_t *__restrict__ col_indices, int32_t tile_rows, int drop,
+                      int kept_bits, uint32_t *__restrict__ keys, uint16_t *__restrict__ lrow) {
     const int lane = threadIdx.x & 31;
     const int64_t warps = (int64_t)gridDim.x * (TILES_BUILD_BLOCK / 32);
     for (int64_t r = (int64_t)blockIdx.x * (TILES_BUILD_BLOCK / 32) + (threadIdx.x >> 5); r < rows;
          r += warps) {
         const int64_t begin = (int64_t)row_offsets[r], end = (int64_t)row_offsets[r + 1];
+        if (end - begin >= TILES_LONG_ROW) continue;
         const int64_t tile = r / tile_rows;
-        const uint32_t t = end - begin >= TILES_LONG_ROW ? (uint32_t)tiles : (uint32_t)tile;
-        const uint32_t high = kept_bits < 32 ? t << kept_bits : 0u;
+        const uint32_t high = (uint32_t)tile << kept_bits;
         const uint16_t local = (uint16_t)(r - tile * tile_rows);
         for (int64_t k = begin + lane; k < end; k += 32) {
             keys[k] = high | ((uint32_t)col_indices[k] >> drop);
-            index[k] = (Index)k;
             lrow[k] = local;
         }
     }
@@ -229,14 +241,17 @@ __global__ void __launch_bounds__(TILES_BUILD_BLOCK)
 /* Sorted entry j is A's nonzero index[j]: its column, row in the tile and value. */
 template <typename Value, typename Index>
 __global__ void __launch_bounds__(TILES_BUILD_BLOCK)
-    tiles_unpack_kernel(int64_t n, const Index *__restrict__ index,
-                        const int32_t *__restrict__ a_cols, const uint16_t *__restrict__ a_lrow,
-                        const Value *__restrict__ a_values, uint32_t *__restrict__ cols,
-                        uint16_t *__restrict__ lrows, Value *__restrict__ values) {
+    tiles_unpack_kernel(int64_t n, const uint32_t *__restrict__ keys, uint32_t col_mask,
+                        const Index *__restrict__ index, const int32_t *__restrict__ a_cols,
+                        const uint16_t *__restrict__ a_lrow, const Value *__restrict__ a_values,
+                        uint32_t *__restrict__ cols, uint16_t *__restrict__ lrows,
+                        Value *__restrict__ values) {
     const int64_t stride = (int64_t)gridDim.x * TILES_BUILD_BLOCK;
     for (int64_t j = (int64_t)blockIdx.x * TILES_BUILD_BLOCK + threadIdx.x; j < n; j += stride) {
         const int64_t k = (int64_t)index[j];
-        cols[j] = (uint32_t)a_cols[k];
+        /* the key holds the whole column where no bits were dropped (col_mask != 0): read in
+         * order instead of gathered */
+        cols[j] = col_mask != 0 ? keys[j] & col_mask : (uint32_t)a_cols[k];
         lrows[j] = a_lrow[k];
         values[j] = a_values[k];
     }
@@ -349,6 +364,8 @@ static nz_status_t tiles_sort(nz_context_t *ctx, const nz_matrix_t *A, const til
     const int64_t nnz = A->nnz;
     const unsigned grid_rows = (unsigned)nzi_cuda_grid_blocks(
         cs, TILES_BUILD_BLOCK, 4, (A->rows + TILES_BUILD_BLOCK / 32) / (TILES_BUILD_BLOCK / 32) + 1);
+    const unsigned grid_nnz = (unsigned)nzi_cuda_grid_blocks(
+        cs, TILES_BUILD_BLOCK, 4, (nnz + TILES_BUILD_BLOCK - 1) / TILES_BUILD_BLOCK);
     for (int b = 0; b < 2; b++) {
         NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&w->keys[b], (size_t)nnz * sizeof(uint32_t),
                                         "csr/tiles: sort keys"));
@@ -357,9 +374,12 @@ static nz_status_t tiles_sort(nz_context_t *ctx, const nz_matrix_t *A, const til
     }
     NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&w->lrow, (size_t)nnz * sizeof(uint16_t),
                                     "csr/tiles: rows in tiles"));
-    tiles_keys_kernel<Offset, Index><<<grid_rows, TILES_BUILD_BLOCK, 0, cs->stream>>>(
+    tiles_fill_kernel<Index><<<grid_nnz, TILES_BUILD_BLOCK, 0, cs->stream>>>(
+        nnz, (uint32_t)st->tiles << kept_bits, w->keys[0], w->index[0]);
+    NZI_CUDA_CHECK(ctx, cudaGetLastError());
+    tiles_keys_kernel<Offset><<<grid_rows, TILES_BUILD_BLOCK, 0, cs->stream>>>(
         (int32_t)A->rows, (const Offset *)A->device.row_offsets, A->device.col_indices,
-        st->tile_rows, st->tiles, drop, kept_bits, w->keys[0], w->index[0], w->lrow);
+        st->tile_rows, drop, kept_bits, w->keys[0], w->lrow);
     NZI_CUDA_CHECK(ctx, cudaGetLastError());
     {
         cub::DoubleBuffer<uint32_t> k(w->keys[0], w->keys[1]);
@@ -384,7 +404,7 @@ cleanup:
 /* Phase 2: each tile's first sorted entry, then the tiles' entries in sorted order. */
 template <typename Value, typename Index>
 static nz_status_t tiles_unpack(nz_context_t *ctx, const nz_matrix_t *A, tiles_state_t *st,
-                                int kept_bits, const tiles_scratch<Index> *w) {
+                                int kept_bits, bool whole_columns, const tiles_scratch<Index> *w) {
     nz_status_t status = NZ_SUCCESS;
     const nzi_cuda_state_t *cs = nzi_cuda(ctx);
     const unsigned grid_nnz = (unsigned)nzi_cuda_grid_blocks(
@@ -406,7 +426,8 @@ static nz_status_t tiles_unpack(nz_context_t *ctx, const nz_matrix_t *A, tiles_s
     NZI_CHECK(nz_cuda_malloc(ctx, &st->values, (size_t)st->entries * sizeof(Value),
                              "csr/tiles: values"));
     tiles_unpack_kernel<Value, Index><<<grid_nnz, TILES_BUILD_BLOCK, 0, cs->stream>>>(
-        st->entries, w->index[0], A->device.col_indices, w->lrow, (const Value *)A->device.values,
+        st->entries, w->keys[0], whole_columns ? (uint32_t)((1ull << kept_bits) - 1) : 0u,
+        w->index[0], A->device.col_indices, w->lrow, (const Value *)A->device.values,
         st->cols, st->lrows, (Value *)st->values);
     NZI_CUDA_CHECK(ctx, cudaGetLastError());
 cleanup:
@@ -470,7 +491,7 @@ static nz_status_t tiles_build(nz_context_t *ctx, const nz_matrix_t *A, tiles_st
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "csr/tiles: %d tiles over %lld columns leave "
                          "no column bits in a 32-bit key", st->tiles, (long long)A->cols);
     NZI_CHECK((tiles_sort<Offset, Index>(ctx, A, st, drop, kept_bits, tile_bits + kept_bits, &w)));
-    NZI_CHECK((tiles_unpack<Value, Index>(ctx, A, st, kept_bits, &w)));
+    NZI_CHECK((tiles_unpack<Value, Index>(ctx, A, st, kept_bits, drop == 0, &w)));
     if (st->entries < A->nnz) NZI_CHECK(tiles_chunks<Offset>(ctx, A, st));
     NZI_CUDA_CHECK(ctx, cudaStreamSynchronize(cs->stream));
     *bytes = ((size_t)st->tiles + 1) * sizeof(int64_t) +
