@@ -1,4 +1,4 @@
-/* cli.c: helpers shared by the nz subcommands: option values, numbers, one-line errors, files. */
+/* cli.c: helpers shared by the nz subcommands: numbers, one-line errors, files. */
 #include "cli.h"
 #include "safe_output.h"
 
@@ -14,21 +14,26 @@
 #include <unistd.h>
 
 /* Every error is one line: embedded newlines or other control characters (from a library
- * message quoting a file) are printed as spaces. */
+ * message quoting a file) are printed as spaces. The line is written at once, so that the
+ * ranks of the distributed tool, which all report a failure they agree on, do not interleave. */
 int nz_cli_quiet = 0;
 
 static void print_one_line(const char *cmd, const char *message) {
+    char line[1280];
     if (nz_cli_quiet) return;
-    fflush(stdout); /* keep the error after what was already printed */
-    if (cmd != NULL)
-        fprintf(stderr, "nz %s: ", cmd);
-    else
-        fputs("nz: ", stderr);
-    for (const char *p = message; *p != '\0'; p++) {
+    int prefix = cmd != NULL ? snprintf(line, sizeof line, "nz %s: ", cmd)
+                             : snprintf(line, sizeof line, "nz: ");
+    size_t used = prefix < 0 ? 0 : (size_t)prefix < sizeof line - 2 ? (size_t)prefix
+                                                                    : sizeof line - 2;
+    for (const char *p = message; *p != '\0' && used < sizeof line - 2; p++) {
         unsigned char c = (unsigned char)*p;
-        fputc(c < 0x20 || c == 0x7f ? ' ' : c, stderr);
+        line[used++] = c < 0x20 || c == 0x7f ? ' ' : (char)c;
     }
-    fputc('\n', stderr);
+    line[used++] = '\n';
+    line[used] = '\0';
+    fflush(stdout); /* keep the error after what was already printed */
+    fputs(line, stderr);
+    fflush(stderr);
 }
 
 void nz_cli_error(const char *cmd, const char *fmt, ...) {
@@ -56,28 +61,13 @@ int nz_cli_library_error(const char *cmd, const nz_context_t *ctx, nz_status_t s
     return nz_cli_is_refusal(status) ? NZ_EXIT_REFUSED : NZ_EXIT_FAIL;
 }
 
+int nz_cli_file_error(const char *cmd, const nz_context_t *ctx, nz_status_t status) {
+    nz_cli_library_message(cmd, ctx, status);
+    return NZ_EXIT_FAIL;
+}
+
 int nz_cli_is_help(const char *arg) {
     return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0;
-}
-
-const char *nz_cli_value(const char *cmd, int argc, char **argv, int *i) {
-    if (*i + 1 >= argc) {
-        nz_cli_error(cmd, "option %s needs a value", argv[*i]);
-        return NULL;
-    }
-    *i += 1;
-    return argv[*i];
-}
-
-int nz_cli_option_value(const char *cmd, int argc, char **argv, int *i,
-                        const char *const *with_value, size_t count, const char **value) {
-    *value = NULL;
-    for (size_t k = 0; k < count; k++)
-        if (strcmp(argv[*i], with_value[k]) == 0) {
-            if ((*value = nz_cli_value(cmd, argc, argv, i)) == NULL) return NZ_EXIT_USAGE;
-            break;
-        }
-    return NZ_EXIT_OK;
 }
 
 int nz_cli_int64(const char *cmd, const char *opt, const char *text, int64_t min, int64_t max,
@@ -150,40 +140,6 @@ int nz_cli_double(const char *cmd, const char *opt, const char *text, double *ou
     return 0;
 }
 
-int nz_cli_precision(const char *cmd, const char *opt, const char *text, nz_value_type_t *out) {
-    if (strcmp(text, "single") == 0 || strcmp(text, "float") == 0 || strcmp(text, "f32") == 0) {
-        *out = NZ_F32;
-        return 0;
-    }
-    if (strcmp(text, "double") == 0 || strcmp(text, "f64") == 0) {
-        *out = NZ_F64;
-        return 0;
-    }
-    nz_cli_error(cmd, "option %s: '%s' is not a precision (single or double)", opt, text);
-    return 1;
-}
-
-int nz_cli_precision_option(const char *cmd, int argc, char **argv, int *i,
-                            nz_value_type_t *out) {
-    const char *opt = argv[*i];
-    const char *value = nz_cli_value(cmd, argc, argv, i);
-    if (value == NULL || nz_cli_precision(cmd, opt, value, out)) return NZ_EXIT_USAGE;
-    return NZ_EXIT_OK;
-}
-
-int nz_cli_backend(const char *cmd, const char *opt, const char *text, nz_backend_t *out) {
-    if (strcmp(text, "cpu") == 0) {
-        *out = NZ_BACKEND_CPU;
-        return 0;
-    }
-    if (strcmp(text, "cuda") == 0 || strcmp(text, "gpu") == 0) {
-        *out = NZ_BACKEND_CUDA;
-        return 0;
-    }
-    nz_cli_error(cmd, "option %s: '%s' is not a backend (cpu or cuda)", opt, text);
-    return 1;
-}
-
 int nz_cli_unknown_option(const char *cmd, const char *arg) {
     nz_cli_error(cmd, "unknown option %s (see nz %s --help)", arg, cmd);
     return NZ_EXIT_USAGE;
@@ -192,16 +148,6 @@ int nz_cli_unknown_option(const char *cmd, const char *arg) {
 int nz_cli_extra_argument(const char *cmd, const char *arg) {
     nz_cli_error(cmd, "unexpected argument '%s' (see nz %s --help)", arg, cmd);
     return NZ_EXIT_USAGE;
-}
-
-int nz_cli_positional(const char *cmd, const char *arg, const char **const slots[], int count) {
-    if (arg[0] == '-' && arg[1] != '\0') return nz_cli_unknown_option(cmd, arg);
-    for (int k = 0; k < count; k++)
-        if (*slots[k] == NULL) {
-            *slots[k] = arg;
-            return NZ_EXIT_OK;
-        }
-    return nz_cli_extra_argument(cmd, arg);
 }
 
 int nz_cli_missing(const char *cmd, const char *what) {
@@ -385,10 +331,8 @@ int nz_cli_open_matrix(const char *cmd, nz_context_t **ctx, nz_matrix_t **A, con
     nz_status_t status = nz_cli_context_create(ctx);
     if (status != NZ_SUCCESS) return nz_cli_library_error(cmd, *ctx, status);
     double t0 = nz_cli_wtime();
-    if ((status = nz_matrix_read(*ctx, A, path, value_type)) != NZ_SUCCESS) {
-        nz_cli_library_message(cmd, *ctx, status);
-        return NZ_EXIT_FAIL;
-    }
+    if ((status = nz_matrix_read(*ctx, A, path, value_type)) != NZ_SUCCESS)
+        return nz_cli_file_error(cmd, *ctx, status);
     *read_seconds = nz_cli_wtime() - t0;
     return NZ_EXIT_OK;
 }

@@ -1,4 +1,4 @@
-/* cli.h: helpers shared by the nz subcommands: option values, numbers, one-line errors, files. */
+/* cli.h: helpers shared by the nz subcommands: numbers, one-line errors, the error exit, files. */
 #ifndef NZ_TOOL_CLI_H
 #define NZ_TOOL_CLI_H
 
@@ -15,8 +15,9 @@
 #define NZ_EXIT_NOT_CONVERGED 4 /* nz cg finished without meeting the tolerance (iteration limit,
                                  * stagnation): x and the true residual are reported, not a solution */
 
-/* Print exactly one line "nz <cmd>: <message>" on stderr ("nz: <message>" when cmd is NULL);
- * newlines and other control characters in the message become spaces. */
+/* Print exactly one line "nz <cmd>: <message>" on stderr ("nz: <message>" when cmd is NULL),
+ * in one write so that the lines of several processes (the distributed tool's ranks) do not
+ * interleave; newlines and other control characters in the message become spaces. */
 void nz_cli_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
@@ -29,6 +30,9 @@ void nz_cli_library_message(const char *cmd, const nz_context_t *ctx, nz_status_
 /* The same, returning the exit status for it: NZ_EXIT_REFUSED for
  * refusals (too much padding, unsupported, no device), else NZ_EXIT_FAIL. */
 int nz_cli_library_error(const char *cmd, const nz_context_t *ctx, nz_status_t status);
+/* The message, returning NZ_EXIT_FAIL whatever the status: a file that cannot be read or
+ * written is a failure, even one the library calls unsupported (a complex Matrix Market file). */
+int nz_cli_file_error(const char *cmd, const nz_context_t *ctx, nz_status_t status);
 
 /* True for the statuses reported as refusals: NZ_ERR_TOO_MUCH_PADDING, NZ_ERR_UNSUPPORTED,
  * NZ_ERR_NO_DEVICE. */
@@ -37,15 +41,18 @@ int nz_cli_is_refusal(nz_status_t status);
 /* "-h" or "--help". */
 int nz_cli_is_help(const char *arg);
 
-/* The value of option argv[*i] (the next argument; *i advances), or NULL after printing
- * "option X needs a value". */
-const char *nz_cli_value(const char *cmd, int argc, char **argv, int *i);
-/* A parser's first step for argv[*i]: when it is one of the `count` options in with_value (those
- * that take a value), *value = the next argument (*i advances), else *value = NULL. Returns
- * NZ_EXIT_USAGE after printing "option X needs a value" when the value is missing, else
- * NZ_EXIT_OK. */
-int nz_cli_option_value(const char *cmd, int argc, char **argv, int *i,
-                        const char *const *with_value, size_t count, const char **value);
+/* The one error exit of the subcommands, as GraphBLAS's GB_OK: evaluate the library call; on
+ * failure print its message (nz_cli_library_error), set rc to its exit status and leave
+ * through the function's `cleanup:` label. Expects CMD (the subcommand's name), ctx (the
+ * context whose last error explains the failure) and rc in scope. */
+#define NZ_CLI_TRY(call)                                                                        \
+    do {                                                                                        \
+        nz_status_t nz_cli_try_status_ = (call);                                                \
+        if (nz_cli_try_status_ != NZ_SUCCESS) {                                                 \
+            rc = nz_cli_library_error(CMD, ctx, nz_cli_try_status_);                            \
+            goto cleanup;                                                                       \
+        }                                                                                       \
+    } while (0)
 
 /* Parse numbers for option `opt`; on any error (not a number, trailing characters, out of
  * [min, max]) print one line naming the option and return non-zero. */
@@ -60,23 +67,10 @@ int nz_cli_uint64(const char *cmd, const char *opt, const char *text, uint64_t *
 int nz_cli_threads(const char *cmd, const char *opt, const char *text, int min, int *out);
 /* Finite doubles only. */
 int nz_cli_double(const char *cmd, const char *opt, const char *text, double *out);
-/* "single" / "double" (also "float", "f32", "f64"). */
-int nz_cli_precision(const char *cmd, const char *opt, const char *text, nz_value_type_t *out);
-/* Option argv[*i] = "--precision" with its value (the next argument; *i advances) parsed by
- * nz_cli_precision: NZ_EXIT_OK, or NZ_EXIT_USAGE after the message. */
-int nz_cli_precision_option(const char *cmd, int argc, char **argv, int *i,
-                            nz_value_type_t *out);
-/* "cpu" / "cuda". */
-int nz_cli_backend(const char *cmd, const char *opt, const char *text, nz_backend_t *out);
-
 /* Error lines for the common argument mistakes; each returns NZ_EXIT_USAGE. */
 int nz_cli_unknown_option(const char *cmd, const char *arg);
 int nz_cli_extra_argument(const char *cmd, const char *arg);
 int nz_cli_missing(const char *cmd, const char *what);
-/* A parser's last branch, for an argument no option matched: "-x" is an unknown option;
- * otherwise the first of the `count` positional arguments still NULL (*slots[k]) takes it, and
- * with none left it is unexpected. NZ_EXIT_OK, or NZ_EXIT_USAGE after the message. */
-int nz_cli_positional(const char *cmd, const char *arg, const char **const slots[], int count);
 
 /* --memory-budget BYTES, accepted by every subcommand that reads or generates matrices (info,
  * gen, convert, spmv, cg, spgemm): main() takes it out of argv before the subcommand parses its

@@ -1,11 +1,11 @@
-/* cmd_bench.c: `nz bench`: parse the options and run the SpMV benchmark in bench/. */
+/* cmd_bench.c: `nz bench`: parse the options and run the benchmarks in bench/. */
 #include "bench.h"
 #include "bench_cg.h"
 #ifdef NZ_HAVE_CUDA
 #include "bench_extra.h"
 #include "bench_spgemm.h"
 #endif
-#include "cli.h"
+#include "cli_options.h"
 #include "commands.h"
 
 #include <stdio.h>
@@ -14,42 +14,99 @@
 
 #define CMD "bench"
 
-static void usage(FILE *f) {
-    fprintf(f,
-            "usage: nz bench [options] [A.mtx ...]\n"
-            "SpMV benchmark: generated matrices (plus NZ_MATRIX_DIR and the files given), then\n"
-            "the large real matrices in a table of their own; every kernel verified against a\n"
-            "double-precision reference, on the GPU (against cuSPARSE) when one is present,\n"
-            "else on the CPU. Every row gives its plan's setup (plan_ms; plan_spmv: in SpMVs of\n"
-            "its own kernel); csr/auto is the planner's default plan, its note what it chose.\n"
-            "  --backend cpu|gpu      force a backend (gpu falls back to cpu without a device)\n"
-            "  --size small|full      matrix sizes (default: full on the GPU, small on the CPU)\n"
-            "  --quick                tiny matrices, a smoke run (no large ones unless --large)\n"
-            "  --no-real              skip the matrices in NZ_MATRIX_DIR and the large ones\n"
-            "  --large DIR            the large real matrices (*.mtx, *.mtx.gz; default:\n"
-            "                         $NZ_LARGE_MATRIX_DIR, else ../shared/matrices-large from\n"
-            "                         the current directory, then from the source tree)\n"
-            "  --only-large           only the large real matrices (and files given): no\n"
-            "                         generated suite, no NZ_MATRIX_DIR\n"
-            "  --precision single|double|both   (default both)\n"
-            "  --runs N               timed runs per kernel (default 50 GPU, 10 CPU, 5 --quick)\n"
-            "  --offsets 32|64        GPU row offset width (default 32)\n"
-            "  --threads N            CPU threads (default: OpenMP default)\n"
-            "  --alg LIST             comma list of algorithms, formats or format/alg pairs\n"
-            "                         (e.g. merge,vector or sell/simd); cuSPARSE always runs\n"
-            "  --csv FILE             CSV output (default bench-out/bench-<backend>.csv; the\n"
-            "                         table is also written next to it as .txt, or .md)\n"
-            "  --png FILE             draw a chart with bench/plot.py (python3 + matplotlib)\n"
-            "  --markdown             print the table as Markdown\n"
-            "  --cg                   instead: the CG benchmark on the Q1 FE problem (per N,\n"
-            "                         backend and format; bandwidth floor, transfer vs SpMV)\n"
-            "  --spgemm               instead: C = A*A on the GPU suite vs cuSPARSE SpGEMM\n"
-            "                         ALG1/2/3 (with --quick, --no-real, --precision, --runs;\n"
-            "                         --alg hash|esc|hyspmm picks ours, default hash)\n"
-            "  --spmm                 instead: transpose SpMV and many right-hand sides (SpMM)\n"
-            "                         on the GPU vs cuSPARSE (with --precision, --csv, files)\n"
-            "exit status: 0 all kernels verified, 1 a wrong result or an error, 2 bad command line\n");
+/* The command line: the benchmark's options and what selects the mode. */
+typedef struct bench_cli {
+    nzb_options_t opt;
+    int precisions;                /* --precision: 1 single, 2 double, 3 both */
+    int mode_cg, mode_spgemm, mode_spmm;
+    const char *alg;               /* --alg (the last one given), read once the mode is known */
+    nz_spgemm_alg_t spgemm_alg;    /* --spgemm: --alg as a GPU SpGEMM algorithm */
+    char filter_buffer[4096];      /* --alg as SpMV filters: opt.filters point into it */
+} bench_cli_t;
+
+static const nz_cli_command_t bench_command = {
+    .name = "bench",
+    .synopsis =
+        "usage: nz bench [options] [A.mtx ...]\n"
+        "SpMV benchmark: generated matrices (plus NZ_MATRIX_DIR and the files given), then\n"
+        "the large real matrices in a table of their own; every kernel verified against a\n"
+        "double-precision reference, on the GPU (against cuSPARSE) when one is present,\n"
+        "else on the CPU. Every row gives its plan's setup (plan_ms; plan_spmv: in SpMVs of\n"
+        "its own kernel); csr/auto is the planner's default plan, its note what it chose.\n\n",
+    .epilogue = "\nexit status: 0 all kernels verified, 1 a wrong result or an error, 2 bad command "
+                "line\n",
+    .column = 25,
+};
+
+/* A matrix file named on the command line (opt.files has room for every argument). */
+static int add_file(const char *cmd, const char *option, const char *value, void *options) {
+    (void)cmd;
+    (void)option;
+    bench_cli_t *b = options;
+    b->opt.files[b->opt.num_files++] = (char *)value; /* an element of argv */
+    return 0;
 }
+
+static const nz_cli_choice_t backend_choices[] = {
+    {"cpu", NZ_BACKEND_CPU}, {"gpu", NZ_BACKEND_CUDA}, {"cuda", NZ_BACKEND_CUDA}, {NULL, 0}};
+static const nz_cli_enum_t backend_names = {backend_choices, NULL};
+static const nz_cli_choice_t size_choices[] = {
+    {"small", NZB_SIZE_SMALL}, {"full", NZB_SIZE_FULL}, {"quick", NZB_SIZE_QUICK}, {NULL, 0}};
+static const nz_cli_enum_t size_names = {size_choices, NULL};
+static const nz_cli_choice_t precision_choices[] = {
+    {"single", 1}, {"double", 2}, {"both", 3}, {NULL, 0}};
+static const nz_cli_enum_t precision_names = {precision_choices, NULL};
+static const nz_cli_choice_t offsets_choices[] = {{"32", 32}, {"64", 64}, {NULL, 0}};
+static const nz_cli_enum_t offsets_names = {offsets_choices, NULL};
+
+#define AT(member) NZ_CLI_AT(bench_cli_t, member)
+static const nz_cli_option_t bench_options[] = {
+    {.kind = NZ_CLI_CUSTOM, .parse = add_file},
+    {.name = "--backend", .kind = NZ_CLI_ENUM, AT(opt.backend), .names = &backend_names,
+     .help = "force a backend (gpu falls back to cpu without a device)"},
+    {.name = "--size", .kind = NZ_CLI_ENUM, AT(opt.size), .names = &size_names,
+     .help = "matrix sizes (default: full on the GPU, small on the CPU)"},
+    {.name = "--quick", .kind = NZ_CLI_SET, AT(opt.size), .set_value = NZB_SIZE_QUICK,
+     .help = "tiny matrices, a smoke run (no large ones unless --large)"},
+    {.name = "--no-real", .kind = NZ_CLI_SET, AT(opt.real), .set_value = 0,
+     .help = "skip the matrices in NZ_MATRIX_DIR and the large ones"},
+    {.name = "--large", .kind = NZ_CLI_STRING, AT(opt.large_dir), .metavar = "DIR",
+     .help = "the large real matrices (*.mtx, *.mtx.gz; default:\n"
+             "$NZ_LARGE_MATRIX_DIR, else ../shared/matrices-large from\n"
+             "the current directory, then from the source tree)"},
+    {.name = "--only-large", .kind = NZ_CLI_FLAG, AT(opt.only_large),
+     .help = "only the large real matrices (and files given): no\n"
+             "generated suite, no NZ_MATRIX_DIR"},
+    {.name = "--precision", .kind = NZ_CLI_ENUM, AT(precisions), .names = &precision_names,
+     .help = "the precisions to run (default both)"},
+    {.name = "--runs", .kind = NZ_CLI_INT, AT(opt.runs), .min = 1, .max = 100000,
+     .metavar = "N", .help = "timed runs per kernel (default 50 GPU, 10 CPU, 5 --quick)"},
+    {.name = "--offsets", .kind = NZ_CLI_ENUM, AT(opt.offset_bits), .names = &offsets_names,
+     .help = "GPU row offset width (default 32)"},
+    {.name = "--threads", .kind = NZ_CLI_THREADS, AT(opt.threads), .min = 1, .metavar = "N",
+     .help = "CPU threads (default: OpenMP default)"},
+    {.name = "--alg", .kind = NZ_CLI_STRING, AT(alg), .metavar = "LIST",
+     .help = "comma list of algorithms, formats or format/alg pairs\n"
+             "(e.g. merge,vector or sell/simd); cuSPARSE always runs"},
+    {.name = "--csv", .kind = NZ_CLI_STRING, AT(opt.csv_path), .metavar = "FILE",
+     .help = "CSV output (default bench-out/bench-<backend>.csv; the\n"
+             "table is also written next to it as .txt, or .md)"},
+    {.name = "--png", .kind = NZ_CLI_STRING, AT(opt.png_path), .metavar = "FILE",
+     .help = "draw a chart with bench/plot.py (python3 + matplotlib)"},
+    {.name = "--markdown", .kind = NZ_CLI_FLAG, AT(opt.markdown),
+     .help = "print the table as Markdown"},
+    {.name = "--cg", .kind = NZ_CLI_FLAG, AT(mode_cg),
+     .help = "instead: the CG benchmark on the Q1 FE problem (per N,\n"
+             "backend and format; bandwidth floor, transfer vs SpMV)"},
+    {.name = "--spgemm", .kind = NZ_CLI_FLAG, AT(mode_spgemm),
+     .help = "instead: C = A*A on the GPU suite vs cuSPARSE SpGEMM\n"
+             "ALG1/2/3 (with --quick, --no-real, --precision, --runs;\n"
+             "--alg hash|esc|hyspmm picks ours, default hash)"},
+    {.name = "--spmm", .kind = NZ_CLI_FLAG, AT(mode_spmm),
+     .help = "instead: transpose SpMV and many right-hand sides (SpMM)\n"
+             "on the GPU vs cuSPARSE (with --precision, --csv, files)"},
+};
+#undef AT
 
 /* Split a comma list of algorithm / format / format/alg names into opt->filters (pointing into
  * buffer). */
@@ -106,166 +163,119 @@ static int check_outputs(const nzb_options_t *opt, int other_mode) {
     return rc;
 }
 
-int nz_cmd_bench(int argc, char **argv) {
-    static char filter_buffer[4096];
-    nzb_options_t opt;
-    nz_tunables_t tunables;
-    memset(&opt, 0, sizeof opt);
-    nz_cli_tunables_from_environment(&tunables);
-    opt.tunables = &tunables;
-    opt.backend = -1;
-    opt.real = 1;
-    opt.single = opt.dbl = 1;
-    opt.files = calloc((size_t)(argc > 0 ? argc : 1), sizeof *opt.files);
-    if (opt.files == NULL) {
+/* --alg once the mode is known: a GPU SpGEMM algorithm for --spgemm, else SpMV filters. */
+static int parse_alg(bench_cli_t *b) {
+    if (b->alg == NULL) return NZ_EXIT_OK;
+    if (!b->mode_spgemm) {
+        snprintf(b->filter_buffer, sizeof b->filter_buffer, "%s", b->alg);
+        return parse_filters(&b->opt, b->filter_buffer);
+    }
+    if (nz_spgemm_alg_from_name(&b->spgemm_alg, b->alg) != NZ_SUCCESS ||
+        b->spgemm_alg == NZ_SPGEMM_CPU || b->spgemm_alg == NZ_SPGEMM_AUTO) {
+        nz_cli_error(CMD, "option --alg: '%s' is not a GPU SpGEMM algorithm (hash, esc, hyspmm)",
+                     b->alg);
+        return NZ_EXIT_USAGE;
+    }
+    return NZ_EXIT_OK;
+}
+
+/* The command line into *b (opt.files allocated for it: the caller frees it), with every
+ * check: NZ_EXIT_OK, NZ_CLI_HELP, or the exit status after one line. */
+static int bench_parse(int argc, char **argv, bench_cli_t *b, nz_tunables_t *tunables) {
+    memset(b, 0, sizeof *b);
+    nz_cli_tunables_from_environment(tunables);
+    b->opt.tunables = tunables;
+    b->opt.backend = -1;
+    b->opt.real = 1;
+    b->precisions = 3;
+    b->spgemm_alg = NZ_SPGEMM_HASH;
+    b->opt.files = calloc((size_t)(argc > 0 ? argc : 1), sizeof *b->opt.files);
+    if (b->opt.files == NULL) {
         nz_cli_error(CMD, "out of memory");
         return NZ_EXIT_FAIL;
     }
-    int status = NZ_EXIT_OK;
-    int mode_cg = 0, mode_spgemm = 0, mode_spmm = 0;
-    const char *alg_arg = NULL;
-    nz_spgemm_alg_t spgemm_alg = NZ_SPGEMM_HASH;
-    /* argv[0] is the subcommand's name. */
-    for (int i = 1; i < argc && status == NZ_EXIT_OK; i++) {
-        const char *a = argv[i];
-        const char *v = NULL;
-        if (nz_cli_is_help(a)) {
-            usage(stdout);
-            free(opt.files);
-            return NZ_EXIT_OK;
-        } else if (strcmp(a, "--quick") == 0) {
-            opt.size = NZB_SIZE_QUICK;
-        } else if (strcmp(a, "--no-real") == 0) {
-            opt.real = 0;
-        } else if (strcmp(a, "--only-large") == 0) {
-            opt.only_large = 1;
-        } else if (strcmp(a, "--markdown") == 0) {
-            opt.markdown = 1;
-        } else if (strcmp(a, "--cg") == 0) {
-            mode_cg = 1;
-        } else if (strcmp(a, "--spgemm") == 0) {
-            mode_spgemm = 1;
-        } else if (strcmp(a, "--spmm") == 0) {
-            mode_spmm = 1;
-        } else if (a[0] != '-' || a[1] == '\0') {
-            opt.files[opt.num_files++] = argv[i];
-        } else if (strcmp(a, "--backend") != 0 && strcmp(a, "--size") != 0 &&
-                   strcmp(a, "--precision") != 0 && strcmp(a, "--runs") != 0 &&
-                   strcmp(a, "--offsets") != 0 && strcmp(a, "--threads") != 0 &&
-                   strcmp(a, "--alg") != 0 && strcmp(a, "--csv") != 0 &&
-                   strcmp(a, "--png") != 0 && strcmp(a, "--large") != 0) {
-            status = nz_cli_unknown_option(CMD, a);
-        } else if ((v = nz_cli_value(CMD, argc, argv, &i)) == NULL) {
-            status = NZ_EXIT_USAGE;
-        } else if (strcmp(a, "--backend") == 0) {
-            if (strcmp(v, "cpu") == 0)
-                opt.backend = NZ_BACKEND_CPU;
-            else if (strcmp(v, "gpu") == 0 || strcmp(v, "cuda") == 0)
-                opt.backend = NZ_BACKEND_CUDA;
-            else {
-                nz_cli_error(CMD, "option --backend: '%s' is not cpu or gpu", v);
-                status = NZ_EXIT_USAGE;
-            }
-        } else if (strcmp(a, "--size") == 0) {
-            if (strcmp(v, "small") == 0)
-                opt.size = NZB_SIZE_SMALL;
-            else if (strcmp(v, "full") == 0)
-                opt.size = NZB_SIZE_FULL;
-            else if (strcmp(v, "quick") == 0)
-                opt.size = NZB_SIZE_QUICK;
-            else {
-                nz_cli_error(CMD, "option --size: '%s' is not small, full or quick", v);
-                status = NZ_EXIT_USAGE;
-            }
-        } else if (strcmp(a, "--precision") == 0) {
-            opt.single = strcmp(v, "single") == 0 || strcmp(v, "both") == 0;
-            opt.dbl = strcmp(v, "double") == 0 || strcmp(v, "both") == 0;
-            if (!opt.single && !opt.dbl) {
-                nz_cli_error(CMD, "option --precision: '%s' is not single, double or both", v);
-                status = NZ_EXIT_USAGE;
-            }
-        } else if (strcmp(a, "--runs") == 0) {
-            if (nz_cli_int(CMD, a, v, 1, 100000, &opt.runs) != 0) status = NZ_EXIT_USAGE;
-        } else if (strcmp(a, "--threads") == 0) {
-            if (nz_cli_threads(CMD, a, v, 1, &opt.threads) != 0) status = NZ_EXIT_USAGE;
-        } else if (strcmp(a, "--offsets") == 0) {
-            if (strcmp(v, "32") == 0 || strcmp(v, "64") == 0)
-                opt.offset_bits = atoi(v);
-            else {
-                nz_cli_error(CMD, "option --offsets: '%s' is not 32 or 64", v);
-                status = NZ_EXIT_USAGE;
-            }
-        } else if (strcmp(a, "--csv") == 0) {
-            opt.csv_path = v;
-        } else if (strcmp(a, "--png") == 0) {
-            opt.png_path = v;
-        } else if (strcmp(a, "--large") == 0) {
-            opt.large_dir = v;
-        } else { /* --alg: read after the loop, once the mode is known */
-            alg_arg = v; /* the last --alg wins */
-        }
-    }
-    if (status == NZ_EXIT_OK && opt.only_large && !opt.real) {
+    const nz_cli_table_t table = {bench_options, NZ_CLI_COUNT(bench_options), b, "options:\n"};
+    int rc = nz_cli_parse(&bench_command, &table, 1, argc, argv);
+    if (rc != NZ_EXIT_OK) return rc;
+    b->opt.single = (b->precisions & 1) != 0;
+    b->opt.dbl = (b->precisions & 2) != 0;
+    if (b->opt.only_large && !b->opt.real) {
         nz_cli_error(CMD, "--only-large and --no-real leave nothing to run");
-        status = NZ_EXIT_USAGE;
+        return NZ_EXIT_USAGE;
     }
-    if (status == NZ_EXIT_OK) status = check_outputs(&opt, mode_cg || mode_spgemm || mode_spmm);
-    if (status == NZ_EXIT_OK && alg_arg != NULL && mode_spgemm) {
-        if (nz_spgemm_alg_from_name(&spgemm_alg, alg_arg) != NZ_SUCCESS ||
-            spgemm_alg == NZ_SPGEMM_CPU || spgemm_alg == NZ_SPGEMM_AUTO) {
-            nz_cli_error(CMD, "option --alg: '%s' is not a GPU SpGEMM algorithm (hash, esc, hyspmm)",
-                         alg_arg);
-            status = NZ_EXIT_USAGE;
-        }
-    } else if (status == NZ_EXIT_OK && alg_arg != NULL) {
-        snprintf(filter_buffer, sizeof filter_buffer, "%s", alg_arg);
-        status = parse_filters(&opt, filter_buffer);
-    }
-    if (status == NZ_EXIT_OK && mode_cg) {
-        /* The CG benchmark shares --backend, --precision, --threads and --csv. */
-        nzb_cg_options_t cg;
-        memset(&cg, 0, sizeof cg);
-        cg.backend = opt.backend < 0 ? 0 : 1 + opt.backend;
-        cg.single = opt.single && !opt.dbl;
-        cg.threads = opt.threads;
-        cg.use_graph = 1;
-        cg.csv_path = opt.csv_path;
-        cg.tunables = opt.tunables;
-        status = nzb_bench_cg(&cg);
-    } else if (status == NZ_EXIT_OK && mode_spmm) {
+    if ((rc = check_outputs(&b->opt, b->mode_cg || b->mode_spgemm || b->mode_spmm)) !=
+        NZ_EXIT_OK)
+        return rc;
+    return parse_alg(b);
+}
+
+/* --cg: the CG benchmark, which shares --backend, --precision, --threads and --csv. */
+static int bench_cg(const nzb_options_t *opt) {
+    nzb_cg_options_t cg;
+    memset(&cg, 0, sizeof cg);
+    cg.backend = opt->backend < 0 ? 0 : 1 + opt->backend;
+    cg.single = opt->single && !opt->dbl;
+    cg.threads = opt->threads;
+    cg.use_graph = 1;
+    cg.csv_path = opt->csv_path;
+    cg.tunables = opt->tunables;
+    return nzb_bench_cg(&cg);
+}
+
+/* --spmm: transpose SpMV and SpMM on the GPU. */
+static int bench_spmm(const nzb_options_t *opt) {
 #ifdef NZ_HAVE_CUDA
-        nzb_extra_options_t eo;
-        memset(&eo, 0, sizeof eo);
-        eo.single = opt.single && !opt.dbl;
-        eo.files = opt.files;
-        eo.num_files = opt.num_files;
-        eo.csv_path = opt.csv_path;
-        eo.tunables = opt.tunables;
-        status = nzb_bench_transpose_spmm(stdout, &eo);
+    nzb_extra_options_t eo;
+    memset(&eo, 0, sizeof eo);
+    eo.single = opt->single && !opt->dbl;
+    eo.files = opt->files;
+    eo.num_files = opt->num_files;
+    eo.csv_path = opt->csv_path;
+    eo.tunables = opt->tunables;
+    return nzb_bench_transpose_spmm(stdout, &eo);
 #else
-        nz_cli_error(CMD, "--spmm needs the CUDA backend (this build has none)");
-        status = NZ_EXIT_REFUSED;
+    (void)opt;
+    nz_cli_error(CMD, "--spmm needs the CUDA backend (this build has none)");
+    return NZ_EXIT_REFUSED;
 #endif
-    } else if (status == NZ_EXIT_OK && mode_spgemm) {
+}
+
+/* --spgemm: C = A A on the GPU against cuSPARSE. */
+static int bench_spgemm(const nzb_options_t *opt, nz_spgemm_alg_t alg) {
 #ifdef NZ_HAVE_CUDA
-        nzb_spgemm_options_t so;
-        memset(&so, 0, sizeof so);
-        so.single = opt.single && !opt.dbl;
-        so.quick = opt.size == NZB_SIZE_QUICK;
-        so.real = opt.real;
-        so.runs = opt.runs;
-        so.files = opt.files;
-        so.num_files = opt.num_files;
-        so.csv_path = opt.csv_path;
-        so.alg = spgemm_alg;
-        status = nzb_bench_spgemm(&so);
+    nzb_spgemm_options_t so;
+    memset(&so, 0, sizeof so);
+    so.single = opt->single && !opt->dbl;
+    so.quick = opt->size == NZB_SIZE_QUICK;
+    so.real = opt->real;
+    so.runs = opt->runs;
+    so.files = opt->files;
+    so.num_files = opt->num_files;
+    so.csv_path = opt->csv_path;
+    so.alg = alg;
+    return nzb_bench_spgemm(&so);
 #else
-        nz_cli_error(CMD, "--spgemm needs the CUDA backend (this build has none)");
-        status = NZ_EXIT_REFUSED;
+    (void)opt;
+    (void)alg;
+    nz_cli_error(CMD, "--spgemm needs the CUDA backend (this build has none)");
+    return NZ_EXIT_REFUSED;
 #endif
-    } else if (status == NZ_EXIT_OK) {
-        status = nzb_run(&opt);
-    }
-    free(opt.files);
+}
+
+int nz_cmd_bench(int argc, char **argv) {
+    bench_cli_t b;
+    nz_tunables_t tunables;
+    int status = bench_parse(argc, argv, &b, &tunables);
+    if (status == NZ_CLI_HELP)
+        status = NZ_EXIT_OK;
+    else if (status == NZ_EXIT_OK && b.mode_cg)
+        status = bench_cg(&b.opt);
+    else if (status == NZ_EXIT_OK && b.mode_spmm)
+        status = bench_spmm(&b.opt);
+    else if (status == NZ_EXIT_OK && b.mode_spgemm)
+        status = bench_spgemm(&b.opt, b.spgemm_alg);
+    else if (status == NZ_EXIT_OK)
+        status = nzb_run(&b.opt);
+    free(b.opt.files);
     return status;
 }

@@ -2,7 +2,7 @@
 #ifndef NZ_CMD_CG_H
 #define NZ_CMD_CG_H
 
-#include "cli.h"
+#include "cli_options.h"
 
 typedef struct cg_cli_options {
     const char *matrix_path, *b_path, *out_path;
@@ -21,10 +21,17 @@ typedef struct cg_cli_options {
 } cg_cli_options_t;
 
 /* Parse argv into *o (defaults first), with every check of `nz cg` (values, paths, the output
- * check): NZ_EXIT_OK to go on; -1 after --help printed the usage (the command then exits 0);
- * otherwise the exit status, after one line naming the problem. laplace3d > 0: the distributed
- * tool's generated Laplacian is the problem (it took --laplace3d N out of argv), so a matrix
- * file or --fe3d is then one problem too many; 0 for the serial tool. */
-int nz_cmd_cg_parse_options(int argc, char **argv, cg_cli_options_t *o, int64_t laplace3d);
+ * check): NZ_EXIT_OK to go on; NZ_CLI_HELP after --help printed the usage (the command then
+ * exits 0); otherwise the exit status, after one line naming the problem. */
+int nz_cmd_cg_parse_options(int argc, char **argv, cg_cli_options_t *o);
+
+/* The parts of that parser, for the distributed tool, which parses its own options in front of
+ * these: the defaults; the option table writing into *o (heading "options:"); and the checks
+ * after parsing (one problem: a matrix file, --fe3d N or, distributed, --laplace3d N; the
+ * output check; the combinations), which also fill in the defaults that depend on the other
+ * options. The checks return NZ_EXIT_OK or NZ_EXIT_USAGE after one line. */
+void nz_cmd_cg_default_options(cg_cli_options_t *o);
+nz_cli_table_t nz_cmd_cg_table(cg_cli_options_t *o);
+int nz_cmd_cg_check_options(cg_cli_options_t *o);
 
 #endif /* NZ_CMD_CG_H */

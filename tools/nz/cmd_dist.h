@@ -1,14 +1,14 @@
 /* cmd_dist.h: the distributed tool's options and the helpers its commands share (cmd_dist.c,
- * cmd_dist_bench.c); built with the distributed layer only (NZ_HAVE_DIST). */
+ * cmd_dist_options.c, cmd_dist_bench.c); built with the distributed layer only (NZ_HAVE_DIST). */
 #ifndef NZ_CMD_DIST_H
 #define NZ_CMD_DIST_H
 
-#include "cli.h"
+#include "cli_options.h"
 #include "nonzero_dist.h"
 
-/* Options of the distributed commands: cg and spmv parse theirs with the serial parsers (the same
- * options, validation, messages and output check), plus --stage, --dist and cg's --laplace3d;
- * bench --dist has its own. */
+/* Options of the distributed commands: cg and spmv parse theirs with the serial commands' tables
+ * (the same options, validation, messages and output check), plus --stage, --dist and cg's
+ * --laplace3d; bench --dist has its own table. */
 #define DIST_MAX_WEAK 4
 typedef struct dist_cli {
     const char *command, *matrix_path, *out_path;
@@ -22,6 +22,7 @@ typedef struct dist_cli {
     nz_alg_t alg;
     nz_cg_options_t cg;
     int x0_random;                 /* -1: default (random for --fe3d) */
+    int dist;                      /* --dist: distributed even on one rank */
     int stage, threads, repeat;
     double alpha;
     int64_t strong_n;              /* bench: FE strong-scaling size */
@@ -31,9 +32,10 @@ typedef struct dist_cli {
     int64_t bench_iterations;
 } dist_cli_t;
 
-/* The library error on every rank (the agreed message names the failing rank), as one write
- * so that the ranks' lines do not interleave; returns the exit status. */
-int nz_cli_dist_library_error(const char *cmd, nz_context_t *ctx, nz_status_t status);
+/* Parse the command line of the distributed `command` (cg, spmv, or bench with --dist) into *o,
+ * alike on every rank (the caller quiets all ranks but 0: one message): NZ_EXIT_OK to go on,
+ * NZ_CLI_HELP after the usage, or the exit status after one line (cmd_dist_options.c). */
+int nz_cli_dist_parse(dist_cli_t *o, const char *command, int argc, char **argv);
 
 /* A local vector in the matrix's location (device != 0: the device) from host values, with 16
  * bytes to spare; free it with nz_cli_dist_free_location. */

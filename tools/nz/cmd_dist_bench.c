@@ -106,80 +106,97 @@ static void print_row(const scaling_row_t *r, double base, int weak, size_t valu
            1e3 * r->cg_iteration, 100.0 * eff);
 }
 
+/* The lines above the tables (rank 0): the setup, the halo path on the GPU, the columns. */
+static void print_header(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_options_t *opt,
+                         int size) {
+    printf("nz bench --dist: %d ranks, %s, %s, %d SpMV repeats, %lld CG iterations\n", size,
+           nz_cli_precision_name(o->value_type),
+           opt->device != NULL ? nz_context_device_name(ctx) : "cpu", o->repeat,
+           (long long)o->bench_iterations);
+    if (opt->device != NULL) {
+        int cuda_device = -1, cuda_aware = 0;
+        if (nz_dist_device_info(opt->device, &cuda_device, &cuda_aware) == NZ_SUCCESS)
+            printf("halo messages: %s (rank 0 on CUDA device %d; one rank a device while "
+                   "ranks <= devices)\n",
+                   cuda_aware ? "device pointers to CUDA-aware MPI"
+                              : "staged through pinned host memory",
+                   cuda_device);
+    }
+    printf("times in ms, maximum over ranks; exchange / local / non-local timed alone; "
+           "overlap = 1 - spmv / (sum of parts); halo = entries (KB) one rank receives per "
+           "SpMV, the largest; allreduce = one MPI_Allreduce of 3 doubles, us\n");
+}
+
+/* One scaling table: its problem, weak or strong, and its size (weak: per rank). */
+typedef struct scaling_table {
+    scaling_problem_t problem;
+    int weak;
+    int64_t n;
+} scaling_table_t;
+
+/* A table's rows on the first counts[k] ranks each (rank 0 prints them); every rank returns
+ * the same exit status. */
+static int scaling_table(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_options_t *opt,
+                         const scaling_table_t *T, const int *counts, int ncounts) {
+    const char *const CMD = "bench";
+    const size_t vs = o->value_type == NZ_F32 ? 4 : 8;
+    int rc = NZ_EXIT_OK, rank = 0;
+    double base = 0.0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        if (T->weak)
+            printf("\nweak scaling: fe3d, about %lld unknowns per rank\n",
+                   (long long)((T->n - 1) * (T->n - 1) * (T->n - 1)));
+        else if (T->problem == SCALING_LAPLACE3D)
+            printf("\nstrong scaling: laplace3d %lld^3\n", (long long)T->n);
+        else
+            printf("\nstrong scaling: fe3d N=%lld\n", (long long)T->n);
+        printf("ranks   unknowns         nnz  spmv(ms)  exchange     local  nonlocal overlap"
+               "     halo  halo KB allred   cg(ms/it) effic.\n");
+    }
+    for (int k = 0; k < ncounts; k++) {
+        const int p = counts[k];
+        MPI_Comm sub = MPI_COMM_NULL;
+        MPI_Comm_split(MPI_COMM_WORLD, rank < p ? 0 : MPI_UNDEFINED, rank, &sub);
+        scaling_row_t row;
+        memset(&row, 0, sizeof row);
+        row.ranks = p;
+        nz_status_t status = NZ_SUCCESS;
+        if (sub != MPI_COMM_NULL) {
+            /* weak: (n-1)^3 = p (T->n - 1)^3 unknowns, n rounded */
+            const int64_t n =
+                T->weak ? (int64_t)llround((double)(T->n - 1) * cbrt((double)p)) + 1 : T->n;
+            status = scaling_run(ctx, o, opt, sub, T->problem, n, &row);
+            MPI_Comm_free(&sub);
+        }
+        NZ_CLI_TRY(nz_dist_agree(ctx, MPI_COMM_WORLD, status));
+        if (rank == 0) {
+            if (k == 0) base = row.cg_iteration;
+            print_row(&row, base, T->weak, vs);
+            fflush(stdout);
+        }
+    }
+cleanup:
+    return rc;
+}
+
 int nz_cli_dist_bench(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_options_t *opt) {
-    const char *cmd = "bench";
     int rc = NZ_EXIT_OK, size = 1, rank = 0;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     int counts[64], ncounts = 0;
     for (int p = 1; p < size; p *= 2) counts[ncounts++] = p;
     counts[ncounts++] = size;
-    const size_t vs = o->value_type == NZ_F32 ? 4 : 8;
-    if (rank == 0) {
-        printf("nz bench --dist: %d ranks, %s, %s, %d SpMV repeats, %lld CG iterations\n", size,
-               nz_cli_precision_name(o->value_type),
-               opt->device != NULL ? nz_context_device_name(ctx) : "cpu", o->repeat,
-               (long long)o->bench_iterations);
-        if (opt->device != NULL) {
-            int cuda_device = -1, cuda_aware = 0;
-            if (nz_dist_device_info(opt->device, &cuda_device, &cuda_aware) == NZ_SUCCESS)
-                printf("halo messages: %s (rank 0 on CUDA device %d; one rank a device while "
-                       "ranks <= devices)\n",
-                       cuda_aware ? "device pointers to CUDA-aware MPI"
-                                  : "staged through pinned host memory",
-                       cuda_device);
-        }
-        printf("times in ms, maximum over ranks; exchange / local / non-local timed alone; "
-               "overlap = 1 - spmv / (sum of parts); halo = entries (KB) one rank receives per "
-               "SpMV, the largest; allreduce = one MPI_Allreduce of 3 doubles, us\n");
-    }
+    if (rank == 0) print_header(ctx, o, opt, size);
     /* the tables: FE strong, Laplacian strong (--laplace), then one FE weak table per size */
-    typedef struct { scaling_problem_t problem; int weak; int64_t n; } table_t;
-    table_t tables[2 + DIST_MAX_WEAK];
+    scaling_table_t tables[2 + DIST_MAX_WEAK];
     int ntables = 0;
-    tables[ntables++] = (table_t){SCALING_FE3D, 0, o->strong_n};
-    if (o->laplace_n > 0) tables[ntables++] = (table_t){SCALING_LAPLACE3D, 0, o->laplace_n};
+    tables[ntables++] = (scaling_table_t){SCALING_FE3D, 0, o->strong_n};
+    if (o->laplace_n > 0) tables[ntables++] = (scaling_table_t){SCALING_LAPLACE3D, 0, o->laplace_n};
     for (int w = 0; w < (o->weak_count > 0 ? o->weak_count : 1); w++)
-        tables[ntables++] = (table_t){SCALING_FE3D, 1, o->weak_n[w]};
-    for (int t = 0; t < ntables; t++) {
-        const table_t *T = &tables[t];
-        double base = 0.0;
-        if (rank == 0) {
-            if (T->weak)
-                printf("\nweak scaling: fe3d, about %lld unknowns per rank\n",
-                       (long long)((T->n - 1) * (T->n - 1) * (T->n - 1)));
-            else if (T->problem == SCALING_LAPLACE3D)
-                printf("\nstrong scaling: laplace3d %lld^3\n", (long long)T->n);
-            else
-                printf("\nstrong scaling: fe3d N=%lld\n", (long long)T->n);
-            printf("ranks   unknowns         nnz  spmv(ms)  exchange     local  nonlocal overlap"
-                   "     halo  halo KB allred   cg(ms/it) effic.\n");
-        }
-        for (int k = 0; k < ncounts; k++) {
-            const int p = counts[k];
-            MPI_Comm sub = MPI_COMM_NULL;
-            MPI_Comm_split(MPI_COMM_WORLD, rank < p ? 0 : MPI_UNDEFINED, rank, &sub);
-            scaling_row_t row;
-            memset(&row, 0, sizeof row);
-            row.ranks = p;
-            nz_status_t status = NZ_SUCCESS;
-            if (sub != MPI_COMM_NULL) {
-                /* weak: (n-1)^3 = p (T->n - 1)^3 unknowns, n rounded */
-                const int64_t n = T->weak
-                                      ? (int64_t)llround((double)(T->n - 1) * cbrt((double)p)) + 1
-                                      : T->n;
-                status = scaling_run(ctx, o, opt, sub, T->problem, n, &row);
-                MPI_Comm_free(&sub);
-            }
-            status = nz_dist_agree(ctx, MPI_COMM_WORLD, status);
-            if (status != NZ_SUCCESS) return nz_cli_dist_library_error(cmd, ctx, status);
-            if (rank == 0) {
-                if (k == 0) base = row.cg_iteration;
-                print_row(&row, base, T->weak, vs);
-                fflush(stdout);
-            }
-        }
-    }
+        tables[ntables++] = (scaling_table_t){SCALING_FE3D, 1, o->weak_n[w]};
+    for (int t = 0; t < ntables && rc == NZ_EXIT_OK; t++)
+        rc = scaling_table(ctx, o, opt, &tables[t], counts, ncounts);
     return rc;
 }
 

@@ -1,5 +1,5 @@
 /* cmd_gen.c: `nz gen`: write a generated test matrix (.mtx, .mtx.gz or .nzb by extension). */
-#include "cli.h"
+#include "cli_options.h"
 #include "commands.h"
 
 #include <stdio.h>
@@ -7,18 +7,14 @@
 
 static const char *const CMD = "gen";
 
-/* Every parameter option of any kind; which kinds accept which is in `kinds` below. The value
- * text is kept until the kind is known, because --b is a probability for rmat and a file for
- * fe3d. */
+/* Every parameter option of any kind, in the order of the first entries of gen_options below;
+ * which kinds accept which is in `kinds`. The value text is kept until the kind is known,
+ * because --b is a probability for rmat and a file for fe3d. */
 enum {
     OPT_NX, OPT_NY, OPT_NZ, OPT_N, OPT_SCALE, OPT_EDGE_FACTOR, OPT_A, OPT_B, OPT_C, OPT_SEED,
     OPT_ROWS, OPT_COLS, OPT_MEAN, OPT_ROW_LENGTH, OPT_SHORT, OPT_LONG_ROWS, OPT_LONG_LENGTH,
     OPT_LOWER, OPT_UPPER, OPT_U, NUM_OPTS
 };
-static const char *const option_names[NUM_OPTS] = {
-    "--nx", "--ny", "--nz", "--n", "--scale", "--edge-factor", "--a", "--b", "--c", "--seed",
-    "--rows", "--cols", "--mean", "--row-length", "--short", "--long-rows", "--long-length",
-    "--lower", "--upper", "--u"};
 
 enum { KIND_LAPLACE2D, KIND_LAPLACE3D, KIND_FE3D, KIND_RMAT, KIND_RANDOM, KIND_RAIL, KIND_MIXED,
        KIND_BANDED };
@@ -43,8 +39,26 @@ static const struct {
 /* Sizes are capped well below what any machine can hold; the library checks the rest. */
 #define MAX_DIM ((int64_t)2147483647)
 
-static void usage(void) {
-    printf(
+/* The command line as given: the kind, the output, the value texts of the parameters. */
+typedef struct gen_cli {
+    const char *kind_name, *output;
+    nz_value_type_t value_type;
+    const char *given[NUM_OPTS];
+    int kind;
+} gen_cli_t;
+
+/* The parameters with their defaults; only those of the kind can have been given. */
+typedef struct gen_params {
+    int64_t nx, ny, nz, n, scale, edge_factor, rows, cols;
+    int64_t row_length, short_length, long_rows, long_length, lower, upper;
+    double a, b, c, mean;
+    uint64_t seed;
+    const char *b_path, *u_path; /* fe3d: the load vector and the exact solution */
+} gen_params_t;
+
+static const nz_cli_command_t gen_command = {
+    .name = "gen",
+    .synopsis =
         "usage: nz gen KIND [parameters] -o A.(mtx|mtx.gz|nzb) [--precision single|double]\n\n"
         "kinds and their parameters (defaults in brackets):\n"
         "  laplace2d  --nx [16] --ny [nx]           5-point Laplacian on an nx x ny grid\n"
@@ -60,188 +74,201 @@ static void usage(void) {
         "                                           few long rows, clustered columns\n"
         "  mixed      --rows [1000] --short [4] --long-rows [4] --long-length [500] --seed [1]\n"
         "                                           short rows plus a few long ones\n"
-        "  banded     --n [1000] --lower [2] --upper [2]  diagonally dominant band\n\n"
-        "options:\n"
-        "  -o FILE         output; .mtx, .mtx.gz (compressed) or .nzb (binary) by extension\n"
-        "  --precision P   single or double (default double)\n"
-        "  --help          this text\n\n"
-        "The same parameters and seed always give the same matrix.\n");
+        "  banded     --n [1000] --lower [2] --upper [2]  diagonally dominant band\n\n",
+    .epilogue = "\nThe same parameters and seed always give the same matrix.\n",
+    .column = 21,
+};
+
+/* The parameters first, in the OPT_* order (their names are gen_options[o].name); they are
+ * documented with the kinds above, so they have no help lines of their own. */
+#define AT(member) NZ_CLI_AT(gen_cli_t, member)
+#define PARAMETER(spelling, o) {.name = spelling, .kind = NZ_CLI_STRING, AT(given[o])}
+static const nz_cli_option_t gen_options[] = {
+    PARAMETER("--nx", OPT_NX),
+    PARAMETER("--ny", OPT_NY),
+    PARAMETER("--nz", OPT_NZ),
+    PARAMETER("--n", OPT_N),
+    PARAMETER("--scale", OPT_SCALE),
+    PARAMETER("--edge-factor", OPT_EDGE_FACTOR),
+    PARAMETER("--a", OPT_A),
+    PARAMETER("--b", OPT_B),
+    PARAMETER("--c", OPT_C),
+    PARAMETER("--seed", OPT_SEED),
+    PARAMETER("--rows", OPT_ROWS),
+    PARAMETER("--cols", OPT_COLS),
+    PARAMETER("--mean", OPT_MEAN),
+    PARAMETER("--row-length", OPT_ROW_LENGTH),
+    PARAMETER("--short", OPT_SHORT),
+    PARAMETER("--long-rows", OPT_LONG_ROWS),
+    PARAMETER("--long-length", OPT_LONG_LENGTH),
+    PARAMETER("--lower", OPT_LOWER),
+    PARAMETER("--upper", OPT_UPPER),
+    PARAMETER("--u", OPT_U),
+    {.kind = NZ_CLI_STRING, AT(kind_name)},
+    {.name = "--output", .short_name = "-o", .kind = NZ_CLI_STRING, AT(output),
+     .metavar = "FILE",
+     .help = "output; .mtx, .mtx.gz (compressed) or .nzb (binary) by extension"},
+    {.name = "--precision", .kind = NZ_CLI_ENUM, AT(value_type),
+     .names = &nz_cli_precision_names, .metavar = "P",
+     .help = "single or double (default double)"},
+};
+#undef PARAMETER
+#undef AT
+
+static const char *option_name(int o) { return gen_options[o].name; }
+
+/* The command line: the kind, the parameters it accepts, the output path. NZ_EXIT_OK,
+ * NZ_CLI_HELP, or NZ_EXIT_USAGE after one line. */
+static int gen_parse(int argc, char **argv, gen_cli_t *g) {
+    memset(g, 0, sizeof *g);
+    g->value_type = NZ_F64;
+    const nz_cli_table_t table = {gen_options, NZ_CLI_COUNT(gen_options), g, "options:\n"};
+    int rc = nz_cli_parse(&gen_command, &table, 1, argc, argv);
+    if (rc != NZ_EXIT_OK) return rc;
+    if (g->kind_name == NULL) return nz_cli_missing(CMD, "KIND (laplace2d, laplace3d, fe3d, ...)");
+    while (g->kind < NUM_KINDS && strcmp(g->kind_name, kinds[g->kind].name) != 0) g->kind++;
+    if (g->kind == NUM_KINDS) {
+        nz_cli_error(CMD, "unknown kind '%s' (see nz gen --help)", g->kind_name);
+        return NZ_EXIT_USAGE;
+    }
+    for (int o = 0; o < NUM_OPTS; o++)
+        if (g->given[o] != NULL && !(kinds[g->kind].options & BIT(o))) {
+            nz_cli_error(CMD, "option %s does not apply to %s (see nz gen --help)",
+                         option_name(o), g->kind_name);
+            return NZ_EXIT_USAGE;
+        }
+    if (g->output == NULL) return nz_cli_missing(CMD, "output file (-o FILE)");
+    if (nz_cli_check_matrix_path(CMD, g->output) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
+    return NZ_EXIT_OK;
 }
 
 /* Parse option o (if given) as an integer in [min, max]; keep *out otherwise. */
-static int opt_int64(const char *const *given, int o, int64_t min, int64_t max, int64_t *out) {
-    if (given[o] == NULL) return 0;
-    return nz_cli_int64(CMD, option_names[o], given[o], min, max, out);
+static int opt_int64(const gen_cli_t *g, int o, int64_t min, int64_t max, int64_t *out) {
+    if (g->given[o] == NULL) return 0;
+    return nz_cli_int64(CMD, option_name(o), g->given[o], min, max, out);
 }
 
-static int opt_double(const char *const *given, int o, double min, double max, double *out) {
-    if (given[o] == NULL) return 0;
-    if (nz_cli_double(CMD, option_names[o], given[o], out)) return 1;
+static int opt_double(const gen_cli_t *g, int o, double min, double max, double *out) {
+    if (g->given[o] == NULL) return 0;
+    if (nz_cli_double(CMD, option_name(o), g->given[o], out)) return 1;
     if (*out < min || *out > max) {
-        nz_cli_error(CMD, "option %s: %g is out of range [%g, %g]", option_names[o], *out, min,
+        nz_cli_error(CMD, "option %s: %g is out of range [%g, %g]", option_name(o), *out, min,
                      max);
         return 1;
     }
     return 0;
 }
 
-/* Write an n-vector in Matrix Market array format. */
-static int write_vector(nz_context_t *ctx, const char *path, nz_value_type_t value_type,
-                        int64_t n, const void *data) {
-    nz_status_t status = nz_mm_write_dense(ctx, path, value_type, n, 1, data);
-    if (status != NZ_SUCCESS) return nz_cli_library_error(CMD, ctx, status);
+/* The values of the parameters given (the first bad one named), then the checks that need
+ * them: the output files, rmat's probabilities. NZ_EXIT_OK or NZ_EXIT_USAGE. */
+static int gen_parameters(const gen_cli_t *g, gen_params_t *p) {
+    const gen_params_t defaults = {.scale = 10, .edge_factor = 16, .row_length = 100,
+                                   .short_length = 4, .long_rows = 4, .long_length = 500,
+                                   .lower = 2, .upper = 2, .mean = 8.0, .seed = 1};
+    *p = defaults;
+    int bad = 0;
+    bad |= opt_int64(g, OPT_NX, 1, MAX_DIM, &p->nx);
+    bad |= !bad && opt_int64(g, OPT_NY, 1, MAX_DIM, &p->ny);
+    bad |= !bad && opt_int64(g, OPT_NZ, 1, MAX_DIM, &p->nz);
+    bad |= !bad && opt_int64(g, OPT_N, 1, MAX_DIM, &p->n);
+    bad |= !bad && opt_int64(g, OPT_SCALE, 1, 30, &p->scale);
+    bad |= !bad && opt_int64(g, OPT_EDGE_FACTOR, 1, 1 << 20, &p->edge_factor);
+    bad |= !bad && opt_int64(g, OPT_ROWS, 0, MAX_DIM, &p->rows);
+    bad |= !bad && opt_int64(g, OPT_COLS, 0, MAX_DIM, &p->cols);
+    bad |= !bad && opt_int64(g, OPT_ROW_LENGTH, 0, MAX_DIM, &p->row_length);
+    bad |= !bad && opt_int64(g, OPT_SHORT, 1, MAX_DIM, &p->short_length);
+    bad |= !bad && opt_int64(g, OPT_LONG_ROWS, 0, MAX_DIM, &p->long_rows);
+    bad |= !bad && opt_int64(g, OPT_LONG_LENGTH, 0, MAX_DIM, &p->long_length);
+    bad |= !bad && opt_int64(g, OPT_LOWER, 0, MAX_DIM, &p->lower);
+    bad |= !bad && opt_int64(g, OPT_UPPER, 0, MAX_DIM, &p->upper);
+    bad |= !bad && opt_double(g, OPT_MEAN, 0.0, 1e9, &p->mean);
+    bad |= !bad && opt_double(g, OPT_A, 0.0, 1.0, &p->a);
+    bad |= !bad && opt_double(g, OPT_C, 0.0, 1.0, &p->c);
+    if (!bad && g->given[OPT_SEED] != NULL)
+        bad |= nz_cli_uint64(CMD, option_name(OPT_SEED), g->given[OPT_SEED], &p->seed);
+    if (!bad && g->given[OPT_B] != NULL) {
+        if (g->kind == KIND_FE3D)
+            p->b_path = g->given[OPT_B];
+        else
+            bad |= opt_double(g, OPT_B, 0.0, 1.0, &p->b);
+    }
+    p->u_path = g->given[OPT_U];
+    if (bad) return NZ_EXIT_USAGE;
+    const nz_cli_file_t outputs[] = {{"-o", g->output}, {"--b", p->b_path}, {"--u", p->u_path}};
+    if (nz_cli_check_files(CMD, outputs, 3, NULL, 0) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
+    if (g->kind == KIND_RMAT && p->a + p->b + p->c > 1.0) {
+        nz_cli_error(CMD, "options --a --b --c: a + b + c = %g exceeds 1", p->a + p->b + p->c);
+        return NZ_EXIT_USAGE;
+    }
     return NZ_EXIT_OK;
 }
 
+/* The matrix of the kind (with fe3d's load and exact solution when asked for); the defaults
+ * that depend on other parameters are filled in here. */
+static nz_status_t gen_generate(nz_context_t *ctx, const gen_cli_t *g, gen_params_t *p,
+                                nz_matrix_t **A, void **load, void **exact) {
+    const nz_value_type_t vt = g->value_type;
+    switch (g->kind) {
+    case KIND_LAPLACE2D:
+        if (p->nx == 0) p->nx = 16;
+        if (p->ny == 0) p->ny = p->nx;
+        return nz_gen_laplace2d(ctx, A, p->nx, p->ny, vt);
+    case KIND_LAPLACE3D:
+        if (p->n == 0) p->n = p->nx != 0 ? p->nx : 8;
+        if (p->nx == 0) p->nx = p->n;
+        if (p->ny == 0) p->ny = p->n;
+        if (p->nz == 0) p->nz = p->n;
+        return nz_gen_laplace3d(ctx, A, p->nx, p->ny, p->nz, vt);
+    case KIND_FE3D:
+        if (p->n == 0) p->n = 8;
+        return nz_gen_fe3d(ctx, A, p->b_path != NULL ? load : NULL,
+                           p->u_path != NULL ? exact : NULL, p->n, vt);
+    case KIND_RMAT:
+        return nz_gen_rmat(ctx, A, (int)p->scale, (int)p->edge_factor, p->a, p->b, p->c, p->seed,
+                           vt);
+    case KIND_RANDOM:
+        if (p->rows == 0 && g->given[OPT_ROWS] == NULL) p->rows = 1000;
+        if (g->given[OPT_COLS] == NULL) p->cols = p->rows;
+        return nz_gen_random(ctx, A, p->rows, p->cols, p->mean, p->seed, vt);
+    case KIND_RAIL:
+        if (g->given[OPT_ROWS] == NULL) p->rows = 100;
+        if (g->given[OPT_COLS] == NULL) p->cols = 10000;
+        return nz_gen_rail(ctx, A, p->rows, p->cols, p->row_length, p->seed, vt);
+    case KIND_MIXED:
+        if (g->given[OPT_ROWS] == NULL) p->rows = 1000;
+        return nz_gen_mixed(ctx, A, p->rows, p->short_length, p->long_rows, p->long_length,
+                            p->seed, vt);
+    default: /* KIND_BANDED */
+        if (p->n == 0) p->n = 1000;
+        return nz_gen_banded(ctx, A, p->n, p->lower, p->upper, vt);
+    }
+}
+
+/* Parse and check everything; generate; write the matrix (and fe3d's vectors); one line. */
 int nz_cmd_gen(int argc, char **argv) {
-    const char *given[NUM_OPTS] = {0};
-    const char *kind_name = NULL, *output = NULL;
-    nz_value_type_t value_type = NZ_F64;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        if (nz_cli_is_help(arg)) {
-            usage();
-            return NZ_EXIT_OK;
-        } else if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) {
-            if ((output = nz_cli_value(CMD, argc, argv, &i)) == NULL) return NZ_EXIT_USAGE;
-        } else if (strcmp(arg, "--precision") == 0) {
-            if (nz_cli_precision_option(CMD, argc, argv, &i, &value_type)) return NZ_EXIT_USAGE;
-        } else if (arg[0] == '-' && arg[1] != '\0') {
-            int o = 0;
-            while (o < NUM_OPTS && strcmp(arg, option_names[o]) != 0) o++;
-            if (o == NUM_OPTS) return nz_cli_unknown_option(CMD, arg);
-            if ((given[o] = nz_cli_value(CMD, argc, argv, &i)) == NULL) return NZ_EXIT_USAGE;
-        } else if (kind_name == NULL) {
-            kind_name = arg;
-        } else {
-            return nz_cli_extra_argument(CMD, arg);
-        }
-    }
-    if (kind_name == NULL) return nz_cli_missing(CMD, "KIND (laplace2d, laplace3d, fe3d, ...)");
-    int kind = 0;
-    while (kind < NUM_KINDS && strcmp(kind_name, kinds[kind].name) != 0) kind++;
-    if (kind == NUM_KINDS) {
-        nz_cli_error(CMD, "unknown kind '%s' (see nz gen --help)", kind_name);
-        return NZ_EXIT_USAGE;
-    }
-    for (int o = 0; o < NUM_OPTS; o++)
-        if (given[o] != NULL && !(kinds[kind].options & BIT(o))) {
-            nz_cli_error(CMD, "option %s does not apply to %s (see nz gen --help)",
-                         option_names[o], kind_name);
-            return NZ_EXIT_USAGE;
-        }
-    if (output == NULL) return nz_cli_missing(CMD, "output file (-o FILE)");
-    if (nz_cli_check_matrix_path(CMD, output) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
+    gen_cli_t g;
+    gen_params_t p;
+    int rc = gen_parse(argc, argv, &g);
+    if (rc == NZ_CLI_HELP) return NZ_EXIT_OK;
+    if (rc != NZ_EXIT_OK) return rc;
+    if ((rc = gen_parameters(&g, &p)) != NZ_EXIT_OK) return rc;
 
-    /* Parameters with their defaults; only those of this kind can have been given. */
-    int64_t nx = 0, ny = 0, nz = 0, n = 0, scale = 10, edge_factor = 16, rows = 0, cols = 0;
-    int64_t row_length = 100, short_length = 4, long_rows = 4, long_length = 500;
-    int64_t lower = 2, upper = 2;
-    double a = 0.0, b = 0.0, c = 0.0, mean = 8.0;
-    uint64_t seed = 1;
-    const char *b_path = NULL, *u_path = NULL;
-    const char *name = kinds[kind].name;
-    int bad = 0;
-    bad |= opt_int64(given, OPT_NX, 1, MAX_DIM, &nx);
-    bad |= !bad && opt_int64(given, OPT_NY, 1, MAX_DIM, &ny);
-    bad |= !bad && opt_int64(given, OPT_NZ, 1, MAX_DIM, &nz);
-    bad |= !bad && opt_int64(given, OPT_N, 1, MAX_DIM, &n);
-    bad |= !bad && opt_int64(given, OPT_SCALE, 1, 30, &scale);
-    bad |= !bad && opt_int64(given, OPT_EDGE_FACTOR, 1, 1 << 20, &edge_factor);
-    bad |= !bad && opt_int64(given, OPT_ROWS, 0, MAX_DIM, &rows);
-    bad |= !bad && opt_int64(given, OPT_COLS, 0, MAX_DIM, &cols);
-    bad |= !bad && opt_int64(given, OPT_ROW_LENGTH, 0, MAX_DIM, &row_length);
-    bad |= !bad && opt_int64(given, OPT_SHORT, 1, MAX_DIM, &short_length);
-    bad |= !bad && opt_int64(given, OPT_LONG_ROWS, 0, MAX_DIM, &long_rows);
-    bad |= !bad && opt_int64(given, OPT_LONG_LENGTH, 0, MAX_DIM, &long_length);
-    bad |= !bad && opt_int64(given, OPT_LOWER, 0, MAX_DIM, &lower);
-    bad |= !bad && opt_int64(given, OPT_UPPER, 0, MAX_DIM, &upper);
-    bad |= !bad && opt_double(given, OPT_MEAN, 0.0, 1e9, &mean);
-    bad |= !bad && opt_double(given, OPT_A, 0.0, 1.0, &a);
-    bad |= !bad && opt_double(given, OPT_C, 0.0, 1.0, &c);
-    if (!bad && given[OPT_SEED] != NULL)
-        bad |= nz_cli_uint64(CMD, option_names[OPT_SEED], given[OPT_SEED], &seed);
-    if (!bad && given[OPT_B] != NULL) {
-        if (kind == KIND_FE3D)
-            b_path = given[OPT_B];
-        else
-            bad |= opt_double(given, OPT_B, 0.0, 1.0, &b);
-    }
-    u_path = given[OPT_U];
-    if (bad) return NZ_EXIT_USAGE;
-    const nz_cli_file_t outputs[] = {{"-o", output}, {"--b", b_path}, {"--u", u_path}};
-    if (nz_cli_check_files(CMD, outputs, 3, NULL, 0) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
-    if (kind == KIND_RMAT && a + b + c > 1.0) {
-        nz_cli_error(CMD, "options --a --b --c: a + b + c = %g exceeds 1", a + b + c);
-        return NZ_EXIT_USAGE;
-    }
-
-    int rc = NZ_EXIT_OK;
-    nz_status_t status;
     nz_context_t *ctx = NULL;
     nz_matrix_t *A = NULL;
     void *load = NULL, *exact = NULL;
-    if ((status = nz_cli_context_create(&ctx)) != NZ_SUCCESS) {
-        rc = nz_cli_library_error(CMD, ctx, status);
-        goto cleanup;
-    }
-    switch (kind) {
-    case KIND_LAPLACE2D:
-        if (nx == 0) nx = 16;
-        if (ny == 0) ny = nx;
-        status = nz_gen_laplace2d(ctx, &A, nx, ny, value_type);
-        break;
-    case KIND_LAPLACE3D:
-        if (n == 0) n = nx != 0 ? nx : 8;
-        if (nx == 0) nx = n;
-        if (ny == 0) ny = n;
-        if (nz == 0) nz = n;
-        status = nz_gen_laplace3d(ctx, &A, nx, ny, nz, value_type);
-        break;
-    case KIND_FE3D:
-        if (n == 0) n = 8;
-        status = nz_gen_fe3d(ctx, &A, b_path != NULL ? &load : NULL, u_path != NULL ? &exact : NULL,
-                             n, value_type);
-        break;
-    case KIND_RMAT:
-        status = nz_gen_rmat(ctx, &A, (int)scale, (int)edge_factor, a, b, c, seed, value_type);
-        break;
-    case KIND_RANDOM:
-        if (rows == 0 && given[OPT_ROWS] == NULL) rows = 1000;
-        if (given[OPT_COLS] == NULL) cols = rows;
-        status = nz_gen_random(ctx, &A, rows, cols, mean, seed, value_type);
-        break;
-    case KIND_RAIL:
-        if (given[OPT_ROWS] == NULL) rows = 100;
-        if (given[OPT_COLS] == NULL) cols = 10000;
-        status = nz_gen_rail(ctx, &A, rows, cols, row_length, seed, value_type);
-        break;
-    case KIND_MIXED:
-        if (given[OPT_ROWS] == NULL) rows = 1000;
-        status = nz_gen_mixed(ctx, &A, rows, short_length, long_rows, long_length, seed,
-                              value_type);
-        break;
-    default: /* KIND_BANDED */
-        if (n == 0) n = 1000;
-        status = nz_gen_banded(ctx, &A, n, lower, upper, value_type);
-        break;
-    }
-    if (status != NZ_SUCCESS) {
-        rc = nz_cli_library_error(CMD, ctx, status);
-        goto cleanup;
-    }
     nz_matrix_info_t info;
-    if ((status = nz_matrix_info(ctx, &info, A)) != NZ_SUCCESS) {
-        rc = nz_cli_library_error(CMD, ctx, status);
-        goto cleanup;
-    }
-    if ((rc = nz_cli_write_matrix(CMD, ctx, A, output)) != NZ_EXIT_OK) goto cleanup;
-    if (b_path != NULL && (rc = write_vector(ctx, b_path, value_type, info.rows, load)) != 0)
-        goto cleanup;
-    if (u_path != NULL && (rc = write_vector(ctx, u_path, value_type, info.rows, exact)) != 0)
-        goto cleanup;
-    printf("%s: %lld x %lld, %lld nonzeros, %s -> %s\n", name, (long long)info.rows,
-           (long long)info.cols, (long long)info.nnz, nz_cli_precision_name(value_type), output);
+    nz_status_t status = nz_cli_context_create(&ctx);
+    NZ_CLI_TRY(status);
+    NZ_CLI_TRY(gen_generate(ctx, &g, &p, &A, &load, &exact));
+    NZ_CLI_TRY(nz_matrix_info(ctx, &info, A));
+    if ((rc = nz_cli_write_matrix(CMD, ctx, A, g.output)) != NZ_EXIT_OK) goto cleanup;
+    if (p.b_path != NULL)
+        NZ_CLI_TRY(nz_mm_write_dense(ctx, p.b_path, g.value_type, info.rows, 1, load));
+    if (p.u_path != NULL)
+        NZ_CLI_TRY(nz_mm_write_dense(ctx, p.u_path, g.value_type, info.rows, 1, exact));
+    printf("%s: %lld x %lld, %lld nonzeros, %s -> %s\n", kinds[g.kind].name,
+           (long long)info.rows, (long long)info.cols, (long long)info.nnz,
+           nz_cli_precision_name(g.value_type), g.output);
 
 cleanup:
     if (ctx != NULL) {

@@ -1,5 +1,5 @@
 /* cmd_spgemm.c: `nz spgemm`: C = A B on the CPU or the GPU, with a check against the CPU result. */
-#include "cli.h"
+#include "cli_options.h"
 #include "commands.h"
 
 #include <math.h>
@@ -16,77 +16,67 @@ typedef struct spgemm_options {
     unsigned profile; /* NZ_SPGEMM_PROFILE_* flags: --profile, --profile-bins */
 } spgemm_options_t;
 
-static void usage(void) {
-    printf(
+static const nz_cli_command_t spgemm_command = {
+    .name = "spgemm",
+    .synopsis =
         "usage: nz spgemm A.(mtx|mtx.gz|nzb) [B.(mtx|mtx.gz|nzb)] [options]\n\n"
         "Computes C = A B (B defaults to A) and prints one line: the shape of C, its nonzeros,\n"
         "the products (scalar multiplications), the algorithm, the time (symbolic and numeric\n"
         "phases, output allocation and transfers included), GFLOP/s (2 x products / time), the\n"
-        "row panels and, for panels > 1, the overlap (time / sum of the stage times).\n\n"
-        "options:\n"
-        "  --alg NAME           cpu, esc, hyspmm, hash or auto (default auto: hash when a GPU is\n"
-        "                       present, else cpu)\n"
-        "  --gpu-mem-limit B    device memory budget in bytes (default: the free device memory);\n"
-        "                       products that do not fit are computed in row panels\n"
-        "  --precision P        single or double (default double)\n"
-        "  --threads N          CPU threads (default: OpenMP's)\n"
-        "  -o FILE              write C (.mtx, .mtx.gz or .nzb)\n"
-        "  --profile            also print where the time went: each stage of the call (host wall\n"
-        "                       clock; hySpMM: stage totals, their overlap, host GB/s)\n"
-        "  --profile-bins       --profile, and the hash algorithm's time per row bin and phase\n"
-        "                       (each bin timed alone: the bins run serially, the call is slower)\n"
-        "  --check              compare with the CPU algorithm: the structure must be identical\n"
-        "                       and every value within 4 eps (k + 2) (|A| |B|)_ij, k the length of\n"
-        "                       row i of A; prints 'check ok', or fails naming the first mismatch\n"
-        "  --help               this text\n\n"
-        "exit status: 0 success, 1 failure (including a failed --check), 2 bad command line,\n"
-        "3 refused (a GPU algorithm without a device).\n");
+        "row panels and, for panels > 1, the overlap (time / sum of the stage times).\n\n",
+    .epilogue =
+        "\nexit status: 0 success, 1 failure (including a failed --check), 2 bad command line,\n"
+        "3 refused (a GPU algorithm without a device).\n",
+    .column = 23,
+};
+
+static int parse_alg(const char *cmd, const char *option, const char *value, void *options) {
+    spgemm_options_t *o = options;
+    if (nz_spgemm_alg_from_name(&o->spgemm.alg, value) == NZ_SUCCESS) return 0;
+    nz_cli_error(cmd, "option %s: unknown algorithm '%s' (cpu, esc, hyspmm, hash or auto)",
+                 option, value);
+    return 1;
 }
+
+#define AT(member) NZ_CLI_AT(spgemm_options_t, member)
+static const nz_cli_option_t spgemm_options[] = {
+    {.kind = NZ_CLI_STRING, AT(a_path)},
+    {.kind = NZ_CLI_STRING, AT(b_path)},
+    {.name = "--alg", .kind = NZ_CLI_CUSTOM, .parse = parse_alg, .metavar = "NAME",
+     .help = "cpu, esc, hyspmm, hash or auto (default auto: hash when a GPU is\n"
+             "present, else cpu)"},
+    {.name = "--gpu-mem-limit", .kind = NZ_CLI_SIZE, AT(spgemm.gpu_memory_limit), .min = 1,
+     .max = INT64_MAX, .metavar = "B",
+     .help = "device memory budget in bytes (default: the free device memory);\n"
+             "products that do not fit are computed in row panels"},
+    {.name = "--precision", .kind = NZ_CLI_ENUM, AT(value_type),
+     .names = &nz_cli_precision_names, .metavar = "P",
+     .help = "single or double (default double)"},
+    {.name = "--threads", .kind = NZ_CLI_THREADS, AT(spgemm.threads), .min = 0, .metavar = "N",
+     .help = "CPU threads (default: OpenMP's)"},
+    {.name = "--output", .short_name = "-o", .kind = NZ_CLI_STRING, AT(out_path),
+     .metavar = "FILE", .help = "write C (.mtx, .mtx.gz or .nzb)"},
+    {.name = "--profile", .kind = NZ_CLI_BITS, AT(profile), .bits = NZ_SPGEMM_PROFILE_STAGES,
+     .help = "also print where the time went: each stage of the call (host wall\n"
+             "clock; hySpMM: stage totals, their overlap, host GB/s)"},
+    {.name = "--profile-bins", .kind = NZ_CLI_BITS, AT(profile),
+     .bits = NZ_SPGEMM_PROFILE_STAGES | NZ_SPGEMM_PROFILE_BINS,
+     .help = "--profile, and the hash algorithm's time per row bin and phase\n"
+             "(each bin timed alone: the bins run serially, the call is slower)"},
+    {.name = "--check", .kind = NZ_CLI_FLAG, AT(check),
+     .help = "compare with the CPU algorithm: the structure must be identical\n"
+             "and every value within 4 eps (k + 2) (|A| |B|)_ij, k the length of\n"
+             "row i of A; prints 'check ok', or fails naming the first mismatch"},
+};
+#undef AT
 
 static int parse_options(int argc, char **argv, spgemm_options_t *o) {
     memset(o, 0, sizeof *o);
     o->value_type = NZ_F64;
     o->spgemm.alg = NZ_SPGEMM_AUTO;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *v = NULL;
-        static const char *const with_value[] = {"--alg", "--gpu-mem-limit", "--precision",
-                                                 "--threads", "-o", "--output"};
-        if (nz_cli_option_value(CMD, argc, argv, &i, with_value,
-                                sizeof with_value / sizeof with_value[0], &v) != NZ_EXIT_OK)
-            return NZ_EXIT_USAGE;
-        int bad = 0;
-        if (nz_cli_is_help(arg)) {
-            usage();
-            return -1;
-        } else if (strcmp(arg, "--alg") == 0) {
-            if (nz_spgemm_alg_from_name(&o->spgemm.alg, v) != NZ_SUCCESS) {
-                nz_cli_error(CMD, "option --alg: unknown algorithm '%s' (cpu, esc, hyspmm, hash "
-                                  "or auto)", v);
-                bad = 1;
-            }
-        } else if (strcmp(arg, "--gpu-mem-limit") == 0) {
-            int64_t bytes = 0;
-            bad = nz_cli_int64(CMD, arg, v, 1, INT64_MAX, &bytes);
-            o->spgemm.gpu_memory_limit = (size_t)bytes;
-        } else if (strcmp(arg, "--precision") == 0) {
-            bad = nz_cli_precision(CMD, arg, v, &o->value_type);
-        } else if (strcmp(arg, "--threads") == 0) {
-            bad = nz_cli_threads(CMD, arg, v, 0, &o->spgemm.threads);
-        } else if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) {
-            o->out_path = v;
-        } else if (strcmp(arg, "--check") == 0) {
-            o->check = 1;
-        } else if (strcmp(arg, "--profile") == 0) {
-            o->profile |= NZ_SPGEMM_PROFILE_STAGES;
-        } else if (strcmp(arg, "--profile-bins") == 0) {
-            o->profile |= NZ_SPGEMM_PROFILE_STAGES | NZ_SPGEMM_PROFILE_BINS;
-        } else {
-            const char **const positional[] = {&o->a_path, &o->b_path};
-            if (nz_cli_positional(CMD, arg, positional, 2) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
-        }
-        if (bad) return NZ_EXIT_USAGE;
-    }
+    const nz_cli_table_t table = {spgemm_options, NZ_CLI_COUNT(spgemm_options), o, "options:\n"};
+    int rc = nz_cli_parse(&spgemm_command, &table, 1, argc, argv);
+    if (rc != NZ_EXIT_OK) return rc;
     if (o->a_path == NULL) return nz_cli_missing(CMD, "input matrix file A");
     const nz_cli_file_t inputs[] = {{NULL, o->a_path}, {NULL, o->b_path}};
     const nz_cli_file_t outputs[] = {{"-o", o->out_path}};
@@ -195,88 +185,105 @@ static void print_profile(const nz_spgemm_profile_t *p) {
     }
 }
 
-int nz_cmd_spgemm(int argc, char **argv) {
+/* One `nz spgemm` between its phases. */
+typedef struct spgemm_command {
     spgemm_options_t o;
-    int rc = parse_options(argc, argv, &o);
-    if (rc < 0) return NZ_EXIT_OK;
-    if (rc != NZ_EXIT_OK) return rc;
-
-    nz_context_t *ctx = NULL;
-    nz_matrix_t *A = NULL, *B = NULL, *C = NULL, *R = NULL, *absA = NULL, *absB = NULL,
-                *bound = NULL;
-    nz_status_t status = nz_cli_context_create(&ctx);
+    nz_context_t *ctx;
+    nz_matrix_t *A, *B, *C;
+    const nz_matrix_t *right;        /* B, or A when no B is given */
+    nz_matrix_t *R, *absA, *absB, *bound; /* --check: the CPU result and its error bound */
     nz_spgemm_info_t info;
     nz_spgemm_profile_t profile;
-    if (status != NZ_SUCCESS) {
-        nz_cli_error(CMD, "cannot create a context: %s", nz_status_string(status));
-        return NZ_EXIT_FAIL;
-    }
-    rc = NZ_EXIT_FAIL;
-    if ((status = nz_matrix_read(ctx, &A, o.a_path, o.value_type)) != NZ_SUCCESS) goto library_error;
-    if (o.b_path != NULL &&
-        (status = nz_matrix_read(ctx, &B, o.b_path, o.value_type)) != NZ_SUCCESS)
-        goto library_error;
-    const nz_matrix_t *right = B != NULL ? B : A;
-    int gpu = o.spgemm.alg == NZ_SPGEMM_ESC || o.spgemm.alg == NZ_SPGEMM_HYSPMM ||
-              o.spgemm.alg == NZ_SPGEMM_HASH ||
-              (o.spgemm.alg == NZ_SPGEMM_AUTO && nz_device_count() > 0);
-    if (gpu && (status = nz_context_set_device(ctx, 0, NULL)) != NZ_SUCCESS) goto library_error;
-    if ((status = o.profile != 0 ? nz_spgemm_profile(ctx, &C, &profile, A, right, &o.spgemm,
-                                                     o.profile, &info)
-                                 : nz_spgemm(ctx, &C, A, right, &o.spgemm, &info)) != NZ_SUCCESS)
-        goto library_error;
+} spgemm_command_t;
 
+/* Read A (and B), take device 0 for a GPU algorithm, and compute C (with its profile). */
+static int spgemm_multiply(spgemm_command_t *c) {
+    nz_context_t *ctx = c->ctx;
+    const spgemm_options_t *o = &c->o;
+    const nz_spgemm_alg_t alg = o->spgemm.alg;
+    int rc = NZ_EXIT_OK;
+    NZ_CLI_TRY(nz_matrix_read(ctx, &c->A, o->a_path, o->value_type));
+    if (o->b_path != NULL) NZ_CLI_TRY(nz_matrix_read(ctx, &c->B, o->b_path, o->value_type));
+    c->right = c->B != NULL ? c->B : c->A;
+    int gpu = alg == NZ_SPGEMM_ESC || alg == NZ_SPGEMM_HYSPMM || alg == NZ_SPGEMM_HASH ||
+              (alg == NZ_SPGEMM_AUTO && nz_device_count() > 0);
+    if (gpu) NZ_CLI_TRY(nz_context_set_device(ctx, 0, NULL));
+    NZ_CLI_TRY(o->profile != 0 ? nz_spgemm_profile(ctx, &c->C, &c->profile, c->A, c->right,
+                                                   &o->spgemm, o->profile, &c->info)
+                               : nz_spgemm(ctx, &c->C, c->A, c->right, &o->spgemm, &c->info));
+cleanup:
+    return rc;
+}
+
+/* The line of the result, then the profile (--profile). */
+static void spgemm_report(const spgemm_command_t *c) {
+    const nz_spgemm_info_t *info = &c->info;
     nz_matrix_info_t ci;
-    nz_matrix_info(ctx, &ci, C);
+    nz_matrix_info(c->ctx, &ci, c->C);
     printf("C %lld x %lld nnz %lld products %lld alg %s time %.6f s (symbolic %.6f numeric %.6f "
            "transfer %.6f) GFLOP/s %.3f panels %lld",
-           (long long)ci.rows, (long long)ci.cols, (long long)ci.nnz, (long long)info.products,
-           nz_spgemm_alg_name(info.alg), info.seconds, info.symbolic_seconds,
-           info.numeric_seconds, info.transfer_seconds,
-           info.seconds > 0.0 ? 2.0 * (double)info.products / info.seconds * 1e-9 : 0.0,
-           (long long)info.panels);
-    if (info.panels > 1 && info.stage_seconds_sum > 0.0)
-        printf(" overlap %.3f", info.seconds / info.stage_seconds_sum);
-    if (info.peak_device_bytes > 0) printf(" peak-device-bytes %lld", (long long)info.peak_device_bytes);
+           (long long)ci.rows, (long long)ci.cols, (long long)ci.nnz, (long long)info->products,
+           nz_spgemm_alg_name(info->alg), info->seconds, info->symbolic_seconds,
+           info->numeric_seconds, info->transfer_seconds,
+           info->seconds > 0.0 ? 2.0 * (double)info->products / info->seconds * 1e-9 : 0.0,
+           (long long)info->panels);
+    if (info->panels > 1 && info->stage_seconds_sum > 0.0)
+        printf(" overlap %.3f", info->seconds / info->stage_seconds_sum);
+    if (info->peak_device_bytes > 0)
+        printf(" peak-device-bytes %lld", (long long)info->peak_device_bytes);
     printf("\n");
-    if (o.profile != 0) print_profile(&profile);
+    if (c->o.profile != 0) print_profile(&c->profile);
     fflush(stdout);
+}
 
-    if (o.check) {
-        nz_spgemm_options_t cpu = o.spgemm;
-        cpu.alg = NZ_SPGEMM_CPU;
-        if ((status = nz_spgemm(ctx, &R, A, right, &cpu, NULL)) != NZ_SUCCESS ||
-            (status = absolute_copy(ctx, &absA, A)) != NZ_SUCCESS ||
-            (status = absolute_copy(ctx, &absB, right)) != NZ_SUCCESS ||
-            (status = nz_spgemm(ctx, &bound, absA, absB, &cpu, NULL)) != NZ_SUCCESS)
-            goto library_error;
-        char first[256];
-        int64_t bad = compare(ctx, A, C, R, bound, o.value_type, first, sizeof first);
-        if (bad != 0) {
-            nz_cli_error(CMD, "check failed: %lld mismatches against the CPU result, first: %s",
-                         (long long)bad, first);
-            goto done;
-        }
-        printf("check ok\n");
+/* --check: C against the CPU algorithm's result, within the bound of compare(). */
+static int spgemm_check(spgemm_command_t *c) {
+    nz_context_t *ctx = c->ctx;
+    nz_spgemm_options_t cpu = c->o.spgemm;
+    int rc = NZ_EXIT_OK;
+    cpu.alg = NZ_SPGEMM_CPU;
+    NZ_CLI_TRY(nz_spgemm(ctx, &c->R, c->A, c->right, &cpu, NULL));
+    NZ_CLI_TRY(absolute_copy(ctx, &c->absA, c->A));
+    NZ_CLI_TRY(absolute_copy(ctx, &c->absB, c->right));
+    NZ_CLI_TRY(nz_spgemm(ctx, &c->bound, c->absA, c->absB, &cpu, NULL));
+    char first[256];
+    int64_t bad = compare(ctx, c->A, c->C, c->R, c->bound, c->o.value_type, first, sizeof first);
+    if (bad != 0) {
+        nz_cli_error(CMD, "check failed: %lld mismatches against the CPU result, first: %s",
+                     (long long)bad, first);
+        return NZ_EXIT_FAIL;
     }
-    if (o.out_path != NULL) {
-        rc = nz_cli_write_matrix(CMD, ctx, C, o.out_path);
-        goto done;
-    }
-    rc = NZ_EXIT_OK;
-    goto done;
+    printf("check ok\n");
+cleanup:
+    return rc;
+}
 
-library_error:
-    fflush(stdout);
-    rc = nz_cli_library_error(CMD, ctx, status);
-done:
-    nz_matrix_destroy(&A);
-    nz_matrix_destroy(&B);
-    nz_matrix_destroy(&C);
-    nz_matrix_destroy(&R);
-    nz_matrix_destroy(&absA);
-    nz_matrix_destroy(&absB);
-    nz_matrix_destroy(&bound);
-    nz_context_destroy(&ctx);
+/* Parse; C = A B and its line; --check; -o. */
+int nz_cmd_spgemm(int argc, char **argv) {
+    spgemm_command_t c;
+    memset(&c, 0, sizeof c);
+    int rc = parse_options(argc, argv, &c.o);
+    if (rc == NZ_CLI_HELP) return NZ_EXIT_OK;
+    if (rc != NZ_EXIT_OK) return rc;
+    nz_status_t status = nz_cli_context_create(&c.ctx);
+    if (status != NZ_SUCCESS) {
+        nz_cli_error(CMD, "cannot create a context: %s", nz_status_string(status));
+        rc = NZ_EXIT_FAIL;
+        goto cleanup;
+    }
+    if ((rc = spgemm_multiply(&c)) != NZ_EXIT_OK) goto cleanup;
+    spgemm_report(&c);
+    if (c.o.check && (rc = spgemm_check(&c)) != NZ_EXIT_OK) goto cleanup;
+    if (c.o.out_path != NULL) rc = nz_cli_write_matrix(CMD, c.ctx, c.C, c.o.out_path);
+
+cleanup:
+    nz_matrix_destroy(&c.A);
+    nz_matrix_destroy(&c.B);
+    nz_matrix_destroy(&c.C);
+    nz_matrix_destroy(&c.R);
+    nz_matrix_destroy(&c.absA);
+    nz_matrix_destroy(&c.absB);
+    nz_matrix_destroy(&c.bound);
+    nz_context_destroy(&c.ctx);
     return rc;
 }

@@ -98,10 +98,7 @@ static int read_vector(nz_context_t *ctx, const char *path, const char *what, nz
                        int64_t n, const char *dimension, void **data) {
     int64_t rows = 0, cols = 0;
     nz_status_t status = nz_mm_read_dense(ctx, data, &rows, &cols, path, vt);
-    if (status != NZ_SUCCESS) {
-        nz_cli_library_message(CMD, ctx, status);
-        return NZ_EXIT_FAIL;
-    }
+    if (status != NZ_SUCCESS) return nz_cli_file_error(CMD, ctx, status);
     return nz_cli_check_vector_length(CMD, path, what, rows, cols, n, dimension);
 }
 
@@ -236,77 +233,71 @@ typedef struct spmv_command {
 
 /* The context: threads and, for the CUDA backend, device 0. */
 static int spmv_open_context(spmv_command_t *c) {
-    nz_status_t status;
-    if ((status = nz_cli_context_create(&c->ctx)) != NZ_SUCCESS)
-        return nz_cli_library_error(CMD, c->ctx, status);
-    if (c->o.threads > 0 && (status = nz_context_set_threads(c->ctx, c->o.threads)) != NZ_SUCCESS)
-        return nz_cli_library_error(CMD, c->ctx, status);
-    if (c->o.backend == NZ_BACKEND_CUDA &&
-        (status = nz_context_set_device(c->ctx, 0, NULL)) != NZ_SUCCESS)
-        return nz_cli_library_error(CMD, c->ctx, status);
-    return NZ_EXIT_OK;
+    int rc = NZ_EXIT_OK;
+    nz_status_t status = nz_cli_context_create(&c->ctx);
+    nz_context_t *ctx = c->ctx;
+    NZ_CLI_TRY(status);
+    if (c->o.threads > 0) NZ_CLI_TRY(nz_context_set_threads(ctx, c->o.threads));
+    if (c->o.backend == NZ_BACKEND_CUDA) NZ_CLI_TRY(nz_context_set_device(ctx, 0, NULL));
+cleanup:
+    return rc;
 }
 
 /* The matrix: for --check also in double (the reference reads the file in double). */
 static int spmv_read_matrix(spmv_command_t *c) {
     nz_context_t *ctx = c->ctx;
-    nz_status_t status;
+    int rc = NZ_EXIT_OK;
     nz_value_type_t read_type = c->o.check ? NZ_F64 : c->o.value_type;
-    if ((status = nz_matrix_read(ctx, &c->A, c->o.matrix_path, read_type)) != NZ_SUCCESS) {
-        nz_cli_library_message(CMD, ctx, status);
-        return NZ_EXIT_FAIL;
-    }
+    nz_status_t status = nz_matrix_read(ctx, &c->A, c->o.matrix_path, read_type);
+    if (status != NZ_SUCCESS) return nz_cli_file_error(CMD, ctx, status);
     if (read_type != c->o.value_type) {
         c->A_double = c->A;
         c->A = NULL;
-        if ((status = nz_matrix_convert_values(ctx, &c->A, c->A_double, c->o.value_type)) !=
-            NZ_SUCCESS)
-            return nz_cli_library_error(CMD, ctx, status);
+        NZ_CLI_TRY(nz_matrix_convert_values(ctx, &c->A, c->A_double, c->o.value_type));
     }
-    if ((status = nz_matrix_info(ctx, &c->info, c->A)) != NZ_SUCCESS)
-        return nz_cli_library_error(CMD, ctx, status);
-    return NZ_EXIT_OK;
+    NZ_CLI_TRY(nz_matrix_info(ctx, &c->info, c->A));
+cleanup:
+    return rc;
 }
 
-/* x, y0 and y in the working precision (read, or x = 1 + (j mod 7) / 8 and y0 = 0), --write-x,
- * and their device copies for the CUDA backend. */
-static int spmv_read_vectors(spmv_command_t *c) {
+/* x and y0 in the working precision: read, or x = 1 + (j mod 7) / 8 and y0 = 0. */
+static int spmv_input_vectors(spmv_command_t *c, size_t value_size) {
     nz_context_t *ctx = c->ctx;
     const spmv_options_t *o = &c->o;
     const int64_t rows = c->info.rows, cols = c->info.cols;
-    const size_t value_size = o->value_type == NZ_F32 ? sizeof(float) : sizeof(double);
-    nz_status_t status;
-    int rc;
+    int rc = NZ_EXIT_OK;
     if (o->x_path != NULL) {
         if ((rc = read_vector(ctx, o->x_path, "x", o->value_type, cols, "columns", &c->x)) != 0)
             return rc;
     } else {
-        if ((status = nz_malloc(ctx, &c->x, (size_t)cols * value_size)) != NZ_SUCCESS)
-            return nz_cli_library_error(CMD, ctx, status);
-        for (int64_t j = 0; j < cols; j++) {
-            double value = 1.0 + (double)(j % 7) / 8.0;
-            if (o->value_type == NZ_F32)
-                ((float *)c->x)[j] = (float)value;
-            else
-                ((double *)c->x)[j] = value;
-        }
+        NZ_CLI_TRY(nz_malloc(ctx, &c->x, (size_t)cols * value_size));
+        for (int64_t j = 0; j < cols; j++)
+            nz_cli_value_set(c->x, o->value_type, j, 1.0 + (double)(j % 7) / 8.0);
     }
     if (o->y_path != NULL) {
         if ((rc = read_vector(ctx, o->y_path, "y", o->value_type, rows, "rows", &c->y0)) != 0)
             return rc;
     } else {
-        if ((status = nz_malloc(ctx, &c->y0, (size_t)rows * value_size)) != NZ_SUCCESS)
-            return nz_cli_library_error(CMD, ctx, status);
+        NZ_CLI_TRY(nz_malloc(ctx, &c->y0, (size_t)rows * value_size));
         memset(c->y0, 0, (size_t)rows * value_size);
     }
-    if ((status = nz_malloc(ctx, &c->y, (size_t)rows * value_size)) != NZ_SUCCESS ||
-        (status = nz_malloc(ctx, (void **)&c->y_double, (size_t)rows * sizeof(double))) !=
-            NZ_SUCCESS)
-        return nz_cli_library_error(CMD, ctx, status);
-    if (o->x_out_path != NULL &&
-        (status = nz_mm_write_dense(ctx, o->x_out_path, o->value_type, cols, 1, c->x)) !=
-            NZ_SUCCESS)
-        return nz_cli_library_error(CMD, ctx, status);
+cleanup:
+    return rc;
+}
+
+/* The inputs x and y0 and the outputs y, --write-x, and their device copies for the CUDA
+ * backend. */
+static int spmv_read_vectors(spmv_command_t *c) {
+    nz_context_t *ctx = c->ctx;
+    const spmv_options_t *o = &c->o;
+    const int64_t rows = c->info.rows, cols = c->info.cols;
+    const size_t value_size = o->value_type == NZ_F32 ? sizeof(float) : sizeof(double);
+    int rc;
+    if ((rc = spmv_input_vectors(c, value_size)) != NZ_EXIT_OK) return rc;
+    NZ_CLI_TRY(nz_malloc(ctx, &c->y, (size_t)rows * value_size));
+    NZ_CLI_TRY(nz_malloc(ctx, (void **)&c->y_double, (size_t)rows * sizeof(double)));
+    if (o->x_out_path != NULL)
+        NZ_CLI_TRY(nz_mm_write_dense(ctx, o->x_out_path, o->value_type, cols, 1, c->x));
     spmv_vectors_t *v = &c->vectors;
     v->x = c->x;
     v->y0 = c->y0;
@@ -314,13 +305,12 @@ static int spmv_read_vectors(spmv_command_t *c) {
     v->x_bytes = (size_t)cols * value_size;
     v->y_bytes = (size_t)rows * value_size;
     if (o->backend == NZ_BACKEND_CUDA) {
-        if ((status = nz_device_malloc(ctx, &v->dx, v->x_bytes + 1)) != NZ_SUCCESS ||
-            (status = nz_device_malloc(ctx, &v->dy, v->y_bytes + 1)) != NZ_SUCCESS ||
-            (v->x_bytes > 0 &&
-             (status = nz_device_copy_from_host(ctx, v->dx, c->x, v->x_bytes)) != NZ_SUCCESS))
-            return nz_cli_library_error(CMD, ctx, status);
+        NZ_CLI_TRY(nz_device_malloc(ctx, &v->dx, v->x_bytes + 1));
+        NZ_CLI_TRY(nz_device_malloc(ctx, &v->dy, v->y_bytes + 1));
+        if (v->x_bytes > 0) NZ_CLI_TRY(nz_device_copy_from_host(ctx, v->dx, c->x, v->x_bytes));
     }
-    return NZ_EXIT_OK;
+cleanup:
+    return rc;
 }
 
 /* The reference of --check: serial CSR in double on the same x and y0 values. */
@@ -328,35 +318,29 @@ static int spmv_reference(spmv_command_t *c) {
     nz_context_t *ctx = c->ctx;
     const int64_t rows = c->info.rows, cols = c->info.cols;
     const nz_matrix_t *R = c->A_double != NULL ? c->A_double : c->A;
-    nz_status_t status;
-    if ((status = nz_malloc(ctx, (void **)&c->x_double, (size_t)cols * sizeof(double))) !=
-            NZ_SUCCESS ||
-        (status = nz_malloc(ctx, (void **)&c->y0_double, (size_t)rows * sizeof(double))) !=
-            NZ_SUCCESS ||
-        (status = nz_malloc(ctx, (void **)&c->y_ref, (size_t)rows * sizeof(double))) !=
-            NZ_SUCCESS)
-        return nz_cli_library_error(CMD, ctx, status);
+    int rc = NZ_EXIT_OK;
+    NZ_CLI_TRY(nz_malloc(ctx, (void **)&c->x_double, (size_t)cols * sizeof(double)));
+    NZ_CLI_TRY(nz_malloc(ctx, (void **)&c->y0_double, (size_t)rows * sizeof(double)));
+    NZ_CLI_TRY(nz_malloc(ctx, (void **)&c->y_ref, (size_t)rows * sizeof(double)));
     to_double(c->x_double, c->x, c->o.value_type, cols);
     to_double(c->y0_double, c->y0, c->o.value_type, rows);
     memcpy(c->y_ref, c->y0_double, (size_t)rows * sizeof(double));
-    if ((status = nz_spmv(ctx, R, NZ_ALG_SERIAL, c->o.alpha, c->x_double, c->o.beta,
-                          c->y_ref)) != NZ_SUCCESS)
-        return nz_cli_library_error(CMD, ctx, status);
-    return NZ_EXIT_OK;
+    NZ_CLI_TRY(nz_spmv(ctx, R, NZ_ALG_SERIAL, c->o.alpha, c->x_double, c->o.beta, c->y_ref));
+cleanup:
+    return rc;
 }
 
 /* --format auto: the planner's advice from the matrix statistics (nz_spmv_plan_choose, format
  * open) into o.format. */
 static int spmv_choose_format(spmv_command_t *c) {
+    nz_context_t *ctx = c->ctx;
     nz_matrix_stats_t stats;
     nz_alg_t advised_alg;
     char why[512];
-    nz_status_t status;
-    if ((status = nz_matrix_stats(c->ctx, &stats, c->A)) != NZ_SUCCESS)
-        return nz_cli_library_error(CMD, c->ctx, status);
-    status = nz_spmv_plan_choose(&c->o.format, &advised_alg, why, sizeof why, &stats,
-                                 c->o.backend, NZ_FORMAT_COUNT, 0);
-    if (status != NZ_SUCCESS) {
+    int rc = NZ_EXIT_OK;
+    NZ_CLI_TRY(nz_matrix_stats(ctx, &stats, c->A));
+    if (nz_spmv_plan_choose(&c->o.format, &advised_alg, why, sizeof why, &stats, c->o.backend,
+                            NZ_FORMAT_COUNT, 0) != NZ_SUCCESS) {
         nz_cli_error(CMD, "%s: --format auto: no format on the %s backend (%s)",
                      c->o.matrix_path, c->backend_name, why);
         return NZ_EXIT_REFUSED;
@@ -365,18 +349,35 @@ static int spmv_choose_format(spmv_command_t *c) {
         fflush(stdout);
         fprintf(stderr, "planner: %s\n", why);
     }
-    return NZ_EXIT_OK;
+cleanup:
+    return rc;
+}
+
+/* y of a single run: written to -o, or its norm on one line. */
+static int spmv_output_y(spmv_command_t *c, const char *format_name, const char *alg_name) {
+    nz_context_t *ctx = c->ctx;
+    const spmv_options_t *o = &c->o;
+    const int64_t rows = c->info.rows, cols = c->info.cols;
+    int rc = NZ_EXIT_OK;
+    if (o->out_path != NULL)
+        NZ_CLI_TRY(nz_mm_write_dense(ctx, o->out_path, o->value_type, rows, 1, c->y));
+    else
+        printf("y = A x: %lld x %lld, %lld nonzeros, %s/%s on %s, %s, ||y||_2 = %.17g\n",
+               (long long)rows, (long long)cols, (long long)c->info.nnz, format_name, alg_name,
+               c->backend_name, nz_cli_precision_name(o->value_type), norm2(c->y_double, rows));
+cleanup:
+    return rc;
 }
 
 /* The report of a run that succeeded: --verbose timings, its line (multi-run modes) or y (to
  * --out or as its norm), the check; a failed check joins the failures. */
 static int spmv_report_run(spmv_command_t *c, const char *format_name, spmv_result_t *result) {
     const spmv_options_t *o = &c->o;
-    const int64_t rows = c->info.rows, cols = c->info.cols;
-    to_double(c->y_double, c->y, o->value_type, rows);
+    int rc;
+    to_double(c->y_double, c->y, o->value_type, c->info.rows);
     int check_failed = 0;
     if (o->check) {
-        result->relerr = relative_error(c->y_double, c->y_ref, rows);
+        result->relerr = relative_error(c->y_double, c->y_ref, c->info.rows);
         check_failed = !(result->relerr <= c->tol); /* NaN fails */
     }
     const char *alg_name = nz_alg_name(result->alg);
@@ -394,17 +395,7 @@ static int spmv_report_run(spmv_command_t *c, const char *format_name, spmv_resu
         if (o->check) printf(" relerr %.3e%s", result->relerr, check_failed ? " FAILED" : "");
         printf("\n");
     } else {
-        if (o->out_path != NULL) {
-            nz_status_t status = nz_mm_write_dense(c->ctx, o->out_path, o->value_type, rows, 1,
-                                                   c->y);
-            if (status != NZ_SUCCESS) return nz_cli_library_error(CMD, c->ctx, status);
-        } else {
-            printf("y = A x: %lld x %lld, %lld nonzeros, %s/%s on %s, %s, ||y||_2 = "
-                   "%.17g\n",
-                   (long long)rows, (long long)cols, (long long)c->info.nnz, format_name,
-                   alg_name, c->backend_name, nz_cli_precision_name(o->value_type),
-                   norm2(c->y_double, rows));
-        }
+        if ((rc = spmv_output_y(c, format_name, alg_name)) != NZ_EXIT_OK) return rc;
         if (o->check) printf("relerr %.3e\n", result->relerr);
     }
     if (check_failed)
@@ -413,63 +404,73 @@ static int spmv_report_run(spmv_command_t *c, const char *format_name, spmv_resu
     return NZ_EXIT_OK;
 }
 
+/* A format the backend has no algorithm for (or not the one asked for): a refusal, which the
+ * multi-run modes print as their line. */
+static int spmv_not_available(const spmv_command_t *c, const char *format_name) {
+    char what[64] = "";
+    if (c->o.alg != NZ_ALG_AUTO)
+        snprintf(what, sizeof what, " with algorithm %s", nz_alg_name(c->o.alg));
+    if (c->multi) {
+        printf("%s refused: not available%s on the %s backend\n", format_name, what,
+               c->backend_name);
+        return NZ_EXIT_OK;
+    }
+    nz_cli_error(CMD, "format %s%s is not available on the %s backend (see nz spmv --list "
+                      "--backend %s)", format_name, what, c->backend_name, c->backend_name);
+    return NZ_EXIT_REFUSED;
+}
+
+/* A run that failed in a multi-run mode, as its line "FORMAT[/ALG] refused|error: reason";
+ * refusals are expected outcomes, other errors join the failures. alg NULL: the format's
+ * conversion or its copy to the device failed. */
+static void spmv_multi_failure(spmv_command_t *c, const char *format_name, const nz_alg_t *alg,
+                               nz_status_t status) {
+    const int refused = nz_cli_is_refusal(status);
+    printf("%s", format_name);
+    if (alg != NULL && *alg != NZ_ALG_AUTO) printf("/%s", nz_alg_name(*alg));
+    printf(" %s: %s\n", refused ? "refused" : "error", nz_context_last_error(c->ctx));
+    if (refused) return;
+    if (alg != NULL)
+        add_failure(&c->failures, "%s/%s (%s)", format_name, nz_alg_name(*alg),
+                    nz_status_string(status));
+    else
+        add_failure(&c->failures, "%s (%s)", format_name, nz_status_string(status));
+}
+
 /* Every algorithm of one format (its copies made first): a library error ends a single run; in
- * the multi-run modes refusals are printed and other errors join the failures. */
+ * the multi-run modes it is the run's line. */
 static int spmv_run_format(spmv_command_t *c, nz_format_t format) {
     nz_context_t *ctx = c->ctx;
     const spmv_options_t *o = &c->o;
     const char *format_name = nz_format_name(format);
-    nz_alg_t algs[32];
-    int rc;
-    int num_algs = algorithms_for(o, format, algs, 32);
-    if (num_algs == 0) {
-        char what[64] = "";
-        if (o->alg != NZ_ALG_AUTO)
-            snprintf(what, sizeof what, " with algorithm %s", nz_alg_name(o->alg));
-        if (c->multi) {
-            printf("%s refused: not available%s on the %s backend\n", format_name, what,
-                   c->backend_name);
-            return NZ_EXIT_OK;
-        }
-        nz_cli_error(CMD, "format %s%s is not available on the %s backend (see nz spmv "
-                          "--list --backend %s)", format_name, what, c->backend_name,
-                     c->backend_name);
-        return NZ_EXIT_REFUSED;
-    }
     const nz_matrix_t *M = NULL;
+    nz_alg_t algs[32];
+    int rc = NZ_EXIT_OK;
+    int num_algs = algorithms_for(o, format, algs, 32);
+    if (num_algs == 0) return spmv_not_available(c, format_name);
     nz_status_t status =
         prepare_format(ctx, o, c->A, format, &c->converted, &c->device_matrix, &M);
-    for (int k = 0; k < num_algs && status == NZ_SUCCESS; k++) {
+    if (status != NZ_SUCCESS && c->multi) {
+        spmv_multi_failure(c, format_name, NULL, status);
+        goto cleanup;
+    }
+    NZ_CLI_TRY(status);
+    for (int k = 0; k < num_algs; k++) {
         spmv_result_t result;
         memset(&result, 0, sizeof result);
-        nz_status_t run_status = run_alg(ctx, o, M, algs[k], &c->vectors, &result);
-        if (run_status != NZ_SUCCESS) {
-            if (!c->multi) return nz_cli_library_error(CMD, ctx, run_status);
-            /* Refusals are expected outcomes; other errors are failures. */
-            int refused = nz_cli_is_refusal(run_status);
-            if (algs[k] == NZ_ALG_AUTO)
-                printf("%s", format_name);
-            else
-                printf("%s/%s", format_name, nz_alg_name(algs[k]));
-            printf(" %s: %s\n", refused ? "refused" : "error", nz_context_last_error(ctx));
-            if (!refused)
-                add_failure(&c->failures, "%s/%s (%s)", format_name, nz_alg_name(algs[k]),
-                            nz_status_string(run_status));
-            continue;
+        status = run_alg(ctx, o, M, algs[k], &c->vectors, &result);
+        if (status == NZ_SUCCESS) {
+            if ((rc = spmv_report_run(c, format_name, &result)) != NZ_EXIT_OK) goto cleanup;
+        } else if (c->multi) {
+            spmv_multi_failure(c, format_name, &algs[k], status);
+        } else {
+            NZ_CLI_TRY(status);
         }
-        if ((rc = spmv_report_run(c, format_name, &result)) != NZ_EXIT_OK) return rc;
     }
-    if (status != NZ_SUCCESS) {
-        /* The conversion or the copy to the device failed. */
-        if (!c->multi) return nz_cli_library_error(CMD, ctx, status);
-        int refused = nz_cli_is_refusal(status);
-        printf("%s %s: %s\n", format_name, refused ? "refused" : "error",
-               nz_context_last_error(ctx));
-        if (!refused) add_failure(&c->failures, "%s (%s)", format_name, nz_status_string(status));
-    }
+cleanup:
     nz_matrix_destroy(&c->device_matrix);
     nz_matrix_destroy(&c->converted);
-    return NZ_EXIT_OK;
+    return rc;
 }
 
 static void spmv_command_free(spmv_command_t *c) {
@@ -498,7 +499,7 @@ int nz_cmd_spmv(int argc, char **argv) {
     spmv_command_t c;
     memset(&c, 0, sizeof c);
     int rc = nz_cmd_spmv_parse_options(argc, argv, &c.o);
-    if (rc < 0) return NZ_EXIT_OK; /* --help */
+    if (rc == NZ_CLI_HELP) return NZ_EXIT_OK;
     if (rc != NZ_EXIT_OK) return rc;
     if (c.o.list) return list_pairs(c.o.backend);
     c.multi = c.o.all_formats || c.o.alg_all;

@@ -1,4 +1,4 @@
-/* cmd_spmv_options.c: `nz spmv`'s usage text and option parser. */
+/* cmd_spmv_options.c: `nz spmv`'s option table, usage text and option checks. */
 #include "cmd_spmv.h"
 
 #include <stdio.h>
@@ -6,56 +6,26 @@
 
 static const char *const CMD = "spmv";
 
-static void usage(void) {
-    printf(
+static const nz_cli_command_t spmv_command = {
+    .name = "spmv",
+    .synopsis =
         "usage: nz spmv A.(mtx|mtx.gz|nzb) [options]\n"
         "       nz spmv --list [--backend cpu|cuda]\n\n"
         "Computes y = alpha A x + beta y. Vectors are Matrix Market array files (x: one entry per\n"
         "column of A, y: one per row), written with round-trip precision (17 significant digits\n"
-        "in double, 9 in single).\n\n"
-        "options:\n"
-        "  --x FILE           x (default: the deterministic x_j = 1 + (j mod 7) / 8, j = 0, 1, ...,\n"
-        "                     exact in both precisions)\n"
-        "  --y FILE           the input y (default: zeros)\n"
-        "  --alpha A          default 1\n"
-        "  --beta B           default 0 (then y is not read)\n"
-        "  --precision P      single or double (default double)\n"
-        "  --format F         csr csc coo ell sell hyb bsr dia; auto: the planner's format for\n"
-        "                     the backend (DIA, BSR, ELL, SELL or HYB when it reads at least\n"
-        "                     10%% fewer bytes than CSR, else CSR; --verbose says why); or all:\n"
-        "                     run every format in turn, reading the matrix once (default\n"
-        "                     csr). With --format all or --alg all, each run prints one line,\n"
-        "                     'FORMAT/ALG relerr E' (E with --check) or 'FORMAT[/ALG] refused:\n"
-        "                     reason', and refusals do not make the command fail\n"
-        "  --alg NAME         algorithm (see --list), auto (the planner's choice), or all: run\n"
-        "                     every algorithm of the format(s) in turn (default auto)\n"
-        "  --backend B        cpu or cuda (device 0) (default cpu)\n"
-        "  --sell-chunk C     SELL chunk height (default 32)\n"
-        "  --sell-sigma S     SELL sorting window in rows (default 1)\n"
-        "  --bsr-block B      BSR block size 1..32 (default 4)\n"
-        "  --max-padding R    refuse ELL/SELL/HYB/BSR/DIA above R x the CSR bytes (default 3)\n"
-        "  --threads N        OpenMP threads of the CPU kernels (default: OpenMP's)\n"
-        "  -o FILE            write y (otherwise a one-line summary is printed)\n"
-        "  --write-x FILE     write the x that was used\n"
-        "  --check            compare with a double-precision CSR reference computed serially on\n"
-        "                     the CPU from the matrix read in double; prints 'relerr E' with\n"
-        "                     E = ||y - y_ref||_2 / ||y_ref||_2 (||y - y_ref||_2 if y_ref = 0)\n"
-        "                     and fails if E > 1e-12 (double) or 1e-5 (single); entries\n"
-        "                     where y_ref is NaN or Inf must match exactly and are left out of E\n"
-        "  --repeat N         execute N times (timing; every run starts from the input y)\n"
-        "  --plan-flags LIST  GPU plan flags, a comma list of hints, panels, reorder,\n"
-        "                     compressed, per-row, mixed, reuse (docs/PERF_NOTES.md; reuse:\n"
-        "                     the plan runs many times, set-up may cost more: docs/PLANNER.md)\n"
-        "  --verbose          plan and execute times on stderr\n"
-        "  --list             print the FORMAT/ALG pairs of the backend, one per line\n"
-        "  --help             this text\n\n"
-        "exit status: 0 success, 1 failure (including a failed --check), 2 bad command line,\n"
+        "in double, 9 in single).\n\n",
+    .epilogue =
+        "\nexit status: 0 success, 1 failure (including a failed --check), 2 bad command line,\n"
         "3 refused (the format needs too much padding, or the format / algorithm / backend\n"
-        "combination is not available).\n");
-}
+        "combination is not available).\n",
+    .column = 21,
+};
 
-/* --plan-flags: a comma list of flag names into *flags; 1 (after the message) on a bad name. */
-static int parse_plan_flags(const char *list, unsigned *flags) {
+/* --plan-flags: a comma list of flag names into o->plan_flags; 1 (after the message) on a bad
+ * name. */
+static int parse_plan_flags(const char *cmd, const char *option, const char *list,
+                            void *options) {
+    unsigned *flags = &((spmv_options_t *)options)->plan_flags;
     static const struct {
         const char *name;
         unsigned flag;
@@ -71,8 +41,8 @@ static int parse_plan_flags(const char *list, unsigned *flags) {
                !(strlen(names[i].name) == len && strncmp(names[i].name, list, len) == 0))
             i++;
         if (i == sizeof names / sizeof names[0]) {
-            nz_cli_error(CMD, "option --plan-flags: '%.*s' is not hints, panels, reorder, "
-                         "compressed, per-row, mixed or reuse", (int)len, list);
+            nz_cli_error(cmd, "option %s: '%.*s' is not hints, panels, reorder, compressed, "
+                              "per-row, mixed or reuse", option, (int)len, list);
             return 1;
         }
         *flags |= names[i].flag;
@@ -81,7 +51,100 @@ static int parse_plan_flags(const char *list, unsigned *flags) {
     return 0;
 }
 
-int nz_cmd_spmv_parse_options(int argc, char **argv, spmv_options_t *o) {
+/* --format: a format name, auto (the planner's) or all (every format in turn). */
+static int parse_format(const char *cmd, const char *option, const char *value, void *options) {
+    spmv_options_t *o = options;
+    o->all_formats = strcmp(value, "all") == 0;
+    o->format_auto = strcmp(value, "auto") == 0;
+    if (o->all_formats || o->format_auto || nz_format_from_name(&o->format, value) == NZ_SUCCESS)
+        return 0;
+    nz_cli_error(cmd, "option %s: unknown format '%s' (csr, csc, coo, ell, sell, hyb, bsr, dia, "
+                      "auto or all)", option, value);
+    return 1;
+}
+
+/* --alg: an algorithm name, auto or all (every algorithm of the format in turn). */
+static int parse_alg(const char *cmd, const char *option, const char *value, void *options) {
+    spmv_options_t *o = options;
+    o->alg_all = strcmp(value, "all") == 0;
+    o->alg = NZ_ALG_AUTO;
+    if (o->alg_all || nz_alg_from_name(&o->alg, value) == NZ_SUCCESS) return 0;
+    nz_cli_error(cmd, "option %s: unknown algorithm '%s' (see nz spmv --list)", option, value);
+    return 1;
+}
+
+static int parse_max_padding(const char *cmd, const char *option, const char *value,
+                             void *options) {
+    double *ratio = &((spmv_options_t *)options)->format_options.max_padding_ratio;
+    if (nz_cli_double(cmd, option, value, ratio)) return 1;
+    if (*ratio > 0.0) return 0;
+    nz_cli_error(cmd, "option %s: %s is not positive", option, value);
+    return 1;
+}
+
+#define AT(member) NZ_CLI_AT(spmv_options_t, member)
+static const nz_cli_option_t spmv_options[] = {
+    {.kind = NZ_CLI_STRING, AT(matrix_path)},
+    {.name = "--x", .kind = NZ_CLI_STRING, AT(x_path), .metavar = "FILE",
+     .help = "x (default: the deterministic x_j = 1 + (j mod 7) / 8, j = 0, 1, ...,\n"
+             "exact in both precisions)"},
+    {.name = "--y", .kind = NZ_CLI_STRING, AT(y_path), .metavar = "FILE",
+     .help = "the input y (default: zeros)"},
+    {.name = "--alpha", .kind = NZ_CLI_DOUBLE, AT(alpha), .metavar = "A", .help = "default 1"},
+    {.name = "--beta", .kind = NZ_CLI_DOUBLE, AT(beta), .metavar = "B",
+     .help = "default 0 (then y is not read)"},
+    {.name = "--precision", .kind = NZ_CLI_ENUM, AT(value_type),
+     .names = &nz_cli_precision_names, .metavar = "P",
+     .help = "single or double (default double)"},
+    {.name = "--format", .kind = NZ_CLI_CUSTOM, .parse = parse_format, .metavar = "F",
+     .help = "csr csc coo ell sell hyb bsr dia; auto: the planner's format for\n"
+             "the backend (DIA, BSR, ELL, SELL or HYB when it reads at least\n"
+             "10% fewer bytes than CSR, else CSR; --verbose says why); or all:\n"
+             "run every format in turn, reading the matrix once (default\n"
+             "csr). With --format all or --alg all, each run prints one line,\n"
+             "'FORMAT/ALG relerr E' (E with --check) or 'FORMAT[/ALG] refused:\n"
+             "reason', and refusals do not make the command fail"},
+    {.name = "--alg", .kind = NZ_CLI_CUSTOM, .parse = parse_alg, .metavar = "NAME",
+     .help = "algorithm (see --list), auto (the planner's choice), or all: run\n"
+             "every algorithm of the format(s) in turn (default auto)"},
+    {.name = "--backend", .kind = NZ_CLI_ENUM, AT(backend), .names = &nz_cli_backend_names,
+     .metavar = "B", .help = "cpu or cuda (device 0) (default cpu)"},
+    {.name = "--sell-chunk", .kind = NZ_CLI_INT, AT(format_options.sell_chunk), .min = 1,
+     .max = 1024, .metavar = "C", .help = "SELL chunk height (default 32)"},
+    {.name = "--sell-sigma", .kind = NZ_CLI_INT, AT(format_options.sell_sigma), .min = 1,
+     .max = 1 << 30, .metavar = "S", .help = "SELL sorting window in rows (default 1)"},
+    {.name = "--bsr-block", .kind = NZ_CLI_INT, AT(format_options.bsr_block), .min = 1,
+     .max = 32, .metavar = "B", .help = "BSR block size 1..32 (default 4)"},
+    {.name = "--max-padding", .kind = NZ_CLI_CUSTOM, .parse = parse_max_padding,
+     .metavar = "R", .help = "refuse ELL/SELL/HYB/BSR/DIA above R x the CSR bytes (default 3)"},
+    {.name = "--threads", .kind = NZ_CLI_THREADS, AT(threads), .min = 0, .metavar = "N",
+     .help = "OpenMP threads of the CPU kernels (default: OpenMP's)"},
+    {.name = "--output", .short_name = "-o", .kind = NZ_CLI_STRING, AT(out_path),
+     .metavar = "FILE", .help = "write y (otherwise a one-line summary is printed)"},
+    {.name = "--write-x", .kind = NZ_CLI_STRING, AT(x_out_path), .metavar = "FILE",
+     .help = "write the x that was used"},
+    {.name = "--check", .kind = NZ_CLI_FLAG, AT(check),
+     .help = "compare with a double-precision CSR reference computed serially on\n"
+             "the CPU from the matrix read in double; prints 'relerr E' with\n"
+             "E = ||y - y_ref||_2 / ||y_ref||_2 (||y - y_ref||_2 if y_ref = 0)\n"
+             "and fails if E > 1e-12 (double) or 1e-5 (single); entries\n"
+             "where y_ref is NaN or Inf must match exactly and are left out of E"},
+    {.name = "--repeat", .kind = NZ_CLI_INT, AT(repeat), .min = 1, .max = 1000000000,
+     .metavar = "N",
+     .help = "execute N times (timing; every run starts from the input y)"},
+    {.name = "--plan-flags", .kind = NZ_CLI_CUSTOM, .parse = parse_plan_flags,
+     .metavar = "LIST",
+     .help = "GPU plan flags, a comma list of hints, panels, reorder,\n"
+             "compressed, per-row, mixed, reuse (docs/PERF_NOTES.md; reuse:\n"
+             "the plan runs many times, set-up may cost more: docs/PLANNER.md)"},
+    {.name = "--verbose", .short_name = "-v", .kind = NZ_CLI_FLAG, AT(verbose),
+     .help = "plan and execute times on stderr"},
+    {.name = "--list", .kind = NZ_CLI_FLAG, AT(list),
+     .help = "print the FORMAT/ALG pairs of the backend, one per line"},
+};
+#undef AT
+
+void nz_cmd_spmv_default_options(spmv_options_t *o) {
     memset(o, 0, sizeof *o);
     o->alpha = 1.0;
     o->beta = 0.0;
@@ -90,83 +153,14 @@ int nz_cmd_spmv_parse_options(int argc, char **argv, spmv_options_t *o) {
     o->alg = NZ_ALG_AUTO;
     o->backend = NZ_BACKEND_CPU;
     o->repeat = 1;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        const char *v = NULL;
-        /* Options taking a value fetch it here, so a missing value is caught in one place. */
-        static const char *const with_value[] = {
-            "--x", "--y", "--alpha", "--beta", "--precision", "--format", "--alg", "--backend",
-            "--sell-chunk", "--sell-sigma", "--bsr-block", "--max-padding", "--threads", "-o",
-            "--output", "--write-x", "--repeat", "--plan-flags"};
-        if (nz_cli_option_value(CMD, argc, argv, &i, with_value,
-                                sizeof with_value / sizeof with_value[0], &v) != NZ_EXIT_OK)
-            return NZ_EXIT_USAGE;
-        int bad = 0;
-        if (nz_cli_is_help(arg)) {
-            usage();
-            return -1;
-        } else if (strcmp(arg, "--x") == 0) {
-            o->x_path = v;
-        } else if (strcmp(arg, "--y") == 0) {
-            o->y_path = v;
-        } else if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) {
-            o->out_path = v;
-        } else if (strcmp(arg, "--write-x") == 0) {
-            o->x_out_path = v;
-        } else if (strcmp(arg, "--alpha") == 0) {
-            bad = nz_cli_double(CMD, arg, v, &o->alpha);
-        } else if (strcmp(arg, "--beta") == 0) {
-            bad = nz_cli_double(CMD, arg, v, &o->beta);
-        } else if (strcmp(arg, "--precision") == 0) {
-            bad = nz_cli_precision(CMD, arg, v, &o->value_type);
-        } else if (strcmp(arg, "--format") == 0) {
-            o->all_formats = strcmp(v, "all") == 0;
-            o->format_auto = strcmp(v, "auto") == 0;
-            if (!o->all_formats && !o->format_auto &&
-                nz_format_from_name(&o->format, v) != NZ_SUCCESS) {
-                nz_cli_error(CMD, "option --format: unknown format '%s' (csr, csc, coo, ell, "
-                                  "sell, hyb, bsr, dia, auto or all)", v);
-                bad = 1;
-            }
-        } else if (strcmp(arg, "--alg") == 0) {
-            o->alg_all = strcmp(v, "all") == 0;
-            o->alg = NZ_ALG_AUTO;
-            if (!o->alg_all && nz_alg_from_name(&o->alg, v) != NZ_SUCCESS) {
-                nz_cli_error(CMD, "option --alg: unknown algorithm '%s' (see nz spmv --list)", v);
-                bad = 1;
-            }
-        } else if (strcmp(arg, "--backend") == 0) {
-            bad = nz_cli_backend(CMD, arg, v, &o->backend);
-        } else if (strcmp(arg, "--sell-chunk") == 0) {
-            bad = nz_cli_int(CMD, arg, v, 1, 1024, &o->format_options.sell_chunk);
-        } else if (strcmp(arg, "--sell-sigma") == 0) {
-            bad = nz_cli_int(CMD, arg, v, 1, 1 << 30, &o->format_options.sell_sigma);
-        } else if (strcmp(arg, "--bsr-block") == 0) {
-            bad = nz_cli_int(CMD, arg, v, 1, 32, &o->format_options.bsr_block);
-        } else if (strcmp(arg, "--max-padding") == 0) {
-            bad = nz_cli_double(CMD, arg, v, &o->format_options.max_padding_ratio);
-            if (!bad && o->format_options.max_padding_ratio <= 0.0) {
-                nz_cli_error(CMD, "option --max-padding: %s is not positive", v);
-                bad = 1;
-            }
-        } else if (strcmp(arg, "--threads") == 0) {
-            bad = nz_cli_threads(CMD, arg, v, 0, &o->threads);
-        } else if (strcmp(arg, "--repeat") == 0) {
-            bad = nz_cli_int(CMD, arg, v, 1, 1000000000, &o->repeat);
-        } else if (strcmp(arg, "--plan-flags") == 0) {
-            bad = parse_plan_flags(v, &o->plan_flags);
-        } else if (strcmp(arg, "--check") == 0) {
-            o->check = 1;
-        } else if (strcmp(arg, "--verbose") == 0 || strcmp(arg, "-v") == 0) {
-            o->verbose = 1;
-        } else if (strcmp(arg, "--list") == 0) {
-            o->list = 1;
-        } else {
-            const char **const positional[] = {&o->matrix_path};
-            if (nz_cli_positional(CMD, arg, positional, 1) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
-        }
-        if (bad) return NZ_EXIT_USAGE;
-    }
+}
+
+nz_cli_table_t nz_cmd_spmv_table(spmv_options_t *o) {
+    nz_cli_table_t table = {spmv_options, NZ_CLI_COUNT(spmv_options), o, "options:\n"};
+    return table;
+}
+
+int nz_cmd_spmv_check_options(const spmv_options_t *o) {
     if (o->list) return NZ_EXIT_OK;
     if (o->matrix_path == NULL) return nz_cli_missing(CMD, "input matrix file");
     if ((o->all_formats || o->alg_all) && o->out_path != NULL) {
@@ -176,4 +170,11 @@ int nz_cmd_spmv_parse_options(int argc, char **argv, spmv_options_t *o) {
     const nz_cli_file_t inputs[] = {{NULL, o->matrix_path}, {"--x", o->x_path}, {"--y", o->y_path}};
     const nz_cli_file_t outputs[] = {{"--write-x", o->x_out_path}, {"-o", o->out_path}};
     return nz_cli_check_files(CMD, outputs, 2, inputs, 3);
+}
+
+int nz_cmd_spmv_parse_options(int argc, char **argv, spmv_options_t *o) {
+    nz_cmd_spmv_default_options(o);
+    const nz_cli_table_t table = nz_cmd_spmv_table(o);
+    int rc = nz_cli_parse(&spmv_command, &table, 1, argc, argv);
+    return rc != NZ_EXIT_OK ? rc : nz_cmd_spmv_check_options(o);
 }
