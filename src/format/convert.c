@@ -127,6 +127,107 @@ static nz_status_t dup_values(nz_context_t *ctx, void **dst, nz_value_type_t dst
     return NZ_SUCCESS;
 }
 
+/* The clone's arrays, one helper per format. Each fills M's arrays in the order listed and stops
+ * at the first failed allocation; nzi_matrix_clone frees whatever M already holds. */
+
+/* CSR and CSC: offsets over the major dimension, then indices and values. */
+static nz_status_t clone_compressed(nz_context_t *ctx, nz_matrix_t *M, const nz_matrix_t *A,
+                                    nz_value_type_t value_type) {
+    const nzi_csr_t *a = &A->host.csr;
+    nzi_csr_t *m = &M->host.csr;
+    int64_t major = A->format == NZ_FORMAT_CSR ? A->rows : A->cols;
+    int64_t nnz = a->row_offsets[major];
+    NZI_TRY(dup_array(ctx, (void **)&m->row_offsets, a->row_offsets, major + 1,
+                      sizeof *m->row_offsets, "offsets"));
+    NZI_TRY(dup_array(ctx, (void **)&m->col_indices, a->col_indices, nnz, sizeof *m->col_indices,
+                      "indices"));
+    return dup_values(ctx, &m->values, value_type, a->values, A->value_type, nnz, "values");
+}
+
+static nz_status_t clone_coo(nz_context_t *ctx, nz_matrix_t *M, const nz_matrix_t *A,
+                             nz_value_type_t value_type) {
+    const nzi_coo_t *a = &A->host.coo;
+    nzi_coo_t *m = &M->host.coo;
+    NZI_TRY(dup_array(ctx, (void **)&m->row_indices, a->row_indices, A->nnz,
+                      sizeof *m->row_indices, "COO row indices"));
+    NZI_TRY(dup_array(ctx, (void **)&m->col_indices, a->col_indices, A->nnz,
+                      sizeof *m->col_indices, "COO column indices"));
+    return dup_values(ctx, &m->values, value_type, a->values, A->value_type, A->nnz,
+                      "COO values");
+}
+
+/* ELL, and HYB: its ELL part, then its COO part. */
+static nz_status_t clone_ell_hyb(nz_context_t *ctx, nz_matrix_t *M, const nz_matrix_t *A,
+                                 nz_value_type_t value_type) {
+    const nz_value_type_t vt = A->value_type;
+    const nzi_ell_t *a = A->format == NZ_FORMAT_ELL ? &A->host.ell : &A->host.hyb.ell;
+    nzi_ell_t *m = A->format == NZ_FORMAT_ELL ? &M->host.ell : &M->host.hyb.ell;
+    int64_t stored = A->rows * a->width;
+    m->width = a->width;
+    NZI_TRY(dup_array(ctx, (void **)&m->col_indices, a->col_indices, stored,
+                      sizeof *m->col_indices, "ELL column indices"));
+    NZI_TRY(dup_values(ctx, &m->values, value_type, a->values, vt, stored, "ELL values"));
+    if (A->format == NZ_FORMAT_HYB) {
+        const nzi_hyb_t *ha = &A->host.hyb;
+        nzi_hyb_t *hm = &M->host.hyb;
+        hm->coo_nnz = ha->coo_nnz;
+        NZI_TRY(dup_array(ctx, (void **)&hm->coo.row_indices, ha->coo.row_indices, ha->coo_nnz,
+                          sizeof *hm->coo.row_indices, "HYB COO row indices"));
+        NZI_TRY(dup_array(ctx, (void **)&hm->coo.col_indices, ha->coo.col_indices, ha->coo_nnz,
+                          sizeof *hm->coo.col_indices, "HYB COO column indices"));
+        NZI_TRY(dup_values(ctx, &hm->coo.values, value_type, ha->coo.values, vt, ha->coo_nnz,
+                           "HYB COO values"));
+    }
+    return NZ_SUCCESS;
+}
+
+static nz_status_t clone_sell(nz_context_t *ctx, nz_matrix_t *M, const nz_matrix_t *A,
+                              nz_value_type_t value_type) {
+    const nzi_sell_t *a = &A->host.sell;
+    nzi_sell_t *m = &M->host.sell;
+    int64_t stored = a->chunk_offsets[a->num_chunks];
+    m->chunk = a->chunk;
+    m->sigma = a->sigma;
+    m->num_chunks = a->num_chunks;
+    NZI_TRY(dup_array(ctx, (void **)&m->chunk_offsets, a->chunk_offsets, a->num_chunks + 1,
+                      sizeof *m->chunk_offsets, "SELL chunk offsets"));
+    NZI_TRY(dup_array(ctx, (void **)&m->chunk_widths, a->chunk_widths, a->num_chunks,
+                      sizeof *m->chunk_widths, "SELL chunk widths"));
+    NZI_TRY(dup_array(ctx, (void **)&m->row_of_slot, a->row_of_slot, a->num_chunks * a->chunk,
+                      sizeof *m->row_of_slot, "SELL row permutation"));
+    NZI_TRY(dup_array(ctx, (void **)&m->col_indices, a->col_indices, stored,
+                      sizeof *m->col_indices, "SELL column indices"));
+    return dup_values(ctx, &m->values, value_type, a->values, A->value_type, stored,
+                      "SELL values");
+}
+
+static nz_status_t clone_bsr(nz_context_t *ctx, nz_matrix_t *M, const nz_matrix_t *A,
+                             nz_value_type_t value_type) {
+    const nzi_bsr_t *a = &A->host.bsr;
+    nzi_bsr_t *m = &M->host.bsr;
+    m->block = a->block;
+    m->block_rows = a->block_rows;
+    m->block_cols = a->block_cols;
+    m->num_blocks = a->num_blocks;
+    NZI_TRY(dup_array(ctx, (void **)&m->block_row_offsets, a->block_row_offsets,
+                      a->block_rows + 1, sizeof *m->block_row_offsets, "BSR block row offsets"));
+    NZI_TRY(dup_array(ctx, (void **)&m->block_col_indices, a->block_col_indices, a->num_blocks,
+                      sizeof *m->block_col_indices, "BSR block column indices"));
+    return dup_values(ctx, &m->values, value_type, a->values, A->value_type,
+                      a->num_blocks * a->block * a->block, "BSR values");
+}
+
+static nz_status_t clone_dia(nz_context_t *ctx, nz_matrix_t *M, const nz_matrix_t *A,
+                             nz_value_type_t value_type) {
+    const nzi_dia_t *a = &A->host.dia;
+    nzi_dia_t *m = &M->host.dia;
+    m->num_diagonals = a->num_diagonals;
+    NZI_TRY(dup_array(ctx, (void **)&m->offsets, a->offsets, a->num_diagonals, sizeof *m->offsets,
+                      "DIA offsets"));
+    return dup_values(ctx, &m->values, value_type, a->values, A->value_type,
+                      a->num_diagonals * A->rows, "DIA values");
+}
+
 /* A deep copy of host matrix A (any format) with values converted to value_type. The shape
  * parameters are copied first and every array pointer starts NULL, so a failed allocation
  * leaves an object nzi_matrix_free can take apart. */
@@ -134,101 +235,16 @@ nz_status_t nzi_matrix_clone(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix
                              nz_value_type_t value_type) {
     nz_status_t status;
     nz_matrix_t *M = NULL;
-    nz_value_type_t vt = A->value_type;
     NZI_CHECK(nzi_matrix_new(ctx, &M, A->format, value_type, A->rows, A->cols, A->nnz));
     switch (A->format) {
     case NZ_FORMAT_CSR:
-    case NZ_FORMAT_CSC: {
-        const nzi_csr_t *a = &A->host.csr;
-        nzi_csr_t *m = &M->host.csr;
-        int64_t major = A->format == NZ_FORMAT_CSR ? A->rows : A->cols;
-        int64_t nnz = a->row_offsets[major];
-        NZI_CHECK(dup_array(ctx, (void **)&m->row_offsets, a->row_offsets, major + 1,
-                            sizeof *m->row_offsets, "offsets"));
-        NZI_CHECK(dup_array(ctx, (void **)&m->col_indices, a->col_indices, nnz,
-                            sizeof *m->col_indices, "indices"));
-        NZI_CHECK(dup_values(ctx, &m->values, value_type, a->values, vt, nnz, "values"));
-        break;
-    }
-    case NZ_FORMAT_COO: {
-        const nzi_coo_t *a = &A->host.coo;
-        nzi_coo_t *m = &M->host.coo;
-        NZI_CHECK(dup_array(ctx, (void **)&m->row_indices, a->row_indices, A->nnz,
-                            sizeof *m->row_indices, "COO row indices"));
-        NZI_CHECK(dup_array(ctx, (void **)&m->col_indices, a->col_indices, A->nnz,
-                            sizeof *m->col_indices, "COO column indices"));
-        NZI_CHECK(dup_values(ctx, &m->values, value_type, a->values, vt, A->nnz, "COO values"));
-        break;
-    }
+    case NZ_FORMAT_CSC: NZI_CHECK(clone_compressed(ctx, M, A, value_type)); break;
+    case NZ_FORMAT_COO: NZI_CHECK(clone_coo(ctx, M, A, value_type)); break;
     case NZ_FORMAT_ELL:
-    case NZ_FORMAT_HYB: {
-        const nzi_ell_t *a = A->format == NZ_FORMAT_ELL ? &A->host.ell : &A->host.hyb.ell;
-        nzi_ell_t *m = A->format == NZ_FORMAT_ELL ? &M->host.ell : &M->host.hyb.ell;
-        int64_t stored = A->rows * a->width;
-        m->width = a->width;
-        NZI_CHECK(dup_array(ctx, (void **)&m->col_indices, a->col_indices, stored,
-                            sizeof *m->col_indices, "ELL column indices"));
-        NZI_CHECK(dup_values(ctx, &m->values, value_type, a->values, vt, stored, "ELL values"));
-        if (A->format == NZ_FORMAT_HYB) {
-            const nzi_hyb_t *ha = &A->host.hyb;
-            nzi_hyb_t *hm = &M->host.hyb;
-            hm->coo_nnz = ha->coo_nnz;
-            NZI_CHECK(dup_array(ctx, (void **)&hm->coo.row_indices, ha->coo.row_indices,
-                                ha->coo_nnz, sizeof *hm->coo.row_indices, "HYB COO row indices"));
-            NZI_CHECK(dup_array(ctx, (void **)&hm->coo.col_indices, ha->coo.col_indices,
-                                ha->coo_nnz, sizeof *hm->coo.col_indices,
-                                "HYB COO column indices"));
-            NZI_CHECK(dup_values(ctx, &hm->coo.values, value_type, ha->coo.values, vt,
-                                 ha->coo_nnz, "HYB COO values"));
-        }
-        break;
-    }
-    case NZ_FORMAT_SELL: {
-        const nzi_sell_t *a = &A->host.sell;
-        nzi_sell_t *m = &M->host.sell;
-        int64_t stored = a->chunk_offsets[a->num_chunks];
-        m->chunk = a->chunk;
-        m->sigma = a->sigma;
-        m->num_chunks = a->num_chunks;
-        NZI_CHECK(dup_array(ctx, (void **)&m->chunk_offsets, a->chunk_offsets,
-                            a->num_chunks + 1, sizeof *m->chunk_offsets, "SELL chunk offsets"));
-        NZI_CHECK(dup_array(ctx, (void **)&m->chunk_widths, a->chunk_widths, a->num_chunks,
-                            sizeof *m->chunk_widths, "SELL chunk widths"));
-        NZI_CHECK(dup_array(ctx, (void **)&m->row_of_slot, a->row_of_slot,
-                            a->num_chunks * a->chunk, sizeof *m->row_of_slot,
-                            "SELL row permutation"));
-        NZI_CHECK(dup_array(ctx, (void **)&m->col_indices, a->col_indices, stored,
-                            sizeof *m->col_indices, "SELL column indices"));
-        NZI_CHECK(dup_values(ctx, &m->values, value_type, a->values, vt, stored, "SELL values"));
-        break;
-    }
-    case NZ_FORMAT_BSR: {
-        const nzi_bsr_t *a = &A->host.bsr;
-        nzi_bsr_t *m = &M->host.bsr;
-        m->block = a->block;
-        m->block_rows = a->block_rows;
-        m->block_cols = a->block_cols;
-        m->num_blocks = a->num_blocks;
-        NZI_CHECK(dup_array(ctx, (void **)&m->block_row_offsets, a->block_row_offsets,
-                            a->block_rows + 1, sizeof *m->block_row_offsets,
-                            "BSR block row offsets"));
-        NZI_CHECK(dup_array(ctx, (void **)&m->block_col_indices, a->block_col_indices,
-                            a->num_blocks, sizeof *m->block_col_indices,
-                            "BSR block column indices"));
-        NZI_CHECK(dup_values(ctx, &m->values, value_type, a->values, vt,
-                             a->num_blocks * a->block * a->block, "BSR values"));
-        break;
-    }
-    case NZ_FORMAT_DIA: {
-        const nzi_dia_t *a = &A->host.dia;
-        nzi_dia_t *m = &M->host.dia;
-        m->num_diagonals = a->num_diagonals;
-        NZI_CHECK(dup_array(ctx, (void **)&m->offsets, a->offsets, a->num_diagonals,
-                            sizeof *m->offsets, "DIA offsets"));
-        NZI_CHECK(dup_values(ctx, &m->values, value_type, a->values, vt,
-                             a->num_diagonals * A->rows, "DIA values"));
-        break;
-    }
+    case NZ_FORMAT_HYB: NZI_CHECK(clone_ell_hyb(ctx, M, A, value_type)); break;
+    case NZ_FORMAT_SELL: NZI_CHECK(clone_sell(ctx, M, A, value_type)); break;
+    case NZ_FORMAT_BSR: NZI_CHECK(clone_bsr(ctx, M, A, value_type)); break;
+    case NZ_FORMAT_DIA: NZI_CHECK(clone_dia(ctx, M, A, value_type)); break;
     default:
         NZI_CHECK(nzi_error(ctx, NZ_ERR_INVALID_MATRIX, "matrix has an invalid format %d",
                             (int)A->format));

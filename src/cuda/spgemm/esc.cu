@@ -242,37 +242,22 @@ cleanup:
     return status;
 }
 
-/* Setup (upload, product offsets and rows of A's nonzeros), the panel split against the budget,
- * then panel by panel; C is assembled on the host from the panels' rows. */
-extern "C" nz_status_t nzi_spgemm_esc(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
-                                      const nz_matrix_t *B, const nz_spgemm_options_t *opt,
-                                      nz_spgemm_info_t *info, nz_spgemm_profile_t *profile) {
-    nz_status_t status = NZ_SUCCESS;
+/* The panels under the budget: C's rows split so that a panel's products fit what A, B and
+ * their offsets (fixed) and CUB's workspace leave; the workspace is sized for the largest panel,
+ * which shrinks the room, so the split is redone (a few rounds at most) until the workspace it
+ * needs fits the one assumed. *temp: the workspace bytes; *max_products, *max_rows: the largest
+ * panel's (the per-panel buffers' sizes). */
+static nz_status_t esc_plan_panels(nz_context_t *ctx, const nz_matrix_t *A, const nz_matrix_t *B,
+                                   const int64_t *products, size_t budget,
+                                   nzi_spgemm_panel_t **panels, int64_t *count,
+                                   int64_t *max_products, int64_t *max_rows, size_t *temp) {
     const nz_value_type_t vt = A->value_type;
     const size_t vs = nzi_value_size(vt);
     const int64_t rows = A->rows, a_nnz = A->nnz, b_nnz = B->nnz;
-    int64_t *products = NULL, total = 0, count = 0, max_products = 0, max_rows = 0;
-    nzi_spgemm_panel_t *panels = NULL;
-    nzi_spgemm_chunks_t chunks;
     nzi_spgemm_panel_cost_t cost;
     nzi_spgemm_split_input_t split;
-    esc_work_t w;
-    size_t budget = 0, fixed = 0, temp = 0;
-    double t_start = nzi_wtime(), t, transfer = 0.0, numeric = 0.0;
-    nz_matrix_t *M = NULL;
-    cudaStream_t stream;
+    size_t fixed = 0;
     cudaError_t err;
-
-    memset(&w, 0, sizeof w);
-    memset(&chunks, 0, sizeof chunks);
-    NZI_CHECK(nzi_cuda_enter(ctx));
-    stream = nzi_cuda(ctx)->stream;
-
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&products, (size_t)rows, sizeof(int64_t),
-                              "nz_spgemm (esc): products per row"));
-    NZI_CHECK(nzi_spgemm_count_products(ctx, A, B, 0, rows, products, &total));
-    info->products = total;
-    NZI_CHECK(nzi_device_memory_budget(ctx, opt->gpu_memory_limit, &budget));
 
     /* A, B, A's product offsets and rows stay on the device for the whole call, with room for
      * C's local row offsets of any panel (4 bytes per row of A). */
@@ -291,84 +276,138 @@ extern "C" nz_status_t nzi_spgemm_esc(nz_context_t *ctx, nz_matrix_t **C, const 
     split.b_cols = B->cols;
     split.who = "esc";
     for (int round = 0;; round++) {
-        double room = (double)budget - (double)fixed - (double)temp;
+        double room = (double)budget - (double)fixed - (double)*temp;
         const double cap = (double)(INT32_MAX - 1) * cost.per_product;
         if (room < 0.0) room = 0.0;
         if (room > cap) room = cap;
-        nzi_free(ctx, panels);
-        panels = NULL;
-        NZI_CHECK(nzi_spgemm_split(ctx, &split, &cost, room, &panels, &count));
-        max_products = max_rows = 0;
-        for (int64_t q = 0; q < count; q++) {
-            if (panels[q].products > max_products) max_products = panels[q].products;
-            if (panels[q].row_end - panels[q].row_begin > max_rows)
-                max_rows = panels[q].row_end - panels[q].row_begin;
+        nzi_free(ctx, *panels);
+        *panels = NULL;
+        NZI_TRY(nzi_spgemm_split(ctx, &split, &cost, room, panels, count));
+        *max_products = *max_rows = 0;
+        for (int64_t q = 0; q < *count; q++) {
+            if ((*panels)[q].products > *max_products) *max_products = (*panels)[q].products;
+            if ((*panels)[q].row_end - (*panels)[q].row_begin > *max_rows)
+                *max_rows = (*panels)[q].row_end - (*panels)[q].row_begin;
         }
         size_t need = 0;
-        err = vt == NZ_F32 ? esc_temp_bytes<float>(a_nnz, max_products, &need)
-                           : esc_temp_bytes<double>(a_nnz, max_products, &need);
-        NZI_CUDA_CHECK(ctx, err);
-        if (need <= temp) break;
-        if (round == 3) {
-            status = nzi_error(ctx, NZ_ERR_DEVICE_OUT_OF_MEMORY,
-                               "nz_spgemm (esc): the sort workspace does not fit the budget of "
-                               "%zu bytes",
-                               budget);
-            goto cleanup;
-        }
-        temp = need + need / 4;
+        err = vt == NZ_F32 ? esc_temp_bytes<float>(a_nnz, *max_products, &need)
+                           : esc_temp_bytes<double>(a_nnz, *max_products, &need);
+        NZI_CUDA_TRY(ctx, err);
+        if (need <= *temp) return NZ_SUCCESS;
+        if (round == 3)
+            return nzi_error(ctx, NZ_ERR_DEVICE_OUT_OF_MEMORY,
+                             "nz_spgemm (esc): the sort workspace does not fit the budget of "
+                             "%zu bytes",
+                             budget);
+        *temp = need + need / 4;
     }
+}
+
+/* The call's device memory, in w: A and B uploaded (*transfer: their copy time), A's product
+ * offsets and rows, the panels' keys, values, row offsets and entry count, CUB's workspace of
+ * temp bytes; and the host staging of one panel's C. A failure leaves w for esc_work_free. */
+static nz_status_t esc_work_alloc(nz_context_t *ctx, esc_work_t *w, const nz_matrix_t *A,
+                                  const nz_matrix_t *B, int64_t max_products, int64_t max_rows,
+                                  size_t temp, double *transfer) {
+    const size_t vs = nzi_value_size(A->value_type);
+    const int64_t rows = A->rows, a_nnz = A->nnz, b_nnz = B->nnz;
+    const double t = nzi_wtime();
+    NZI_TRY(upload(ctx, (void **)&w->a_offsets, A->host.csr.row_offsets,
+                   ((size_t)rows + 1) * NZI_OFFSET_BYTES, "nz_spgemm (esc): A row offsets"));
+    NZI_TRY(upload(ctx, (void **)&w->a_cols, A->host.csr.col_indices,
+                   (size_t)a_nnz * NZI_INDEX_BYTES, "nz_spgemm (esc): A column indices"));
+    NZI_TRY(upload(ctx, &w->a_values, A->host.csr.values, (size_t)a_nnz * vs,
+                   "nz_spgemm (esc): A values"));
+    NZI_TRY(upload(ctx, (void **)&w->b_offsets, B->host.csr.row_offsets,
+                   ((size_t)B->rows + 1) * NZI_OFFSET_BYTES, "nz_spgemm (esc): B row offsets"));
+    NZI_TRY(upload(ctx, (void **)&w->b_cols, B->host.csr.col_indices,
+                   (size_t)b_nnz * NZI_INDEX_BYTES, "nz_spgemm (esc): B column indices"));
+    NZI_TRY(upload(ctx, &w->b_values, B->host.csr.values, (size_t)b_nnz * vs,
+                   "nz_spgemm (esc): B values"));
+    *transfer += nzi_wtime() - t;
+    NZI_TRY(nz_cuda_malloc(ctx, (void **)&w->product_offsets,
+                           ((size_t)a_nnz + 1) * NZI_OFFSET_BYTES,
+                           "nz_spgemm (esc): product offsets"));
+    NZI_TRY(nz_cuda_malloc(ctx, (void **)&w->a_row, ((size_t)a_nnz + 1) * NZI_INDEX_BYTES,
+                           "nz_spgemm (esc): rows of A's nonzeros"));
+    NZI_TRY(nz_cuda_malloc(ctx, (void **)&w->keys[0], (size_t)max_products * KEY_BYTES,
+                           "nz_spgemm (esc): keys"));
+    NZI_TRY(nz_cuda_malloc(ctx, (void **)&w->keys[1], (size_t)max_products * KEY_BYTES,
+                           "nz_spgemm (esc): keys"));
+    NZI_TRY(nz_cuda_malloc(ctx, &w->values[0], (size_t)max_products * vs,
+                           "nz_spgemm (esc): values"));
+    NZI_TRY(nz_cuda_malloc(ctx, &w->values[1], (size_t)max_products * vs,
+                           "nz_spgemm (esc): values"));
+    NZI_TRY(nz_cuda_malloc(ctx, (void **)&w->row_offsets, ((size_t)rows + 1) * NZI_INDEX_BYTES,
+                           "nz_spgemm (esc): panel row offsets"));
+    NZI_TRY(nz_cuda_malloc(ctx, (void **)&w->num_runs, sizeof(int32_t),
+                           "nz_spgemm (esc): entry count"));
+    NZI_TRY(nz_cuda_malloc(ctx, &w->temp, temp, "nz_spgemm (esc): CUB workspace"));
+    w->temp_bytes = temp;
+    NZI_TRY(nzi_alloc_array(ctx, (void **)&w->h_row_offsets, (size_t)max_rows + 1, 4,
+                            "nz_spgemm (esc): panel row offsets"));
+    NZI_TRY(nzi_alloc_array(ctx, (void **)&w->h_cols, (size_t)max_products, 4,
+                            "nz_spgemm (esc): panel columns"));
+    return nzi_alloc_array(ctx, &w->h_values, (size_t)max_products, vs,
+                           "nz_spgemm (esc): panel values");
+}
+
+/* Queues the setup kernels on the context's stream: each nonzero k of A gets its product offset
+ * (the inclusive scan, in CUB's workspace, of nnz(row col(k) of B) behind a leading 0) and its
+ * row. The caller synchronises. */
+static nz_status_t esc_product_offsets(nz_context_t *ctx, esc_work_t *w, int64_t rows,
+                                       int64_t a_nnz) {
+    const nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    cudaStream_t stream = cs->stream;
+    const unsigned grid =
+        (unsigned)nzi_cuda_grid_blocks(cs, ESC_BLOCK, 4, (a_nnz + ESC_BLOCK - 1) / ESC_BLOCK);
+    size_t scan = w->temp_bytes;
+    NZI_CUDA_TRY(ctx, cudaMemsetAsync(w->product_offsets, 0, sizeof(int64_t), stream));
+    esc_count_kernel<<<grid, ESC_BLOCK, 0, stream>>>(a_nnz, w->a_cols, w->b_offsets,
+                                                     w->product_offsets);
+    NZI_CUDA_TRY(ctx, cudaGetLastError());
+    NZI_CUDA_TRY(ctx, cub::DeviceScan::InclusiveSum(w->temp, scan, w->product_offsets + 1,
+                                                    w->product_offsets + 1, a_nnz, stream));
+    esc_row_kernel<<<grid, ESC_BLOCK, 0, stream>>>(rows, a_nnz, w->a_offsets, w->a_row);
+    NZI_CUDA_TRY(ctx, cudaGetLastError());
+    return NZ_SUCCESS;
+}
+
+/* Setup (upload, product offsets and rows of A's nonzeros), the panel split against the budget,
+ * then panel by panel; C is assembled on the host from the panels' rows. */
+extern "C" nz_status_t nzi_spgemm_esc(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
+                                      const nz_matrix_t *B, const nz_spgemm_options_t *opt,
+                                      nz_spgemm_info_t *info, nz_spgemm_profile_t *profile) {
+    nz_status_t status = NZ_SUCCESS;
+    const nz_value_type_t vt = A->value_type;
+    const int64_t rows = A->rows, a_nnz = A->nnz;
+    int64_t *products = NULL, total = 0, count = 0, max_products = 0, max_rows = 0;
+    nzi_spgemm_panel_t *panels = NULL;
+    nzi_spgemm_chunks_t chunks;
+    esc_work_t w;
+    size_t budget = 0, temp = 0;
+    double t_start = nzi_wtime(), t, transfer = 0.0, numeric = 0.0;
+    nz_matrix_t *M = NULL;
+    cudaStream_t stream;
+
+    memset(&w, 0, sizeof w);
+    memset(&chunks, 0, sizeof chunks);
+    NZI_CHECK(nzi_cuda_enter(ctx));
+    stream = nzi_cuda(ctx)->stream;
+
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&products, (size_t)rows, sizeof(int64_t),
+                              "nz_spgemm (esc): products per row"));
+    NZI_CHECK(nzi_spgemm_count_products(ctx, A, B, 0, rows, products, &total));
+    info->products = total;
+    NZI_CHECK(nzi_device_memory_budget(ctx, opt->gpu_memory_limit, &budget));
+    NZI_CHECK(esc_plan_panels(ctx, A, B, products, budget, &panels, &count, &max_products,
+                              &max_rows, &temp));
     info->panels = count;
 
     /* Device setup. */
-    t = nzi_wtime();
-    NZI_CHECK(upload(ctx, (void **)&w.a_offsets, A->host.csr.row_offsets, ((size_t)rows + 1) * NZI_OFFSET_BYTES,
-                     "nz_spgemm (esc): A row offsets"));
-    NZI_CHECK(upload(ctx, (void **)&w.a_cols, A->host.csr.col_indices, (size_t)a_nnz * NZI_INDEX_BYTES,
-                     "nz_spgemm (esc): A column indices"));
-    NZI_CHECK(upload(ctx, &w.a_values, A->host.csr.values, (size_t)a_nnz * vs,
-                     "nz_spgemm (esc): A values"));
-    NZI_CHECK(upload(ctx, (void **)&w.b_offsets, B->host.csr.row_offsets,
-                     ((size_t)B->rows + 1) * NZI_OFFSET_BYTES, "nz_spgemm (esc): B row offsets"));
-    NZI_CHECK(upload(ctx, (void **)&w.b_cols, B->host.csr.col_indices, (size_t)b_nnz * NZI_INDEX_BYTES,
-                     "nz_spgemm (esc): B column indices"));
-    NZI_CHECK(upload(ctx, &w.b_values, B->host.csr.values, (size_t)b_nnz * vs,
-                     "nz_spgemm (esc): B values"));
-    transfer += nzi_wtime() - t;
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.product_offsets, ((size_t)a_nnz + 1) * NZI_OFFSET_BYTES,
-                             "nz_spgemm (esc): product offsets"));
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.a_row, ((size_t)a_nnz + 1) * NZI_INDEX_BYTES,
-                             "nz_spgemm (esc): rows of A's nonzeros"));
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.keys[0], (size_t)max_products * KEY_BYTES, "nz_spgemm (esc): keys"));
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.keys[1], (size_t)max_products * KEY_BYTES, "nz_spgemm (esc): keys"));
-    NZI_CHECK(nz_cuda_malloc(ctx, &w.values[0], (size_t)max_products * vs, "nz_spgemm (esc): values"));
-    NZI_CHECK(nz_cuda_malloc(ctx, &w.values[1], (size_t)max_products * vs, "nz_spgemm (esc): values"));
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.row_offsets, ((size_t)rows + 1) * NZI_INDEX_BYTES,
-                             "nz_spgemm (esc): panel row offsets"));
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.num_runs, sizeof(int32_t), "nz_spgemm (esc): entry count"));
-    NZI_CHECK(nz_cuda_malloc(ctx, &w.temp, temp, "nz_spgemm (esc): CUB workspace"));
-    w.temp_bytes = temp;
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&w.h_row_offsets, (size_t)max_rows + 1, 4,
-                              "nz_spgemm (esc): panel row offsets"));
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&w.h_cols, (size_t)max_products, 4,
-                              "nz_spgemm (esc): panel columns"));
-    NZI_CHECK(nzi_alloc_array(ctx, &w.h_values, (size_t)max_products, vs,
-                              "nz_spgemm (esc): panel values"));
+    NZI_CHECK(esc_work_alloc(ctx, &w, A, B, max_products, max_rows, temp, &transfer));
     NZI_CHECK(nzi_spgemm_chunks_init(ctx, &chunks, vt, rows, B->cols, count));
-
-    if (a_nnz > 0) {
-        const nzi_cuda_state_t *cs = nzi_cuda(ctx);
-        size_t scan = temp;
-        NZI_CUDA_CHECK(ctx, cudaMemsetAsync(w.product_offsets, 0, sizeof(int64_t), stream));
-        esc_count_kernel<<<(unsigned)nzi_cuda_grid_blocks(cs, ESC_BLOCK, 4, (a_nnz + ESC_BLOCK - 1) / ESC_BLOCK),
-                           ESC_BLOCK, 0, stream>>>(a_nnz, w.a_cols, w.b_offsets, w.product_offsets);
-        NZI_CUDA_CHECK(ctx, cudaGetLastError());
-        NZI_CUDA_CHECK(ctx, cub::DeviceScan::InclusiveSum(w.temp, scan, w.product_offsets + 1,
-                                                          w.product_offsets + 1, a_nnz, stream));
-        esc_row_kernel<<<(unsigned)nzi_cuda_grid_blocks(cs, ESC_BLOCK, 4, (a_nnz + ESC_BLOCK - 1) / ESC_BLOCK),
-                         ESC_BLOCK, 0, stream>>>(rows, a_nnz, w.a_offsets, w.a_row);
-        NZI_CUDA_CHECK(ctx, cudaGetLastError());
-    }
+    if (a_nnz > 0) NZI_CHECK(esc_product_offsets(ctx, &w, rows, a_nnz));
     NZI_CUDA_CHECK(ctx, cudaStreamSynchronize(stream));
     info->symbolic_seconds = nzi_wtime() - t_start;
     nzi_spgemm_profile_stage(profile, "setup", info->symbolic_seconds);

@@ -430,6 +430,117 @@ cleanup:
     return status;
 }
 
+/* The call's scratch on the device: C's row offsets (a device C keeps them), the row lists, the
+ * scan's workspace, the bin counters (and their host copy). */
+static nz_status_t alloc_scratch(hash_state_t *st, int64_t m) {
+    nz_context_t *ctx = st->ctx;
+    NZI_TRY(nzi_cuda_malloc_async(ctx, (void **)&st->c_off, (size_t)(m + 1) * NZI_OFFSET_BYTES,
+                                  "nz_spgemm (hash): C row offsets"));
+    NZI_TRY(nzi_cuda_malloc_async(ctx, (void **)&st->lists, (size_t)m * NZI_INDEX_BYTES,
+                                  "nz_spgemm (hash): row bins"));
+    NZI_TRY(nzi_cuda_malloc_async(ctx, &st->scan_work, st->scan_bytes > 0 ? st->scan_bytes : 1,
+                                  "nz_spgemm (hash): scan"));
+    st->counters_bytes = hash_counter_entries(NUM_BINS) * COUNTER_BYTES;
+    NZI_TRY(nzi_cuda_malloc_async(ctx, (void **)&st->counters, st->counters_bytes,
+                                  "nz_spgemm (hash): bin counters"));
+    return nzi_alloc_array(ctx, (void **)&st->h_counts, hash_counter_entries(NUM_BINS),
+                           sizeof(int64_t), "nz_spgemm (hash): bin counts");
+}
+
+/* What the panels of a host C need on the device: the copy stream of their own when there are
+ * several (the drain of panel p overlaps the computation of panel p + 1); without one binning,
+ * the panel starts and counters for a binning per (panel, bin) pair; the slots of cap entries. */
+template <typename Value>
+static nz_status_t alloc_panels(hash_state_t *st, int64_t panels, int64_t cap, bool one_binning) {
+    nz_context_t *ctx = st->ctx;
+    if (panels > 1) {
+        NZI_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&st->copy_stream, cudaStreamNonBlocking));
+        st->own_copy_stream = true;
+    }
+    if (!one_binning) {
+        NZI_TRY(nzi_cuda_malloc_async(ctx, (void **)&st->panel_starts,
+                                      (size_t)(panels + 1) * NZI_OFFSET_BYTES,
+                                      "nz_spgemm (hash): panels"));
+        NZI_TRY(nz_cuda_memcpy(ctx, st->panel_starts, st->h_panel_starts,
+                               (size_t)(panels + 1) * NZI_OFFSET_BYTES, NZI_H2D));
+        free_device(ctx, (void **)&st->counters);
+        nzi_free(ctx, st->h_counts);
+        st->h_counts = NULL;
+        st->counters_bytes = hash_counter_entries(panels * NUM_BINS) * COUNTER_BYTES;
+        NZI_TRY(nzi_cuda_malloc_async(ctx, (void **)&st->counters, st->counters_bytes,
+                                      "nz_spgemm (hash): bin counters"));
+        NZI_TRY(nzi_alloc_array(ctx, (void **)&st->h_counts,
+                                hash_counter_entries(panels * NUM_BINS), sizeof(int64_t),
+                                "nz_spgemm (hash): bin counts"));
+    }
+    for (int s = 0; s < (panels > 1 ? 2 : 1); s++) {
+        NZI_TRY(nzi_cuda_malloc_async(ctx, &st->slot_col[s], (size_t)cap * NZI_INDEX_BYTES,
+                                      "nz_spgemm (hash): C panel"));
+        NZI_TRY(nzi_cuda_malloc_async(ctx, &st->slot_val[s], (size_t)cap * sizeof(Value),
+                                      "nz_spgemm (hash): C panel"));
+    }
+    return NZ_SUCCESS;
+}
+
+/* The numeric phase's binning of the rows by their exact lengths, per panel; its time counts as
+ * numeric time (*numeric_seconds, timed with the symbolic phase's events). */
+static nz_status_t numeric_binning(hash_state_t *st, int64_t m, int64_t n, int max_bin,
+                                   int dense_from, int64_t panels, double *numeric_seconds) {
+    nz_context_t *ctx = st->ctx;
+    nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    float ms = 0.0f;
+    NZI_CUDA_TRY(ctx, cudaEventRecord(st->sym_start, cs->stream));
+    NZI_TRY(hash_bin_rows<true>(st, m, n, max_bin, dense_from, panels, NULL));
+    NZI_CUDA_TRY(ctx, cudaEventRecord(st->sym_stop, cs->stream));
+    NZI_CUDA_TRY(ctx, cudaEventSynchronize(st->sym_stop));
+    NZI_CUDA_TRY(ctx, cudaEventElapsedTime(&ms, st->sym_start, st->sym_stop));
+    *numeric_seconds += 1e-3 * (double)ms;
+    return NZ_SUCCESS;
+}
+
+/* A host C after the symbolic phase: *M with C's row offsets, the panels planned in what the
+ * budget leaves (avail), their buffers, the numeric phase panel by panel with the drains; the
+ * call's times into info (upload_seconds: the operands' transfer). *M is the caller's to free
+ * after an error. */
+template <typename Value>
+static nz_status_t host_output(hash_state_t *st, nz_matrix_t **M, const nz_matrix_t *A,
+                               int64_t n, int64_t nnz, size_t avail, bool one_binning,
+                               int max_bin, int dense_from, int64_t symbolic_huge,
+                               hash_args<Value> args, double upload_seconds,
+                               nz_spgemm_info_t *info) {
+    nz_context_t *ctx = st->ctx;
+    const int64_t m = A->rows;
+    const size_t entry_bytes = NZI_INDEX_BYTES + sizeof(Value);
+    int64_t panels = 1, dense_count = 0, cap = 0;
+    double drain_seconds = 0.0, numeric_seconds = 0.0;
+    NZI_TRY(nzi_csr_alloc(ctx, M, A->value_type, m, n, nnz));
+    {
+        const double t = nzi_wtime();
+        NZI_TRY(nz_cuda_memcpy(ctx, (*M)->host.csr.row_offsets, st->c_off,
+                               (size_t)(m + 1) * NZI_OFFSET_BYTES, NZI_D2H));
+        drain_seconds += nzi_wtime() - t;
+    }
+    NZI_TRY(plan_panels<Value>(st, (*M)->host.csr.row_offsets, m, n, nnz, max_bin, dense_from,
+                               one_binning, symbolic_huge, avail, &dense_count, &panels, &cap));
+    info->panels = panels;
+    one_binning = one_binning && panels == 1;
+    NZI_TRY(alloc_panels<Value>(st, panels, cap, one_binning));
+    mark(st, "output+slots");
+    NZI_TRY(staging_alloc(st, (size_t)nnz * entry_bytes));
+    if (!one_binning)
+        NZI_TRY(numeric_binning(st, m, n, max_bin, dense_from, panels, &numeric_seconds));
+    NZI_TRY(numeric_panels<Value>(st, *M, args, panels, n, dense_count, &numeric_seconds,
+                                  &drain_seconds));
+    mark(st, "numeric+drain");
+    info->numeric_seconds = numeric_seconds;
+    info->transfer_seconds = upload_seconds + drain_seconds;
+    info->stage_seconds_sum =
+        upload_seconds + info->symbolic_seconds + numeric_seconds + drain_seconds;
+    return NZ_SUCCESS;
+}
+
+/* The call: the budget and what stays resident, the operands on the device, the symbolic phase,
+ * then C on the device (in core) or on the host (in panels). */
 template <typename Value>
 static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
                                const nz_matrix_t *B, const nz_spgemm_options_t *opt,
@@ -443,10 +554,9 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     hash_state_t st;
     hash_args<Value> args;
     size_t budget = 0, used = 0;
-    int64_t nnz = 0, panels = 1, dense_count = 0, cap = 0, symbolic_huge = 0;
+    int64_t nnz = 0, symbolic_huge = 0;
     bool one_binning = false;
-    double upload_seconds = 0.0, drain_seconds = 0.0, numeric_seconds = 0.0;
-    float ms = 0.0f;
+    double upload_seconds = 0.0, numeric_seconds = 0.0;
     const int max_bin_sym = hash_max_shared_bin(cs, false, vs);
     const int max_bin_num = hash_max_shared_bin(cs, true, vs);
     const int dense_from = hash_dense_from_bin(ctx, n, max_bin_num);
@@ -478,18 +588,7 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
     mark(&st, "events");
     NZI_CHECK(attach_operands<Value>(&st, A, B, &args, &upload_seconds));
     mark(&st, "operands");
-    /* C's row offsets (a device C keeps them), the row lists, the scan, the bin counters */
-    NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&st.c_off, (size_t)(m + 1) * NZI_OFFSET_BYTES,
-                                    "nz_spgemm (hash): C row offsets"));
-    NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&st.lists, (size_t)m * NZI_INDEX_BYTES,
-                                    "nz_spgemm (hash): row bins"));
-    NZI_CHECK(nzi_cuda_malloc_async(ctx, &st.scan_work, st.scan_bytes > 0 ? st.scan_bytes : 1,
-                                    "nz_spgemm (hash): scan"));
-    st.counters_bytes = hash_counter_entries(NUM_BINS) * COUNTER_BYTES;
-    NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&st.counters, st.counters_bytes,
-                                    "nz_spgemm (hash): bin counters"));
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&st.h_counts, hash_counter_entries(NUM_BINS),
-                              sizeof(int64_t), "nz_spgemm (hash): bin counts"));
+    NZI_CHECK(alloc_scratch(&st, m));
     args.c_off = st.c_off;
     one_binning = hash_small_product(ctx, A, B);
     mark(&st, "scratch");
@@ -505,67 +604,10 @@ static nz_status_t hash_spgemm(nz_context_t *ctx, nz_matrix_t **C, const nz_matr
         info->numeric_seconds = numeric_seconds;
         info->transfer_seconds = 0.0;
         info->stage_seconds_sum = info->symbolic_seconds + numeric_seconds;
-        *C = M;
-        M = NULL;
-        goto cleanup;
+    } else {
+        NZI_CHECK(host_output<Value>(&st, &M, A, n, nnz, budget - used, one_binning, max_bin_num,
+                                     dense_from, symbolic_huge, args, upload_seconds, info));
     }
-
-    /* ---- output, panels ---- */
-    NZI_CHECK(nzi_csr_alloc(ctx, &M, A->value_type, m, n, nnz));
-    {
-        const double t = nzi_wtime();
-        NZI_CHECK(nz_cuda_memcpy(ctx, M->host.csr.row_offsets, st.c_off,
-                                 (size_t)(m + 1) * NZI_OFFSET_BYTES, NZI_D2H));
-        drain_seconds += nzi_wtime() - t;
-    }
-    NZI_CHECK(plan_panels<Value>(&st, M->host.csr.row_offsets, m, n, nnz, max_bin_num, dense_from,
-                                 one_binning, symbolic_huge, budget - used, &dense_count, &panels,
-                                 &cap));
-    info->panels = panels;
-    one_binning = one_binning && panels == 1;
-    if (panels > 1) { /* the drain of panel p overlaps the computation of panel p + 1 */
-        NZI_CUDA_CHECK(ctx, cudaStreamCreateWithFlags(&st.copy_stream, cudaStreamNonBlocking));
-        st.own_copy_stream = true;
-    }
-    if (!one_binning) { /* a new binning per (panel, bin) pair: its counters */
-        NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&st.panel_starts,
-                                        (size_t)(panels + 1) * NZI_OFFSET_BYTES,
-                                        "nz_spgemm (hash): panels"));
-        NZI_CHECK(nz_cuda_memcpy(ctx, st.panel_starts, st.h_panel_starts,
-                                 (size_t)(panels + 1) * NZI_OFFSET_BYTES, NZI_H2D));
-        free_device(ctx, (void **)&st.counters);
-        nzi_free(ctx, st.h_counts);
-        st.h_counts = NULL;
-        st.counters_bytes = hash_counter_entries(panels * NUM_BINS) * COUNTER_BYTES;
-        NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&st.counters, st.counters_bytes,
-                                        "nz_spgemm (hash): bin counters"));
-        NZI_CHECK(nzi_alloc_array(ctx, (void **)&st.h_counts, hash_counter_entries(panels * NUM_BINS),
-                                  sizeof(int64_t), "nz_spgemm (hash): bin counts"));
-    }
-    for (int s = 0; s < (panels > 1 ? 2 : 1); s++) {
-        NZI_CHECK(nzi_cuda_malloc_async(ctx, &st.slot_col[s], (size_t)cap * NZI_INDEX_BYTES,
-                                        "nz_spgemm (hash): C panel"));
-        NZI_CHECK(nzi_cuda_malloc_async(ctx, &st.slot_val[s], (size_t)cap * vs,
-                                        "nz_spgemm (hash): C panel"));
-    }
-    mark(&st, "output+slots");
-    NZI_CHECK(staging_alloc(&st, (size_t)nnz * entry_bytes));
-
-    /* the numeric binning counts as numeric time (timed with the symbolic phase's events) */
-    if (!one_binning) {
-        NZI_CUDA_CHECK(ctx, cudaEventRecord(st.sym_start, cs->stream));
-        NZI_CHECK(hash_bin_rows<true>(&st, m, n, max_bin_num, dense_from, panels, NULL));
-        NZI_CUDA_CHECK(ctx, cudaEventRecord(st.sym_stop, cs->stream));
-        NZI_CUDA_CHECK(ctx, cudaEventSynchronize(st.sym_stop));
-        NZI_CUDA_CHECK(ctx, cudaEventElapsedTime(&ms, st.sym_start, st.sym_stop));
-        numeric_seconds += 1e-3 * (double)ms;
-    }
-    NZI_CHECK(numeric_panels<Value>(&st, M, args, panels, n, dense_count, &numeric_seconds,
-                                    &drain_seconds));
-    mark(&st, "numeric+drain");
-    info->numeric_seconds = numeric_seconds;
-    info->transfer_seconds = upload_seconds + drain_seconds;
-    info->stage_seconds_sum = upload_seconds + info->symbolic_seconds + numeric_seconds + drain_seconds;
     *C = M;
     M = NULL;
 

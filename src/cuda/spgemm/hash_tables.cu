@@ -86,6 +86,133 @@ static __device__ __forceinline__ void rank_sort_dispatch(int k, const int32_t *
                                                      out_col, out_val);
 }
 
+/* Phases of hash_shared_kernel. A row's table is my_keys / my_vals (Table slots), worked on by
+ * the Group lanes of group g = threadIdx.x / Group; lane = threadIdx.x % Group. The compaction
+ * and the sort by counting stay in the kernel: as helpers they compile to other (equivalent)
+ * machine code, with the same resources, in the rank-sort kernels. */
+
+/* Empty tables (keys -1, values 0) for the block's R rows, and zero counts (counts[R] included). */
+template <int R, int Table, int Block, typename Value, bool Numeric>
+static __device__ __forceinline__ void clear_tables(int32_t *keys, Value *vals, int *counts) {
+    for (int s = threadIdx.x; s < R * Table; s += Block) {
+        keys[s] = -1;
+        if (Numeric) vals[s] = Value(0);
+    }
+    if (threadIdx.x <= R) counts[threadIdx.x] = 0;
+}
+
+/* Every product of the row into its table, each by one lane (see hash_shared_kernel). */
+template <int Group, int Table, typename Value, bool Numeric, bool Narrow>
+static __device__ __forceinline__ void insert_row(const hash_args<Value> &args, int32_t row,
+                                                  int lane, int sweep_log2, int32_t *my_keys,
+                                                  Value *my_vals) {
+    constexpr int SWEEP = Group < 32 ? Group : 32;
+    constexpr int SWEEPERS = Group / SWEEP;
+    const int sweep = Narrow ? 1 << sweep_log2 : SWEEP;
+    const int sweepers = Narrow ? Group >> sweep_log2 : SWEEPERS;
+    const int sweeper = Narrow ? lane >> sweep_log2 : lane / SWEEP;
+    const int sweep_lane = Narrow ? lane & (sweep - 1) : lane % SWEEP;
+    const int64_t a_end = args.a_off[row + 1];
+    for (int64_t k = args.a_off[row] + sweeper; k < a_end; k += sweepers) {
+        const int32_t j = args.a_col[k];
+        const Value a = Numeric ? args.a_val[k] : Value(0);
+        const int64_t b_end = args.b_off[j + 1];
+        for (int64_t l = args.b_off[j] + sweep_lane; l < b_end; l += sweep)
+            hash_insert<Table, Value, Numeric>(my_keys, my_vals, args.b_col[l],
+                                               Numeric ? a * args.b_val[l] : Value(0));
+    }
+}
+
+/* Symbolic: the row's filled slots (its length in C) to c_off[row + 1]. Every thread of the
+ * block calls it (a barrier inside). */
+template <int Group, int Table, typename Value>
+static __device__ __forceinline__ void count_row(const hash_args<Value> &args, int32_t row, int g,
+                                                 int lane, const int32_t *my_keys, int *counts) {
+    int local = 0;
+    for (int s = lane; s < Table; s += Group) local += my_keys[s] != -1;
+    if (local != 0) atomicAdd(&counts[g], local);
+    __syncthreads();
+    if (row >= 0 && lane == 0) args.c_off[row + 1] = counts[g];
+}
+
+/* Rank 2: groups (of at most 32 lanes) lie inside a warp: pad the keys with INT32_MAX up to a
+ * multiple of 4 (n <= OWN * Group <= Table, a multiple of 4: the padding stays in the table; the
+ * slots past n are dead after the compaction), then sort with K = the warp's largest
+ * ceil(n / Group). A row longer than the bin guarantees (never, but K must bound the registers)
+ * is left to the sort by counting: returns whether the row was sorted here. Every lane of the
+ * warp calls it (shuffles inside); g and lane are the calling thread's. */
+template <int Group, int Table, typename Value>
+static __device__ __forceinline__ bool rank_sort_row(const hash_args<Value> &args, int32_t row,
+                                                     int n, int32_t *my_keys,
+                                                     const Value *my_vals) {
+    const int g = threadIdx.x / Group, lane = threadIdx.x % Group;
+    static_assert(Group <= 32 && Table % 4 == 0, "rank sort: groups inside a warp");
+    constexpr int OWN = (bin_row_max(Table) + Group - 1) / Group;
+    static_assert(OWN * Group <= Table, "rank sort: padding inside the table");
+    const bool fits = row >= 0 && n <= OWN * Group;
+    if (fits && lane < ((4 - (n & 3)) & 3)) my_keys[n + lane] = INT32_MAX;
+    int k = fits ? (n + Group - 1) / Group : 0;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) k = max(k, __shfl_xor_sync(0xffffffffu, k, o));
+    __syncwarp();
+    if (fits && n > 0) {
+        const int64_t begin = args.c_off[row], nnz = args.c_off[row + 1] - begin;
+        rank_sort_dispatch<1, OWN, Group, Value>(
+            k, my_keys, my_vals, n, g % ((n + 3) >> 2), lane, nnz,
+            args.c_col + (begin - args.c_base), args.c_val + (begin - args.c_base));
+    }
+    return fits;
+}
+
+/* Bitonic sort of the first P slots of every table, P the power of two at or above the block's
+ * longest row (empty keys, 0xffffffff as unsigned, pad and sort last): about half the work of
+ * sorting whole tables, which are at least 1.5 x the row. Every thread of the block calls it
+ * (barriers inside). */
+template <int R, int Table, int Block, int Group, typename Value>
+static __device__ __forceinline__ void bitonic_sort_tables(int n, int lane, int32_t *keys,
+                                                           Value *vals, int32_t *my_keys,
+                                                           int *counts) {
+    if (lane == 0 && n > 0) atomicMax(&counts[R], n);
+    __syncthreads();
+    int P = 2;
+    while (P < counts[R]) P <<= 1;
+    for (int s = n + lane; s < P; s += Group) my_keys[s] = -1;
+    __syncthreads();
+    for (int size = 2; size <= P; size <<= 1) {
+        for (int stride = size >> 1; stride > 0; stride >>= 1) {
+            for (int p = threadIdx.x; p < R * (P / 2); p += Block) {
+                const int t = p / (P / 2), q = p % (P / 2);
+                const int i = ((q & ~(stride - 1)) << 1) | (q & (stride - 1));
+                const int x = t * Table + i, y = x + stride;
+                const bool up = (i & size) == 0;
+                const unsigned kx = (unsigned)keys[x], ky = (unsigned)keys[y];
+                if ((kx > ky) == up) {
+                    keys[x] = (int32_t)ky;
+                    keys[y] = (int32_t)kx;
+                    Value v = vals[x];
+                    vals[x] = vals[y];
+                    vals[y] = v;
+                }
+            }
+            __syncthreads();
+        }
+    }
+}
+
+/* The sorted row (the first n slots of its table) to its place in the panel's slot. */
+template <int Group, typename Value>
+static __device__ __forceinline__ void write_row(const hash_args<Value> &args, int32_t row, int n,
+                                                 int lane, const int32_t *my_keys,
+                                                 const Value *my_vals) {
+    const int64_t begin = args.c_off[row], nnz = args.c_off[row + 1] - begin;
+    int32_t *out_col = args.c_col + (begin - args.c_base);
+    Value *out_val = args.c_val + (begin - args.c_base);
+    for (int64_t s = lane; s < nnz && s < n; s += Group) {
+        out_col[s] = my_keys[s];
+        out_val[s] = my_vals[s];
+    }
+}
+
 /* One table per row in shared memory (see the file comment). Block: Block / Group rows of the
  * bin's list; symbolic writes each row's count to c_off[row + 1], numeric writes the sorted row
  * into the panel's slot at c_off[row] - c_base. Lane `lane` of a group is sweep lane
@@ -102,8 +229,6 @@ __global__ void __launch_bounds__(Block, Rank == 2 ? 6 : 0)
                        int sweep_log2) {
     static_assert(!Narrow || Group <= 32, "narrow sweeps are for groups of at most 32 lanes");
     constexpr int R = Block / Group;
-    constexpr int SWEEP = Group < 32 ? Group : 32;
-    constexpr int SWEEPERS = Group / SWEEP;
     extern __shared__ __align__(16) unsigned char shared_raw[];
     Value *vals = (Value *)shared_raw;
     int32_t *keys = (int32_t *)(shared_raw + (Numeric ? (size_t)R * Table * sizeof(Value) : 0));
@@ -115,36 +240,15 @@ __global__ void __launch_bounds__(Block, Rank == 2 ? 6 : 0)
     int32_t *my_keys = keys + g * Table;
     Value *my_vals = vals + g * Table;
 
-    for (int s = threadIdx.x; s < R * Table; s += Block) {
-        keys[s] = -1;
-        if (Numeric) vals[s] = Value(0);
-    }
-    if (threadIdx.x <= R) counts[threadIdx.x] = 0;
+    clear_tables<R, Table, Block, Value, Numeric>(keys, vals, counts);
     __syncthreads();
-
-    if (row >= 0) {
-        const int sweep = Narrow ? 1 << sweep_log2 : SWEEP;
-        const int sweepers = Narrow ? Group >> sweep_log2 : SWEEPERS;
-        const int sweeper = Narrow ? lane >> sweep_log2 : lane / SWEEP;
-        const int sweep_lane = Narrow ? lane & (sweep - 1) : lane % SWEEP;
-        const int64_t a_end = args.a_off[row + 1];
-        for (int64_t k = args.a_off[row] + sweeper; k < a_end; k += sweepers) {
-            const int32_t j = args.a_col[k];
-            const Value a = Numeric ? args.a_val[k] : Value(0);
-            const int64_t b_end = args.b_off[j + 1];
-            for (int64_t l = args.b_off[j] + sweep_lane; l < b_end; l += sweep)
-                hash_insert<Table, Value, Numeric>(my_keys, my_vals, args.b_col[l],
-                                                   Numeric ? a * args.b_val[l] : Value(0));
-        }
-    }
+    if (row >= 0)
+        insert_row<Group, Table, Value, Numeric, Narrow>(args, row, lane, sweep_log2, my_keys,
+                                                         my_vals);
     __syncthreads();
 
     if (!Numeric) {
-        int local = 0;
-        for (int s = lane; s < Table; s += Group) local += my_keys[s] != -1;
-        if (local != 0) atomicAdd(&counts[g], local);
-        __syncthreads();
-        if (row >= 0 && lane == 0) args.c_off[row + 1] = counts[g];
+        count_row<Group, Table, Value>(args, row, g, lane, my_keys, counts);
     } else {
         /* compaction: every lane takes its Table / Group slots into registers, then appends the
          * filled ones at the front of its row's table (in arbitrary order) */
@@ -167,29 +271,8 @@ __global__ void __launch_bounds__(Block, Rank == 2 ? 6 : 0)
         __syncthreads();
         const int n = counts[g];
         bool counted = false; /* Rank == 2: the row was sorted with its entries in registers */
-        if constexpr (Rank == 2) {
-            /* groups (of at most 32 lanes) lie inside a warp: pad the keys with INT32_MAX up to
-             * a multiple of 4 (n <= OWN * Group <= Table, a multiple of 4: the padding stays in
-             * the table; the slots past n are dead after the compaction), then sort with K =
-             * the warp's largest ceil(n / Group). A row longer than the bin guarantees (never,
-             * but K must bound the registers) takes the loop below. */
-            static_assert(Group <= 32 && Table % 4 == 0, "rank sort: groups inside a warp");
-            constexpr int OWN = (bin_row_max(Table) + Group - 1) / Group;
-            static_assert(OWN * Group <= Table, "rank sort: padding inside the table");
-            const bool fits = row >= 0 && n <= OWN * Group;
-            if (fits && lane < ((4 - (n & 3)) & 3)) my_keys[n + lane] = INT32_MAX;
-            int k = fits ? (n + Group - 1) / Group : 0;
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1) k = max(k, __shfl_xor_sync(0xffffffffu, k, o));
-            __syncwarp();
-            if (fits && n > 0) {
-                const int64_t begin = args.c_off[row], nnz = args.c_off[row + 1] - begin;
-                rank_sort_dispatch<1, OWN, Group, Value>(
-                    k, my_keys, my_vals, n, g % ((n + 3) >> 2), lane, nnz,
-                    args.c_col + (begin - args.c_base), args.c_val + (begin - args.c_base));
-            }
-            counted = fits;
-        }
+        if constexpr (Rank == 2)
+            counted = rank_sort_row<Group, Table, Value>(args, row, n, my_keys, my_vals);
         if (Rank != 0) {
             /* sort by counting (small rows): an entry's place is the number of smaller keys in
              * its row; groups of a warp start their sweep at different slots (no bank
@@ -213,43 +296,8 @@ __global__ void __launch_bounds__(Block, Rank == 2 ? 6 : 0)
             }
             return;
         }
-        if (lane == 0 && n > 0) atomicMax(&counts[R], n);
-        __syncthreads();
-        /* bitonic sort of the first P slots of every table, P the power of two at or above the
-         * block's longest row (empty keys, 0xffffffff as unsigned, pad and sort last): about
-         * half the work of sorting whole tables, which are at least 1.5 x the row */
-        int P = 2;
-        while (P < counts[R]) P <<= 1;
-        for (int s = n + lane; s < P; s += Group) my_keys[s] = -1;
-        __syncthreads();
-        for (int size = 2; size <= P; size <<= 1) {
-            for (int stride = size >> 1; stride > 0; stride >>= 1) {
-                for (int p = threadIdx.x; p < R * (P / 2); p += Block) {
-                    const int t = p / (P / 2), q = p % (P / 2);
-                    const int i = ((q & ~(stride - 1)) << 1) | (q & (stride - 1));
-                    const int x = t * Table + i, y = x + stride;
-                    const bool up = (i & size) == 0;
-                    const unsigned kx = (unsigned)keys[x], ky = (unsigned)keys[y];
-                    if ((kx > ky) == up) {
-                        keys[x] = (int32_t)ky;
-                        keys[y] = (int32_t)kx;
-                        Value v = vals[x];
-                        vals[x] = vals[y];
-                        vals[y] = v;
-                    }
-                }
-                __syncthreads();
-            }
-        }
-        if (row >= 0) {
-            const int64_t begin = args.c_off[row], nnz = args.c_off[row + 1] - begin;
-            int32_t *out_col = args.c_col + (begin - args.c_base);
-            Value *out_val = args.c_val + (begin - args.c_base);
-            for (int64_t s = lane; s < nnz && s < n; s += Group) {
-                out_col[s] = my_keys[s];
-                out_val[s] = my_vals[s];
-            }
-        }
+        bitonic_sort_tables<R, Table, Block, Group, Value>(n, lane, keys, vals, my_keys, counts);
+        if (row >= 0) write_row<Group, Value>(args, row, n, lane, my_keys, my_vals);
     }
 }
 

@@ -395,6 +395,48 @@ static nz_status_t plan_panels(nz_context_t *ctx, const nz_matrix_t *A, const in
     }
 }
 
+/* The most products of any row (all threads). */
+static int64_t longest_row(const int64_t *products, int64_t rows) {
+    int64_t max_row = 0;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static, 16384) reduction(max : max_row)
+#endif
+    for (int64_t i = 0; i < rows; i++)
+        if (products[i] > max_row) max_row = products[i];
+    return max_row;
+}
+
+/* The call's stages into the profile: the symbolic part by step (t_symbolic: the ends of its
+ * steps, from the call's start), then the pipeline's stages and the assembly. */
+static void profile_stages(nz_spgemm_profile_t *profile, const double *t_symbolic,
+                           const pipeline_times_t *t, double assemble) {
+    nzi_spgemm_profile_stage(profile, "count", t_symbolic[1]);
+    nzi_spgemm_profile_stage(profile, "split", t_symbolic[2] - t_symbolic[1]);
+    nzi_spgemm_profile_stage(profile, "reserve-c", t_symbolic[3] - t_symbolic[2]);
+    nzi_spgemm_profile_stage(profile, "slots", t_symbolic[4] - t_symbolic[3]);
+    nzi_spgemm_profile_stage(profile, "expand", t->expand);
+    nzi_spgemm_profile_stage(profile, "h2d", t->h2d);
+    nzi_spgemm_profile_stage(profile, "multiply", t->multiply);
+    nzi_spgemm_profile_stage(profile, "d2h", t->d2h);
+    nzi_spgemm_profile_stage(profile, "copy-out", t->copy_out);
+    nzi_spgemm_profile_stage(profile, "assemble", assemble);
+}
+
+/* With NZ_SPGEMM_PROFILE_STAGES: the host stages' bandwidths and the probes that give them a
+ * reference (the expansion alone, the host's own copy rate); the probes' time goes to the
+ * context's profile_probe_seconds. */
+static void profile_rates(pipeline_t *pl, nz_spgemm_profile_t *profile, int64_t max_products) {
+    if (profile == NULL || !(profile->flags & NZ_SPGEMM_PROFILE_STAGES)) return;
+    const double probe = nzi_wtime();
+    profile->expand_bytes_per_second = pl->t.expand > 0.0 ? pl->t.expand_bytes / pl->t.expand : 0.0;
+    profile->copy_out_bytes_per_second =
+        pl->t.copy_out > 0.0 ? pl->t.copy_out_bytes / pl->t.copy_out : 0.0;
+    profile->expand_alone_bytes_per_second = expand_alone_rate(pl);
+    profile->host_copy_bytes_per_second =
+        host_copy_rate(pl->dev, pl->A->value_type, max_products, pl->slots, pl->threads);
+    pl->ctx->profile_probe_seconds += nzi_wtime() - probe;
+}
+
 nz_status_t nzi_spgemm_hyspmm(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
                               const nz_matrix_t *B, const nz_spgemm_options_t *opt,
                               nz_spgemm_info_t *info, nz_spgemm_profile_t *profile) {
@@ -421,11 +463,7 @@ nz_status_t nzi_spgemm_hyspmm(nz_context_t *ctx, nz_matrix_t **C, const nz_matri
                               "nz_spgemm (hyspmm): products per row"));
     NZI_CHECK(nzi_spgemm_count_products(ctx, A, B, 0, rows, products, &total));
     info->products = total;
-#ifdef _OPENMP
-#pragma omp parallel for schedule(static, 16384) reduction(max : max_row)
-#endif
-    for (int64_t i = 0; i < rows; i++)
-        if (products[i] > max_row) max_row = products[i];
+    max_row = longest_row(products, rows);
     t_symbolic[1] = nzi_wtime() - t_start;
     if (max_row > HYSPMM_MAX_ROW_PRODUCTS) {
         status = nzi_error(ctx, NZ_ERR_UNSUPPORTED,
@@ -464,27 +502,10 @@ nz_status_t nzi_spgemm_hyspmm(nz_context_t *ctx, nz_matrix_t **C, const nz_matri
     assemble = nzi_wtime() - t;
     remember_rates(&pl, total);
 
-    /* the symbolic part, by step: products per row, the panels, C's arrays, the slots */
-    nzi_spgemm_profile_stage(profile, "count", t_symbolic[1]);
-    nzi_spgemm_profile_stage(profile, "split", t_symbolic[2] - t_symbolic[1]);
-    nzi_spgemm_profile_stage(profile, "reserve-c", t_symbolic[3] - t_symbolic[2]);
-    nzi_spgemm_profile_stage(profile, "slots", t_symbolic[4] - t_symbolic[3]);
-    nzi_spgemm_profile_stage(profile, "expand", pl.t.expand);
-    nzi_spgemm_profile_stage(profile, "h2d", pl.t.h2d);
-    nzi_spgemm_profile_stage(profile, "multiply", pl.t.multiply);
-    nzi_spgemm_profile_stage(profile, "d2h", pl.t.d2h);
-    nzi_spgemm_profile_stage(profile, "copy-out", pl.t.copy_out);
-    nzi_spgemm_profile_stage(profile, "assemble", assemble);
-    if (profile != NULL && (profile->flags & NZ_SPGEMM_PROFILE_STAGES)) {
-        const double probe = nzi_wtime();
-        profile->expand_bytes_per_second = pl.t.expand > 0.0 ? pl.t.expand_bytes / pl.t.expand : 0.0;
-        profile->copy_out_bytes_per_second =
-            pl.t.copy_out > 0.0 ? pl.t.copy_out_bytes / pl.t.copy_out : 0.0;
-        profile->expand_alone_bytes_per_second = expand_alone_rate(&pl);
-        profile->host_copy_bytes_per_second =
-            host_copy_rate(dev, vt, max_products, slots, opt->threads);
-        ctx->profile_probe_seconds += nzi_wtime() - probe;
-    }
+    /* the profile: the symbolic part by step (products per row, the panels, C's arrays, the
+     * slots), the pipeline's stages, the host stages' rates */
+    profile_stages(profile, t_symbolic, &pl.t, assemble);
+    profile_rates(&pl, profile, max_products);
     info->numeric_seconds = pl.t.multiply;
     info->transfer_seconds = pl.t.h2d + pl.t.d2h;
     info->stage_seconds_sum = info->symbolic_seconds + pl.t.expand + pl.t.h2d + pl.t.multiply +

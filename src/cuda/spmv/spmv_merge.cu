@@ -95,6 +95,60 @@ template <typename Value, typename Offset, typename Accum> constexpr int merge_m
     return wanted < NZI_SM_MAX_THREADS / MERGE_BLOCK ? wanted : NZI_SM_MAX_THREADS / MERGE_BLOCK;
 }
 
+/* Step 1 of merge_kernel: the tile's row ends (relative to its first nonzero nz0 and clamped to
+ * tile_nnz) and its products value[k] * x[col[k]] into shared memory, with coalesced loads. */
+template <typename Value, typename Offset, bool Hints, typename Accum>
+static __device__ __forceinline__ void merge_stage(
+    int32_t rows, const Offset *__restrict__ row_offsets, const int32_t *__restrict__ col_indices,
+    const Value *__restrict__ values, const Value *__restrict__ x, int32_t row0, Offset nz0,
+    int tile_rows, int tile_nnz, int *s_row_end, Accum *s_values) {
+    const int tid = threadIdx.x;
+    for (int i = tid; i <= tile_rows; i += MERGE_BLOCK) {
+        const int64_t row = (int64_t)row0 + i;
+        int end = tile_nnz;
+        if (row < rows) {
+            const Offset relative = nzi_ld_matrix<Hints>(row_offsets + row + 1) - nz0;
+            if (relative < (Offset)tile_nnz) end = (int)relative;
+        }
+        s_row_end[i] = end;
+    }
+    for (int i = tid; i < tile_nnz; i += MERGE_BLOCK) {
+        const Offset k = nz0 + i;
+        s_values[i] = (Accum)nzi_ld_matrix<Hints>(values + k) *
+                      (Accum)__ldg(x + nzi_ld_matrix<Hints>(col_indices + k));
+    }
+}
+
+/* Step 3 of merge_kernel: segmented inclusive scan of (key, value) over the block; keys never
+ * decrease. Returns the thread's scanned value; s_key / s_scan hold every thread's key and
+ * scanned value. Every thread of the block calls it (barriers inside; after the first, every
+ * thread is done reading s_values as products). */
+template <typename Accum>
+static __device__ __forceinline__ Accum merge_segmented_scan(int key, Accum value, int *s_key,
+                                                             Accum *s_scan, int *s_warp_key,
+                                                             Accum *s_warp_value) {
+    const int tid = threadIdx.x;
+    const int lane = tid & 31, warp = tid >> 5;
+#pragma unroll
+    for (int offset = 1; offset < 32; offset *= 2) {
+        const int other_key = __shfl_up_sync(0xffffffffu, key, offset);
+        const Accum other_value = __shfl_up_sync(0xffffffffu, value, offset);
+        if (lane >= offset && other_key == key) value += other_value;
+    }
+    if (lane == 31) {
+        s_warp_key[warp] = key;
+        s_warp_value[warp] = value;
+    }
+    __syncthreads();
+    /* an earlier warp ending in this row: all of it is in this row (keys are monotone), so its
+     * last lane's inclusive value is its whole contribution */
+    for (int w = warp - 1; w >= 0 && s_warp_key[w] == key; w--) value += s_warp_value[w];
+    s_key[tid] = key;
+    s_scan[tid] = value;
+    __syncthreads();
+    return value;
+}
+
 /* 8 resident blocks (2048 threads) per SM fit in 32 registers per thread without spilling, except
  * for double values with 64-bit offsets, which get 6 blocks (42 registers), and float values
  * with double sums (NZ_PLAN_MIXED), which also get 6; at most what the SM holds
@@ -128,20 +182,8 @@ __global__ void __launch_bounds__(MERGE_BLOCK, merge_min_blocks<Value, Offset, A
     const int tile_items = tile_rows + tile_nnz;
 
     /* 1. stage (coalesced) */
-    for (int i = tid; i <= tile_rows; i += MERGE_BLOCK) {
-        const int64_t row = (int64_t)row0 + i;
-        int end = tile_nnz;
-        if (row < rows) {
-            const Offset relative = nzi_ld_matrix<Hints>(row_offsets + row + 1) - nz0;
-            if (relative < (Offset)tile_nnz) end = (int)relative;
-        }
-        s_row_end[i] = end;
-    }
-    for (int i = tid; i < tile_nnz; i += MERGE_BLOCK) {
-        const Offset k = nz0 + i;
-        s_values[i] = (Accum)nzi_ld_matrix<Hints>(values + k) *
-                      (Accum)__ldg(x + nzi_ld_matrix<Hints>(col_indices + k));
-    }
+    merge_stage<Value, Offset, Hints, Accum>(rows, row_offsets, col_indices, values, x, row0, nz0,
+                                             tile_rows, tile_nnz, s_row_end, s_values);
     __syncthreads();
 
     /* 2. this thread's share of the tile's merge path */
@@ -168,27 +210,9 @@ __global__ void __launch_bounds__(MERGE_BLOCK, merge_min_blocks<Value, Offset, A
         }
     }
 
-    /* 3. segmented inclusive scan of (row, running) over the block; keys never decrease */
-    const int lane = tid & 31, warp = tid >> 5;
-    int key = row;
-    Accum value = running;
-#pragma unroll
-    for (int offset = 1; offset < 32; offset *= 2) {
-        const int other_key = __shfl_up_sync(0xffffffffu, key, offset);
-        const Accum other_value = __shfl_up_sync(0xffffffffu, value, offset);
-        if (lane >= offset && other_key == key) value += other_value;
-    }
-    if (lane == 31) {
-        s_warp_key[warp] = key;
-        s_warp_value[warp] = value;
-    }
-    __syncthreads(); /* also: every thread is done reading s_values as products */
-    /* an earlier warp ending in this row: all of it is in this row (keys are monotone), so its
-     * last lane's inclusive value is its whole contribution */
-    for (int w = warp - 1; w >= 0 && s_warp_key[w] == key; w--) value += s_warp_value[w];
-    s_key[tid] = key;
-    s_scan[tid] = value;
-    __syncthreads();
+    /* 3. segmented inclusive scan of (row, running) over the block */
+    const Accum value =
+        merge_segmented_scan<Accum>(row, running, s_key, s_scan, s_warp_key, s_warp_value);
 
     /* 4. finished rows to shared memory, the first with the carry of the threads before */
     Accum carry_in = (tid > 0 && s_key[tid - 1] == start_row) ? s_scan[tid - 1] : Accum(0);
