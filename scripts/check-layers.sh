@@ -16,7 +16,9 @@
 # (beside the file first, then the library's include folders: any header of that name below
 # src/); system headers and include/ are outside the graph. A folder missing from the list above
 # fails the check, so a new folder is placed on purpose. The graph of folders and the graph of
-# files must have no circle (tsort).
+# files must have no circle (tsort). CMakeLists.txt reads rank() below (keep one
+# "folders) echo N ;;" line per layer) and gives each layer's objects the include folders of
+# that layer and those below only, so the build refuses an upward include too.
 set -u
 SRC=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$SRC" || exit 1

@@ -530,10 +530,12 @@ static void check_tune(const nz_matrix_t *H, const char *name) {
     NZT_OK(ctx, nz_spmv_plan_info(plan, &info));
     check_plan(plan, H, NZ_OP_N, name);
 
-    /* the candidates tuning looked at: the head of the ranked list the backend accepts */
+    /* the candidates tuning looked at: the head of the ranked list the backend accepts for a
+     * tuned plan (NZ_PLAN_TUNE models reuse: the set-up budget admits the tiles) */
     nz_matrix_stats_t s;
     nzi_plan_choice_t choice;
-    nzi_plan_request_t request = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_N, 0, NULL, 0, 0, 0};
+    nzi_plan_request_t request = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_N, NZ_PLAN_TUNE, NULL,
+                                  0, 0, 0};
     NZT_OK(ctx, nzi_plan_row_stats(ctx, dA, NZ_OP_N, &s));
     NZT_OK(ctx, nzi_plan_choose(&s, &request, &choice));
     size_t vs = mi.value_type == NZ_F32 ? 4 : 8;
