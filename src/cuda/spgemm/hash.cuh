@@ -177,6 +177,18 @@ bool hash_small_product(const nz_context_t *ctx, const nz_matrix_t *A, const nz_
 
 /* ---- the phases' entry points (explicitly instantiated for float and double) ------------- */
 
+/* The call's state (hash_state.cu): release (streams drained first), a host operand's upload,
+ * the events, the pinned staging halves (only where C is large enough to pay for pinning) and
+ * the drain of a device array through them, the caller's profile. */
+void hash_state_release(hash_state_t *st);
+nz_status_t hash_upload(nz_context_t *ctx, nz_matrix_t **dM, const nz_matrix_t *M);
+nz_status_t hash_create_events(hash_state_t *st);
+nz_status_t hash_staging_alloc(hash_state_t *st, size_t c_bytes);
+nz_status_t hash_drain_array(hash_state_t *st, void *host, const void *device, int64_t count,
+                             size_t size);
+void hash_fill_profile(const hash_state_t *st, const int64_t *off, int64_t m, int max_bin,
+                       int dense_from);
+
 /* hash_binning.cu: products per row of A B into c_off[row + 1] (c_off[0] = 0), their total
  * into the last counter, and the count of each row's bin under (max_bin, dense_from) into the
  * counters (zeroed by the caller). */
