@@ -75,6 +75,12 @@ typedef struct nzi_plan_thresholds {
                                    irregular rows */
     double tiles_fixed_seconds; /* modelled csr/tiles build: a fixed part plus ... */
     double tiles_nnz_seconds;   /* ... this per nonzero (keys, a 32-bit radix sort, unpack) */
+    double compress_fixed_seconds; /* modelled compressed-indices build (16-bit offsets): a
+                                   fixed part, plus ... */
+    double compress_nnz_seconds; /* ... this per nonzero, plus ... */
+    double compress_step_seconds; /* ... this per entry of the longest row (one thread walks
+                                   each row) */
+    double compress_gain;       /* share of a CSR-vector product the 16-bit offsets save */
     double tiles_product_nnz_seconds; /* modelled csr/tiles product: a launch plus, per
                                    nonzero, this ... */
     double tiles_product_value_seconds; /* ... plus this per value byte */
@@ -124,6 +130,12 @@ bool nzi_plan_rowblocks_pay(const nz_matrix_stats_t *stats, unsigned flags, size
 double nzi_plan_tiles_seconds(const nz_matrix_stats_t *stats);
 double nzi_plan_tiles_product_seconds(const nz_matrix_stats_t *stats, size_t value_size);
 bool nzi_plan_tiles_fit(const nz_matrix_stats_t *stats, unsigned flags, size_t value_size);
+
+/* Modelled seconds of the compressed-indices build (NZ_PLAN_COMPRESS_INDICES), and whether it
+ * pays back within the calls the flags promise: compress_gain x product x expected calls >
+ * set-up. Pure. */
+double nzi_plan_compress_seconds(const nz_matrix_stats_t *stats);
+bool nzi_plan_compress_pays(const nz_matrix_stats_t *stats, unsigned flags, size_t value_size);
 
 /* The matrix and x fit in l2_bytes (0: unknown, taken as not fitting). */
 bool nzi_plan_fits_l2(const nz_matrix_stats_t *stats, size_t value_size, size_t l2_bytes);

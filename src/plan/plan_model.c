@@ -52,6 +52,15 @@ const nzi_plan_thresholds_t nzi_plan_thresholds = {
      * 4M x 16 (67M): ~0.13 ns a nonzero */
     .tiles_fixed_seconds = 2.0e-4,
     .tiles_nnz_seconds = 1.3e-10,
+    /* H100, 2026-11-27 (bench/results/h100-2026-11-27-spmv-63c1bc4.csv.gz, csr/vector:compressed
+     * plan_ms): 0.98 / 1.01 ms on rail-4096x1M (10.2M nonzeros in rows of ~2500), 0.76-1.18 ms
+     * on laplace3d-200 (55.8M), 1.53 / 1.68 ms on fe3d-128 (54.4M); the saving over plain
+     * CSR-vector with hints on rail, the rows it is asked for: 36.4 -> 34.4 us single, 51.0 ->
+     * 49.8 double, 2-6% */
+    .compress_fixed_seconds = 1.0e-4,
+    .compress_nnz_seconds = 2.0e-11,
+    .compress_step_seconds = 4.0e-7,
+    .compress_gain = 0.1,
     /* the same run, the tiles product: 5.1-6.9 ps a nonzero in single (random 4M 342 us,
      * R-MAT 20 111 us, mixed 2M 139 us), 7.2-8.9 in double: ~2.5 ps + 0.6 ps a value byte */
     .tiles_product_nnz_seconds = 2.5e-12,
@@ -146,4 +155,16 @@ double nzi_plan_tiles_product_seconds(const nz_matrix_stats_t *s, size_t value_s
 bool nzi_plan_tiles_fit(const nz_matrix_stats_t *s, unsigned flags, size_t value_size) {
     return nzi_plan_tiles_seconds(s) <=
            nzi_plan_expected_calls(flags) * nzi_plan_tiles_product_seconds(s, value_size);
+}
+
+double nzi_plan_compress_seconds(const nz_matrix_stats_t *s) {
+    return T.compress_fixed_seconds + (double)(s->nnz > 0 ? s->nnz : 0) * T.compress_nnz_seconds +
+           (double)(s->row_max > 0 ? s->row_max : 0) * T.compress_step_seconds;
+}
+
+/* 16-bit offsets save a few percent of a product for a build of 25-30 products (rail): with the
+ * default 20 calls they never pay, with NZ_PLAN_REUSE they do. */
+bool nzi_plan_compress_pays(const nz_matrix_stats_t *s, unsigned flags, size_t value_size) {
+    const double saving = T.compress_gain * nzi_plan_spmv_seconds(s, value_size);
+    return saving * nzi_plan_expected_calls(flags) > nzi_plan_compress_seconds(s);
 }

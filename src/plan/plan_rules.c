@@ -310,6 +310,9 @@ nzi_plan_rule_t nzi_plan_cpu_rule(const nz_matrix_stats_t *s, const nzi_plan_req
  *             (H100, rail with hints: 37.6 -> 35.0 us single, 50.3 -> 49.6 double,
  *             bench/results/h100-2026-11-26-s16-rail-probes.txt; before that form they lost to
  *             plain rows split over warps, bench/results/h200-2026-11-26-s12-warps.txt).
+ *             Only where the build pays back within the calls the caller promised
+ *             (nzi_plan_compress_pays: a few percent saved for 25-30 products of build on rail,
+ *             so with NZ_PLAN_REUSE or NZ_PLAN_TUNE, not by default).
  *   reorder   csr/atomic under the hot-columns rule (nzi_plan_hot_columns): columns renumbered
  *             by degree, so the most-read entries of x share lines and stay in L1, and COO's
  *             scatter on a row index array (spmv_csr_layout.cu). H200, R-MAT 20
@@ -340,7 +343,8 @@ unsigned nzi_plan_layout_flags(const nz_matrix_stats_t *s, nz_alg_t alg, unsigne
         (double)s->nnz >= T.tiny_nnz)
         flags |= NZ_PLAN_COLUMN_PANELS;
     else if (alg == NZ_ALG_VECTOR && (double)s->nnz >= T.tiny_nnz &&
-             (double)s->nnz > T.compress_row_min * (double)s->rows)
+             (double)s->nnz > T.compress_row_min * (double)s->rows &&
+             nzi_plan_compress_pays(s, caller_flags, value_size))
         flags |= NZ_PLAN_COMPRESS_INDICES | NZI_PLAN_IF_PAYS;
     return flags;
 }

@@ -117,6 +117,27 @@ static double narrow_share(const nz_matrix_t *H, int width) {
 
 /* ---- device statistics and AUTO --------------------------------------------------------------- */
 
+/* A reused CSR-vector plan on 32-lane rows (no panels, not tiny) carries compressed indices
+ * exactly where enough nonzeros fit 16 bits, rows split over warps or not; elsewhere the build
+ * refused them and the plan runs plain. */
+static void check_compressed(const nz_matrix_t *dA, const nz_matrix_t *H, const char *label) {
+    nz_spmv_plan_t *plan = NULL;
+    nz_spmv_plan_info_t info;
+    NZT_OK(ctx, nz_spmv_plan_create(ctx, &plan, dA, NZ_OP_N, NZ_ALG_AUTO, NZ_PLAN_REUSE));
+    NZT_OK(ctx, nz_spmv_plan_info(plan, &info));
+    if (info.alg == NZ_ALG_VECTOR && !(info.flags & NZ_PLAN_COLUMN_PANELS)) {
+        const double share = narrow_share(H, info.vector_width);
+        NZT_CHECK(((info.flags & NZ_PLAN_COMPRESS_INDICES) != 0) ==
+                      (share >= NZI_SEGMENTS_MIN_NARROW_SHARE),
+                  "%s, reuse: %.3f of the nonzeros fit 16 bits (width %d, %d warps a row), plan "
+                  "flags 0x%x", label, share, info.vector_width, info.vector_warps, info.flags);
+        printf("  %s, reuse: csr/vector, %.3f of the nonzeros fit 16 bits, %d warps a row, "
+               "compressed %s\n", label, share, info.vector_warps,
+               (info.flags & NZ_PLAN_COMPRESS_INDICES) ? "yes" : "no");
+    }
+    nz_spmv_plan_destroy(&plan);
+}
+
 /* For one host CSR matrix: device statistics for both offset widths and both ops, the AUTO plan's
  * choice against nz_spmv_plan_choose, and its results. */
 static void check_auto(const nz_matrix_t *H, const char *name) {
@@ -163,32 +184,27 @@ static void check_auto(const nz_matrix_t *H, const char *name) {
                       "%s: plan reports %s", label, nz_alg_name(info.alg));
             NZT_CHECK(!(info.flags & NZI_PLAN_IF_PAYS), "%s: the internal flag 0x%x leaked into "
                       "the plan's flags 0x%x", label, NZI_PLAN_IF_PAYS, info.flags);
-            /* the planner's CSR-vector plans on 32-lane rows (no panels, not tiny) carry
-             * compressed indices exactly where enough nonzeros fit 16 bits, rows split over
-             * warps or not; elsewhere the build refused them and the plan runs plain; shorter
-             * rows never get them */
+            /* CSR-vector with 32 lanes a row splits long rows over 2, 4 or 8 warps; a default
+             * plan never compresses indices where their build does not pay within its 20 calls
+             * (nzi_plan_compress_pays) nor on shorter rows; a reused one compresses exactly
+             * where enough nonzeros fit 16 bits (check_compressed) */
             NZT_CHECK(info.vector_warps == 1 || (info.alg == NZ_ALG_VECTOR &&
                                                  info.vector_width == 32 &&
                                                  (info.vector_warps == 2 || info.vector_warps == 4 ||
                                                   info.vector_warps == 8)),
                       "%s: %s with width %d runs %d warps per row", label,
                       nz_alg_name(info.alg), info.vector_width, info.vector_warps);
+            const size_t vs = mi.value_type == NZ_F32 ? 4 : 8;
             if (op == NZ_OP_N && info.alg == NZ_ALG_VECTOR &&
-                (mi.nnz < T.tiny_nnz || (double)mi.nnz <= T.compress_row_min * (double)mi.rows))
+                (mi.nnz < T.tiny_nnz || (double)mi.nnz <= T.compress_row_min * (double)mi.rows ||
+                 !nzi_plan_compress_pays(&ds, 0, vs)))
                 NZT_CHECK(!(info.flags & NZ_PLAN_COMPRESS_INDICES), "%s: compressed indices on "
-                          "rows of mean %.1f", label, (double)mi.nnz / (double)mi.rows);
-            else if (op == NZ_OP_N && info.alg == NZ_ALG_VECTOR &&
-                     !(info.flags & NZ_PLAN_COLUMN_PANELS)) {
-                const double share = narrow_share(H, info.vector_width);
-                NZT_CHECK(((info.flags & NZ_PLAN_COMPRESS_INDICES) != 0) ==
-                              (share >= NZI_SEGMENTS_MIN_NARROW_SHARE),
-                          "%s: %.3f of the nonzeros fit 16 bits (width %d, %d warps a row), plan "
-                          "flags 0x%x", label, share, info.vector_width, info.vector_warps,
-                          info.flags);
-                printf("  %s: csr/vector, %.3f of the nonzeros fit 16 bits, %d warps a row, "
-                       "compressed %s\n", label, share, info.vector_warps,
-                       (info.flags & NZ_PLAN_COMPRESS_INDICES) ? "yes" : "no");
-            }
+                          "rows of mean %.1f (build pays: %d)", label,
+                          (double)mi.nnz / (double)mi.rows, nzi_plan_compress_pays(&ds, 0, vs));
+            if (op == NZ_OP_N && info.alg == NZ_ALG_VECTOR && mi.nnz >= T.tiny_nnz &&
+                (double)mi.nnz > T.compress_row_min * (double)mi.rows &&
+                nzi_plan_compress_pays(&ds, NZ_PLAN_REUSE, vs))
+                check_compressed(dA, H, label);
             /* the hot-columns rule: csr/atomic on columns renumbered by degree, only where the
              * renumbering pays back within the calls the flags promise, which a default plan
              * (20 calls) never does (issue 37) */

@@ -273,6 +273,7 @@ static void test_layout_rule(void) {
     rail.rows = 4096;
     rail.cols = 1048576;
     rail.nnz = 10156976;
+    rail.row_max = 2600;
     rail.lower_bandwidth = 4095;
     rail.upper_bandwidth = rail.cols - 1;
     random.rows = random.cols = 4194304;
@@ -297,9 +298,13 @@ static void test_layout_rule(void) {
     NZT_CHECK(f == NZ_PLAN_CACHE_HINTS, "random f32 vector: 0x%x", f);
     f = nzi_plan_layout_flags(&laplace, NZ_ALG_VECTOR, 0, 8, l2);
     NZT_CHECK(f == 0, "laplace vector: 0x%x", f);
-    f = nzi_plan_layout_flags(&rail, NZ_ALG_VECTOR, 0, 8, l2); /* 32-lane rows */
+    /* 32-lane rows: compressed indices where their build pays, with reuse; hints alone by
+     * default */
+    f = nzi_plan_layout_flags(&rail, NZ_ALG_VECTOR, NZ_PLAN_REUSE, 8, l2);
     NZT_CHECK(f == (NZ_PLAN_CACHE_HINTS | NZ_PLAN_COMPRESS_INDICES | NZI_PLAN_IF_PAYS),
-              "rail vector: 0x%x", f);
+              "rail vector, reuse: 0x%x", f);
+    f = nzi_plan_layout_flags(&rail, NZ_ALG_VECTOR, 0, 8, l2);
+    NZT_CHECK(f == NZ_PLAN_CACHE_HINTS, "rail vector: 0x%x", f);
     f = nzi_plan_layout_flags(&rail, NZ_ALG_ADAPTIVE, 0, 8, l2);
     NZT_CHECK(f == 0, "rail adaptive: 0x%x", f);
     NZT_CHECK(!(NZI_SPMV_PLAN_FLAGS & NZI_PLAN_IF_PAYS), "callers cannot pass NZI_PLAN_IF_PAYS");
