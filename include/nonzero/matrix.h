@@ -206,6 +206,19 @@ nz_status_t nz_gen_laplace2d(nz_context_t *ctx, nz_matrix_t **A, int64_t nx, int
 /* 3-D 7-point Laplacian on an nx x ny x nz grid. */
 nz_status_t nz_gen_laplace3d(nz_context_t *ctx, nz_matrix_t **A, int64_t nx, int64_t ny,
                              int64_t nz, nz_value_type_t value_type);
+/* Convection-diffusion -Δu + w·∇u, homogeneous Dirichlet, on an nx x ny (x ny x nz) grid of
+ * width h (the unit square / cube when every extent is n: h = 1/(n+1)); non-symmetric M-matrix
+ * test problems. Rows and columns as for the Laplacians (natural order, x fastest). The wind
+ * w = |w| (1, 1, 1)/sqrt(3) (in 2-D (1, 1)/sqrt(2)); peclet is the mesh Péclet number
+ * P = |w| h / 2 (diffusion coefficient 1), finite and >= 0. Scaled like the Laplacians (h^2 times
+ * the operator), with first-order upwinding: with c = 2P/sqrt(d) (d = 2, 3) the diagonal is
+ * 2d + d c, the -x/-y/-z neighbours -1 - c, the +x/+y/+z neighbours -1. peclet = 0 gives exactly
+ * nz_gen_laplace2d/3d; for every P the matrix is a diagonally dominant M-matrix.
+ * NZ_ERR_INVALID_ARGUMENT for a bad peclet or one whose entries overflow value_type. */
+nz_status_t nz_gen_convdiff2d(nz_context_t *ctx, nz_matrix_t **A, int64_t nx, int64_t ny,
+                              double peclet, nz_value_type_t value_type);
+nz_status_t nz_gen_convdiff3d(nz_context_t *ctx, nz_matrix_t **A, int64_t nx, int64_t ny,
+                              int64_t nz, double peclet, nz_value_type_t value_type);
 /* Trilinear (Q1) finite-element Poisson stiffness matrix (outputs A, b, u_exact first), -Δu = f
  * on the unit cube with an n x n x n grid of hexahedral elements; Dirichlet nodes eliminated,
  * (n-1)^3 unknowns, rows of 8, 12, 18 and 27 nonzeros. If b / u_exact are non-NULL they receive (nz_malloc'ed) the load

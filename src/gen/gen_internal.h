@@ -51,6 +51,14 @@ typedef struct nzi_gen_spec {
  * parallel fill pass. */
 nz_status_t nzi_gen_build(nz_context_t *ctx, nz_matrix_t **A, const nzi_gen_spec_t *spec);
 
+/* The 5-point (nz = 1) or 7-point stencil matrix of an nx x ny x nz grid (gen_stencil.c): rows in
+ * natural order (x fastest), `diagonal` on the diagonal, `minus` for the neighbours at -x, -y, -z
+ * and `plus` for those at +x, +y, +z that lie inside the grid (Dirichlet). Checks the extents
+ * (>= 1; NZ_ERR_OVERFLOW, NZ_ERR_UNSUPPORTED past the row limit), not ctx, A or value_type. */
+nz_status_t nzi_gen_grid_stencil(nz_context_t *ctx, nz_matrix_t **A, const char *what,
+                                 int64_t nx, int64_t ny, int64_t nz, double diagonal,
+                                 double minus, double plus, nz_value_type_t value_type);
+
 /* Rows per dynamic-schedule chunk: small enough to balance rows of very different cost, large
  * enough that scheduling overhead is negligible for millions of cheap rows. */
 int nzi_gen_chunk(int64_t rows, int threads);

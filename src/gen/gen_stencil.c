@@ -1,28 +1,30 @@
-/* gen_stencil.c: finite-difference Laplacians (2-D 5-point, 3-D 7-point) and banded matrices. */
+/* gen_stencil.c: 5- and 7-point grid stencils (Laplacians, convection-diffusion), banded. */
 #include "gen_internal.h"
 
-/* ---- Laplacians ----------------------------------------------------------------------------
- * Grid point (x, y, z) is row x + nx (y + ny z) (x fastest). Row: 2 d on the diagonal, -1 for
- * every grid neighbour inside the grid; neighbours outside are dropped (homogeneous Dirichlet),
- * so rows have d + 1 .. 2 d + 1 entries. Columns come out ascending by visiting the neighbours
- * in the order -z, -y, -x, centre, +x, +y, +z. The 2-D case is the 3-D one with nz = 1. */
+/* ---- grid stencils --------------------------------------------------------------------------
+ * Grid point (x, y, z) is row x + nx (y + ny z) (x fastest). Row: `diagonal` on the diagonal,
+ * `minus` for every grid neighbour at -x, -y or -z and `plus` for every one at +x, +y or +z
+ * inside the grid; neighbours outside are dropped (homogeneous Dirichlet), so rows have
+ * d + 1 .. 2 d + 1 entries. Columns come out ascending by visiting the neighbours in the order
+ * -z, -y, -x, centre, +x, +y, +z. The 2-D case is the 3-D one with nz = 1. The Laplacians are
+ * minus = plus = -1; convection-diffusion (gen_convdiff.c) has minus != plus. */
 
-typedef struct laplace_params {
+typedef struct stencil_params {
     int64_t nx, ny, nz;
-    double diagonal; /* 4 in 2-D, 6 in 3-D */
-} laplace_params_t;
+    double diagonal, minus, plus;
+} stencil_params_t;
 
-static int64_t laplace_row_length(const void *params, int64_t row) {
-    const laplace_params_t *p = (const laplace_params_t *)params;
+static int64_t stencil_row_length(const void *params, int64_t row) {
+    const stencil_params_t *p = (const stencil_params_t *)params;
     int64_t x = row % p->nx, y = (row / p->nx) % p->ny, z = row / (p->nx * p->ny);
     return 1 + (x > 0) + (x < p->nx - 1) + (y > 0) + (y < p->ny - 1) + (z > 0) +
            (z < p->nz - 1);
 }
 
-static void laplace_fill_row(const void *params, int64_t row, int64_t length,
+static void stencil_fill_row(const void *params, int64_t row, int64_t length,
                              int32_t *col_indices, void *values, nz_value_type_t value_type,
                              int64_t begin) {
-    const laplace_params_t *p = (const laplace_params_t *)params;
+    const stencil_params_t *p = (const stencil_params_t *)params;
     const int64_t plane = p->nx * p->ny;
     int64_t x = row % p->nx, y = (row / p->nx) % p->ny, z = row / plane;
     int64_t k = 0;
@@ -33,13 +35,13 @@ static void laplace_fill_row(const void *params, int64_t row, int64_t length,
         nzi_set(values, value_type, begin + k, (v));                                            \
         k++;                                                                                    \
     } while (0)
-    if (z > 0) NZI_PUT(row - plane, -1.0);
-    if (y > 0) NZI_PUT(row - p->nx, -1.0);
-    if (x > 0) NZI_PUT(row - 1, -1.0);
+    if (z > 0) NZI_PUT(row - plane, p->minus);
+    if (y > 0) NZI_PUT(row - p->nx, p->minus);
+    if (x > 0) NZI_PUT(row - 1, p->minus);
     NZI_PUT(row, p->diagonal);
-    if (x < p->nx - 1) NZI_PUT(row + 1, -1.0);
-    if (y < p->ny - 1) NZI_PUT(row + p->nx, -1.0);
-    if (z < p->nz - 1) NZI_PUT(row + plane, -1.0);
+    if (x < p->nx - 1) NZI_PUT(row + 1, p->plus);
+    if (y < p->ny - 1) NZI_PUT(row + p->nx, p->plus);
+    if (z < p->nz - 1) NZI_PUT(row + plane, p->plus);
 #undef NZI_PUT
 }
 
@@ -59,28 +61,29 @@ static nz_status_t grid_rows(nz_context_t *ctx, const char *what, int64_t nx, in
     return NZ_SUCCESS;
 }
 
+nz_status_t nzi_gen_grid_stencil(nz_context_t *ctx, nz_matrix_t **A, const char *what,
+                                 int64_t nx, int64_t ny, int64_t nz, double diagonal,
+                                 double minus, double plus, nz_value_type_t value_type) {
+    int64_t rows = 0;
+    NZI_TRY(grid_rows(ctx, what, nx, ny, nz, &rows));
+    stencil_params_t params = {nx, ny, nz, diagonal, minus, plus};
+    nzi_gen_spec_t spec = {what, rows, rows, value_type, &params, stencil_row_length,
+                           stencil_fill_row};
+    return nzi_gen_build(ctx, A, &spec);
+}
+
 nz_status_t nz_gen_laplace2d(nz_context_t *ctx, nz_matrix_t **A, int64_t nx, int64_t ny,
                              nz_value_type_t value_type) {
     const char *what = "nz_gen_laplace2d";
-    int64_t rows = 0;
     NZI_TRY(nzi_check_new_matrix(ctx, A, value_type, what));
-    NZI_TRY(grid_rows(ctx, what, nx, ny, 1, &rows));
-    laplace_params_t params = {nx, ny, 1, 4.0};
-    nzi_gen_spec_t spec = {what, rows, rows, value_type, &params, laplace_row_length,
-                           laplace_fill_row};
-    return nzi_gen_build(ctx, A, &spec);
+    return nzi_gen_grid_stencil(ctx, A, what, nx, ny, 1, 4.0, -1.0, -1.0, value_type);
 }
 
 nz_status_t nz_gen_laplace3d(nz_context_t *ctx, nz_matrix_t **A, int64_t nx, int64_t ny,
                              int64_t nz, nz_value_type_t value_type) {
     const char *what = "nz_gen_laplace3d";
-    int64_t rows = 0;
     NZI_TRY(nzi_check_new_matrix(ctx, A, value_type, what));
-    NZI_TRY(grid_rows(ctx, what, nx, ny, nz, &rows));
-    laplace_params_t params = {nx, ny, nz, 6.0};
-    nzi_gen_spec_t spec = {what, rows, rows, value_type, &params, laplace_row_length,
-                           laplace_fill_row};
-    return nzi_gen_build(ctx, A, &spec);
+    return nzi_gen_grid_stencil(ctx, A, what, nx, ny, nz, 6.0, -1.0, -1.0, value_type);
 }
 
 /* ---- banded ----------------------------------------------------------------------------------

@@ -17,6 +17,9 @@ random|--rows 40 --cols 30 --mean 3 --seed 7|40|-
 rail|--rows 5 --cols 200 --row-length 20 --seed 2|5|-
 mixed|--rows 60 --short 2 --long-rows 2 --long-length 30 --seed 5|60|-
 banded|--n 10 --lower 2 --upper 1|10|36
+convdiff2d|--nx 5 --ny 3 --peclet 0.5|15|59
+convdiff3d|--n 3 --peclet 2|27|135
+convdiff3d|--nx 2 --ny 3 --nz 4|24|116
 KINDS
 
 i=0
@@ -41,6 +44,8 @@ while IFS='|' read -r kind params rows nnz; do
     case $kind in laplace* | fe3d | banded)
         [ "$kind" = banded ] || [ "$(info_field symmetric)" = yes ] ||
             fail "info $kind: not reported symmetric" ;;
+    convdiff*)
+        [ "$(info_field symmetric)" = no ] || fail "info $kind: reported symmetric" ;;
     esac
     # the planner's advice for both backends: format/algorithm and the reason
     grep -Eq '^planner cpu +[a-z]+/[a-z-]+ \(format ' "$OUT" || fail "info $kind: no cpu planner advice"
@@ -89,6 +94,17 @@ expect_ok "gen random seed 1 again" "$NZ" gen random --rows 50 --mean 4 --seed 1
 expect_ok "gen random seed 2" "$NZ" gen random --rows 50 --mean 4 --seed 2 -o "$TMP/r2.mtx"
 cmp -s "$TMP/r1.mtx" "$TMP/r1b.mtx" || fail "gen random is not deterministic"
 cmp -s "$TMP/r1.mtx" "$TMP/r2.mtx" && fail "gen random ignores --seed"
+
+# convdiff with --peclet 0 is the Laplacian, byte for byte; a negative Peclet number is refused.
+expect_ok "gen convdiff3d --peclet 0" "$NZ" gen convdiff3d --nx 3 --ny 4 --nz 2 --peclet 0 -o "$TMP/c0.mtx"
+expect_ok "gen laplace3d for convdiff" "$NZ" gen laplace3d --nx 3 --ny 4 --nz 2 -o "$TMP/l0.mtx"
+cmp -s "$TMP/c0.mtx" "$TMP/l0.mtx" || fail "convdiff3d --peclet 0 differs from laplace3d"
+expect_ok "gen convdiff2d --peclet 0" "$NZ" gen convdiff2d --nx 5 --peclet 0 -o "$TMP/c0.mtx"
+expect_ok "gen laplace2d for convdiff" "$NZ" gen laplace2d --nx 5 -o "$TMP/l0.mtx"
+cmp -s "$TMP/c0.mtx" "$TMP/l0.mtx" || fail "convdiff2d --peclet 0 differs from laplace2d"
+expect_error 2 "--peclet" "gen convdiff3d negative peclet" \
+    "$NZ" gen convdiff3d --n 3 --peclet -1 -o "$TMP/c1.mtx"
+expect_error 2 "--peclet" "gen laplace3d --peclet" "$NZ" gen laplace3d --n 3 --peclet 1 -o "$TMP/c1.mtx"
 
 # fe3d writes the load vector and the exact solution with one entry per unknown.
 expect_ok "gen fe3d --b --u" "$NZ" gen fe3d --n 4 -o "$TMP/fe.mtx" --b "$TMP/b.mtx" --u "$TMP/u.mtx"

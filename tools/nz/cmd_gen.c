@@ -2,6 +2,7 @@
 #include "cli_options.h"
 #include "commands.h"
 
+#include <float.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,11 +14,11 @@ static const char *const CMD = "gen";
 enum {
     OPT_NX, OPT_NY, OPT_NZ, OPT_N, OPT_SCALE, OPT_EDGE_FACTOR, OPT_A, OPT_B, OPT_C, OPT_SEED,
     OPT_ROWS, OPT_COLS, OPT_MEAN, OPT_ROW_LENGTH, OPT_SHORT, OPT_LONG_ROWS, OPT_LONG_LENGTH,
-    OPT_LOWER, OPT_UPPER, OPT_U, NUM_OPTS
+    OPT_LOWER, OPT_UPPER, OPT_U, OPT_PECLET, NUM_OPTS
 };
 
 enum { KIND_LAPLACE2D, KIND_LAPLACE3D, KIND_FE3D, KIND_RMAT, KIND_RANDOM, KIND_RAIL, KIND_MIXED,
-       KIND_BANDED };
+       KIND_BANDED, KIND_CONVDIFF2D, KIND_CONVDIFF3D };
 #define BIT(o) (1u << (o))
 static const struct {
     const char *name;
@@ -33,6 +34,8 @@ static const struct {
     {"mixed", BIT(OPT_ROWS) | BIT(OPT_SHORT) | BIT(OPT_LONG_ROWS) | BIT(OPT_LONG_LENGTH) |
                   BIT(OPT_SEED)},
     {"banded", BIT(OPT_N) | BIT(OPT_LOWER) | BIT(OPT_UPPER)},
+    {"convdiff2d", BIT(OPT_NX) | BIT(OPT_NY) | BIT(OPT_PECLET)},
+    {"convdiff3d", BIT(OPT_NX) | BIT(OPT_NY) | BIT(OPT_NZ) | BIT(OPT_N) | BIT(OPT_PECLET)},
 };
 #define NUM_KINDS ((int)(sizeof kinds / sizeof kinds[0]))
 
@@ -51,7 +54,7 @@ typedef struct gen_cli {
 typedef struct gen_params {
     int64_t nx, ny, nz, n, scale, edge_factor, rows, cols;
     int64_t row_length, short_length, long_rows, long_length, lower, upper;
-    double a, b, c, mean;
+    double a, b, c, mean, peclet;
     uint64_t seed;
     const char *b_path, *u_path; /* fe3d: the load vector and the exact solution */
 } gen_params_t;
@@ -74,7 +77,13 @@ static const nz_cli_command_t gen_command = {
         "                                           few long rows, clustered columns\n"
         "  mixed      --rows [1000] --short [4] --long-rows [4] --long-length [500] --seed [1]\n"
         "                                           short rows plus a few long ones\n"
-        "  banded     --n [1000] --lower [2] --upper [2]  diagonally dominant band\n\n",
+        "  banded     --n [1000] --lower [2] --upper [2]  diagonally dominant band\n"
+        "  convdiff2d --nx [16] --ny [nx] --peclet [1]\n"
+        "                                           upwind convection-diffusion, non-symmetric;\n"
+        "                                           --peclet: mesh Peclet number |w| h / 2 >= 0\n"
+        "  convdiff3d --nx [8] --ny [nx] --nz [nx] --peclet [1]\n"
+        "                                           the same in 3-D (--n N sets all three);\n"
+        "                                           --peclet 0 gives the Laplacian\n\n",
     .epilogue = "\nThe same parameters and seed always give the same matrix.\n",
     .column = 21,
 };
@@ -104,6 +113,7 @@ static const nz_cli_option_t gen_options[] = {
     PARAMETER("--lower", OPT_LOWER),
     PARAMETER("--upper", OPT_UPPER),
     PARAMETER("--u", OPT_U),
+    PARAMETER("--peclet", OPT_PECLET),
     {.kind = NZ_CLI_STRING, AT(kind_name)},
     {.name = "--output", .short_name = "-o", .kind = NZ_CLI_STRING, AT(output),
      .metavar = "FILE",
@@ -164,7 +174,8 @@ static int opt_double(const gen_cli_t *g, int o, double min, double max, double 
 static int gen_parameters(const gen_cli_t *g, gen_params_t *p) {
     const gen_params_t defaults = {.scale = 10, .edge_factor = 16, .row_length = 100,
                                    .short_length = 4, .long_rows = 4, .long_length = 500,
-                                   .lower = 2, .upper = 2, .mean = 8.0, .seed = 1};
+                                   .lower = 2, .upper = 2, .mean = 8.0, .peclet = 1.0,
+                                   .seed = 1};
     *p = defaults;
     int bad = 0;
     bad |= opt_int64(g, OPT_NX, 1, MAX_DIM, &p->nx);
@@ -184,6 +195,7 @@ static int gen_parameters(const gen_cli_t *g, gen_params_t *p) {
     bad |= !bad && opt_double(g, OPT_MEAN, 0.0, 1e9, &p->mean);
     bad |= !bad && opt_double(g, OPT_A, 0.0, 1.0, &p->a);
     bad |= !bad && opt_double(g, OPT_C, 0.0, 1.0, &p->c);
+    bad |= !bad && opt_double(g, OPT_PECLET, 0.0, DBL_MAX, &p->peclet);
     if (!bad && g->given[OPT_SEED] != NULL)
         bad |= nz_cli_uint64(CMD, option_name(OPT_SEED), g->given[OPT_SEED], &p->seed);
     if (!bad && g->given[OPT_B] != NULL) {
@@ -238,6 +250,16 @@ static nz_status_t gen_generate(nz_context_t *ctx, const gen_cli_t *g, gen_param
         if (g->given[OPT_ROWS] == NULL) p->rows = 1000;
         return nz_gen_mixed(ctx, A, p->rows, p->short_length, p->long_rows, p->long_length,
                             p->seed, vt);
+    case KIND_CONVDIFF2D:
+        if (p->nx == 0) p->nx = 16;
+        if (p->ny == 0) p->ny = p->nx;
+        return nz_gen_convdiff2d(ctx, A, p->nx, p->ny, p->peclet, vt);
+    case KIND_CONVDIFF3D:
+        if (p->n == 0) p->n = p->nx != 0 ? p->nx : 8;
+        if (p->nx == 0) p->nx = p->n;
+        if (p->ny == 0) p->ny = p->n;
+        if (p->nz == 0) p->nz = p->n;
+        return nz_gen_convdiff3d(ctx, A, p->nx, p->ny, p->nz, p->peclet, vt);
     default: /* KIND_BANDED */
         if (p->n == 0) p->n = 1000;
         return nz_gen_banded(ctx, A, p->n, p->lower, p->upper, vt);
