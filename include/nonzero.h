@@ -39,6 +39,7 @@
 #include "nonzero/core.h"
 #include "nonzero/matrix.h"
 #include "nonzero/spmv.h"
+#include "nonzero/spsv.h"
 #include "nonzero/solver.h"
 #include "nonzero/spmm.h"
 #include "nonzero/spgemm.h"

@@ -1,4 +1,4 @@
-/* nonzero/solver.h: conjugate gradients. Part of <nonzero.h>. */
+/* nonzero/solver.h: conjugate gradients and the Krylov solver family (nz_solve). Part of <nonzero.h>. */
 #ifndef NONZERO_SOLVER_H
 #define NONZERO_SOLVER_H
 
@@ -13,7 +13,13 @@ extern "C" {
 /* Solvers                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
-typedef enum nz_precond { NZ_PRECOND_NONE = 0, NZ_PRECOND_JACOBI = 1 } nz_precond_t;
+/* Preconditioners. NZ_PRECOND_USER (nz_solve only): the caller's callback
+ * (nz_solve_options_t.precond_apply); nz_cg_solve refuses it. */
+typedef enum nz_precond {
+    NZ_PRECOND_NONE = 0,
+    NZ_PRECOND_JACOBI = 1,
+    NZ_PRECOND_USER = 2
+} nz_precond_t;
 
 /* Conjugate gradient options. Zero-initialise, then set what you need; zero means default. */
 typedef struct nz_cg_options {
@@ -80,6 +86,107 @@ typedef struct nz_cg_result {
  * not overlap in memory (NZ_ERR_INVALID_ARGUMENT). */
 nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, void *x,
                         const nz_cg_options_t *options, nz_cg_result_t *result);
+
+/* ------------------------------------------------------------------------------------------ */
+/* The solver family: nz_solve                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+/* Krylov methods of nz_solve (docs/SOLVERS.md). CG: symmetric positive definite A, through
+ * nz_cg_solve. BICGSTAB: van der Vorst's BiCGSTAB, right-preconditioned. GMRES: restarted
+ * GMRES(m), right-preconditioned, classical Gram-Schmidt applied twice (CGS2), Givens rotations.
+ * FGMRES: flexible GMRES (the preconditioner may change between iterations; stores M^-1 v_j).
+ * MINRES: Paige-Saunders MINRES for symmetric (indefinite) A with an SPD preconditioner. */
+typedef enum nz_method {
+    NZ_METHOD_CG = 0,
+    NZ_METHOD_BICGSTAB = 1,
+    NZ_METHOD_GMRES = 2,
+    NZ_METHOD_FGMRES = 3,
+    NZ_METHOD_MINRES = 4
+} nz_method_t;
+
+/* A caller's preconditioner: z = M^-1 r for vectors of A's value type and length (host arrays
+ * for a host matrix; r and z never overlap). Returns NZ_SUCCESS, or any error status, which
+ * ends the solve with that status (reason NZ_SOLVE_PRECOND_FAILED). */
+typedef nz_status_t (*nz_precond_apply_t)(void *user, const void *r, void *z);
+
+/* Options of nz_solve. Zero-initialise, then set what you need; zero means default. */
+typedef struct nz_solve_options {
+    nz_method_t method;        /* default NZ_METHOD_CG */
+    double rtol;               /* converged when ||b - A x|| <= max(rtol ||b||, atol) (default
+                                  rtol 1e-8) */
+    double atol;               /* absolute tolerance (default 0) */
+    int64_t max_iterations;    /* default max(n, 10000); GMRES counts Arnoldi steps */
+    int restart;               /* GMRES / FGMRES: Krylov dimension m between restarts (default
+                                  30, at most 1000) */
+    nz_precond_t precond;      /* NONE; JACOBI: z = D^-1 r (needs a finite non-zero diagonal;
+                                  CG: positive); USER: precond_apply */
+    nz_precond_apply_t precond_apply; /* NZ_PRECOND_USER: the callback (required) */
+    void *precond_user;        /* its first argument */
+    nz_alg_t alg;              /* SpMV algorithm for the plan (NZ_ALG_AUTO: the planner) */
+    unsigned plan_flags;       /* NZ_PLAN_* flags for the SpMV plan */
+    int record_history;        /* non-zero: return the residual norm of each iteration */
+} nz_solve_options_t;
+
+/* How a solve ended (PETSc's KSPConvergedReason in spirit: every way has a name). */
+typedef enum nz_solve_reason {
+    NZ_SOLVE_NOT_RUN = 0,           /* stopped before iterating: bad argument, setup error */
+    NZ_SOLVE_CONVERGED = 1,         /* the true residual meets the tolerance (b = 0 included) */
+    NZ_SOLVE_MAX_ITERATIONS = 2,    /* the iteration limit */
+    NZ_SOLVE_STAGNATED = 3,         /* the true residual stopped decreasing */
+    NZ_SOLVE_BREAKDOWN_RHO = 4,     /* BiCGSTAB: rho = r0'r = 0 or r0'v = 0 */
+    NZ_SOLVE_BREAKDOWN_OMEGA = 5,   /* BiCGSTAB: omega = 0 (t't = 0 or t's = 0) */
+    NZ_SOLVE_BREAKDOWN_NAN = 6,     /* a NaN or Inf in a reduction or the least-squares problem */
+    NZ_SOLVE_BREAKDOWN_SINGULAR = 7,/* GMRES / MINRES: the Krylov space became invariant (lucky
+                                       breakdown) but the true residual misses the tolerance (A
+                                       or M singular); MINRES: r'M^-1 r <= 0 (M not positive
+                                       definite); CG: p'Ap <= 0 */
+    NZ_SOLVE_PRECOND_FAILED = 8     /* the preconditioner callback returned an error */
+} nz_solve_reason_t;
+
+/* The outcome of nz_solve. */
+typedef struct nz_solve_result {
+    nz_status_t status;        /* the status nz_solve returned */
+    nz_solve_reason_t reason;  /* how the solve ended */
+    nz_method_t method;
+    int64_t iterations;        /* BiCGSTAB / CG iterations, GMRES Arnoldi steps */
+    int64_t restarts;          /* GMRES cycles begun after the first; BiCGSTAB / CG residual
+                                  replacements */
+    double residual_norm;      /* TRUE ||b - A x|| of the returned x, by an explicit SpMV (NaN
+                                  when none was computed: a setup error, a non-finite b) */
+    double relative_residual;  /* residual_norm / ||b|| (0 when b = 0; NaN as above) */
+    double setup_seconds;      /* plan, workspace, preconditioner */
+    double solve_seconds;      /* the iterations, initial and final true residuals included */
+    int64_t history_length;    /* entries of history, 0 without record_history */
+    double *history;           /* residual norm at iteration k = 0 .. history_length - 1: the
+                                  recursive (BiCGSTAB, CG) or least-squares (GMRES) one, the true
+                                  one where it was computed; free with nz_free */
+} nz_solve_result_t;
+
+/* Solve A x = b (A square, host or device) with options->method. x holds the initial guess on
+ * input and the solution on output; values of A's value type, scalars in double, every
+ * reduction a fixed-order block sum (results bitwise identical for any thread count). The SpMV
+ * runs on A's format through an nz SpMV plan (NZ_PLAN_REUSE added). NZ_METHOD_CG calls
+ * nz_cg_solve (its rules: planner format, device matrices, scaling; NZ_PRECOND_USER
+ * unsupported). BiCGSTAB, GMRES, FGMRES and MINRES run on host matrices for now: a device matrix
+ * gives NZ_ERR_UNSUPPORTED.
+ * Stopping (docs/SOLVERS.md): NZ_SUCCESS only when the TRUE residual ||b - A x|| of the
+ * returned x, computed by an explicit SpMV, is <= max(rtol ||b||, atol). When the recursive
+ * (BiCGSTAB), least-squares (GMRES) or estimated (MINRES) residual meets the tolerance the true
+ * one is computed; if it misses, the method restarts from it (each such restart must halve the
+ * true residual, at most 16, else NZ_STAGNATED); GMRES also checks it at every restart and
+ * stagnates when a cycle does not reduce it. NZ_MAX_ITERATIONS at the limit. Breakdowns
+ * (BiCGSTAB rho = 0 or omega = 0, NaN, a singular invariant Krylov space in GMRES or MINRES,
+ * MINRES with a preconditioner that is not positive definite; reason in *result) give
+ * NZ_ERR_BREAKDOWN with x the last
+ * iterate and its true residual in *result, unless that true residual meets the tolerance (then
+ * NZ_SUCCESS). b = 0 gives x = 0 (converged); a b with NaN or Inf gives NZ_ERR_BREAKDOWN with x
+ * untouched. result may be NULL; when given it is overwritten (free an earlier history first).
+ * b and x must not overlap (NZ_ERR_INVALID_ARGUMENT). */
+nz_status_t nz_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, void *x,
+                     const nz_solve_options_t *options, nz_solve_result_t *result);
+
+/* The method's name ("cg", "bicgstab", "gmres", "fgmres", "minres"), or "unknown". */
+const char *nz_method_name(nz_method_t method);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
 #include "nzi.h"
 #include "backend.h"
 #include "cg_work.h"
+#include "krylov.h"
 
 #include <string.h>
 
@@ -10,7 +11,7 @@
  * src/core/cuda_absent.c in a build without CUDA, whose spmv_supports / spmm_supports answer
  * false, so nothing above ever reaches the rest). The small adapters below give the CPU backend
  * the same shape as the GPU one: memory from the context's counting allocator, the CPU CG
- * operations (src/cpu/cg_cpu.c).
+ * operations (src/cpu/cg_cpu.c) and Krylov vector operations (src/cpu/krylov_cpu.c).
  */
 
 static int cpu_spmv_reproducible(nz_format_t format, nz_alg_t alg, nz_operation_t op) {
@@ -21,6 +22,7 @@ static int cpu_spmv_reproducible(nz_format_t format, nz_alg_t alg, nz_operation_
 }
 
 static const struct nzi_cg_ops *cpu_cg_ops(void) { return &nzi_cg_cpu_ops; }
+static const struct nzi_krylov_ops *cpu_krylov_ops(void) { return &nzi_krylov_cpu_ops; }
 
 static nz_status_t cpu_mem_alloc(nz_context_t *ctx, void **ptr, size_t bytes, const char *what) {
     *ptr = nzi_calloc(ctx, 1, bytes > 0 ? bytes : 1);
@@ -57,7 +59,11 @@ static const nzi_backend_t cpu_backend = {
     .spmm_plan_release = nz_cpu_spmm_plan_release,
     .spgemm = nz_cpu_spgemm,
     .spgemm_default_alg = NZ_SPGEMM_CPU,
+    .spsv_plan_setup = nz_cpu_spsv_plan_setup,
+    .spsv_execute = nz_cpu_spsv_execute,
+    .spsv_plan_release = nz_cpu_spsv_plan_release,
     .cg_ops = cpu_cg_ops,
+    .krylov_ops = cpu_krylov_ops,
     .mem_alloc = cpu_mem_alloc,
     .mem_free = cpu_mem_free,
     .mem_set = cpu_mem_set,
@@ -83,6 +89,10 @@ static const nzi_backend_t cuda_backend = {
     /* the hash algorithm handles every shape and, through row panels, every size; device
      * operands exist only with a device, and only it takes them */
     .spgemm_default_alg = NZ_SPGEMM_HASH,
+    /* no GPU SpSV yet: src/ops/spsv.c refuses device matrices (NZ_ERR_UNSUPPORTED) */
+    .spsv_plan_setup = NULL,
+    .spsv_execute = NULL,
+    .spsv_plan_release = NULL,
     .cg_ops = nz_cuda_cg_ops,
     .mem_alloc = nz_cuda_malloc,
     .mem_free = nz_cuda_free,

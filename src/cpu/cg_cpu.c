@@ -9,10 +9,9 @@
 #include <omp.h>
 #endif
 
-/* Dot products are summed per fixed block of NZI_CG_BLOCK entries (in parallel), then the block
- * sums in block order (serially): the result is bitwise the same for any thread count. 4096
- * doubles are 32 KB per vector, a comfortable L1/L2 working set per thread. */
-#define NZI_CG_BLOCK 4096
+/* Dot products are fixed-order block sums (NZI_CPU_FOR_BLOCKS, cpu_kernels.h): bitwise the same
+ * for any thread count. */
+#define NZI_CG_BLOCK NZI_CPU_REDUCE_BLOCK
 
 typedef struct cg_cpu_state {
     int64_t blocks;
@@ -101,22 +100,8 @@ static cg_cpu_state_t *cpu_state(const nzi_cg_work_t *w) { return (cg_cpu_state_
 NZI_CG_CPU_LOOPS(float, f32)
 NZI_CG_CPU_LOOPS(double, f64)
 
-/* Run `body` for each block [lo, hi) of the n entries, blocks spread over the threads; below
- * NZI_CPU_SERIAL_WORK entries on one thread, without an OpenMP region, as every CPU kernel (a
- * team's fork and join cost more than such a pass, and on a loaded machine a join can stall for a
- * scheduler time slice: docs/PLANNER.md). The block order of the sums keeps results bitwise equal. */
-#define NZI_CG_FOR_BLOCKS(w, st, body)                                                          \
-    do {                                                                                        \
-        const int64_t nzi_n_ = (w)->n, nzi_blocks_ = (st)->blocks;                              \
-        const int nzi_threads_ = (st)->threads;                                                 \
-        (void)nzi_threads_;                                                                     \
-        _Pragma("omp parallel for schedule(static) num_threads(nzi_threads_) if((double)nzi_n_ >= NZI_CPU_SERIAL_WORK)") \
-        for (int64_t blk = 0; blk < nzi_blocks_; blk++) {                                       \
-            int64_t lo = blk * NZI_CG_BLOCK;                                                    \
-            int64_t hi = lo + NZI_CG_BLOCK < nzi_n_ ? lo + NZI_CG_BLOCK : nzi_n_;               \
-            body;                                                                               \
-        }                                                                                       \
-    } while (0)
+/* Run `body` for each block [lo, hi) of the n entries (cpu_kernels.h). */
+#define NZI_CG_FOR_BLOCKS(w, st, body) NZI_CPU_FOR_BLOCKS((w)->n, (st)->blocks, (st)->threads, body)
 
 /* Sum the partials of slot `slot` (0 or 1) in block order. */
 static double sum_partials(const cg_cpu_state_t *st, int slot) {
@@ -174,7 +159,7 @@ static void diag_visit(double *d, int64_t row, int64_t col, double v) {
     if (row == col) d[row] += v;
 }
 
-static void extract_diagonal(const nz_matrix_t *A, double *d) {
+void nzi_cpu_extract_diagonal(const nz_matrix_t *A, double *d) {
     const nz_value_type_t t = A->value_type;
     const int64_t n = A->rows;
     switch (A->format) {
@@ -240,7 +225,7 @@ static nz_status_t cpu_jacobi(nzi_cg_work_t *w, const nz_matrix_t *A) {
     double *d = NULL;
     NZI_TRY(nzi_alloc_array(ctx, (void **)&d, (size_t)w->n, sizeof(double), "nz_cg_solve: diagonal"));
     memset(d, 0, (size_t)w->n * sizeof(double));
-    extract_diagonal(A, d);
+    nzi_cpu_extract_diagonal(A, d);
     w->scalars->bad_row = w->n;
     for (int64_t i = 0; i < w->n; i++) {
         double inv = 1.0 / d[i];

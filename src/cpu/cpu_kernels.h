@@ -22,6 +22,32 @@ static inline int nzi_cpu_team(int parallel, int threads, double work) {
     return nzi_resolve_threads(threads);
 }
 
+/* Fixed-order block reductions (CG's and the Krylov methods' vector operations, cg_cpu.c and
+ * krylov_cpu.c): the n entries are cut into blocks of NZI_CPU_REDUCE_BLOCK, each block's sum is
+ * computed on some thread, and the caller adds the block sums in block order (serially), so a
+ * result is bitwise the same for any thread count. 4096 doubles are 32 KB per vector, a
+ * comfortable L1/L2 working set per thread. NZI_CPU_FOR_BLOCKS runs its body with `blk`, `lo`,
+ * `hi` for each block, spread over `threads` threads; below NZI_CPU_SERIAL_WORK entries on one
+ * thread, without an OpenMP region. */
+#define NZI_CPU_REDUCE_BLOCK 4096
+#define NZI_CPU_REDUCE_BLOCKS(n) (((n) + NZI_CPU_REDUCE_BLOCK - 1) / NZI_CPU_REDUCE_BLOCK)
+#define NZI_CPU_FOR_BLOCKS(n, blocks, threads, ...)                                             \
+    do {                                                                                        \
+        const int64_t nzi_n_ = (n), nzi_blocks_ = (blocks);                                     \
+        const int nzi_threads_ = (threads);                                                     \
+        (void)nzi_threads_;                                                                     \
+        _Pragma("omp parallel for schedule(static) num_threads(nzi_threads_) if((double)nzi_n_ >= NZI_CPU_SERIAL_WORK)") \
+        for (int64_t blk = 0; blk < nzi_blocks_; blk++) {                                       \
+            int64_t lo = blk * NZI_CPU_REDUCE_BLOCK;                                            \
+            int64_t hi = lo + NZI_CPU_REDUCE_BLOCK < nzi_n_ ? lo + NZI_CPU_REDUCE_BLOCK : nzi_n_; \
+            __VA_ARGS__;                                                                        \
+        }                                                                                       \
+    } while (0)
+
+/* d[i] += a_ii for a host matrix of any format (d zeroed by the caller, n = rows entries;
+ * missing diagonal entries leave 0). One pass over the entries (cg_cpu.c). */
+void nzi_cpu_extract_diagonal(const nz_matrix_t *A, double *d);
+
 #ifdef _OPENMP
 #include <omp.h>
 #define NZI_PRAGMA(x) _Pragma(#x)

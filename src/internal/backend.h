@@ -10,6 +10,7 @@ extern "C" {
 
 struct nzi_backend;
 struct nzi_cg_ops;
+struct nzi_krylov_ops;
 
 struct nz_spmv_plan {
     uint64_t magic;
@@ -51,6 +52,25 @@ struct nz_spmm_plan {
     void *state;              /* backend-owned (CSR copy, transpose, kernel choice) */
 };
 #define NZI_SPMM_MAX_K 64
+
+/* The SpSV plan (src/ops/spsv.c): y = op(T)^-1 alpha x for one triangle of a square matrix T. */
+#define NZI_SPSV_PLAN_MAGIC 0x4e5a535356000001ull /* "NZSSV" */
+struct nz_spsv_plan {
+    uint64_t magic;
+    nz_context_t *ctx;
+    const nz_matrix_t *T;
+    nz_operation_t op;
+    nz_fill_mode_t fill;
+    nz_diag_type_t diag;
+    unsigned flags;
+    nz_backend_t backend;
+    const struct nzi_backend *ops; /* the backend's table, looked up once at plan creation */
+    int64_t nnz;              /* off-diagonal entries of the solved triangle */
+    int64_t levels, max_level_rows;
+    double analysis_seconds;
+    size_t workspace_bytes;
+    void *state;              /* backend-owned analysis (triangle, diagonal, level sets) */
+};
 
 /* An SpGEMM algorithm's entry point, the one type for it (the contract:
  * src/internal/spgemm_common.h; profile is NULL unless the caller asked for the stage timeline,
@@ -108,8 +128,19 @@ typedef struct nzi_backend {
     nzi_spgemm_entry_t (*spgemm)(nz_spgemm_alg_t alg);
     nz_spgemm_alg_t spgemm_default_alg;
 
+    /* SpSV (y = op(T)^-1 alpha x): setup does the analysis (plan->state, nnz, levels,
+     * max_level_rows, workspace_bytes) and checks the diagonal; execute allocates nothing;
+     * release frees plan->state (NULL allowed). NULL: the backend has no SpSV (the GPU, for
+     * now). */
+    nz_status_t (*spsv_plan_setup)(nz_spsv_plan_t *plan);
+    nz_status_t (*spsv_execute)(const nz_spsv_plan_t *plan, double alpha, const void *x, void *y);
+    void (*spsv_plan_release)(nz_spsv_plan_t *plan);
+
     /* CG: the vector-operation table (struct nzi_cg_ops, cg_work.h); NULL when absent. */
     const struct nzi_cg_ops *(*cg_ops)(void);
+    /* BiCGSTAB / GMRES / FGMRES: the vector-operation table (struct nzi_krylov_ops, krylov.h);
+     * NULL when absent (the GPU, for now). */
+    const struct nzi_krylov_ops *(*krylov_ops)(void);
 
     /* Memory where this backend's vectors live, counted by the context (failure injection
      * included). alloc returns zeroed memory on the CPU, uninitialised memory on the GPU; free
@@ -179,6 +210,12 @@ void nz_cpu_spmm_plan_release(nz_spmm_plan_t *plan);
 /* SpGEMM on the host (src/cpu/spgemm_cpu.c): the entry of NZ_SPGEMM_CPU (Gustavson), NULL for
  * every other algorithm. Arguments are checked by src/ops/spgemm.c. */
 nzi_spgemm_entry_t nz_cpu_spgemm(nz_spgemm_alg_t alg);
+
+/* SpSV on the host (src/cpu/spsv_cpu.c): square CSR, level-scheduled over OpenMP. Arguments
+ * are checked by src/ops/spsv.c; setup refuses a missing or zero diagonal (NZ_NON_UNIT). */
+nz_status_t nz_cpu_spsv_plan_setup(nz_spsv_plan_t *plan);
+nz_status_t nz_cpu_spsv_execute(const nz_spsv_plan_t *plan, double alpha, const void *x, void *y);
+void nz_cpu_spsv_plan_release(nz_spsv_plan_t *plan);
 
 /* ---- CUDA backend (src/cuda; stubs in src/core/cuda_absent.c without CUDA) -------------- */
 

@@ -43,6 +43,7 @@ struct fault_case {
     void *p1, *p2;
     int64_t rows, cols;
     nz_cg_result_t result;
+    nz_solve_result_t solve_result; /* nz_solve */
     void *buf;               /* caller array the call may write (y, x); restored before each try */
     const void *buf_init;
     size_t buf_bytes;
@@ -88,8 +89,10 @@ static void release_outputs(fault_case_t *c) {
     nz_free(c->ctx, c->p1);
     nz_free(c->ctx, c->p2);
     nz_free(c->ctx, c->result.history);
+    nz_free(c->ctx, c->solve_result.history);
     c->p1 = c->p2 = NULL;
     c->result.history = NULL;
+    c->solve_result.history = NULL;
 }
 
 static void reset_outputs(fault_case_t *c) {
@@ -99,6 +102,7 @@ static void reset_outputs(fault_case_t *c) {
     c->p1 = c->p2 = NULL;
     c->rows = c->cols = -7;
     memset(&c->result, 0, sizeof c->result);
+    memset(&c->solve_result, 0, sizeof c->solve_result);
     if (c->buf != NULL) memcpy(c->buf, c->buf_init, c->buf_bytes);
     if (c->output_file) remove(c->path);
 }
@@ -144,8 +148,8 @@ static void drive(const char *name, case_fn fn, fault_case_t *c) {
                   "%s k=%lld: an output handle was set on failure", name, (long long)k);
         NZT_CHECK(c->rows == -7 && c->cols == -7, "%s k=%lld: dimension outputs written on failure",
                   name, (long long)k);
-        NZT_CHECK(c->result.history == NULL, "%s k=%lld: CG history set on failure", name,
-                  (long long)k);
+        NZT_CHECK(c->result.history == NULL && c->solve_result.history == NULL,
+                  "%s k=%lld: solver history set on failure", name, (long long)k);
         if (c->buf != NULL && c->buf_may_be_final && fnv1a(c->buf, c->buf_bytes) != h0) {
             NZT_CHECK(deferred == 0 || fnv1a(c->buf, c->buf_bytes) == deferred_hash,
                       "%s k=%lld: caller array left in two different states", name, (long long)k);
@@ -291,6 +295,19 @@ static nz_status_t c_cg(fault_case_t *c) {
     opt.precond = c->format & 1 ? NZ_PRECOND_JACOBI : NZ_PRECOND_NONE;
     opt.record_history = (c->format & 2) != 0;
     return nz_cg_solve(c->ctx, c->format & 4 ? S_sell : S, b_vec, c->buf, &opt, &c->result);
+}
+
+/* nz_solve with BiCGSTAB / GMRES(5) / FGMRES(5) / MINRES (format >> 1) on the Laplacian S,
+ * Jacobi by bit 0, with history */
+static nz_status_t c_solve(fault_case_t *c) {
+    nz_solve_options_t opt;
+    memset(&opt, 0, sizeof opt);
+    opt.method = (nz_method_t)(1 + (c->format >> 1));
+    opt.rtol = 1e-10;
+    opt.restart = 5;
+    opt.precond = c->format & 1 ? NZ_PRECOND_JACOBI : NZ_PRECOND_NONE;
+    opt.record_history = 1;
+    return nz_solve(c->ctx, S, b_vec, c->buf, &opt, &c->solve_result);
 }
 
 /* ---- setup --------------------------------------------------------------------------------- */
@@ -533,6 +550,18 @@ int main(int argc, char **argv) {
         snprintf(name, sizeof name, "nz_cg_solve %s%s%s", c.format & 4 ? "sell" : "csr",
                  c.format & 1 ? " jacobi" : "", c.format & 2 ? " history" : "");
         drive(name, c_cg, &c);
+    }
+
+    /* BiCGSTAB, GMRES(5), FGMRES(5), MINRES through nz_solve: plain / Jacobi, with history */
+    for (c.format = 0; c.format < 8; c.format++) {
+        c.buf = x_buf;
+        c.buf_init = x0_vec;
+        c.buf_bytes = 42 * sizeof(double);
+        c.buf_may_be_final = false;
+        snprintf(name, sizeof name, "nz_solve %s%s",
+                 nz_method_name((nz_method_t)(1 + (c.format >> 1))),
+                 c.format & 1 ? " jacobi" : "");
+        drive(name, c_solve, &c);
     }
 
     NZT_OK(ctx, nz_context_alloc_stats(ctx, &end));

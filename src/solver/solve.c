@@ -1,0 +1,330 @@
+/* solve.c: nz_solve, the solver family's one entry: options, setup, the method, the true residual and the status. */
+#include "nzi.h"
+#include "backend.h"
+#include "krylov_method.h"
+
+#include <math.h>
+#include <string.h>
+
+#define NZI_SOLVE_DEFAULT_RESTART 30
+#define NZI_SOLVE_MAX_RESTART 1000
+
+const char *nz_method_name(nz_method_t method) {
+    switch (method) {
+    case NZ_METHOD_CG: return "cg";
+    case NZ_METHOD_BICGSTAB: return "bicgstab";
+    case NZ_METHOD_GMRES: return "gmres";
+    case NZ_METHOD_FGMRES: return "fgmres";
+    case NZ_METHOD_MINRES: return "minres";
+    default: return "unknown";
+    }
+}
+
+/* Copy *in (zeros when NULL) to *opt, check it, fill the defaults. */
+static nz_status_t solve_options(nz_context_t *ctx, const nz_solve_options_t *in, int64_t n,
+                                 nz_solve_options_t *opt) {
+    if (in != NULL)
+        *opt = *in;
+    else
+        memset(opt, 0, sizeof *opt);
+    if ((int)opt->method < (int)NZ_METHOD_CG || (int)opt->method > (int)NZ_METHOD_MINRES)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_solve: unknown method %d",
+                         (int)opt->method);
+    if (!(opt->rtol >= 0.0) || !(opt->atol >= 0.0) || isinf(opt->rtol) || isinf(opt->atol))
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "nz_solve: tolerances must be finite and >= 0 (rtol %g, atol %g)",
+                         opt->rtol, opt->atol);
+    if (opt->max_iterations < 0)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_solve: max_iterations %lld < 0",
+                         (long long)opt->max_iterations);
+    if (opt->restart < 0 || opt->restart > NZI_SOLVE_MAX_RESTART)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_solve: restart %d outside 0 .. %d",
+                         opt->restart, NZI_SOLVE_MAX_RESTART);
+    if (opt->precond != NZ_PRECOND_NONE && opt->precond != NZ_PRECOND_JACOBI &&
+        opt->precond != NZ_PRECOND_USER)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_solve: unknown preconditioner %d",
+                         (int)opt->precond);
+    if (opt->precond == NZ_PRECOND_USER && opt->precond_apply == NULL)
+        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT,
+                         "nz_solve: NZ_PRECOND_USER needs a precond_apply callback");
+    if (opt->rtol == 0.0) opt->rtol = NZI_CG_DEFAULT_RTOL;
+    if (opt->max_iterations == 0)
+        opt->max_iterations = n > NZI_CG_DEFAULT_MAX_ITERATIONS ? n : NZI_CG_DEFAULT_MAX_ITERATIONS;
+    if (opt->restart == 0) opt->restart = NZI_SOLVE_DEFAULT_RESTART;
+    return NZ_SUCCESS;
+}
+
+/* NZ_METHOD_CG: nz_cg_solve with the options and the result mapped (its history moves over). */
+static nz_status_t solve_cg(nz_context_t *ctx, const nz_matrix_t *A, const void *b, void *x,
+                            const nz_solve_options_t *opt, nz_solve_result_t *res) {
+    if (opt->precond == NZ_PRECOND_USER)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                         "nz_solve: CG takes NZ_PRECOND_NONE or NZ_PRECOND_JACOBI, not a callback "
+                         "(use BiCGSTAB, GMRES, FGMRES or MINRES)");
+    nz_cg_options_t cg;
+    nz_cg_result_t out;
+    memset(&cg, 0, sizeof cg);
+    cg.rtol = opt->rtol;
+    cg.atol = opt->atol;
+    cg.max_iterations = opt->max_iterations;
+    cg.precond = opt->precond;
+    cg.alg = opt->alg;
+    cg.plan_flags = opt->plan_flags;
+    cg.record_history = opt->record_history;
+    nz_status_t status = nz_cg_solve(ctx, A, b, x, &cg, &out);
+    res->iterations = out.iterations;
+    res->residual_norm = out.residual_norm;
+    res->relative_residual = out.relative_residual;
+    res->setup_seconds = out.setup_seconds;
+    res->solve_seconds = out.solve_seconds;
+    res->history = out.history;
+    res->history_length = out.history_length;
+    switch (status) {
+    case NZ_SUCCESS: res->reason = NZ_SOLVE_CONVERGED; break;
+    case NZ_MAX_ITERATIONS: res->reason = NZ_SOLVE_MAX_ITERATIONS; break;
+    case NZ_STAGNATED: res->reason = NZ_SOLVE_STAGNATED; break;
+    case NZ_ERR_BREAKDOWN:
+        res->reason = isnan(out.residual_norm) ? NZ_SOLVE_NOT_RUN : NZ_SOLVE_BREAKDOWN_SINGULAR;
+        break;
+    default: res->reason = NZ_SOLVE_NOT_RUN; break;
+    }
+    return status;
+}
+
+/* The checks made before anything is allocated. */
+static nz_status_t solve_check(nz_context_t *ctx, const nz_matrix_t *A, const void *b,
+                               const void *x) {
+    NZI_TRY(nzi_check_matrix(ctx, A, "A"));
+    if (A->rows != A->cols)
+        return nzi_error(ctx, NZ_ERR_DIMENSION_MISMATCH, "nz_solve: A is %lld x %lld, not square",
+                         (long long)A->rows, (long long)A->cols);
+    const int64_t n = A->rows;
+    if (n > 0 && (b == NULL || x == NULL))
+        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_solve: b or x is NULL");
+    const size_t bytes = (size_t)n * nzi_value_size(A->value_type);
+    if (nzi_ranges_overlap(b, bytes, x, bytes))
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "nz_solve: b and x overlap in memory (x is updated while b is still "
+                         "needed); use separate arrays");
+    return NZ_SUCCESS;
+}
+
+/* The message and status of a finished Krylov solve whose true residual missed the tolerance
+ * (relres, reltol relative to ||b||). */
+static nz_status_t solve_final(nz_context_t *ctx, const nz_solve_options_t *opt,
+                               const nzi_krylov_solve_t *k, double relres, double reltol) {
+    const char *name = nz_method_name(opt->method);
+    switch (k->reason) {
+    case NZ_SOLVE_MAX_ITERATIONS:
+        return nzi_error(ctx, NZ_MAX_ITERATIONS,
+                         "nz_solve: %s not converged: stopped at the iteration limit %lld with "
+                         "true relative residual %.3e above the tolerance %.3e",
+                         name, (long long)k->max_iterations, relres, reltol);
+    case NZ_SOLVE_STAGNATED:
+        return nzi_error(ctx, NZ_STAGNATED,
+                         "nz_solve: %s not converged: stagnated after %lld iterations (%lld "
+                         "restarts) with true relative residual %.3e above the tolerance %.3e",
+                         name, (long long)k->iterations, (long long)k->restarts, relres, reltol);
+    case NZ_SOLVE_BREAKDOWN_RHO:
+        return nzi_error(ctx, NZ_ERR_BREAKDOWN,
+                         "nz_solve: %s breakdown at iteration %lld: rho = r0'r = 0 or r0'v = 0 "
+                         "(true relative residual %.3e)",
+                         name, (long long)k->iterations, relres);
+    case NZ_SOLVE_BREAKDOWN_OMEGA:
+        return nzi_error(ctx, NZ_ERR_BREAKDOWN,
+                         "nz_solve: %s breakdown at iteration %lld: omega = t's / t't = 0 (true "
+                         "relative residual %.3e)",
+                         name, (long long)k->iterations, relres);
+    case NZ_SOLVE_BREAKDOWN_SINGULAR:
+        return nzi_error(ctx, NZ_ERR_BREAKDOWN,
+                         "nz_solve: %s breakdown at iteration %lld: the Krylov space is "
+                         "invariant but the true relative residual %.3e is above the tolerance "
+                         "%.3e (A or the preconditioner is singular; MINRES: or the "
+                         "preconditioner is not positive definite)",
+                         name, (long long)k->iterations, relres, reltol);
+    default:
+        return nzi_error(ctx, NZ_ERR_BREAKDOWN,
+                         "nz_solve: %s breakdown at iteration %lld: NaN or Inf (A, x0 or the "
+                         "preconditioner holds non-finite values, or A is singular)",
+                         name, (long long)k->iterations);
+    }
+}
+
+/* A BiCGSTAB / GMRES / FGMRES / MINRES solve on a host matrix: the plan, the table's space and
+ * preconditioner, ||b||, the method, the true residual of the returned x, the status. */
+static nz_status_t solve_krylov(nz_context_t *ctx, const nz_matrix_t *A, const void *b, void *x,
+                                const nz_solve_options_t *opt, nz_solve_result_t *res) {
+    nz_status_t status = NZ_SUCCESS;
+    const nzi_krylov_ops_t *ops = nzi_backend_of(A)->krylov_ops != NULL
+                                      ? nzi_backend_of(A)->krylov_ops()
+                                      : NULL;
+    if (A->location != NZ_HOST || ops == NULL)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                         "nz_solve: %s runs on host matrices for now (A is a device matrix; "
+                         "NZ_METHOD_CG solves on the GPU)",
+                         nz_method_name(opt->method));
+    const int64_t n = A->rows;
+    nz_spmv_plan_t *plan = NULL;
+    nzi_krylov_space_t space;
+    nzi_krylov_solve_t k;
+    void *r = NULL;
+    int created = 0;
+    double bnorm = 0.0;
+    memset(&space, 0, sizeof space);
+    memset(&k, 0, sizeof k);
+    const double t0 = nzi_wtime();
+
+    NZI_CHECK(nz_spmv_plan_create(ctx, &plan, A, NZ_OP_N, opt->alg,
+                                  opt->plan_flags | NZ_PLAN_REUSE));
+    space.ctx = ctx;
+    space.value_type = A->value_type;
+    space.n = n;
+    space.plan = plan;
+    space.precond = opt->precond;
+    space.user_apply = opt->precond_apply;
+    space.user = opt->precond_user;
+    space.max_dots = opt->method == NZ_METHOD_BICGSTAB || opt->method == NZ_METHOD_MINRES
+                         ? NZI_BICGSTAB_DOTS
+                         : nzi_gmres_dots(opt->restart);
+    NZI_CHECK(ops->create(&space));
+    created = 1;
+    if (opt->precond == NZ_PRECOND_JACOBI) {
+        int64_t bad_row;
+        NZI_CHECK(ops->precond_setup(&space, A, &bad_row));
+        if (bad_row < n) {
+            status = nzi_error(ctx, NZ_ERR_BREAKDOWN,
+                               "nz_solve: Jacobi preconditioner: diagonal entry (%lld, %lld) of "
+                               "A is missing, zero or not finite",
+                               (long long)bad_row + 1, (long long)bad_row + 1);
+            goto cleanup;
+        }
+    }
+    NZI_CHECK(ops->vec_create(&space, &r, "nz_solve: residual"));
+    if (opt->record_history) {
+        if (nzi_add_overflow_i64(opt->max_iterations, 1, &k.history_capacity)) {
+            status = nzi_error(ctx, NZ_ERR_OVERFLOW, "nz_solve: history length overflows");
+            goto cleanup;
+        }
+        NZI_CHECK(nzi_alloc_array(ctx, (void **)&k.history, (size_t)k.history_capacity,
+                                  sizeof(double), "nz_solve: residual history"));
+    }
+    /* ||b||: NaN or Inf in b is refused with x untouched; a b whose squared norm overflows or
+     * underflows a double is refused too (CG scales such systems; these methods do not yet). */
+    NZI_CHECK(ops->norm2(&space, b, &bnorm));
+    if (!isfinite(bnorm) || bnorm == 0.0) {
+        double bmax;
+        NZI_CHECK(ops->maxabs(&space, b, &bmax));
+        if (!isfinite(bmax)) {
+            status = nzi_error(ctx, NZ_ERR_BREAKDOWN, "nz_solve: b holds NaN or Inf");
+            goto cleanup;
+        }
+        if (bmax > 0.0) {
+            status = nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                               "nz_solve: ||b||^2 %s a double (max |b_i| = %.3e): scale the "
+                               "system (NZ_METHOD_CG scales it itself)",
+                               bnorm == 0.0 ? "underflows" : "overflows", bmax);
+            goto cleanup;
+        }
+    }
+    res->setup_seconds = nzi_wtime() - t0;
+    const double t1 = nzi_wtime();
+    if (bnorm == 0.0) { /* b = 0: x = 0 exactly */
+        NZI_CHECK(ops->fill(&space, 0.0, x));
+        res->reason = NZ_SOLVE_CONVERGED;
+        res->residual_norm = res->relative_residual = 0.0;
+        if (k.history != NULL) {
+            k.history[0] = 0.0;
+            res->history_length = 1;
+        }
+        res->solve_seconds = nzi_wtime() - t1;
+        goto cleanup;
+    }
+    const double tol = opt->rtol * bnorm > opt->atol ? opt->rtol * bnorm : opt->atol;
+    k.ops = ops;
+    k.space = &space;
+    k.b = b;
+    k.x = x;
+    k.tol = tol;
+    k.max_iterations = opt->max_iterations;
+    k.restart = opt->restart;
+    k.flexible = opt->method == NZ_METHOD_FGMRES;
+    k.reason = NZ_SOLVE_NOT_RUN;
+    nz_status_t method = opt->method == NZ_METHOD_BICGSTAB ? nzi_krylov_bicgstab(&k)
+                         : opt->method == NZ_METHOD_MINRES ? nzi_krylov_minres(&k)
+                                                           : nzi_krylov_gmres(&k);
+    res->iterations = k.iterations;
+    res->restarts = k.restarts;
+    res->reason = k.reason;
+    /* The history once the method has recorded its initial residual (an allocation failure
+     * at its start leaves none to return). */
+    if (k.history != NULL && (method >= 0 || k.reason != NZ_SOLVE_NOT_RUN || k.iterations > 0))
+        res->history_length = k.iterations + 1 < k.history_capacity ? k.iterations + 1
+                                                                    : k.history_capacity;
+    if (method < 0 && method != NZ_ERR_OUT_OF_MEMORY && method != NZ_ERR_OVERFLOW &&
+        opt->precond == NZ_PRECOND_USER)
+        res->reason = NZ_SOLVE_PRECOND_FAILED;
+    /* The true residual of the returned x, by an explicit SpMV, whatever stopped the method
+     * (a method error keeps its message: the residual is computed on a copy of the status). */
+    double true_norm = NAN;
+    {
+        nz_status_t st = ops->apply(&space, x, r);
+        if (st == NZ_SUCCESS) st = ops->axpby(&space, 1.0, b, -1.0, r);
+        if (st == NZ_SUCCESS) st = ops->norm2(&space, r, &true_norm);
+        if (st < 0 && method >= 0) method = st;
+    }
+    res->residual_norm = true_norm;
+    res->relative_residual = true_norm / bnorm;
+    res->solve_seconds = nzi_wtime() - t1;
+    if (method < 0) {
+        status = method;
+        goto cleanup;
+    }
+    if (true_norm <= tol) {
+        res->reason = NZ_SOLVE_CONVERGED;
+        status = NZ_SUCCESS;
+    } else {
+        /* a method's CONVERGED rests on the same residual computation: it cannot miss here */
+        if (res->reason == NZ_SOLVE_CONVERGED) res->reason = NZ_SOLVE_STAGNATED;
+        k.reason = res->reason;
+        status = solve_final(ctx, opt, &k, res->relative_residual, tol / bnorm);
+    }
+
+cleanup:
+    if (res->history_length > 0) {
+        res->history = k.history;
+        k.history = NULL;
+    }
+    nzi_free(ctx, k.history);
+    if (created) {
+        ops->vec_destroy(&space, r);
+        ops->destroy(&space);
+    }
+    nz_spmv_plan_destroy(&plan);
+    return status;
+}
+
+nz_status_t nz_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, void *x,
+                     const nz_solve_options_t *options, nz_solve_result_t *result) {
+    nz_solve_result_t res;
+    nz_solve_options_t opt;
+    nz_status_t status;
+    memset(&res, 0, sizeof res);
+    res.residual_norm = res.relative_residual = NAN;
+    res.reason = NZ_SOLVE_NOT_RUN;
+    if (result != NULL) *result = res;
+    NZI_TRY(nzi_check_context(ctx));
+    nzi_clear_error(ctx);
+    res.method = options != NULL ? options->method : NZ_METHOD_CG;
+    status = solve_check(ctx, A, b, x);
+    if (status == NZ_SUCCESS) status = solve_options(ctx, options, A->rows, &opt);
+    if (status == NZ_SUCCESS) {
+        status = opt.method == NZ_METHOD_CG ? solve_cg(ctx, A, b, x, &opt, &res)
+                                            : solve_krylov(ctx, A, b, x, &opt, &res);
+    }
+    res.status = status;
+    if (result != NULL)
+        *result = res;
+    else
+        nzi_free(ctx, res.history);
+    return status;
+}
