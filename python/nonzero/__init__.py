@@ -11,8 +11,8 @@ from ._errors import (BreakdownError, DeviceError, DimensionMismatchError, Inval
                       NonzeroOverflowError, NotSortedError, OutOfMemoryError, ParseError,
                       UnsupportedError, WrongLocationError)
 from ._matrix import Plan, asmatrix, csr_matrix
-from ._ops import (banded, cg, fe3d, laplace2d, laplace3d, mixed, mmread, mmwrite, random, rail,
-                   rmat, spgemm)
+from ._ops import (banded, bicgstab, cg, convdiff2d, convdiff3d, fe3d, laplace2d, laplace3d, mixed, mmread,
+                   mmwrite, random, rail, rmat, spgemm, gmres, minres)
 
 __version__ = _lib.lib.nz_version().decode()
 library_path = _lib.path
@@ -28,8 +28,8 @@ def format_names():
     return _arrays.format_names()
 
 
-__all__ = ["csr_matrix", "asmatrix", "Plan", "spgemm", "cg", "mmread", "mmwrite", "laplace2d",
-           "laplace3d", "fe3d", "random", "rmat", "rail", "mixed", "banded", "device_count",
+__all__ = ["csr_matrix", "asmatrix", "Plan", "spgemm", "cg", "bicgstab", "gmres", "minres", "mmread", "mmwrite", "laplace2d",
+           "laplace3d", "convdiff2d", "convdiff3d", "fe3d", "random", "rmat", "rail", "mixed", "banded", "device_count",
            "alg_names", "format_names", "NonzeroError", "InvalidArgumentError", "DimensionMismatchError",
            "WrongLocationError", "InvalidMatrixError", "NotSortedError", "UnsupportedError",
            "NoDeviceError", "OutOfMemoryError", "NonzeroOverflowError", "DeviceError",

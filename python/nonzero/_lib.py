@@ -25,7 +25,8 @@ PLAN_DETERMINISTIC, PLAN_TUNE, PLAN_MIXED = 0x1, 0x2, 0x4
 PLAN_CACHE_HINTS, PLAN_LIGHT_PER_ROW = 0x8, 0x10
 PLAN_COLUMN_PANELS, PLAN_REORDER, PLAN_COMPRESS_INDICES = 0x20, 0x40, 0x80
 PLAN_REUSE = 0x100
-PRECOND_NONE, PRECOND_JACOBI = 0, 1
+PRECOND_NONE, PRECOND_JACOBI, PRECOND_USER = 0, 1, 2
+METHOD_CG, METHOD_BICGSTAB, METHOD_GMRES, METHOD_FGMRES, METHOD_MINRES = 0, 1, 2, 3, 4
 SPGEMM_AUTO, SPGEMM_CPU, SPGEMM_ESC, SPGEMM_HYSPMM, SPGEMM_HASH = 0, 1, 2, 3, 4  # nz_spgemm_alg_t
 FORMAT_CSR, FORMAT_COUNT = 0, 8
 SUCCESS, MAX_ITERATIONS, STAGNATED = 0, 1, 2
@@ -134,6 +135,25 @@ class CgResult(ctypes.Structure):
                 ("history_length", c_int64), ("history", P(c_double)), ("format", c_int)]
 
 
+# nz_precond_apply_t: z = M^-1 r (status, user, r, z)
+PrecondApply = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_void_p)
+
+
+class SolveOptions(ctypes.Structure):
+    _fields_ = [("method", c_int), ("rtol", c_double), ("atol", c_double),
+                ("max_iterations", c_int64), ("restart", c_int), ("precond", c_int),
+                ("precond_apply", PrecondApply), ("precond_user", c_void_p), ("alg", c_int),
+                ("plan_flags", ctypes.c_uint), ("record_history", c_int)]
+
+
+class SolveResult(ctypes.Structure):
+    _fields_ = [("status", c_int), ("reason", c_int), ("method", c_int),
+                ("iterations", c_int64), ("restarts", c_int64), ("residual_norm", c_double),
+                ("relative_residual", c_double), ("setup_seconds", c_double),
+                ("solve_seconds", c_double), ("history_length", c_int64),
+                ("history", P(c_double))]
+
+
 class SpgemmOptions(ctypes.Structure):
     _fields_ = [("alg", c_int), ("gpu_memory_limit", c_size_t), ("threads", c_int)]
 
@@ -206,6 +226,8 @@ _proto("nz_matrix_convert_values", S, c_void_p, pp, c_void_p, c_int)
 _proto("nz_matrix_read", S, c_void_p, pp, c_char_p, c_int)
 _proto("nz_gen_laplace2d", S, c_void_p, pp, c_int64, c_int64, c_int)
 _proto("nz_gen_laplace3d", S, c_void_p, pp, c_int64, c_int64, c_int64, c_int)
+_proto("nz_gen_convdiff2d", S, c_void_p, pp, c_int64, c_int64, c_double, c_int)
+_proto("nz_gen_convdiff3d", S, c_void_p, pp, c_int64, c_int64, c_int64, c_double, c_int)
 _proto("nz_gen_fe3d", S, c_void_p, pp, pp, pp, c_int64, c_int)
 _proto("nz_gen_rmat", S, c_void_p, pp, c_int, c_int, c_double, c_double, c_double,
        ctypes.c_uint64, c_int)
@@ -225,6 +247,7 @@ _proto("nz_spmm_execute", S, c_void_p, c_double, c_void_p, c_int64, c_double, c_
 _proto("nz_spmm_plan_destroy", S, pp)
 _proto("nz_spmm_plan_info", S, c_void_p, P(SpmmPlanInfo))
 _proto("nz_cg_solve", S, c_void_p, c_void_p, c_void_p, c_void_p, P(CgOptions), P(CgResult))
+_proto("nz_solve", S, c_void_p, c_void_p, c_void_p, c_void_p, P(SolveOptions), P(SolveResult))
 _proto("nz_spgemm", S, c_void_p, pp, c_void_p, c_void_p, P(SpgemmOptions), P(SpgemmInfo))
 try:  # added with the Python binding; absent from older libraries
     _proto("nz_matrix_csr_device_arrays", S, c_void_p, pp, P(c_int), pp, pp, c_void_p,

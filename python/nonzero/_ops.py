@@ -1,4 +1,4 @@
-"""_ops.py: SpGEMM, conjugate gradients, Matrix Market I/O and the generators."""
+"""_ops.py: SpGEMM, conjugate gradients, BiCGSTAB / GMRES, Matrix Market I/O and the generators."""
 import ctypes
 import math
 import operator
@@ -289,6 +289,186 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     return x, 0
 
 
+_REASON_NAMES = ("not_run", "converged", "max_iterations", "stagnated", "breakdown_rho",
+                 "breakdown_omega", "breakdown_nan", "breakdown_singular", "precond_failed")
+
+
+def _krylov(name, method, A, b, x0, rtol, atol, max_iterations, restart, M, callback, result,
+            alg):
+    """The C solver family nz_solve for BiCGSTAB / GMRES / FGMRES on a host matrix."""
+    if not isinstance(A, csr_matrix):
+        A = csr_matrix(A, copy=None)
+    if A.on_device or _is_cupy(b):
+        raise InvalidArgumentError("nonzero.%s: runs on host matrices for now (use nonzero.cg "
+                                   "on the GPU)" % name)
+    n = A.shape[0]
+    if A.shape[0] != A.shape[1]:
+        raise DimensionMismatchError("nonzero: %s needs a square matrix, not %dx%d"
+                                     % ((name,) + A.shape))
+    b = np.asarray(b)
+    if b.ndim == 2 and b.shape[1] == 1:
+        b = b.ravel()
+    if b.shape != (n,):
+        raise DimensionMismatchError("nonzero: b has shape %s, A is %dx%d" % (b.shape, n, n))
+    if x0 is not None:
+        x0 = np.asarray(x0).ravel()
+        if x0.shape != (n,):
+            raise DimensionMismatchError("nonzero: x0 has shape %s, A is %dx%d" % (x0.shape, n, n))
+    dt = np.result_type(A.dtype, b.dtype, *(() if x0 is None else (x0.dtype,)))
+    if dt not in (np.float32, np.float64):
+        raise TypeError("nonzero.%s: float32 / float64 operands only, not %s" % (name, dt))
+    if dt != A.dtype:
+        A = A.astype(dt)
+    b = np.ascontiguousarray(b, dtype=dt)
+    x = np.zeros(n, dt) if x0 is None else np.array(x0, dtype=dt, order="C", copy=True)
+    if n == 0:
+        return x, 0
+    opts = _lib.SolveOptions()
+    opts.method = method
+    opts.rtol = rtol if rtol > 0 else 1e-300  # 0 means "default" in C
+    opts.atol = atol
+    opts.max_iterations = max_iterations
+    opts.restart = restart
+    opts.record_history = 1 if (callback is not None or result is not None) else 0
+    a = ctypes.c_int()
+    ctx = A._ctx_now()
+    ctx.check(L.nz_alg_from_name(ctypes.byref(a), alg.encode()), "nz_alg_from_name")
+    opts.alg = a.value
+    failure = []
+    if M is None:
+        opts.precond = _lib.PRECOND_NONE
+    elif isinstance(M, str) and M == "jacobi":
+        opts.precond = _lib.PRECOND_JACOBI
+    else:
+        apply = getattr(M, "matvec", M)
+        if not callable(apply):
+            raise InvalidArgumentError("nonzero.%s: M must be None, 'jacobi', a callable or a "
+                                       "LinearOperator" % name)
+        ctype = ctypes.c_float if dt == np.float32 else ctypes.c_double
+
+        def trampoline(user, r, z):
+            try:
+                rv = np.ctypeslib.as_array(ctypes.cast(r, ctypes.POINTER(ctype)), (n,))
+                zv = np.ctypeslib.as_array(ctypes.cast(z, ctypes.POINTER(ctype)), (n,))
+                zv[:] = np.asarray(apply(rv.copy())).reshape(n)
+                return _lib.SUCCESS
+            except BaseException as e:  # re-raised after the C solve returns
+                failure.append(e)
+                return -2  # NZ_ERR_INVALID_ARGUMENT
+
+        opts.precond = _lib.PRECOND_USER
+        opts.precond_apply = _lib.PrecondApply(trampoline)
+    res = _lib.SolveResult()
+    st = L.nz_solve(ctx.handle, A._handle_in(ctx).ptr, _ptr(b), _ptr(x), ctypes.byref(opts),
+                    ctypes.byref(res))
+    history = [res.history[k] for k in range(res.history_length)] if res.history else []
+    if res.history:
+        L.nz_free(ctx.handle, res.history)
+    if failure:
+        raise failure[0]
+    if result is not None:
+        result.update({k: getattr(res, k) for k, _ in res._fields_ if k != "history"})
+        result["status"] = _status_name(st)
+        result["status_code"] = st
+        result["reason"] = _REASON_NAMES[res.reason] if 0 <= res.reason < len(_REASON_NAMES) \
+            else str(res.reason)
+        result["history"] = history
+        result["max_iterations"] = max_iterations
+    if callback is not None:
+        for rk in history[1:]:
+            callback(rk)
+    if st == _lib.ERR_BREAKDOWN and not math.isnan(res.residual_norm):
+        return x, -1
+    ctx.check(st, "nz_solve")
+    if st > 0:
+        return x, max(int(res.iterations), 1)
+    return x, 0
+
+
+def _maxiter(name, maxiter, default):
+    if maxiter is None:
+        return default
+    try:
+        maxiter = operator.index(maxiter)
+    except TypeError:
+        raise TypeError("nonzero.%s: maxiter must be an integer, not %r" % (name, maxiter)) from None
+    if maxiter < 0:
+        raise InvalidArgumentError("nonzero.%s: maxiter must be >= 0, not %d" % (name, maxiter))
+    return min(maxiter, _MAXITER_LIMIT)
+
+
+def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None,
+             result=None, alg="auto", tol=None):
+    """Solve A x = b (A square, non-symmetric allowed) by right-preconditioned BiCGSTAB in C,
+    with the shape of scipy.sparse.linalg.bicgstab: returns (x, info). info = 0 only when the
+    TRUE residual ||b - A x|| <= max(rtol ||b||, atol) for the returned x; info > 0 (the
+    iterations done) at the iteration limit or on stagnation; info = -1 on a breakdown (rho = 0,
+    omega = 0, NaN). maxiter: iterations (default 10 n). M: None, 'jacobi', or a callable /
+    LinearOperator applied as z = M(r) (an approximation of A^-1). callback(rk) is called after
+    the solve with the residual norm of each iteration (the C loop keeps no iterates). result: a
+    dict receiving the C report ('status', 'reason', 'iterations', 'residual_norm', 'history',
+    ...). Host (NumPy) operands only; tol: the older name of rtol."""
+    if tol is not None:
+        rtol = tol
+    n = np.shape(A)[0]
+    maxiter = _maxiter("bicgstab", maxiter, 10 * n)
+    if maxiter == 0:
+        return _no_iterations(A, b, x0, rtol, atol)
+    return _krylov("bicgstab", _lib.METHOD_BICGSTAB, A, b, x0, rtol, atol or 0.0, maxiter, 0, M,
+                   callback, result, alg)
+
+
+def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=None,
+          callback=None, result=None, alg="auto", flexible=False, tol=None):
+    """Solve A x = b by restarted GMRES(restart) in C (right-preconditioned, classical
+    Gram-Schmidt twice, Givens rotations), with the shape of scipy.sparse.linalg.gmres: returns
+    (x, info); info as in nonzero.bicgstab (-1: a breakdown, e.g. a singular invariant Krylov
+    space). restart: the Krylov dimension (default 20, SciPy's); maxiter: restart cycles, as in
+    SciPy (default 10 n; at most maxiter * restart Arnoldi steps). M: None, 'jacobi', or a
+    callable / LinearOperator z = M(r); flexible=True runs FGMRES (M may vary between calls).
+    callback(rk) is called after the solve with the least-squares residual norm of each Arnoldi
+    step (SciPy's callback_type='pr_norm'). Host (NumPy) operands only."""
+    if tol is not None:
+        rtol = tol
+    n = np.shape(A)[0]
+    restart = 20 if restart is None else operator.index(restart)
+    restart = max(1, min(restart, n if n > 0 else 1, 1000))
+    maxiter = _maxiter("gmres", maxiter, 10 * n)
+    if maxiter == 0:
+        return _no_iterations(A, b, x0, rtol, atol)
+    steps = min(maxiter * restart, _MAXITER_LIMIT)
+    return _krylov("gmres", _lib.METHOD_FGMRES if flexible else _lib.METHOD_GMRES, A, b, x0,
+                   rtol, atol or 0.0, steps, restart, M, callback, result, alg)
+
+
+def minres(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None,
+           result=None, alg="auto", tol=None):
+    """Solve A x = b (A symmetric, possibly indefinite) by preconditioned MINRES in C (Paige &
+    Saunders), with the shape of scipy.sparse.linalg.minres: returns (x, info); info as in
+    nonzero.bicgstab, judged on the TRUE residual (SciPy's minres stops on its own estimate).
+    M: None, 'jacobi' or a callable / LinearOperator, symmetric positive definite (info = -1
+    otherwise). maxiter: iterations (default 5 n). Host (NumPy) operands only."""
+    if tol is not None:
+        rtol = tol
+    n = np.shape(A)[0]
+    maxiter = _maxiter("minres", maxiter, 5 * n)
+    if maxiter == 0:
+        return _no_iterations(A, b, x0, rtol, atol)
+    return _krylov("minres", _lib.METHOD_MINRES, A, b, x0, rtol, atol or 0.0, maxiter, 0, M,
+                   callback, result, alg)
+
+
+def _no_iterations(A, b, x0, rtol, atol):
+    """maxiter = 0: x0 (or 0) and whether its residual meets the tolerance."""
+    if not isinstance(A, csr_matrix):
+        A = csr_matrix(A, copy=None)
+    b = np.asarray(b).ravel()
+    x = np.zeros(A.shape[0], np.result_type(A.dtype, b.dtype)) if x0 is None else \
+        np.array(x0, copy=True).ravel()
+    r = float(np.linalg.norm(b - A @ x))
+    return x, 0 if r <= max(rtol * float(np.linalg.norm(b)), atol or 0.0) else 1
+
+
 def _complex_cg(A, b, x0, dt, rtol, atol, maxiter, M, alg, use_graph, result, xp):
     """Complex b (or x0) with a real A: two real solves, each to tol / sqrt(2)."""
     tol = max(rtol * float(xp.linalg.norm(b)), atol)
@@ -525,6 +705,30 @@ def laplace3d(nx, ny=None, nz=None, *, dtype=np.float64, device=None):
     """7-point 3-D Laplacian on an nx x ny x nz grid."""
     return _gen(L.nz_gen_laplace3d, "nz_gen_laplace3d", nx, nx if ny is None else ny,
                 nx if nz is None else nz, dtype=dtype, device=device)
+
+
+def convdiff2d(nx, ny=None, *, peclet=1.0, dtype=np.float64, device=None):
+    """Upwind convection-diffusion -Δu + w·∇u on an nx x ny grid (Dirichlet), non-symmetric.
+
+    The wind points along (1, 1); peclet is the mesh Péclet number P = |w| h / 2 (>= 0). The
+    matrix is h^2 times the operator, like laplace2d: diagonal 4 + 2c, -x/-y neighbours -1 - c,
+    +x/+y neighbours -1, with c = 2P / sqrt(2). peclet=0 gives laplace2d exactly; for every P
+    the matrix is a diagonally dominant M-matrix.
+    """
+    return _gen(L.nz_gen_convdiff2d, "nz_gen_convdiff2d", nx, nx if ny is None else ny,
+                float(peclet), dtype=dtype, device=device)
+
+
+def convdiff3d(nx, ny=None, nz=None, *, peclet=1.0, dtype=np.float64, device=None):
+    """Upwind convection-diffusion -Δu + w·∇u on an nx x ny x nz grid (Dirichlet), non-symmetric.
+
+    The wind points along (1, 1, 1); peclet is the mesh Péclet number P = |w| h / 2 (>= 0).
+    The matrix is h^2 times the operator, like laplace3d: diagonal 6 + 3c, -x/-y/-z neighbours
+    -1 - c, +x/+y/+z neighbours -1, with c = 2P / sqrt(3). peclet=0 gives laplace3d exactly;
+    for every P the matrix is a diagonally dominant M-matrix.
+    """
+    return _gen(L.nz_gen_convdiff3d, "nz_gen_convdiff3d", nx, nx if ny is None else ny,
+                nx if nz is None else nz, float(peclet), dtype=dtype, device=device)
 
 
 def random(rows, cols, mean_row_length, seed=1, *, dtype=np.float64, device=None):

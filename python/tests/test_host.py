@@ -294,6 +294,41 @@ def test_generators(dtype):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_convdiff_generators(dtype):
+    # peclet=0 is the Laplacian, entry for entry
+    for C, L in ((nonzero.convdiff2d(6, 5, peclet=0, dtype=dtype), nonzero.laplace2d(6, 5, dtype=dtype)),
+                 (nonzero.convdiff3d(4, 3, 2, peclet=0, dtype=dtype),
+                  nonzero.laplace3d(4, 3, 2, dtype=dtype))):
+        C, L = C.toscipy(), L.toscipy()
+        assert C.dtype == dtype and (C != L).nnz == 0
+        assert np.array_equal(C.indptr, L.indptr) and np.array_equal(C.indices, L.indices)
+    # P > 0: upwind entries below the diagonal, the Laplacian's pattern, an M-matrix, not symmetric
+    P = 1.5
+    c = 2 * P / np.sqrt(3)
+    A = nonzero.convdiff3d(4, peclet=P, dtype=dtype).toscipy()
+    L3 = nonzero.laplace3d(4, dtype=dtype).toscipy()
+    assert A.shape == (64, 64) and A.nnz == L3.nnz and A.has_sorted_indices
+    t = 1e-5 if dtype == np.float32 else 1e-12
+    assert np.allclose(A.diagonal(), 6 + 3 * c, rtol=t)
+    lower, upper = sp.tril(A, -1), sp.triu(A, 1)
+    assert np.allclose(lower.data, -1 - c, rtol=t) and np.allclose(upper.data, -1, rtol=t)
+    assert abs(A - A.T).max() > 1
+    rows = np.asarray(A.sum(axis=1)).ravel()
+    assert rows.min() >= -t * A.diagonal().max() and np.isclose(rows.min(), 0, atol=1e-4)
+    x = np.ones(64, dtype)
+    close(nonzero.convdiff3d(4, peclet=P, dtype=dtype) @ x, A @ x, 1e-5)
+    B = nonzero.convdiff2d(5, 3, peclet=P, dtype=dtype).toscipy()
+    assert B.shape == (15, 15) and B.nnz == 15 + 2 * (4 * 3 + 5 * 2)
+    assert np.allclose(B.diagonal(), 4 + 2 * (2 * P / np.sqrt(2)), rtol=t)
+    with pytest.raises(nonzero.InvalidArgumentError):
+        nonzero.convdiff3d(3, peclet=-1.0)
+    with pytest.raises(nonzero.InvalidArgumentError):
+        nonzero.convdiff2d(3, peclet=float("nan"))
+    with pytest.raises(nonzero.InvalidArgumentError):
+        nonzero.convdiff2d(0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("alg", ["auto", "cpu"])
 def test_spgemm_against_scipy(rng, dtype, alg):
     for (m, k, n) in ((30, 20, 25), (0, 3, 4), (3, 0, 4), (1, 1, 1), (60, 60, 60)):
