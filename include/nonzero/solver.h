@@ -14,11 +14,15 @@ extern "C" {
 /* ------------------------------------------------------------------------------------------ */
 
 /* Preconditioners. NZ_PRECOND_USER (nz_solve only): the caller's callback
- * (nz_solve_options_t.precond_apply); nz_cg_solve refuses it. */
+ * (nz_solve_options_t.precond_apply); nz_cg_solve refuses it. L1_JACOBI, ILU0 and IC0 are
+ * nz_solve's (host matrices, non-CG methods; docs/SOLVERS.md); nz_cg_solve refuses them. */
 typedef enum nz_precond {
     NZ_PRECOND_NONE = 0,
     NZ_PRECOND_JACOBI = 1,
-    NZ_PRECOND_USER = 2
+    NZ_PRECOND_USER = 2,
+    NZ_PRECOND_L1_JACOBI = 3,  /* z_i = r_i / sum_j |a_ij| (the l1 row norm) */
+    NZ_PRECOND_ILU0 = 4,       /* incomplete LU, no fill (A's pattern) */
+    NZ_PRECOND_IC0 = 5         /* incomplete Cholesky, no fill (symmetric A, lower pattern) */
 } nz_precond_t;
 
 /* Conjugate gradient options. Zero-initialise, then set what you need; zero means default. */
@@ -119,7 +123,11 @@ typedef struct nz_solve_options {
     int restart;               /* GMRES / FGMRES: Krylov dimension m between restarts (default
                                   30, at most 1000) */
     nz_precond_t precond;      /* NONE; JACOBI: z = D^-1 r (needs a finite non-zero diagonal;
-                                  CG: positive); USER: precond_apply */
+                                  CG: positive); USER: precond_apply. Not with CG (host, see
+                                  docs/SOLVERS.md): L1_JACOBI: z_i = r_i / sum_j |a_ij|;
+                                  ILU0: z = U^-1 L^-1 r; IC0: z = L^-T L^-1 r (lower triangle
+                                  of A read, A assumed symmetric); a zero or negative pivot
+                                  shifts the diagonal (result->precond_shift) */
     nz_precond_apply_t precond_apply; /* NZ_PRECOND_USER: the callback (required) */
     void *precond_user;        /* its first argument */
     nz_alg_t alg;              /* SpMV algorithm for the plan (NZ_ALG_AUTO: the planner) */
@@ -160,6 +168,10 @@ typedef struct nz_solve_result {
     double *history;           /* residual norm at iteration k = 0 .. history_length - 1: the
                                   recursive (BiCGSTAB, CG) or least-squares (GMRES) one, the true
                                   one where it was computed; free with nz_free */
+    double precond_shift;      /* ILU0 / IC0: the diagonal shift s of the accepted factorisation
+                                  of A + s I (0: A factored as it is; docs/SOLVERS.md) */
+    int precond_attempts;      /* ILU0 / IC0: factorisations tried (1: no shift needed); 0 for
+                                  the other preconditioners */
 } nz_solve_result_t;
 
 /* Solve A x = b (A square, host or device) with options->method. x holds the initial guess on

@@ -26,6 +26,7 @@ PLAN_CACHE_HINTS, PLAN_LIGHT_PER_ROW = 0x8, 0x10
 PLAN_COLUMN_PANELS, PLAN_REORDER, PLAN_COMPRESS_INDICES = 0x20, 0x40, 0x80
 PLAN_REUSE = 0x100
 PRECOND_NONE, PRECOND_JACOBI, PRECOND_USER = 0, 1, 2
+PRECOND_L1_JACOBI, PRECOND_ILU0, PRECOND_IC0 = 3, 4, 5
 METHOD_CG, METHOD_BICGSTAB, METHOD_GMRES, METHOD_FGMRES, METHOD_MINRES = 0, 1, 2, 3, 4
 SPGEMM_AUTO, SPGEMM_CPU, SPGEMM_ESC, SPGEMM_HYSPMM, SPGEMM_HASH = 0, 1, 2, 3, 4  # nz_spgemm_alg_t
 FORMAT_CSR, FORMAT_COUNT = 0, 8
@@ -151,7 +152,8 @@ class SolveResult(ctypes.Structure):
                 ("iterations", c_int64), ("restarts", c_int64), ("residual_norm", c_double),
                 ("relative_residual", c_double), ("setup_seconds", c_double),
                 ("solve_seconds", c_double), ("history_length", c_int64),
-                ("history", P(c_double))]
+                ("history", P(c_double)), ("precond_shift", c_double),
+                ("precond_attempts", c_int)]
 
 
 class SpgemmOptions(ctypes.Structure):

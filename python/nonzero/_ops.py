@@ -289,6 +289,10 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     return x, 0
 
 
+# nz_solve's built-in preconditioners by name (M="jacobi" etc.; docs/SOLVERS.md)
+_PRECOND_NAMES = {"jacobi": _lib.PRECOND_JACOBI, "l1_jacobi": _lib.PRECOND_L1_JACOBI,
+                  "ilu0": _lib.PRECOND_ILU0, "ic0": _lib.PRECOND_IC0}
+
 _REASON_NAMES = ("not_run", "converged", "max_iterations", "stagnated", "breakdown_rho",
                  "breakdown_omega", "breakdown_nan", "breakdown_singular", "precond_failed")
 
@@ -337,13 +341,13 @@ def _krylov(name, method, A, b, x0, rtol, atol, max_iterations, restart, M, call
     failure = []
     if M is None:
         opts.precond = _lib.PRECOND_NONE
-    elif isinstance(M, str) and M == "jacobi":
-        opts.precond = _lib.PRECOND_JACOBI
+    elif isinstance(M, str) and M in _PRECOND_NAMES:
+        opts.precond = _PRECOND_NAMES[M]
     else:
         apply = getattr(M, "matvec", M)
         if not callable(apply):
-            raise InvalidArgumentError("nonzero.%s: M must be None, 'jacobi', a callable or a "
-                                       "LinearOperator" % name)
+            raise InvalidArgumentError("nonzero.%s: M must be None, 'jacobi', 'l1_jacobi', "
+                                       "'ilu0', 'ic0', a callable or a LinearOperator" % name)
         ctype = ctypes.c_float if dt == np.float32 else ctypes.c_double
 
         def trampoline(user, r, z):
@@ -403,7 +407,8 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     with the shape of scipy.sparse.linalg.bicgstab: returns (x, info). info = 0 only when the
     TRUE residual ||b - A x|| <= max(rtol ||b||, atol) for the returned x; info > 0 (the
     iterations done) at the iteration limit or on stagnation; info = -1 on a breakdown (rho = 0,
-    omega = 0, NaN). maxiter: iterations (default 10 n). M: None, 'jacobi', or a callable /
+    omega = 0, NaN). maxiter: iterations (default 10 n). M: None, 'jacobi', 'l1_jacobi', 'ilu0',
+    'ic0' (nz_solve's own; docs/SOLVERS.md), or a callable /
     LinearOperator applied as z = M(r) (an approximation of A^-1). callback(rk) is called after
     the solve with the residual norm of each iteration (the C loop keeps no iterates). result: a
     dict receiving the C report ('status', 'reason', 'iterations', 'residual_norm', 'history',
@@ -424,7 +429,8 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
     Gram-Schmidt twice, Givens rotations), with the shape of scipy.sparse.linalg.gmres: returns
     (x, info); info as in nonzero.bicgstab (-1: a breakdown, e.g. a singular invariant Krylov
     space). restart: the Krylov dimension (default 20, SciPy's); maxiter: restart cycles, as in
-    SciPy (default 10 n; at most maxiter * restart Arnoldi steps). M: None, 'jacobi', or a
+    SciPy (default 10 n; at most maxiter * restart Arnoldi steps). M: None, 'jacobi', 'l1_jacobi',
+    'ilu0', 'ic0' (nz_solve's own; docs/SOLVERS.md), or a
     callable / LinearOperator z = M(r); flexible=True runs FGMRES (M may vary between calls).
     callback(rk) is called after the solve with the least-squares residual norm of each Arnoldi
     step (SciPy's callback_type='pr_norm'). Host (NumPy) operands only."""
@@ -446,7 +452,8 @@ def minres(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback
     """Solve A x = b (A symmetric, possibly indefinite) by preconditioned MINRES in C (Paige &
     Saunders), with the shape of scipy.sparse.linalg.minres: returns (x, info); info as in
     nonzero.bicgstab, judged on the TRUE residual (SciPy's minres stops on its own estimate).
-    M: None, 'jacobi' or a callable / LinearOperator, symmetric positive definite (info = -1
+    M: None, 'jacobi', 'l1_jacobi', 'ilu0', 'ic0' or a callable / LinearOperator, symmetric
+    positive definite (info = -1
     otherwise). maxiter: iterations (default 5 n). Host (NumPy) operands only."""
     if tol is not None:
         rtol = tol

@@ -122,7 +122,16 @@ static nz_status_t cpu_precond_setup(nzi_krylov_space_t *s, const nz_matrix_t *A
     NZI_CHECK(nzi_alloc_array(s->ctx, (void **)&d, s->n > 0 ? (size_t)s->n : 1, sizeof(double),
                               "nz_solve: diagonal"));
     memset(d, 0, (s->n > 0 ? (size_t)s->n : 1) * sizeof(double));
-    nzi_cpu_extract_diagonal(A, d);
+    if (s->precond == NZ_PRECOND_L1_JACOBI) {
+        /* the l1 row norms sum_j |a_ij| (A is CSR here: nz_solve converts it); a non-finite
+         * entry makes its row's norm non-finite, reported below */
+        const nzi_csr_t *c = &A->host.csr;
+        for (int64_t i = 0; i < s->n; i++)
+            for (int64_t k = c->row_offsets[i]; k < c->row_offsets[i + 1]; k++)
+                d[i] += fabs(nzi_get(c->values, A->value_type, k));
+    } else {
+        nzi_cpu_extract_diagonal(A, d);
+    }
     for (int64_t i = 0; i < s->n; i++) {
         double inv = 1.0 / d[i];
         nzi_set(s->dinv, s->value_type, i, inv);
@@ -151,6 +160,7 @@ static nz_status_t cpu_precond(nzi_krylov_space_t *s, const void *r, void *z) {
     const int f32 = s->value_type == NZ_F32;
     switch (s->precond) {
     case NZ_PRECOND_JACOBI:
+    case NZ_PRECOND_L1_JACOBI:
         FOR_BLOCKS(s, st, {
             if (f32)
                 block_jacobi_f32(s->dinv, r, z, lo, hi);
@@ -158,6 +168,8 @@ static nz_status_t cpu_precond(nzi_krylov_space_t *s, const void *r, void *z) {
                 block_jacobi_f64(s->dinv, r, z, lo, hi);
         });
         return NZ_SUCCESS;
+    case NZ_PRECOND_ILU0:
+    case NZ_PRECOND_IC0: return s->user_apply(s->user, r, z);
     case NZ_PRECOND_USER: {
         nz_status_t status = s->user_apply(s->user, r, z);
         if (status != NZ_SUCCESS)

@@ -26,9 +26,11 @@ typedef struct nzi_krylov_space {
     nz_value_type_t value_type;
     int64_t n;
     const nz_spmv_plan_t *plan;  /* the operator A (NZ_OP_N), run through plan->ops */
-    nz_precond_t precond;        /* NONE, JACOBI or USER */
-    void *dinv;                  /* JACOBI: 1 / diag(A), a vector of the space (precond_setup) */
-    nz_precond_apply_t user_apply; /* USER: the caller's z = M^-1 r */
+    nz_precond_t precond;        /* NONE, JACOBI, USER, L1_JACOBI, ILU0 or IC0 */
+    void *dinv;                  /* JACOBI: 1 / diag(A); L1_JACOBI: 1 / sum_j |a_ij|; a vector
+                                    of the space (precond_setup) */
+    nz_precond_apply_t user_apply; /* USER: the caller's z = M^-1 r; ILU0, IC0: the factored
+                                      preconditioner's apply (its status returned as is) */
     void *user;
     int max_dots;                /* multi_dot / multi_axpy take at most this many vectors */
     void *backend;               /* backend-private state (CPU: the block partial sums) */
@@ -42,8 +44,9 @@ typedef struct nzi_krylov_ops {
     /* A vector of the space, zero-filled; vec_destroy accepts NULL. */
     nz_status_t (*vec_create)(nzi_krylov_space_t *s, void **v, const char *what);
     void (*vec_destroy)(nzi_krylov_space_t *s, void *v);
-    /* JACOBI: s->dinv = 1 / diag(A); *bad_row = the first row whose diagonal is missing, zero or
-     * not finite (or whose inverse is not finite), n when none. */
+    /* JACOBI: s->dinv = 1 / diag(A); L1_JACOBI: 1 / sum_j |a_ij| (A a host CSR matrix);
+     * *bad_row = the first row whose diagonal (l1 norm) is missing, zero or not finite (or whose
+     * inverse is not finite), n when none. */
     nz_status_t (*precond_setup)(nzi_krylov_space_t *s, const nz_matrix_t *A, int64_t *bad_row);
 
     /* y = A x (the plan's SpMV; x and y distinct). */

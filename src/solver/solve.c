@@ -2,6 +2,7 @@
 #include "nzi.h"
 #include "backend.h"
 #include "krylov_method.h"
+#include "precond.h"
 
 #include <math.h>
 #include <string.h>
@@ -40,8 +41,7 @@ static nz_status_t solve_options(nz_context_t *ctx, const nz_solve_options_t *in
     if (opt->restart < 0 || opt->restart > NZI_SOLVE_MAX_RESTART)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_solve: restart %d outside 0 .. %d",
                          opt->restart, NZI_SOLVE_MAX_RESTART);
-    if (opt->precond != NZ_PRECOND_NONE && opt->precond != NZ_PRECOND_JACOBI &&
-        opt->precond != NZ_PRECOND_USER)
+    if ((int)opt->precond < (int)NZ_PRECOND_NONE || (int)opt->precond > (int)NZ_PRECOND_IC0)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_solve: unknown preconditioner %d",
                          (int)opt->precond);
     if (opt->precond == NZ_PRECOND_USER && opt->precond_apply == NULL)
@@ -61,6 +61,13 @@ static nz_status_t solve_cg(nz_context_t *ctx, const nz_matrix_t *A, const void 
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
                          "nz_solve: CG takes NZ_PRECOND_NONE or NZ_PRECOND_JACOBI, not a callback "
                          "(use BiCGSTAB, GMRES, FGMRES or MINRES)");
+    if (opt->precond != NZ_PRECOND_NONE && opt->precond != NZ_PRECOND_JACOBI)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                         "nz_solve: CG takes NZ_PRECOND_NONE or NZ_PRECOND_JACOBI, not %s "
+                         "(use BiCGSTAB, GMRES, FGMRES or MINRES)",
+                         opt->precond == NZ_PRECOND_L1_JACOBI ? "l1-Jacobi"
+                         : opt->precond == NZ_PRECOND_ILU0    ? "ILU(0)"
+                                                              : "IC(0)");
     nz_cg_options_t cg;
     nz_cg_result_t out;
     memset(&cg, 0, sizeof cg);
@@ -165,6 +172,8 @@ static nz_status_t solve_krylov(nz_context_t *ctx, const nz_matrix_t *A, const v
                          nz_method_name(opt->method));
     const int64_t n = A->rows;
     nz_spmv_plan_t *plan = NULL;
+    nz_matrix_t *csr = NULL;      /* A as CSR for a preconditioner that needs it, when A is not */
+    nzi_factor_precond_t *factor = NULL;
     nzi_krylov_space_t space;
     nzi_krylov_solve_t k;
     void *r = NULL;
@@ -188,16 +197,33 @@ static nz_status_t solve_krylov(nz_context_t *ctx, const nz_matrix_t *A, const v
                          : nzi_gmres_dots(opt->restart);
     NZI_CHECK(ops->create(&space));
     created = 1;
-    if (opt->precond == NZ_PRECOND_JACOBI) {
+    const nz_matrix_t *Ac = A;
+    if (opt->precond >= NZ_PRECOND_L1_JACOBI && A->format != NZ_FORMAT_CSR) {
+        NZI_CHECK(nz_matrix_convert(ctx, &csr, A, NZ_FORMAT_CSR, NULL));
+        Ac = csr;
+    }
+    if (opt->precond == NZ_PRECOND_JACOBI || opt->precond == NZ_PRECOND_L1_JACOBI) {
         int64_t bad_row;
-        NZI_CHECK(ops->precond_setup(&space, A, &bad_row));
+        NZI_CHECK(ops->precond_setup(&space, Ac, &bad_row));
         if (bad_row < n) {
-            status = nzi_error(ctx, NZ_ERR_BREAKDOWN,
-                               "nz_solve: Jacobi preconditioner: diagonal entry (%lld, %lld) of "
-                               "A is missing, zero or not finite",
-                               (long long)bad_row + 1, (long long)bad_row + 1);
+            if (opt->precond == NZ_PRECOND_JACOBI)
+                status = nzi_error(ctx, NZ_ERR_BREAKDOWN,
+                                   "nz_solve: Jacobi preconditioner: diagonal entry (%lld, %lld) "
+                                   "of A is missing, zero or not finite",
+                                   (long long)bad_row + 1, (long long)bad_row + 1);
+            else
+                status = nzi_error(ctx, NZ_ERR_BREAKDOWN,
+                                   "nz_solve: l1-Jacobi preconditioner: row %lld of A is zero or "
+                                   "holds a value that is not finite",
+                                   (long long)bad_row + 1);
             goto cleanup;
         }
+    } else if (opt->precond == NZ_PRECOND_ILU0 || opt->precond == NZ_PRECOND_IC0) {
+        NZI_CHECK(nzi_factor_precond_create(ctx, Ac, opt->precond, &factor));
+        space.user_apply = nzi_factor_precond_apply;
+        space.user = factor;
+        res->precond_shift = factor->shift;
+        res->precond_attempts = factor->attempts;
     }
     NZI_CHECK(ops->vec_create(&space, &r, "nz_solve: residual"));
     if (opt->record_history) {
@@ -299,6 +325,8 @@ cleanup:
         ops->vec_destroy(&space, r);
         ops->destroy(&space);
     }
+    nzi_factor_precond_destroy(&factor);
+    nz_matrix_destroy(&csr);
     nz_spmv_plan_destroy(&plan);
     return status;
 }
