@@ -5,7 +5,7 @@ DATA=$2
 cli_setup
 
 expect_ok "nz --help" "$NZ" --help && grep -q '^usage: nz' "$OUT" || fail "nz --help: no usage line"
-for cmd in info gen convert spmv bench; do
+for cmd in info gen convert spmv bench solve; do
     grep -q "^  $cmd " "$OUT" || fail "nz --help does not list $cmd"
 done
 # Every subcommand nz --help lists (the ones above and any added later).

@@ -63,13 +63,14 @@ cleanup:
 }
 
 /* b from --b: an n-vector. */
-static int cg_read_b(cg_command_t *c) {
+static int read_b(const char *cmd, nz_context_t *ctx, const char *b_path, nz_value_type_t vt,
+                  int64_t n, void **b) {
     int64_t rows = 0, cols = 0;
-    nz_status_t status = nz_mm_read_dense(c->ctx, &c->b, &rows, &cols, c->o.b_path, c->vt);
-    if (status != NZ_SUCCESS) return nz_cli_file_error(CMD, c->ctx, status);
-    if (rows * cols != c->n || (rows != 1 && cols != 1)) {
-        nz_cli_error(CMD, "%s: b is %lld x %lld, A has %lld rows", c->o.b_path,
-                     (long long)rows, (long long)cols, (long long)c->n);
+    nz_status_t status = nz_mm_read_dense(ctx, b, &rows, &cols, b_path, vt);
+    if (status != NZ_SUCCESS) return nz_cli_file_error(cmd, ctx, status);
+    if (rows * cols != n || (rows != 1 && cols != 1)) {
+        nz_cli_error(cmd, "%s: b is %lld x %lld, A has %lld rows", b_path, (long long)rows,
+                     (long long)cols, (long long)n);
         return NZ_EXIT_FAIL;
     }
     return NZ_EXIT_OK;
@@ -77,43 +78,49 @@ static int cg_read_b(cg_command_t *c) {
 
 /* b = A ones, so that the exact solution is known to be ones; a NaN or Inf in A is named here,
  * the solver would see only b. */
-static int cg_b_from_ones(cg_command_t *c) {
-    nz_context_t *ctx = c->ctx;
-    const int64_t n = c->n;
+static int b_from_ones(const char *cmd, nz_context_t *ctx, const nz_matrix_t *A,
+                       const char *matrix_path, nz_value_type_t vt, int64_t n, void **b) {
+    const size_t vs = vt == NZ_F32 ? 4 : 8;
     void *ones = NULL;
     int rc = NZ_EXIT_OK;
     char nonfinite[1024];
-    if (nz_cli_cg_nonfinite(ctx, c->A, c->o.matrix_path, nonfinite, sizeof nonfinite)) {
-        nz_cli_error(CMD, "%s", nonfinite);
+    if (nz_cli_cg_nonfinite(ctx, A, matrix_path, nonfinite, sizeof nonfinite)) {
+        nz_cli_error(cmd, "%s", nonfinite);
         return NZ_EXIT_FAIL;
     }
-    NZ_CLI_TRY(nz_malloc(ctx, &ones, (size_t)n * c->vs + 1));
-    for (int64_t i = 0; i < n; i++) nz_cli_value_set(ones, c->vt, i, 1.0);
-    NZ_CLI_TRY(nz_malloc(ctx, &c->b, (size_t)n * c->vs + 1));
-    NZ_CLI_TRY(nz_spmv(ctx, c->A, NZ_ALG_AUTO, 1.0, ones, 0.0, c->b));
+    NZ_CLI_TRY(nz_malloc(ctx, &ones, (size_t)n * vs + 1));
+    for (int64_t i = 0; i < n; i++) nz_cli_value_set(ones, vt, i, 1.0);
+    NZ_CLI_TRY(nz_malloc(ctx, b, (size_t)n * vs + 1));
+    NZ_CLI_TRY(nz_spmv(ctx, A, NZ_ALG_AUTO, 1.0, ones, 0.0, *b));
 cleanup:
     nz_free(ctx, ones);
     return rc;
 }
 
-/* A square matrix from its file, and b (from --b, or A ones). */
-static int cg_read_file(cg_command_t *c) {
-    nz_context_t *ctx = c->ctx;
-    const cg_cli_options_t *o = &c->o;
+int nz_cmd_cg_read_system(const char *cmd, nz_context_t *ctx, const char *matrix_path,
+                          const char *b_path, nz_value_type_t vt, const char *needs,
+                          nz_matrix_t **A, void **b, int64_t *n) {
     nz_matrix_info_t info;
     int rc = NZ_EXIT_OK;
-    nz_status_t status = nz_matrix_read(ctx, &c->A, o->matrix_path, c->vt);
-    if (status != NZ_SUCCESS) return nz_cli_file_error(CMD, ctx, status);
-    NZ_CLI_TRY(nz_matrix_info(ctx, &info, c->A));
+    nz_status_t status = nz_matrix_read(ctx, A, matrix_path, vt);
+    if (status != NZ_SUCCESS) return nz_cli_file_error(cmd, ctx, status);
+    NZ_CLI_TRY(nz_matrix_info(ctx, &info, *A));
     if (info.rows != info.cols) {
-        nz_cli_error(CMD, "%s is %lld x %lld; CG needs a square (SPD) matrix", o->matrix_path,
-                     (long long)info.rows, (long long)info.cols);
+        nz_cli_error(cmd, "%s is %lld x %lld; %s", matrix_path, (long long)info.rows,
+                     (long long)info.cols, needs);
         return NZ_EXIT_FAIL;
     }
-    c->n = info.rows;
-    rc = o->b_path != NULL ? cg_read_b(c) : cg_b_from_ones(c);
+    *n = info.rows;
+    rc = b_path != NULL ? read_b(cmd, ctx, b_path, vt, *n, b)
+                        : b_from_ones(cmd, ctx, *A, matrix_path, vt, *n, b);
 cleanup:
     return rc;
+}
+
+/* A square matrix from its file, and b (from --b, or A ones). */
+static int cg_read_file(cg_command_t *c) {
+    return nz_cmd_cg_read_system(CMD, c->ctx, c->o.matrix_path, c->o.b_path, c->vt,
+                                 "CG needs a square (SPD) matrix", &c->A, &c->b, &c->n);
 }
 
 /* --format auto on cuda: the planner's format for the GPU, converted here on the host before

@@ -34,4 +34,13 @@ void nz_cmd_cg_default_options(cg_cli_options_t *o);
 nz_cli_table_t nz_cmd_cg_table(cg_cli_options_t *o);
 int nz_cmd_cg_check_options(cg_cli_options_t *o);
 
+/* The linear system of a matrix file, shared with `nz solve`: A (square, else one line
+ * "PATH is R x C; <needs>") read as value type vt, and b from b_path (an n-vector) or, when
+ * b_path is NULL, b = A * ones (so that the exact solution is ones; a NaN or Inf in A is named).
+ * Returns NZ_EXIT_OK or the exit status after one line; what was created is the caller's to
+ * free (nz_matrix_destroy, nz_free). */
+int nz_cmd_cg_read_system(const char *cmd, nz_context_t *ctx, const char *matrix_path,
+                          const char *b_path, nz_value_type_t vt, const char *needs,
+                          nz_matrix_t **A, void **b, int64_t *n);
+
 #endif /* NZ_CMD_CG_H */

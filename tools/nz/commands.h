@@ -8,6 +8,7 @@ int nz_cmd_convert(int argc, char **argv); /* cmd_convert.c */
 int nz_cmd_spmv(int argc, char **argv);    /* cmd_spmv.c */
 int nz_cmd_bench(int argc, char **argv);   /* cmd_bench.c (drives bench/) */
 int nz_cmd_cg(int argc, char **argv);      /* cmd_cg.c */
+int nz_cmd_solve(int argc, char **argv);   /* cmd_solve.c */
 int nz_cmd_spgemm(int argc, char **argv);  /* cmd_spgemm.c */
 
 #ifdef NZ_HAVE_DIST

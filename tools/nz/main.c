@@ -18,6 +18,7 @@ static const struct {
     {"convert", nz_cmd_convert, "convert between .mtx, .mtx.gz and .nzb files"},
     {"spmv", nz_cmd_spmv, "y = alpha A x + beta y in any format, on the CPU or the GPU"},
     {"cg", nz_cmd_cg, "conjugate gradients on a matrix or the 3-D Q1 FE problem (--fe3d N)"},
+    {"solve", nz_cmd_solve, "Krylov solvers: cg, bicgstab, gmres, fgmres, minres (--method)"},
     {"spgemm", nz_cmd_spgemm, "C = A B (sparse times sparse) on the CPU or the GPU"},
     {"bench", nz_cmd_bench, "run the benchmark suite"},
 };
@@ -31,12 +32,13 @@ static void usage(FILE *out) {
     fprintf(out, "\noptions:\n"
                  "  --help      this text\n"
                  "  --version   print the version\n"
-                 "  --memory-budget BYTES   after info, gen, convert, spmv, cg or spgemm: refuse a\n"
-                 "              matrix whose declared size needs more (K, M, G suffixes; default\n"
-                 "              3/4 of physical memory)\n\n"
+                 "  --memory-budget BYTES   after info, gen, convert, spmv, cg, solve or spgemm:\n"
+                 "              refuse a matrix whose declared size needs more (K, M, G\n"
+                 "              suffixes; default 3/4 of physical memory)\n\n"
                  "exit status: 0 success, 1 failure, 2 bad command line, 3 refused (e.g. a format\n"
                  "that would need too much padding, or a combination that is not implemented),\n"
-                 "4 not converged (nz cg: the iteration limit or stagnation above the tolerance)\n");
+                 "4 not converged (nz cg, nz solve: the iteration limit or stagnation above the\n"
+                 "tolerance)\n");
 }
 
 /* A result that could not be written is a failure: check standard output's buffered writes
