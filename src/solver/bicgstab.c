@@ -33,14 +33,7 @@ static nz_status_t bicgstab_run(nzi_krylov_solve_t *k, void *const *vec) {
     void *shat = vec[SHAT], *t = vec[T];
     double rnorm;
     NZI_TRY(nzi_krylov_residual(k, r, &rnorm));
-    if (!isfinite(rnorm)) {
-        k->reason = NZ_SOLVE_BREAKDOWN_NAN;
-        return NZ_SUCCESS;
-    }
-    if (rnorm <= k->tol) {
-        k->reason = NZ_SOLVE_CONVERGED;
-        return NZ_SUCCESS;
-    }
+    if (nzi_krylov_settled(k, rnorm)) return NZ_SUCCESS;
     for (;;) { /* one pass per (re)start from a true residual r */
         double rho_old = 1.0, alpha = 1.0, omega = 1.0;
         int first = 1, check = 0;
@@ -111,14 +104,7 @@ static nz_status_t bicgstab_run(nzi_krylov_solve_t *k, void *const *vec) {
         }
         /* The recursive residual meets the tolerance: the true one decides. */
         NZI_TRY(nzi_krylov_residual(k, r, &rnorm));
-        if (!isfinite(rnorm)) {
-            k->reason = NZ_SOLVE_BREAKDOWN_NAN;
-            return NZ_SUCCESS;
-        }
-        if (rnorm <= k->tol) {
-            k->reason = NZ_SOLVE_CONVERGED;
-            return NZ_SUCCESS;
-        }
+        if (nzi_krylov_settled(k, rnorm)) return NZ_SUCCESS;
         if (!nzi_krylov_check(k, rnorm)) return NZ_SUCCESS;
         k->restarts++;
     }

@@ -194,14 +194,7 @@ static nz_status_t gmres_run(nzi_krylov_solve_t *k, gmres_vectors_t *vs, gmres_d
     for (int64_t cycle = 0;; cycle++) {
         NZI_TRY(nzi_krylov_residual(k, vs->V[0], &beta));
         if (k->reason != NZ_SOLVE_NOT_RUN) return NZ_SUCCESS; /* NaN in the last cycle */
-        if (!isfinite(beta)) {
-            k->reason = NZ_SOLVE_BREAKDOWN_NAN;
-            return NZ_SUCCESS;
-        }
-        if (beta <= k->tol) {
-            k->reason = NZ_SOLVE_CONVERGED;
-            return NZ_SUCCESS;
-        }
+        if (nzi_krylov_settled(k, beta)) return NZ_SUCCESS;
         if (lucky && !met) { /* invariant space, yet the least-squares residual stayed above */
             k->reason = NZ_SOLVE_BREAKDOWN_SINGULAR;
             return NZ_SUCCESS;

@@ -49,6 +49,20 @@ static inline nz_status_t nzi_krylov_residual(nzi_krylov_solve_t *k, void *r, do
     return NZ_SUCCESS;
 }
 
+/* A true residual norm settles the solve when it is not finite (NZ_SOLVE_BREAKDOWN_NAN) or meets
+ * the tolerance (NZ_SOLVE_CONVERGED, the only way to converge): 1 with the reason set, else 0. */
+static inline int nzi_krylov_settled(nzi_krylov_solve_t *k, double true_norm) {
+    if (!isfinite(true_norm)) {
+        k->reason = NZ_SOLVE_BREAKDOWN_NAN;
+        return 1;
+    }
+    if (true_norm <= k->tol) {
+        k->reason = NZ_SOLVE_CONVERGED;
+        return 1;
+    }
+    return 0;
+}
+
 /* After the recursive (BiCGSTAB) or least-squares (GMRES) residual met the tolerance, the true
  * one `true_norm` missed it: may the method restart from the true residual? CG's residual
  * replacement rule (cg_scalars.h, after van der Vorst & Ye 2000): each such check must cut the

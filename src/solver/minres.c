@@ -27,14 +27,7 @@ static nz_status_t minres_run(nzi_krylov_solve_t *k, void **vec) {
     double rnorm, trigger = k->tol;
     NZI_TRY(nzi_krylov_residual(k, vec[R1], &rnorm));
     for (;;) { /* one pass per (re)start from the true residual in vec[R1] */
-        if (!isfinite(rnorm)) {
-            k->reason = NZ_SOLVE_BREAKDOWN_NAN;
-            return NZ_SUCCESS;
-        }
-        if (rnorm <= k->tol) {
-            k->reason = NZ_SOLVE_CONVERGED;
-            return NZ_SUCCESS;
-        }
+        if (nzi_krylov_settled(k, rnorm)) return NZ_SUCCESS;
         double beta1;
         NZI_TRY(ops->precond(s, vec[R1], vec[Y]));
         NZI_TRY(ops->dot(s, vec[R1], vec[Y], &beta1));
