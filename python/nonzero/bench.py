@@ -2,6 +2,7 @@
 
     python3 -m nonzero.bench [--size small|medium|large] [--only spmv,spgemm,cg,overhead]
                              [--cg-n 200] [--cg-iters 200] [--repeat 30] [--cpu]
+    python3 -m nonzero.bench --solve [--quick] [--repeat 30]
 
 SpMV `A @ x`, SpGEMM `A @ B`, CG with a fixed iteration count (cupyx.scipy.sparse.linalg.cg or
 scipy.sparse.linalg.cg vs nonzero.cg) on the generated matrices of `nz bench` (medium suite by
@@ -9,8 +10,17 @@ default; the CG matrix is the 3-D Laplacian cg-n^3, f64). GPU timings: CUDA even
 non-blocking CuPy stream that both libraries use, after warm-up, median of --repeat runs.
 Also the Python-call overhead: a plan call from Python against the bare ctypes call of
 nz_spmv_execute with the same arguments, on a tiny matrix (launch-bound).
+
+--solve (GPU and CuPy only; instead of the modes above): cupyx spsolve_triangular on the lower
+triangle of the 7-point Laplacian 128^3 and 200^3 (128^3 only with --quick) against Nonzero's
+SpSV (nonzero.spsolve_triangular where the package has it, and an nz_spsv plan through ctypes);
+CuPy's bicgstab / gmres(30) per iteration on convdiff3d 128^3 (64^3 with --quick) against
+nonzero.bicgstab / nonzero.gmres on the same CuPy arrays (nz_solve through ctypes when the
+package still refuses device operands); time to rtol 1e-8, CuPy with a Jacobi M against
+Nonzero's ILU(0).
 """
 import argparse
+import ctypes
 import statistics
 import sys
 import time
@@ -242,6 +252,377 @@ def bench_overhead(gpu, out, calls=20000):
     out.append(("overhead", "plan(x,y)-C", t_plan - c_call, c_call, 0.0))
 
 
+# ---- --solve: triangular solves and Krylov solvers against CuPy's -----------------------------
+
+class _SpsvPlanInfo(ctypes.Structure):
+    """nz_spsv_plan_info_t (include/nonzero/spsv.h)."""
+    _fields_ = [("backend", ctypes.c_int), ("op", ctypes.c_int), ("fill", ctypes.c_int),
+                ("diag", ctypes.c_int), ("rows", ctypes.c_int64), ("nnz", ctypes.c_int64),
+                ("levels", ctypes.c_int64), ("max_level_rows", ctypes.c_int64),
+                ("reproducible", ctypes.c_int), ("analysis_seconds", ctypes.c_double),
+                ("workspace_bytes", ctypes.c_size_t)]
+
+
+def _c_function(name, restype, *argtypes):
+    """A private ctypes function object for a C symbol the package does not declare (lib[name]
+    makes a new object, so the package's own declarations are left alone); None if absent."""
+    try:
+        fn = _lib.lib[name]
+    except (AttributeError, KeyError):
+        return None
+    fn.restype = restype
+    fn.argtypes = list(argtypes)
+    return fn
+
+
+def _last_error(ctx):
+    msg = _lib.lib.nz_context_last_error(ctx.handle)
+    return msg.decode(errors="replace") if msg else ""
+
+
+class _SpsvPlan:
+    """nz_spsv_plan_create / execute / destroy on a device matrix through ctypes (the package
+    has no SpSV binding of its own yet). .error is a 'not available' reason, or None."""
+    ERR_UNSUPPORTED = -40
+
+    def __init__(self, N, lower=True):
+        c_void_p = ctypes.c_void_p
+        self.create = _c_function("nz_spsv_plan_create", ctypes.c_int, c_void_p,
+                                  ctypes.POINTER(c_void_p), c_void_p, ctypes.c_int, ctypes.c_int,
+                                  ctypes.c_int, ctypes.c_uint)
+        self.execute = _c_function("nz_spsv_execute", ctypes.c_int, c_void_p, ctypes.c_double,
+                                   c_void_p, c_void_p)
+        self.destroy = _c_function("nz_spsv_plan_destroy", ctypes.c_int, ctypes.POINTER(c_void_p))
+        self.info_fn = _c_function("nz_spsv_plan_info", ctypes.c_int, c_void_p,
+                                   ctypes.POINTER(_SpsvPlanInfo))
+        self.plan = c_void_p()
+        self.error = None
+        self.info = None
+        if None in (self.create, self.execute, self.destroy, self.info_fn):
+            self.error = "libnonzero has no nz_spsv_* symbols"
+            return
+        self.ctx = N._ctx_now()
+        st = self.create(self.ctx.handle, ctypes.byref(self.plan), N._handle_in(self.ctx).ptr,
+                         _lib.OP_N, 0 if lower else 1, 0, 0)
+        if st != _lib.SUCCESS:
+            self.error = "%s%s" % ("unsupported on the device: " if st == self.ERR_UNSUPPORTED
+                                   else "nz_spsv_plan_create failed: ", _last_error(self.ctx))
+            self.plan = c_void_p()
+            return
+        info = _SpsvPlanInfo()
+        self.ctx.check(self.info_fn(self.plan, ctypes.byref(info)), "nz_spsv_plan_info")
+        self.info = info
+
+    def __call__(self, b, y):
+        self.ctx.check(self.execute(self.plan, 1.0, b.data.ptr, y.data.ptr), "nz_spsv_execute")
+        return y
+
+    def close(self):
+        if self.plan:
+            self.destroy(ctypes.byref(self.plan))
+
+
+def _cupy_kw(fn, *args, **kw):
+    """Call a cupyx solver with rtol=..., or tol=... on an older CuPy."""
+    try:
+        return fn(*args, **kw)
+    except TypeError:
+        if "rtol" not in kw:
+            raise
+        kw["tol"] = kw.pop("rtol")
+        return fn(*args, **kw)
+
+
+def _events_ms(fn):
+    """Run fn once between CUDA events on CuPy's current stream: (result, milliseconds)."""
+    import cupy
+    s = cupy.cuda.get_current_stream()
+    e0, e1 = cupy.cuda.Event(), cupy.cuda.Event()
+    e0.record(s)
+    r = fn()
+    e1.record(s)
+    e1.synchronize()
+    return r, cupy.cuda.get_elapsed_time(e0, e1)
+
+
+def _nz_solve_device(N, b, method, maxiter, rtol, restart=30, precond="none"):
+    """nz_solve on the device matrix N with CuPy b through ctypes, for when the package's
+    bicgstab / gmres refuse device operands. Returns (x, result dict)."""
+    import cupy
+    ctx = N._ctx_now()
+    x = cupy.zeros_like(b)
+    opts = _lib.SolveOptions()
+    opts.method = method
+    opts.rtol = rtol if rtol > 0 else 1e-300
+    opts.max_iterations = maxiter
+    opts.restart = restart
+    opts.precond = {"none": _lib.PRECOND_NONE, "jacobi": _lib.PRECOND_JACOBI,
+                    "ilu0": _lib.PRECOND_ILU0}[precond]
+    res = _lib.SolveResult()
+    st = _lib.lib.nz_solve(ctx.handle, N._handle_in(ctx).ptr, b.data.ptr, x.data.ptr,
+                           ctypes.byref(opts), ctypes.byref(res))
+    if st < 0 and st != _lib.ERR_BREAKDOWN:
+        ctx.check(st, "nz_solve")
+    out = {k: getattr(res, k) for k, _ in res._fields_ if k != "history"}
+    out["status_code"] = st
+    return x, out
+
+
+def _nz_krylov(N, b, name, maxiter_steps, rtol, restart=30, M=None):
+    """nonzero.bicgstab / nonzero.gmres on CuPy operands (GMRES: maxiter_steps Arnoldi steps);
+    when the package refuses device operands, nz_solve directly through ctypes. Returns
+    (x, result dict, how)."""
+    res = {}
+    try:
+        if name == "bicgstab":
+            x, _ = nonzero.bicgstab(N, b, rtol=rtol, maxiter=maxiter_steps, M=M, result=res)
+        else:
+            cycles = max(1, maxiter_steps // restart)
+            x, _ = nonzero.gmres(N, b, rtol=rtol, restart=restart, maxiter=cycles, M=M,
+                                 result=res)
+        return x, res, "nonzero.%s" % name
+    except (nonzero.InvalidArgumentError, nonzero.UnsupportedError) as e:
+        if "host" not in str(e) and not isinstance(e, nonzero.UnsupportedError):
+            raise
+    method = _lib.METHOD_BICGSTAB if name == "bicgstab" else _lib.METHOD_GMRES
+    x, res = _nz_solve_device(N, b, method, maxiter_steps, rtol, restart, M or "none")
+    return x, res, "nz_solve (ctypes)"
+
+
+def _rel_residual(D, x, b):
+    import cupy
+    return float(cupy.linalg.norm(b - D @ x) / cupy.linalg.norm(b))
+
+
+def _solve_spsv(ns, repeat, rows):
+    import cupy
+    import scipy.sparse as sp
+    import cupyx.scipy.sparse as csp
+    import cupyx.scipy.sparse.linalg as cla
+    print("\n== (a) SpSV y = L^-1 b, L = tril of the 7-point Laplacian n^3, f64, median of %d "
+          "(CUDA events)" % repeat)
+    print("   cupy: cupyx.scipy.sparse.linalg.spsolve_triangular (analysis inside every call); "
+          "nz plan: nz_spsv_plan_create once, nz_spsv_execute timed (ctypes); nz one-shot: "
+          "nonzero.spsolve_triangular if the package has it, timed as the package runs it "
+          "(where it solves on the host, its copies are in the time)")
+    w = [16, 9, 9, 7, 12, 12, 12, 12, 8, 11]
+    print(row(["matrix", "rows", "nnz", "levels", "cupy us", "nz one-shot us", "nz analysis ms",
+               "nz solve us", "ratio", "max diff"], w))
+    for n in ns:
+        name = "laplace3d-%d L" % n
+        L = sp.tril(nonzero.laplace3d(n).toscipy(), format="csr")
+        L.sort_indices()
+        D = csp.csr_matrix(L)
+        N = nonzero.asmatrix(D)
+        b = cupy.asarray(np.random.default_rng(1).random(L.shape[0]) + 0.5)
+        ref = _cupy_kw(cla.spsolve_triangular, D, b, lower=True)
+        t_cupy = Timer(True)(lambda: cla.spsolve_triangular(D, b, lower=True), repeat, warmup=1)
+        scale = float(abs(ref).max())
+        levels, t_an, t_plan, t_one, diffs, notes = "-", None, None, None, [], []
+        one_shot = getattr(nonzero, "spsolve_triangular", None)
+        if one_shot is None:
+            notes.append("nonzero.spsolve_triangular not available")
+        else:
+            try:
+                y1 = one_shot(N, b, lower=True, unit_diagonal=False)
+                diffs.append(float(abs(y1 - ref).max()) / scale)
+                t_one = Timer(True)(lambda: one_shot(N, b, lower=True, unit_diagonal=False),
+                                    repeat, warmup=1)
+            except (nonzero.NonzeroError, TypeError) as e:
+                notes.append("nonzero.spsolve_triangular: %s" % e)
+        plan = _SpsvPlan(N, lower=True)
+        if plan.error:
+            notes.append("nz plan not available: %s" % plan.error)
+        else:
+            y = cupy.empty_like(b)
+            plan(b, y)
+            diffs.append(float(abs(y - ref).max()) / scale)
+            levels, t_an = plan.info.levels, plan.info.analysis_seconds
+            t_plan = Timer(True)(lambda: plan(b, y), repeat, warmup=1)
+        plan.close()
+        best = min([t for t in (t_plan, t_one) if t is not None], default=None)
+        fmt = lambda t, k=1e6, f="%.1f": "-" if t is None else f % (t * k)
+        diff = max(diffs) if diffs else None
+        print(row([name, L.shape[0], L.nnz, levels, fmt(t_cupy), fmt(t_one),
+                   fmt(t_an, 1e3, "%.2f"), fmt(t_plan),
+                   "-" if best is None else "%.2f" % (t_cupy / best),
+                   "-" if diff is None else "%.1e%s" % (diff, "" if diff <= 1e-8 else " FAIL")],
+                  w))
+        for note in notes:
+            print("   %s: %s" % (name, note))
+        rows.append(("spsv", name, t_cupy, best, None if best is None else t_cupy / best))
+
+
+def _solve_per_iteration(n, iters, gmres_cycles, repeat, rows):
+    import cupy
+    import cupyx.scipy.sparse as csp
+    import cupyx.scipy.sparse.linalg as cla
+    restart = 30
+    print("\n== (b) Krylov per iteration, convdiff3d %d^3 (Peclet 1) f64, no preconditioner, "
+          "fixed work (rtol = atol = 0), CUDA events around the call / iterations, median of %d"
+          % (n, repeat))
+    S = nonzero.convdiff3d(n).toscipy()
+    D = csp.csr_matrix(S)
+    N = nonzero.asmatrix(D)
+    b = cupy.ones(S.shape[0])
+    spmv = Timer(True)(lambda: D @ b, 20)
+    p = N.plan(reuse=True)
+    y = cupy.empty_like(b)
+    nz_spmv = Timer(True)(lambda: p(b, y), 20)
+    print("   one SpMV: cupy %.1f us, nonzero %.1f us (%s)"
+          % (spmv * 1e6, nz_spmv * 1e6, p.info()["alg"]))
+    w = [12, 11, 20, 7, 10, 10, 13, 14]
+    print(row(["method", "library", "call", "iter", "us/iter", "iter/SpMV", "rel resid",
+               "status"], w))
+    cases = [("bicgstab", iters), ("gmres(30)", gmres_cycles * restart)]
+    for label, steps in cases:
+        kind = label.split("(")[0]
+        # CuPy
+        fn = getattr(cla, kind, None)
+        if fn is None:
+            print(row([label, "cupy", "-", "-", "-", "-", "-", "not in this CuPy"], w))
+            t_c = None
+        else:
+            count = [0]
+
+            def cb(*_):
+                count[0] += 1
+
+            if kind == "bicgstab":
+                run = lambda: _cupy_kw(fn, D, b, rtol=0.0, atol=0.0, maxiter=steps, callback=cb)
+            else:
+                run = lambda: _cupy_kw(fn, D, b, rtol=0.0, atol=0.0, restart=restart,
+                                       maxiter=steps, callback=cb, callback_type="pr_norm")
+            run()
+            times = []
+            for _ in range(repeat):
+                count[0] = 0
+                (x, info), ms = _events_ms(run)
+                times.append(ms)
+            done = count[0] * (restart if kind == "gmres" else 1)
+            t_c = statistics.median(times) * 1e3 / max(done, 1)
+            print(row([label, "cupy", "cupyx %s" % kind, done, "%.1f" % t_c,
+                       "%.2f" % (t_c / (spmv * 1e6)), "%.2e" % _rel_residual(D, x, b),
+                       "info %d" % info], w))
+        # Nonzero
+        try:
+            _nz_krylov(N, b, kind, steps, 0.0, restart)  # warm-up
+            times, per_it = [], []
+            for _ in range(repeat):
+                (x, res, how), ms = _events_ms(lambda: _nz_krylov(N, b, kind, steps, 0.0,
+                                                                  restart))
+                times.append(ms / max(res["iterations"], 1))
+                per_it.append(res["solve_seconds"] / max(res["iterations"], 1))
+            t_n = statistics.median(times) * 1e3
+            print(row([label, "nonzero", how, res["iterations"], "%.1f" % t_n,
+                       "%.2f" % (t_n / (nz_spmv * 1e6)), "%.2e" % _rel_residual(D, x, b),
+                       "%s (C: %.1f us/iter)" % (res.get("status", res.get("status_code")),
+                                                 statistics.median(per_it) * 1e6)], w))
+            if t_c is not None:
+                print("   %s: cupy / nonzero per iteration = %.2f" % (label, t_c / t_n))
+                rows.append(("krylov", label, t_c, t_n, t_c / t_n))
+        except nonzero.NonzeroError as e:
+            print(row([label, "nonzero", "-", "-", "-", "-", "-", "not available"], w))
+            print("   %s: %s" % (label, e))
+    return D, N, b
+
+
+def _solve_to_tolerance(D, N, b, rows, maxiter=10000, rtol=1e-8):
+    import cupy
+    import cupyx.scipy.sparse.linalg as cla
+    n = D.shape[0]
+    print("\n== (c) time to rtol %.0e (same matrix, b = ones, x0 = 0), one run after a short "
+          "warm-up, CUDA events" % rtol)
+    dinv = 1.0 / D.diagonal()
+    jacobi = cla.LinearOperator((n, n), matvec=lambda r: dinv * r.ravel(), dtype=D.dtype)
+    w = [24, 22, 10, 7, 12, 16]
+    print(row(["library", "solver", "ms", "iter", "rel resid", "status"], w))
+    best_cupy = None
+    for kind in ("bicgstab", "gmres"):
+        fn = getattr(cla, kind, None)
+        if fn is None:
+            print(row(["cupy", kind, "-", "-", "-", "not in this CuPy"], w))
+            continue
+        count = [0]
+
+        def cb(*_):
+            count[0] += 1
+
+        def run(it):
+            count[0] = 0
+            if kind == "bicgstab":
+                return _cupy_kw(fn, D, b, rtol=rtol, atol=0.0, maxiter=it, M=jacobi, callback=cb)
+            return _cupy_kw(fn, D, b, rtol=rtol, atol=0.0, restart=30, maxiter=it, M=jacobi,
+                            callback=cb, callback_type="pr_norm")
+
+        run(2 if kind == "bicgstab" else 60)
+        (x, info), ms = _events_ms(lambda: run(maxiter if kind == "bicgstab" else 30 * maxiter))
+        its = count[0] * (30 if kind == "gmres" else 1)
+        rr = _rel_residual(D, x, b)
+        label = "%s + jacobi M" % ("gmres(30)" if kind == "gmres" else kind)
+        print(row(["cupy %s" % cupy.__version__, label, "%.1f" % ms, its, "%.2e" % rr,
+                   "info %d" % info], w))
+        if info == 0 and rr <= 1.01 * rtol and (best_cupy is None or ms < best_cupy[0]):
+            best_cupy = (ms, label)
+    best_nz = None
+    for kind in ("bicgstab", "gmres"):
+        label = "%s + ilu0" % ("gmres(30)" if kind == "gmres" else kind)
+        try:
+            _nz_krylov(N, b, kind, 2 if kind == "bicgstab" else 30, rtol, M="ilu0")
+            (x, res, how), ms = _events_ms(lambda: _nz_krylov(N, b, kind, maxiter, rtol,
+                                                              M="ilu0"))
+        except nonzero.NonzeroError as e:
+            print(row(["nonzero", label, "-", "-", "-", "not available"], w))
+            print("   %s: %s" % (label, e))
+            continue
+        rr = _rel_residual(D, x, b)
+        status = res.get("status", res.get("status_code"))
+        print(row(["nonzero (%s)" % how.split(" ")[0], label, "%.1f" % ms, res["iterations"],
+                   "%.2e" % rr, "%s, setup %.1f ms" % (status, res["setup_seconds"] * 1e3)], w))
+        if rr <= 1.01 * rtol and (best_nz is None or ms < best_nz[0]):
+            best_nz = (ms, label)
+    if best_cupy and best_nz:
+        print("   fastest: cupy %s %.1f ms, nonzero %s %.1f ms: cupy / nonzero = %.2f"
+              % (best_cupy[1], best_cupy[0], best_nz[1], best_nz[0], best_cupy[0] / best_nz[0]))
+        rows.append(("tts", "convdiff3d", best_cupy[0], best_nz[0], best_cupy[0] / best_nz[0]))
+    else:
+        print("   no comparison: %s" % ("no CuPy solver reached the tolerance" if not best_cupy
+                                         else "no nonzero solver reached the tolerance"))
+
+
+def bench_solve(args):
+    """--solve: SpSV, Krylov per iteration and time to tolerance, against CuPy on one GPU."""
+    try:
+        import cupy
+        import cupyx.scipy.sparse.linalg  # noqa: F401
+        if cupy.cuda.runtime.getDeviceCount() == 0:
+            raise RuntimeError("CuPy sees no device")
+        if nonzero.device_count() == 0:
+            raise RuntimeError("libnonzero was built without CUDA")
+    except Exception as e:  # noqa: BLE001 - any import or driver failure means "not here"
+        print("nonzero.bench --solve: needs CuPy and a CUDA device (%s)" % e, file=sys.stderr)
+        return 1
+    dev = cupy.cuda.Device()
+    name = cupy.cuda.runtime.getDeviceProperties(dev.id)["name"]
+    name = name.decode() if isinstance(name, bytes) else name
+    print("nonzero %s (%s), CuPy %s, numpy %s" % (nonzero.__version__, nonzero.library_path,
+                                                  cupy.__version__, np.__version__))
+    print("device %d: %s; %s" % (dev.id, name, time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())))
+    rows = []
+    t0 = time.time()
+    with cupy.cuda.Stream(non_blocking=True):
+        _solve_spsv([128] if args.quick else [128, 200], args.repeat, rows)
+        n = 64 if args.quick else 128
+        D, N, b = _solve_per_iteration(n, 50, 2, min(args.repeat, 5), rows)
+        _solve_to_tolerance(D, N, b, rows)
+    print("\n== summary (ratio = cupy time / nonzero time; > 1: nonzero faster)")
+    for kind, label, t_c, t_n, ratio in rows:
+        if ratio is not None:
+            print("  %-7s %-18s %.2f" % (kind, label, ratio))
+    print("total %.0f s" % (time.time() - t0))
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python3 -m nonzero.bench", description=__doc__.split("\n")[0])
     ap.add_argument("--size", choices=sorted(SUITES), default=None,
@@ -251,7 +632,12 @@ def main(argv=None):
     ap.add_argument("--cg-iters", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=30)
     ap.add_argument("--cpu", action="store_true", help="compare with SciPy on the CPU even with a GPU")
+    ap.add_argument("--solve", action="store_true",
+                    help="instead: triangular solves and Krylov solvers against CuPy's (GPU)")
+    ap.add_argument("--quick", action="store_true", help="--solve: smaller problems")
     args = ap.parse_args(argv)
+    if args.solve:
+        return bench_solve(args)
     gpu, why = False, ""
     if not args.cpu:
         try:

@@ -131,7 +131,8 @@ grep -q "kernel run(s) FAILED" "$TMP/out" || fail "the summary does not report t
 
 # 6. Bad command lines: exit 2 with one line on stderr.
 for args in "--runs 0" "--alg no-such-alg" "--backend tpu" "--size huge" "--precision half" \
-    "--offsets 16" "--no-such-option" "--csv" "--spgemm --alg cpu" "--spgemm --alg nope"; do
+    "--offsets 16" "--no-such-option" "--csv" "--spgemm --alg cpu" "--spgemm --alg nope" \
+    "--solve --solve-sizes 2" "--solve --solve-sizes 64,x" "--solve --solve-sizes ,"; do
     # shellcheck disable=SC2086
     "$NZ" bench $args >"$TMP/out" 2>"$TMP/err"
     rc=$?
@@ -233,6 +234,25 @@ rc=$?
 grep -q "no-such-dir" "$TMP/err" || fail "a missing --large directory is not named"
 "$NZ" bench --only-large --no-real >"$TMP/out" 2>"$TMP/err"
 [ $? -eq 2 ] || fail "--only-large --no-real is not a usage error"
+
+# 9. --solve (SpSV and the Krylov solvers against cuSPARSE) runs on the GPU only: without a
+#    device, or in a build without CUDA, it fails with one line on stderr and nothing on stdout;
+#    with one, the quick sizes print the three tables and every result checks.
+"$NZ" bench --solve --quick --runs 2 --csv "$TMP/s.csv" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+if grep -Eq "no CUDA device|needs the CUDA backend" "$TMP/err"; then
+    [ $rc -ne 0 ] || fail "--solve without a device exited 0"
+    [ "$(wc -l <"$TMP/err")" -eq 1 ] || { fail "--solve without a device: not one line"; show; }
+    [ -s "$TMP/out" ] && fail "--solve without a device wrote to stdout"
+    [ -e "$TMP/s.csv" ] && fail "--solve without a device wrote a CSV"
+else
+    [ $rc -eq 0 ] || { fail "--solve --quick exited $rc"; show; }
+    for t in "## (a) SpSV" "## (b) Krylov" "## (c) Time to solution"; do
+        grep -qF "$t" "$TMP/out" || fail "--solve: no table '$t'"
+    done
+    grep -q "^| laplace3d 32^3 L .* | f64 | 32768 |" "$TMP/out" || fail "--solve: no SpSV row"
+    head -n 1 "$TMP/s.csv" | grep -q '^part,matrix,precision,method,' || fail "--solve: bad CSV"
+fi
 
 if [ $FAILURES -ne 0 ]; then
     echo "test_bench: $FAILURES failure(s)" >&2

@@ -1,6 +1,7 @@
 /* cmd_bench.c: `nz bench`: parse the options and run the benchmarks in bench/. */
 #include "bench.h"
 #include "bench_cg.h"
+#include "bench_solve.h"
 #ifdef NZ_HAVE_CUDA
 #include "bench_extra.h"
 #include "bench_spgemm.h"
@@ -18,7 +19,8 @@
 typedef struct bench_cli {
     nzb_options_t opt;
     int precisions;                /* --precision: 1 single, 2 double, 3 both */
-    int mode_cg, mode_spgemm, mode_spmm;
+    int mode_cg, mode_spgemm, mode_spmm, mode_solve;
+    const char *solve_sizes;       /* --solve-sizes: comma list of grid sides, read for --solve */
     const char *alg;               /* --alg (the last one given), read once the mode is known */
     nz_spgemm_alg_t spgemm_alg;    /* --spgemm: --alg as a GPU SpGEMM algorithm */
     char filter_buffer[4096];      /* --alg as SpMV filters: opt.filters point into it */
@@ -105,6 +107,14 @@ static const nz_cli_option_t bench_options[] = {
     {.name = "--spmm", .kind = NZ_CLI_FLAG, AT(mode_spmm),
      .help = "instead: transpose SpMV and many right-hand sides (SpMM)\n"
              "on the GPU vs cuSPARSE (with --precision, --csv, files)"},
+    {.name = "--solve", .kind = NZ_CLI_FLAG, AT(mode_solve),
+     .help = "instead: GPU SpSV vs cuSPARSE SpSV, BiCGSTAB / GMRES(30)\n"
+             "per iteration vs SpMV, ILU(0) time to solution (with\n"
+             "--solve-sizes, --precision, --runs, --quick, --csv)"},
+    {.name = "--solve-sizes", .kind = NZ_CLI_STRING, AT(solve_sizes), .metavar = "LIST",
+     .help = "--solve: comma list of grid sides n (matrices n^3;\n"
+             "default 128,200; --quick 32,48); the first one is\n"
+             "the time-to-solution problem"},
 };
 #undef AT
 
@@ -203,10 +213,62 @@ static int bench_parse(int argc, char **argv, bench_cli_t *b, nz_tunables_t *tun
         nz_cli_error(CMD, "--only-large and --no-real leave nothing to run");
         return NZ_EXIT_USAGE;
     }
-    if ((rc = check_outputs(&b->opt, b->mode_cg || b->mode_spgemm || b->mode_spmm)) !=
-        NZ_EXIT_OK)
-        return rc;
+    const int other_mode = b->mode_cg || b->mode_spgemm || b->mode_spmm || b->mode_solve;
+    if ((rc = check_outputs(&b->opt, other_mode)) != NZ_EXIT_OK) return rc;
     return parse_alg(b);
+}
+
+/* --solve-sizes: 1..NZB_SOLVE_MAX_SIZES grid sides, each in [4, 1000]. */
+static int parse_solve_sizes(const char *list, int64_t *sizes, int *count) {
+    char buffer[256];
+    *count = 0;
+    if (list == NULL) return NZ_EXIT_OK;
+    if (snprintf(buffer, sizeof buffer, "%s", list) >= (int)sizeof buffer) {
+        nz_cli_error(CMD, "option --solve-sizes: the list is too long");
+        return NZ_EXIT_USAGE;
+    }
+    for (char *tok = strtok(buffer, ","); tok != NULL; tok = strtok(NULL, ",")) {
+        char *end;
+        long long v = strtoll(tok, &end, 10);
+        if (end == tok || *end != '\0' || v < 4 || v > 1000) {
+            nz_cli_error(CMD, "option --solve-sizes: '%s' is not a grid side in [4, 1000]", tok);
+            return NZ_EXIT_USAGE;
+        }
+        if (*count == NZB_SOLVE_MAX_SIZES) {
+            nz_cli_error(CMD, "option --solve-sizes: more than %d sizes", NZB_SOLVE_MAX_SIZES);
+            return NZ_EXIT_USAGE;
+        }
+        sizes[(*count)++] = v;
+    }
+    if (*count == 0) {
+        nz_cli_error(CMD, "option --solve-sizes: no size given");
+        return NZ_EXIT_USAGE;
+    }
+    return NZ_EXIT_OK;
+}
+
+/* --solve: SpSV and the Krylov solvers on the GPU. */
+static int bench_solve(const bench_cli_t *b) {
+#ifdef NZ_HAVE_CUDA
+    nzb_solve_options_t so;
+    memset(&so, 0, sizeof so);
+    int rc = parse_solve_sizes(b->solve_sizes, so.sizes, &so.num_sizes);
+    if (rc != NZ_EXIT_OK) return rc;
+    so.single = b->opt.single;
+    so.dbl = b->opt.dbl;
+    so.runs = b->opt.runs;
+    so.quick = b->opt.size == NZB_SIZE_QUICK;
+    so.csv_path = b->opt.csv_path;
+    so.tunables = b->opt.tunables;
+    return nzb_bench_solve(&so);
+#else
+    int64_t sizes[NZB_SOLVE_MAX_SIZES];
+    int count;
+    int rc = parse_solve_sizes(b->solve_sizes, sizes, &count);
+    if (rc != NZ_EXIT_OK) return rc;
+    nz_cli_error(CMD, "--solve needs the CUDA backend (this build has none)");
+    return NZ_EXIT_REFUSED;
+#endif
 }
 
 /* --cg: the CG benchmark, which shares --backend, --precision, --threads and --csv. */
@@ -270,6 +332,8 @@ int nz_cmd_bench(int argc, char **argv) {
         status = NZ_EXIT_OK;
     else if (status == NZ_EXIT_OK && b.mode_cg)
         status = bench_cg(&b.opt);
+    else if (status == NZ_EXIT_OK && b.mode_solve)
+        status = bench_solve(&b);
     else if (status == NZ_EXIT_OK && b.mode_spmm)
         status = bench_spmm(&b.opt);
     else if (status == NZ_EXIT_OK && b.mode_spgemm)
