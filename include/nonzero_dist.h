@@ -152,6 +152,26 @@ nz_status_t nz_dist_cg_solve(nz_context_t *ctx, nz_dist_matrix_t *dA, const void
                              void *x_local, const nz_cg_options_t *options,
                              nz_cg_result_t *result);
 
+/* ---- the solver family ---------------------------------------------------------------------- */
+
+/* nz_solve over the ranks: options->method (CG, BiCGSTAB, GMRES, FGMRES, MINRES) runs as
+ * nz_solve_operator with nz_dist_spmv as the operator and every reduction gathered and summed in
+ * rank order (bitwise reproducible for a given number of ranks). dA square with its columns
+ * split as its rows; b_local and x_local this rank's rows (host, or device with a device
+ * binding); x_local holds the initial guess. Preconditioners: NONE; USER (the callback applies
+ * this rank's part: z_local = M^-1 r_local, vectors where dA lives) or options->preconditioner
+ * (made by the caller, e.g. from its own rows); a matrix kind (JACOBI, L1_JACOBI, BLOCK_JACOBI,
+ * CHEBYSHEV, ILU0, IC0) is made on each rank's diagonal block: block Jacobi over the ranks with
+ * that kind inside each block (the ILU(0) or IC(0) of one rank's block, so the iterations grow
+ * with the number of ranks; docs/DISTRIBUTED.md). A failure of the operator or the
+ * preconditioner on one rank ends the solve on every rank at the next reduction with that
+ * rank's message. Statuses, stopping rule and *result as nz_solve (the same on every rank;
+ * times: the slowest rank's; precond_shift / precond_attempts: this rank's block). An
+ * allocation failure inside the solve on some ranks only is not agreed (the others wait). */
+nz_status_t nz_dist_solve(nz_context_t *ctx, nz_dist_matrix_t *dA, const void *b_local,
+                          void *x_local, const nz_solve_options_t *options,
+                          nz_solve_result_t *result);
+
 /* ---- vectors ------------------------------------------------------------------------------ */
 
 /* Gather a distributed host vector into global order on `root`: by rows (y-like, columns = 0)

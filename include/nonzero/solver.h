@@ -14,15 +14,18 @@ extern "C" {
 /* ------------------------------------------------------------------------------------------ */
 
 /* Preconditioners. NZ_PRECOND_USER (nz_solve only): the caller's callback
- * (nz_solve_options_t.precond_apply); nz_cg_solve refuses it. L1_JACOBI, ILU0 and IC0 are
- * nz_solve's (host matrices, non-CG methods; docs/SOLVERS.md); nz_cg_solve refuses them. */
+ * (nz_solve_options_t.precond_apply); nz_cg_solve refuses it. L1_JACOBI, ILU0, IC0,
+ * BLOCK_JACOBI and CHEBYSHEV are nz_solve's (non-CG methods; docs/SOLVERS.md) and
+ * nz_precond_create's; nz_cg_solve refuses them. */
 typedef enum nz_precond {
     NZ_PRECOND_NONE = 0,
     NZ_PRECOND_JACOBI = 1,
     NZ_PRECOND_USER = 2,
     NZ_PRECOND_L1_JACOBI = 3,  /* z_i = r_i / sum_j |a_ij| (the l1 row norm) */
     NZ_PRECOND_ILU0 = 4,       /* incomplete LU, no fill (A's pattern) */
-    NZ_PRECOND_IC0 = 5         /* incomplete Cholesky, no fill (symmetric A, lower pattern) */
+    NZ_PRECOND_IC0 = 5,        /* incomplete Cholesky, no fill (symmetric A, lower pattern) */
+    NZ_PRECOND_BLOCK_JACOBI = 6, /* z = B^-1 r, B the diagonal blocks of A (block_size rows) */
+    NZ_PRECOND_CHEBYSHEV = 7   /* z = p(D^-1 A) D^-1 r: Chebyshev polynomial in Jacobi-scaled A */
 } nz_precond_t;
 
 /* Conjugate gradient options. Zero-initialise, then set what you need; zero means default. */
@@ -110,8 +113,96 @@ typedef enum nz_method {
 
 /* A caller's preconditioner: z = M^-1 r for vectors of A's value type and length (host arrays
  * for a host matrix; r and z never overlap). Returns NZ_SUCCESS, or any error status, which
- * ends the solve with that status (reason NZ_SOLVE_PRECOND_FAILED). */
+ * ends the solve with that status (reason NZ_SOLVE_PRECOND_FAILED).
+ * For a device matrix r and z are DEVICE pointers on the context's device. r is complete in the
+ * order of the context's stream (nz_context_set_device), not necessarily on the host: queue the
+ * callback's work on that stream (every nz_* call with the solve's context is, e.g. nz_spmv with
+ * a device matrix, nz_device_copy) or call nz_context_synchronize before touching r from another
+ * stream or the host; z must be written, or its writes queued on that stream, when the callback
+ * returns. */
 typedef nz_status_t (*nz_precond_apply_t)(void *user, const void *r, void *z);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Preconditioner objects                                                                     */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A preconditioner built once from a matrix and applied as z = M^-1 r (PETSc's PC in spirit):
+ * hand it to nz_solve (nz_solve_options_t.preconditioner) or apply it yourself. Opaque. */
+typedef struct nz_preconditioner nz_preconditioner_t;
+
+/* Options of nz_precond_create. Zero-initialise, then set what the kind reads; zero means
+ * default. */
+typedef struct nz_precond_options {
+    int block_size;            /* BLOCK_JACOBI: rows of each diagonal block (default 4, at most
+                                  32; the last block holds the rows left over) */
+    int degree;                /* CHEBYSHEV: Chebyshev steps per apply (default 3, at most 64) */
+    double lambda_min;         /* CHEBYSHEV: the interval [lambda_min, lambda_max] of the spectrum
+                                  of D^-1 A the polynomial targets. lambda_max 0: estimated at
+                                  setup (power iteration, times 1.1); lambda_min 0: lambda_max / 30 */
+    double lambda_max;
+    nz_precond_apply_t apply;  /* USER: z = M^-1 r (required) */
+    void *user;                /* its first argument */
+    int64_t reserved[4];       /* zero */
+} nz_precond_options_t;
+
+/* What nz_precond_info reports. */
+typedef struct nz_precond_info {
+    nz_precond_t kind;
+    int64_t rows;              /* the dimension of A (M is rows x rows) */
+    nz_value_type_t value_type;
+    nz_location_t location;    /* where r and z live: A's location */
+    double setup_seconds;      /* everything nz_precond_create did */
+    double shift;              /* ILU0 / IC0: the diagonal shift of the accepted factorisation */
+    int attempts;              /* ILU0 / IC0: factorisations tried (1: no shift needed) */
+    int block_size;            /* BLOCK_JACOBI: rows per block */
+    int degree;                /* CHEBYSHEV: steps per apply */
+    double lambda_min;         /* CHEBYSHEV: the interval the polynomial targets */
+    double lambda_max;
+    double lambda_estimate;    /* CHEBYSHEV: the power-iteration estimate of lambda_max(D^-1 A)
+                                  before the safety factor (0 when options gave lambda_max) */
+} nz_precond_info_t;
+
+/* Build preconditioner `kind` of the square matrix A (host or device; vectors of the apply live
+ * where A does) into *M (docs/SOLVERS.md):
+ *   NONE          z = r.
+ *   JACOBI        z = D^-1 r (a missing, zero or non-finite diagonal: NZ_ERR_BREAKDOWN naming it).
+ *   L1_JACOBI     z_i = r_i / sum_j |a_ij| (a zero row: NZ_ERR_BREAKDOWN naming it).
+ *   ILU0, IC0     the factorisations of nz_solve (a diagonal shift on bad pivots; info.shift).
+ *   USER          options->apply(options->user, r, z).
+ *   BLOCK_JACOBI  z = B^-1 r, B the diagonal blocks of A of options->block_size rows, each
+ *                 inverted in double by LU with partial pivoting (a singular or non-finite block:
+ *                 NZ_ERR_BREAKDOWN naming its first row); the inverses are one block-diagonal
+ *                 CSR matrix applied by an SpMV plan.
+ *   CHEBYSHEV     options->degree steps of the Chebyshev iteration for D^-1 A z = D^-1 r from
+ *                 z = 0 on [lambda_min, lambda_max] (for A symmetric positive definite, or
+ *                 with a spectrum of D^-1 A near the positive real axis); A is borrowed: it must
+ *                 outlive *M and stay unchanged.
+ * The other kinds keep no reference to A. JACOBI, L1_JACOBI and CHEBYSHEV run on the Krylov
+ * vector operations of A's backend (NZ_ERR_UNSUPPORTED where it has none). Destroy with
+ * nz_precond_destroy. */
+nz_status_t nz_precond_create(nz_context_t *ctx, nz_preconditioner_t **M, const nz_matrix_t *A,
+                              nz_precond_t kind, const nz_precond_options_t *options);
+/* z = M^-1 r: r and z arrays of A's value type and row count where A lives, not overlapping.
+ * Allocates nothing. One apply at a time per object (it has workspace). */
+nz_status_t nz_precond_apply(const nz_preconditioner_t *M, const void *r, void *z);
+nz_status_t nz_precond_info(const nz_preconditioner_t *M, nz_precond_info_t *info);
+/* Accepts NULL and *M == NULL; sets *M to NULL. */
+nz_status_t nz_precond_destroy(nz_preconditioner_t **M);
+/* The kind's name ("none", "jacobi", "user", "l1-jacobi", "ilu0", "ic0", "block-jacobi",
+ * "chebyshev"), or "unknown". */
+const char *nz_precond_name(nz_precond_t kind);
+
+/* A caller's monitor (nz_solve_options_t.monitor): called once after each iteration k = 1, 2,
+ * ... with the residual norm the method records for it (the history's entry: recursive for CG
+ * and BiCGSTAB, the least-squares estimate for GMRES, MINRES's estimate) and the current
+ * iterate x where the method keeps one (CG, BiCGSTAB, MINRES: a vector where A lives, valid
+ * during the call only; GMRES and FGMRES form x at a restart only: NULL; NULL too when the solve
+ * runs scaled, for a b whose squared norm leaves the double range). With NZ_METHOD_CG it
+ * makes nz_solve run the table's CG (not nz_cg_solve's fused GPU loop). A status other than
+ * NZ_SUCCESS stops the solve after that iteration: nz_solve computes the true residual of the
+ * x reached and returns that status (reason NZ_SOLVE_MONITOR_STOPPED). */
+typedef nz_status_t (*nz_solve_monitor_t)(void *user, int64_t iteration, double residual_norm,
+                                          const void *x);
 
 /* Options of nz_solve. Zero-initialise, then set what you need; zero means default. */
 typedef struct nz_solve_options {
@@ -127,12 +218,27 @@ typedef struct nz_solve_options {
                                   docs/SOLVERS.md): L1_JACOBI: z_i = r_i / sum_j |a_ij|;
                                   ILU0: z = U^-1 L^-1 r; IC0: z = L^-T L^-1 r (lower triangle
                                   of A read, A assumed symmetric); a zero or negative pivot
-                                  shifts the diagonal (result->precond_shift) */
+                                  shifts the diagonal (result->precond_shift);
+                                  BLOCK_JACOBI, CHEBYSHEV: as nz_precond_create (block_size,
+                                  cheb_degree below) */
     nz_precond_apply_t precond_apply; /* NZ_PRECOND_USER: the callback (required) */
     void *precond_user;        /* its first argument */
     nz_alg_t alg;              /* SpMV algorithm for the plan (NZ_ALG_AUTO: the planner) */
     unsigned plan_flags;       /* NZ_PLAN_* flags for the SpMV plan */
     int record_history;        /* non-zero: return the residual norm of each iteration */
+    /* appended after 0.2.0 (docs/ABI.md) */
+    const nz_preconditioner_t *preconditioner; /* non-NULL: the preconditioner of the
+                                  solve (any method); precond, block_size
+                                  and cheb_degree are then ignored. Made in the same context
+                                  from a matrix of A's dimension (else
+                                  NZ_ERR_DIMENSION_MISMATCH), value type and location (else
+                                  NZ_ERR_INVALID_ARGUMENT); an error of its apply ends the solve
+                                  as a callback's would (NZ_SOLVE_PRECOND_FAILED) */
+    int block_size;            /* precond BLOCK_JACOBI: rows per block (default 4, at most 32) */
+    int cheb_degree;           /* precond CHEBYSHEV: steps per apply (default 3, at most 64);
+                                  the bounds are estimated (nz_precond_options_t) */
+    nz_solve_monitor_t monitor; /* optional: called after every iteration (below) */
+    void *monitor_user;        /* its first argument */
 } nz_solve_options_t;
 
 /* How a solve ended (PETSc's KSPConvergedReason in spirit: every way has a name). */
@@ -148,7 +254,10 @@ typedef enum nz_solve_reason {
                                        breakdown) but the true residual misses the tolerance (A
                                        or M singular); MINRES: r'M^-1 r <= 0 (M not positive
                                        definite); CG: p'Ap <= 0 */
-    NZ_SOLVE_PRECOND_FAILED = 8     /* the preconditioner callback returned an error */
+    NZ_SOLVE_PRECOND_FAILED = 8,    /* the preconditioner callback returned an error */
+    NZ_SOLVE_BREAKDOWN_INDEFINITE = 9, /* CG: p'Ap <= 0 or r'M^-1 r <= 0, A or M is not
+                                          positive definite */
+    NZ_SOLVE_MONITOR_STOPPED = 10     /* the monitor returned an error */
 } nz_solve_reason_t;
 
 /* The outcome of nz_solve. */
@@ -179,8 +288,13 @@ typedef struct nz_solve_result {
  * reduction a fixed-order block sum (results bitwise identical for any thread count). The SpMV
  * runs on A's format through an nz SpMV plan (NZ_PLAN_REUSE added). NZ_METHOD_CG calls
  * nz_cg_solve (its rules: planner format, device matrices, scaling; NZ_PRECOND_USER
- * unsupported). BiCGSTAB, GMRES, FGMRES and MINRES run on host matrices for now: a device matrix
- * gives NZ_ERR_UNSUPPORTED.
+ * unsupported). BiCGSTAB, GMRES, FGMRES and MINRES run on the CPU for a host matrix (b, x host
+ * arrays) and on the context's GPU for a device matrix (b, x device arrays of the context's
+ * device, else NZ_ERR_WRONG_LOCATION; NZ_ERR_NO_DEVICE on an unbound context): every vector
+ * stays on the device, each reduction is a fixed-order two-stage sum (bitwise identical run to
+ * run on a given device) read back with one host synchronisation. On the GPU, JACOBI and
+ * L1_JACOBI need a device CSR matrix (NZ_ERR_UNSUPPORTED otherwise) and a USER callback gets
+ * device pointers (nz_precond_apply_t).
  * Stopping (docs/SOLVERS.md): NZ_SUCCESS only when the TRUE residual ||b - A x|| of the
  * returned x, computed by an explicit SpMV, is <= max(rtol ||b||, atol). When the recursive
  * (BiCGSTAB), least-squares (GMRES) or estimated (MINRES) residual meets the tolerance the true
@@ -196,6 +310,43 @@ typedef struct nz_solve_result {
  * b and x must not overlap (NZ_ERR_INVALID_ARGUMENT). */
 nz_status_t nz_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, void *x,
                      const nz_solve_options_t *options, nz_solve_result_t *result);
+
+/* ------------------------------------------------------------------------------------------ */
+/* Matrix-free solves: nz_solve_operator                                                      */
+/* ------------------------------------------------------------------------------------------ */
+
+/* How an allreduce combines its values. */
+typedef enum nz_reduce_op { NZ_REDUCE_SUM = 0, NZ_REDUCE_MAX = 1 } nz_reduce_op_t;
+
+/* A linear operator the caller applies: y = A x for vectors of `rows` values of value_type
+ * (NZ_F32 or NZ_F64) in `location` (NZ_HOST: host arrays; NZ_DEVICE: arrays on the device the
+ * context is bound to). apply's x and y never overlap; a status other than NZ_SUCCESS ends the
+ * solve with it. allreduce (optional) makes the solve span processes: it must combine `count`
+ * doubles in place over every process (NZ_REDUCE_SUM: the sum; NZ_REDUCE_MAX: the maximum, NaN
+ * when any is NaN) and return the same values everywhere; rows is then this process's share, b
+ * and x its parts, every process calls nz_solve_operator with the same options, and the solve
+ * is bitwise reproducible when the allreduce is (the distributed layer's nz_dist_solve sums in
+ * rank order). Zero-initialise, then set what you need. */
+typedef struct nz_operator {
+    int64_t rows;
+    nz_value_type_t value_type;
+    nz_location_t location;
+    nz_status_t (*apply)(void *user, const void *x, void *y);
+    void *user;
+    nz_status_t (*allreduce)(void *reduce_user, double *values, int count, nz_reduce_op_t op);
+    void *reduce_user;
+    void *reserved[4];         /* zero */
+} nz_operator_t;
+
+/* nz_solve for an operator: the same methods (NZ_METHOD_CG: preconditioned CG written on the
+ * same vector operations as the others, with the true-residual check and residual replacement
+ * of nz_cg_solve; p'Ap <= 0 or r'M^-1 r <= 0 end it as NZ_SOLVE_BREAKDOWN_INDEFINITE), the same
+ * options, stopping rule, statuses and result. Preconditioners: NZ_PRECOND_NONE or
+ * NZ_PRECOND_USER (the callback gets vectors in the operator's location); the kinds built from
+ * a matrix are NZ_ERR_UNSUPPORTED here (an operator has no matrix). alg and plan_flags are
+ * ignored. The true residual of the returned x is computed with the operator's apply. */
+nz_status_t nz_solve_operator(nz_context_t *ctx, const nz_operator_t *A, const void *b, void *x,
+                              const nz_solve_options_t *options, nz_solve_result_t *result);
 
 /* The method's name ("cg", "bicgstab", "gmres", "fgmres", "minres"), or "unknown". */
 const char *nz_method_name(nz_method_t method);

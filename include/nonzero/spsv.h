@@ -25,24 +25,34 @@ typedef enum nz_diag_type { NZ_NON_UNIT = 0, NZ_UNIT = 1 } nz_diag_type_t;
 typedef struct nz_spsv_plan nz_spsv_plan_t;
 
 /* Make a plan to solve op(T) y = alpha x for the `fill` triangle of T with `diag`. T: a square
- * host CSR matrix of either value type (other formats: NZ_ERR_UNSUPPORTED, convert with
- * nz_matrix_convert; device matrices: NZ_ERR_UNSUPPORTED, SpSV runs on host matrices for now);
- * T must outlive the plan and stay unchanged. flags: 0 or NZ_PLAN_DETERMINISTIC (every SpSV
+ * host or device CSR matrix of either value type (other formats: NZ_ERR_UNSUPPORTED, convert
+ * with nz_matrix_convert); a device T (32- or 64-bit row offsets) is solved on its device, with
+ * the analysis on the device too; T must outlive the plan and stay unchanged. flags: 0 or NZ_PLAN_DETERMINISTIC (every SpSV
  * plan is bitwise reproducible). The analysis, done here once and timed: the triangle of op(T)
  * without its diagonal is copied into the plan's own CSR (for op = NZ_OP_T the transpose is
  * built, so execute always runs row by row), the diagonal is checked (NZ_NON_UNIT: a row
  * without a diagonal entry, or with a zero one, is NZ_ERR_INVALID_MATRIX naming the row), and
  * the rows are grouped into level sets: a row's level is one more than the highest level of
- * the rows its solve reads (0 for rows that read none). */
+ * the rows its solve reads (0 for rows that read none). On the GPU the same analysis runs as
+ * device kernels (op T builds the transpose of T first, a radix sort of T's nonzeros); the levels
+ * are computed for nz_spsv_plan_info only, the GPU solve does not use them. Its cost is a few
+ * passes over T plus a few small copies back to the host; it synchronises the context's
+ * stream. */
 nz_status_t nz_spsv_plan_create(nz_context_t *ctx, nz_spsv_plan_t **plan, const nz_matrix_t *T,
                                 nz_operation_t op, nz_fill_mode_t fill, nz_diag_type_t diag,
                                 unsigned flags);
-/* y = op(T)^-1 (alpha x): x and y are host arrays of T's value type with T's row count. The
- * levels run in order, the rows of a level in parallel over the context's threads (one thread
- * when the work or the rows per level are few); each row's sum runs in a fixed order, so y is
- * bitwise the same run to run and for any thread count. x == y (in place) is allowed; x and y
- * overlapping otherwise is NZ_ERR_INVALID_ARGUMENT. alpha == 0: y = 0 and x is not read.
- * Allocates nothing. */
+/* y = op(T)^-1 (alpha x): x and y are arrays of T's value type with T's row count, where T is
+ * (host arrays for a host T; device or managed memory of the context's device for a device T,
+ * else NZ_ERR_WRONG_LOCATION).
+ * Host: the levels run in order, the rows of a level in parallel over the context's threads (one
+ * thread when the work or the rows per level are few); each row's sum runs in a fixed order, so
+ * y is bitwise the same run to run and for any thread count. Device: the synchronisation-free
+ * solve (Liu, Li, Hogg and Vinter, Euro-Par 2016), queued on the context's stream: one warp per
+ * row, rows started in solve order from a global counter, each waiting on per-row ready flags of
+ * the rows it reads, the sum in double over a fixed lane split and shuffle tree, so y is bitwise
+ * the same run to run (not bitwise the CPU's, which sums in the value type). x == y (in place)
+ * is allowed; x and y overlapping otherwise is NZ_ERR_INVALID_ARGUMENT. alpha == 0: y = 0 and x
+ * is not read. Allocates nothing. */
 nz_status_t nz_spsv_execute(nz_spsv_plan_t *plan, double alpha, const void *x, void *y);
 nz_status_t nz_spsv_plan_destroy(nz_spsv_plan_t **plan);
 
@@ -55,7 +65,8 @@ typedef struct nz_spsv_plan_info {
     int64_t nnz;               /* off-diagonal entries of the triangle the solve reads */
     int64_t levels;            /* level sets (0 for an empty matrix; rows for a chain) */
     int64_t max_level_rows;    /* rows of the widest level */
-    int reproducible;          /* 1: bitwise identical run to run and for any thread count */
+    int reproducible;          /* 1: bitwise identical run to run (and, on the CPU, for any
+                                  thread count) */
     double analysis_seconds;   /* everything nz_spsv_plan_create did */
     size_t workspace_bytes;    /* bytes the plan holds beyond T */
 } nz_spsv_plan_info_t;

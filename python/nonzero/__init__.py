@@ -11,6 +11,8 @@ from ._errors import (BreakdownError, DeviceError, DimensionMismatchError, Inval
                       NonzeroOverflowError, NotSortedError, OutOfMemoryError, ParseError,
                       UnsupportedError, WrongLocationError)
 from ._matrix import Plan, asmatrix, csr_matrix
+from ._precond import (Preconditioner, block_jacobi, chebyshev, ic0, ilu0, jacobi, l1_jacobi,
+                       spsolve_triangular)
 from ._ops import (banded, bicgstab, cg, convdiff2d, convdiff3d, fe3d, laplace2d, laplace3d, mixed, mmread,
                    mmwrite, random, rail, rmat, spgemm, gmres, minres)
 
@@ -33,4 +35,6 @@ __all__ = ["csr_matrix", "asmatrix", "Plan", "spgemm", "cg", "bicgstab", "gmres"
            "alg_names", "format_names", "NonzeroError", "InvalidArgumentError", "DimensionMismatchError",
            "WrongLocationError", "InvalidMatrixError", "NotSortedError", "UnsupportedError",
            "NoDeviceError", "OutOfMemoryError", "NonzeroOverflowError", "DeviceError",
-           "NonzeroIOError", "ParseError", "BreakdownError", "Context"]
+           "NonzeroIOError", "ParseError", "BreakdownError", "Context", "Preconditioner",
+           "jacobi", "l1_jacobi", "block_jacobi", "chebyshev", "ilu0", "ic0",
+           "spsolve_triangular"]

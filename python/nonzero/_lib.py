@@ -27,10 +27,19 @@ PLAN_COLUMN_PANELS, PLAN_REORDER, PLAN_COMPRESS_INDICES = 0x20, 0x40, 0x80
 PLAN_REUSE = 0x100
 PRECOND_NONE, PRECOND_JACOBI, PRECOND_USER = 0, 1, 2
 PRECOND_L1_JACOBI, PRECOND_ILU0, PRECOND_IC0 = 3, 4, 5
+PRECOND_BLOCK_JACOBI, PRECOND_CHEBYSHEV = 6, 7
+LOWER, UPPER = 0, 1  # nz_fill_mode_t
+NON_UNIT, UNIT = 0, 1  # nz_diag_type_t
 METHOD_CG, METHOD_BICGSTAB, METHOD_GMRES, METHOD_FGMRES, METHOD_MINRES = 0, 1, 2, 3, 4
+# nz_solve_reason_t, by value: the names of nz_solve_result_t.reason
+SOLVE_REASONS = ("not_run", "converged", "max_iterations", "stagnated", "breakdown_rho",
+                 "breakdown_omega", "breakdown_nan", "breakdown_singular", "precond_failed",
+                 "breakdown_indefinite", "monitor_stopped")
+SOLVE_BREAKDOWN_INDEFINITE, SOLVE_MONITOR_STOPPED = 9, 10
 SPGEMM_AUTO, SPGEMM_CPU, SPGEMM_ESC, SPGEMM_HYSPMM, SPGEMM_HASH = 0, 1, 2, 3, 4  # nz_spgemm_alg_t
 FORMAT_CSR, FORMAT_COUNT = 0, 8
 SUCCESS, MAX_ITERATIONS, STAGNATED = 0, 1, 2
+ERR_INVALID_ARGUMENT = -2
 ERR_NOT_SORTED = -21
 ERR_DEVICE_OUT_OF_MEMORY = -61
 ERR_BREAKDOWN = -120
@@ -138,13 +147,31 @@ class CgResult(ctypes.Structure):
 
 # nz_precond_apply_t: z = M^-1 r (status, user, r, z)
 PrecondApply = ctypes.CFUNCTYPE(c_int, c_void_p, c_void_p, c_void_p)
+# nz_solve_monitor_t: once per iteration (status, user, iteration, residual_norm, x); x is the
+# current iterate where A lives (host or device pointer), NULL for GMRES / FGMRES
+SolveMonitor = ctypes.CFUNCTYPE(c_int, c_void_p, c_int64, c_double, c_void_p)
 
 
 class SolveOptions(ctypes.Structure):
     _fields_ = [("method", c_int), ("rtol", c_double), ("atol", c_double),
                 ("max_iterations", c_int64), ("restart", c_int), ("precond", c_int),
                 ("precond_apply", PrecondApply), ("precond_user", c_void_p), ("alg", c_int),
-                ("plan_flags", ctypes.c_uint), ("record_history", c_int)]
+                ("plan_flags", ctypes.c_uint), ("record_history", c_int),
+                ("preconditioner", c_void_p), ("block_size", c_int), ("cheb_degree", c_int),
+                ("monitor", SolveMonitor), ("monitor_user", c_void_p)]
+
+
+class PrecondOptions(ctypes.Structure):
+    _fields_ = [("block_size", c_int), ("degree", c_int), ("lambda_min", c_double),
+                ("lambda_max", c_double), ("apply", PrecondApply), ("user", c_void_p),
+                ("reserved", c_int64 * 4)]
+
+
+class PrecondInfo(ctypes.Structure):
+    _fields_ = [("kind", c_int), ("rows", c_int64), ("value_type", c_int), ("location", c_int),
+                ("setup_seconds", c_double), ("shift", c_double), ("attempts", c_int),
+                ("block_size", c_int), ("degree", c_int), ("lambda_min", c_double),
+                ("lambda_max", c_double), ("lambda_estimate", c_double)]
 
 
 class SolveResult(ctypes.Structure):
@@ -251,6 +278,15 @@ _proto("nz_spmm_plan_info", S, c_void_p, P(SpmmPlanInfo))
 _proto("nz_cg_solve", S, c_void_p, c_void_p, c_void_p, c_void_p, P(CgOptions), P(CgResult))
 _proto("nz_solve", S, c_void_p, c_void_p, c_void_p, c_void_p, P(SolveOptions), P(SolveResult))
 _proto("nz_spgemm", S, c_void_p, pp, c_void_p, c_void_p, P(SpgemmOptions), P(SpgemmInfo))
+_proto("nz_precond_create", S, c_void_p, pp, c_void_p, c_int, P(PrecondOptions))
+_proto("nz_precond_apply", S, c_void_p, c_void_p, c_void_p)
+_proto("nz_precond_info", S, c_void_p, P(PrecondInfo))
+_proto("nz_precond_destroy", S, pp)
+_proto("nz_precond_name", c_char_p, c_int)
+_proto("nz_spsv", S, c_void_p, c_void_p, c_int, c_int, c_int, c_double, c_void_p, c_void_p)
+_proto("nz_spsv_plan_create", S, c_void_p, pp, c_void_p, c_int, c_int, c_int, ctypes.c_uint)
+_proto("nz_spsv_execute", S, c_void_p, c_double, c_void_p, c_void_p)
+_proto("nz_spsv_plan_destroy", S, pp)
 try:  # added with the Python binding; absent from older libraries
     _proto("nz_matrix_csr_device_arrays", S, c_void_p, pp, P(c_int), pp, pp, c_void_p,
            optional=True)

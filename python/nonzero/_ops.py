@@ -1,4 +1,4 @@
-"""_ops.py: SpGEMM, conjugate gradients, BiCGSTAB / GMRES, Matrix Market I/O and the generators."""
+"""_ops.py: SpGEMM, conjugate gradients and the nz_solve family (BiCGSTAB / GMRES / MINRES; callbacks through its monitor), Matrix Market I/O and the generators."""
 import ctypes
 import math
 import operator
@@ -9,10 +9,12 @@ import tempfile
 import numpy as np
 
 from . import _lib
-from ._context import host_context, device_context, device_count, status_string
+from ._context import (host_context, device_context, device_count, status_string,
+                       cupy_stream_ptr)
 from ._errors import DimensionMismatchError, InvalidArgumentError
 from ._arrays import _Handle, _cupy, _is_cupy, _is_scipy_array, _is_scipy_sparse, _ptr
 from ._matrix import _Transposed, csr_matrix
+from ._precond import _native as _native_precond
 
 L = _lib.lib
 
@@ -111,60 +113,6 @@ def spgemm(A, B, *, alg="auto", out=None, gpu_memory_limit=0, return_info=False)
     return R
 
 
-def _python_cg(A, b, x, rtol, atol, maxiter, jacobi, callback, xp):
-    """CG in Python over Nonzero's SpMV, used when a callback must see every iterate (real or
-    complex b; A real symmetric, so r^H z and p^H A p are real). As the C solver, it stops only
-    on the true residual: when the recursive one meets the tolerance, r = b - A x is recomputed;
-    if that misses, CG restarts from it, and stops with info = k > 0 (stagnated) once a
-    replacement no longer halves the true residual."""
-    d = None
-    if jacobi:
-        d = _diagonal(A, xp)
-        if not bool((d > 0).all()):
-            return x, -1
-    bnorm = float(xp.linalg.norm(b))
-    tol = max(rtol * bnorm, atol)
-    r = b - A @ x
-    last_true = float(xp.linalg.norm(r))
-    if last_true <= tol:
-        return x, 0
-    z = r / d if jacobi else r
-    p = z.copy()
-    rz = float(xp.vdot(r, z).real)
-    for k in range(1, maxiter + 1):
-        Ap = A @ p
-        pAp = float(xp.vdot(p, Ap).real)
-        if not (pAp > 0 and math.isfinite(pAp)):
-            return x, -1
-        alpha = rz / pAp
-        x += alpha * p
-        r -= alpha * Ap
-        callback(x)
-        if float(xp.linalg.norm(r)) <= tol:
-            r = b - A @ x  # residual replacement: the recursive residual drifts
-            true = float(xp.linalg.norm(r))
-            if true <= tol:
-                return x, 0
-            if true > 0.5 * last_true:
-                return x, k
-            last_true = true
-            z = r / d if jacobi else r
-            p = z.copy()
-            rz = float(xp.vdot(r, z).real)
-            continue
-        z = r / d if jacobi else r
-        rz_new = float(xp.vdot(r, z).real)
-        p *= rz_new / rz
-        p += z
-        rz = rz_new
-    return x, max(maxiter, 1)
-
-
-def _diagonal(A, xp):
-    S = A.toscipy().diagonal()
-    return xp.asarray(S)
-
-
 _MAXITER_LIMIT = 2**63 - 1
 _STATUS_NAMES = {_lib.SUCCESS: "success", _lib.MAX_ITERATIONS: "max_iterations",
                  _lib.STAGNATED: "stagnated"}
@@ -181,17 +129,29 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     info = 0 only when ||b - A x|| <= max(rtol ||b||, atol) holds for the TRUE residual of the
     returned x; info > 0 when it does not (the iteration limit, or stagnation at the accuracy the
     precision allows, e.g. rtol=1e-8 in float32): the iterations done, at least 1; info < 0 a
-    breakdown (A not SPD). M: None or 'jacobi'. maxiter: an integer >= 0 (default 10 n;
-    ValueError when negative, TypeError when not an integer; above 2^63 - 1 it is clamped to
-    2^63 - 1, i.e. no limit). Types follow NumPy promotion: x has dtype
-    np.result_type(A.dtype, b.dtype, x0.dtype): a float64 b with a float32 A solves in float64
-    (a float64 copy of A); a complex b (or x0) with a real A is solved as two real systems, for
-    the real and imaginary parts, each to max(rtol ||b||, atol) / sqrt(2), so the complex
-    residual meets the tolerance (info: the worse of the two). The solve runs in C on the CPU
-    (NumPy b) or the GPU (CuPy b); with a callback, a Python loop over Nonzero's SpMV calls
-    callback(xk) after each iteration. result: a dict to receive the C solver's report (names,
-    not numbers: 'status' 'success' / 'max_iterations' / 'stagnated', with 'status_code';
-    'alg'; 'format'; for a complex b the imaginary part's report is under 'imag').
+    breakdown (A or M not SPD). maxiter: an integer >= 0 (default 10 n; ValueError when
+    negative, TypeError when not an integer; above 2^63 - 1 it is clamped to 2^63 - 1, i.e. no
+    limit). Types follow NumPy promotion: x has dtype np.result_type(A.dtype, b.dtype,
+    x0.dtype): a float64 b with a float32 A solves in float64 (a float64 copy of A); a complex
+    b (or x0) with a real A is solved as two real systems, for the real and imaginary parts,
+    each to max(rtol ||b||, atol) / sqrt(2), so the complex residual meets the tolerance (info:
+    the worse of the two).
+
+    M: None or 'jacobi' run nz_cg_solve (the fused GPU loop, the planner's format); any other
+    preconditioner runs nz_solve's CG: 'l1_jacobi', 'ilu0', 'ic0', 'block_jacobi',
+    'chebyshev', a preconditioner object (nonzero.ic0(A), nonzero.chebyshev(A), ...: applied
+    in C), or a callable / LinearOperator z = M(r) (SPD). The solve runs in C on the CPU (NumPy
+    b) or the GPU (CuPy b). callback(xk) is called from inside the C loop (nz_solve's CG with a
+    monitor) once per iteration with the current iterate: a read-only NumPy view of the
+    solver's x (CuPy: a view of the device x), valid during the call only, as SciPy passes its
+    own x (copy it to keep it). For a complex b the callback sees the complex iterate of the
+    two real solves (a new array each call): first the real part's iterate + 1j * the
+    imaginary part's initial guess, then the real part's solution + 1j * the imaginary part's
+    iterate. An exception raised by the callback (or by a Python M) stops the solve at that
+    iteration and propagates. result: a dict to receive the C solver's report (names, not
+    numbers: 'status' 'success' / 'max_iterations' / 'stagnated', with 'status_code'; from
+    nz_cg_solve 'alg' and 'format'; from nz_solve (a callback, another M) 'reason',
+    'iterations', 'history', ...; for a complex b the imaginary part's report is under 'imag').
     tol: the older name of rtol (SciPy < 1.12, cupyx)."""
     if tol is not None:  # the name of rtol in SciPy < 1.12 and cupyx
         rtol = tol
@@ -221,9 +181,7 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
         x0 = xp.asarray(x0).ravel()
         if x0.shape != (n,):
             raise DimensionMismatchError("nonzero: x0 has shape %s, A is %dx%d" % (x0.shape, n, n))
-    if M is not None and not (isinstance(M, str) and M == "jacobi"):
-        raise InvalidArgumentError("nonzero.cg: M must be None or 'jacobi' (a general "
-                                   "preconditioner: use scipy's cg with A.aslinearoperator())")
+    _check_preconditioner("cg", M)
     if maxiter is None:
         maxiter = 10 * n
     else:
@@ -246,18 +204,23 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     real = np.dtype(dt.char.lower())
     if real != A.dtype:  # a float64 operand with a float32 matrix: solve in float64
         A = A.astype(real)
-    if dt.kind == "c" and callback is None:
-        return _complex_cg(A, b, x0, dt, rtol, atol, maxiter, M, alg, use_graph, result, xp)
+    if dt.kind == "c":
+        return _complex_cg(A, b, x0, dt, rtol, atol, maxiter, M, callback, alg, use_graph,
+                           result, xp)
     b = xp.ascontiguousarray(b, dtype=dt)
     x = xp.zeros(n, dt) if x0 is None else xp.array(x0, dtype=dt, order="C", copy=True)
     if n == 0:
         return x, 0
-    if callback is not None:
-        A._handle_in(A._ctx_now())  # a borrowing matrix checks its arrays
-        return _python_cg(A, b, x, rtol, atol, maxiter, M == "jacobi", callback, xp)
+    native = M is None or (isinstance(M, str) and M == "jacobi")
     if maxiter == 0:  # only x0's residual: never info 0 unless it meets the tolerance
+        A._handle_in(A._ctx_now())  # a borrowing matrix checks its arrays
         r = float(xp.linalg.norm(b - A @ x))
         return x, 0 if r <= max(rtol * float(xp.linalg.norm(b)), atol) else 1
+    if callback is not None or not native:
+        # nz_solve's CG (the Krylov table's PCG): every preconditioner, and a monitor that
+        # calls the callback from inside the C loop
+        return _nz_solve("cg", _lib.METHOD_CG, A, b, x, rtol, atol, maxiter, 0, M, callback,
+                         "x", result, alg)
     ctx = A._ctx_now()
     opts = _lib.CgOptions()
     opts.rtol = rtol if rtol > 0 else 1e-300  # 0 means "default" in C; 1e-300 never stops early
@@ -291,85 +254,170 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
 
 # nz_solve's built-in preconditioners by name (M="jacobi" etc.; docs/SOLVERS.md)
 _PRECOND_NAMES = {"jacobi": _lib.PRECOND_JACOBI, "l1_jacobi": _lib.PRECOND_L1_JACOBI,
-                  "ilu0": _lib.PRECOND_ILU0, "ic0": _lib.PRECOND_IC0}
+                  "ilu0": _lib.PRECOND_ILU0, "ic0": _lib.PRECOND_IC0,
+                  "block_jacobi": _lib.PRECOND_BLOCK_JACOBI,
+                  "chebyshev": _lib.PRECOND_CHEBYSHEV}
 
-_REASON_NAMES = ("not_run", "converged", "max_iterations", "stagnated", "breakdown_rho",
-                 "breakdown_omega", "breakdown_nan", "breakdown_singular", "precond_failed")
+_REASON_NAMES = _lib.SOLVE_REASONS
 
 
-def _krylov(name, method, A, b, x0, rtol, atol, max_iterations, restart, M, callback, result,
-            alg):
-    """The C solver family nz_solve for BiCGSTAB / GMRES / FGMRES on a host matrix."""
-    if not isinstance(A, csr_matrix):
-        A = csr_matrix(A, copy=None)
-    if A.on_device or _is_cupy(b):
-        raise InvalidArgumentError("nonzero.%s: runs on host matrices for now (use nonzero.cg "
-                                   "on the GPU)" % name)
-    n = A.shape[0]
-    if A.shape[0] != A.shape[1]:
-        raise DimensionMismatchError("nonzero: %s needs a square matrix, not %dx%d"
-                                     % ((name,) + A.shape))
-    b = np.asarray(b)
-    if b.ndim == 2 and b.shape[1] == 1:
-        b = b.ravel()
-    if b.shape != (n,):
-        raise DimensionMismatchError("nonzero: b has shape %s, A is %dx%d" % (b.shape, n, n))
-    if x0 is not None:
-        x0 = np.asarray(x0).ravel()
-        if x0.shape != (n,):
-            raise DimensionMismatchError("nonzero: x0 has shape %s, A is %dx%d" % (x0.shape, n, n))
-    dt = np.result_type(A.dtype, b.dtype, *(() if x0 is None else (x0.dtype,)))
-    if dt not in (np.float32, np.float64):
-        raise TypeError("nonzero.%s: float32 / float64 operands only, not %s" % (name, dt))
-    if dt != A.dtype:
-        A = A.astype(dt)
-    b = np.ascontiguousarray(b, dtype=dt)
-    x = np.zeros(n, dt) if x0 is None else np.array(x0, dtype=dt, order="C", copy=True)
-    if n == 0:
-        return x, 0
+def _check_preconditioner(name, M):
+    """InvalidArgumentError unless M is something nz_solve can take (before any work)."""
+    if M is None or _native_precond(M) is not None:
+        return
+    if isinstance(M, str):
+        if M not in _PRECOND_NAMES:
+            raise InvalidArgumentError("nonzero.%s: unknown preconditioner %r (valid: None, %s, "
+                                       "a nonzero preconditioner object such as "
+                                       "nonzero.ilu0(A), a callable or a LinearOperator)"
+                                       % (name, M, ", ".join(repr(k) for k in _PRECOND_NAMES)))
+        return
+    if not callable(getattr(M, "matvec", M)):
+        raise InvalidArgumentError("nonzero.%s: M must be None, 'jacobi', 'l1_jacobi', 'ilu0', "
+                                   "'ic0', 'block_jacobi', 'chebyshev', a nonzero "
+                                   "preconditioner (nonzero.ilu0(A), ...), a callable or a "
+                                   "LinearOperator, not %s" % (name, type(M).__name__))
+
+
+def _vector_view(ptr, n, dtype, device):
+    """The n values of dtype at ptr, not copied: a NumPy view of host memory (device None), or
+    a CuPy view of memory on CUDA device `device` (cupy.cuda.UnownedMemory: CuPy neither frees
+    nor pools it). Valid as long as the memory is: during a callback, the call."""
+    if device is None:
+        ctype = ctypes.c_float if dtype == np.float32 else ctypes.c_double
+        return np.ctypeslib.as_array(ctypes.cast(ptr, ctypes.POINTER(ctype)), (n,))
+    cupy = _cupy()
+    mem = cupy.cuda.UnownedMemory(ptr, n * np.dtype(dtype).itemsize, None, device)
+    return cupy.ndarray((n,), dtype, cupy.cuda.MemoryPointer(mem, 0))
+
+
+def _on_solve_stream(ctx, fn):
+    """fn() for a callback of a device solve, its CuPy work ordered with the solve's: the
+    solve's vectors are complete in the order of the context's stream, which is CuPy's current
+    stream when the solve started there (A._ctx_now). Otherwise (another current device or
+    stream) the context is synchronised before fn and CuPy's stream after it."""
+    cupy = _cupy()
+    with cupy.cuda.Device(ctx.device):
+        ours = ctx.stream.value is not None and cupy_stream_ptr() == ctx.stream.value
+        if not ours:
+            ctx.synchronize()
+        out = fn()
+        if not ours:
+            cupy.cuda.get_current_stream().synchronize()
+    return out
+
+
+def _monitor(callback, kind, A, ctx, failure):
+    """The nz_solve_monitor_t of a Python callback: callback(xk) with a view of the current
+    iterate (kind 'x': a read-only NumPy view on the host, a CuPy view on the device) or
+    callback(rk) with the residual norm the method records (kind 'norm'), once per iteration.
+    An exception is kept in `failure` and an error status returned, which stops the solve."""
+    n, dt = A.shape[0], np.dtype(A.dtype)
+    device = ctx.device if A.on_device else None
+
+    def monitor(user, iteration, residual_norm, x):
+        try:
+            if kind == "norm":
+                callback(residual_norm)
+            elif device is None:
+                xk = _vector_view(x, n, dt, None)
+                xk.flags.writeable = False  # the solver's own x: a write would corrupt the solve
+                callback(xk)
+            else:
+                _on_solve_stream(ctx, lambda: callback(_vector_view(x, n, dt, device)))
+            return _lib.SUCCESS
+        except BaseException as e:  # re-raised after the C solve returns
+            failure.append(e)
+            return _lib.ERR_INVALID_ARGUMENT
+
+    return _lib.SolveMonitor(monitor)
+
+
+def _set_preconditioner(opts, name, M, A, ctx, failure):
+    """M into nz_solve's options: a built-in kind by name, a preconditioner object's C handle,
+    or a callable / LinearOperator called through NZ_PRECOND_USER (its exception kept in
+    `failure`). Returns what must stay alive during the solve."""
+    _check_preconditioner(name, M)
+    if M is None:
+        opts.precond = _lib.PRECOND_NONE
+        return None
+    if isinstance(M, str):
+        opts.precond = _PRECOND_NAMES[M]
+        return None
+    where = lambda on_device: "GPU" if on_device else "CPU"
+    if _native_precond(M) is not None:
+        # a nonzero.Preconditioner: its C object is nz_solve's (no Python call per iteration)
+        if M.on_device != A.on_device:
+            raise InvalidArgumentError("nonzero.%s: M is a preconditioner on the %s, the solve "
+                                       "runs on the %s: build M from the matrix the solve uses"
+                                       % (name, where(M.on_device), where(A.on_device)))
+        if np.dtype(M.dtype) != np.dtype(A.dtype):
+            raise InvalidArgumentError("nonzero.%s: M is %s, the solve runs in %s: build M from "
+                                       "a %s matrix" % (name, np.dtype(M.dtype).name,
+                                                        np.dtype(A.dtype).name,
+                                                        np.dtype(A.dtype).name))
+        if A.on_device and M._ctx is not ctx:
+            raise InvalidArgumentError("nonzero.%s: M was made on another CUDA device or stream "
+                                       "than the solve's (CuPy's current one): make M under the "
+                                       "stream the solve runs on" % name)
+        opts.precond = _lib.PRECOND_NONE
+        opts.preconditioner = M._h.ptr
+        return M
+    apply = getattr(M, "matvec", M)
+    n, dt = A.shape[0], np.dtype(A.dtype)
+    device = ctx.device if A.on_device else None
+
+    def set_z(r, z):
+        rv, zv = _vector_view(r, n, dt, device), _vector_view(z, n, dt, device)
+        xp = np if device is None else _cupy()
+        zv[:] = xp.asarray(apply(rv.copy())).reshape(n)
+
+    def trampoline(user, r, z):
+        try:
+            if device is None:
+                set_z(r, z)
+            else:
+                _on_solve_stream(ctx, lambda: set_z(r, z))
+            return _lib.SUCCESS
+        except BaseException as e:  # re-raised after the C solve returns
+            failure.append(e)
+            return _lib.ERR_INVALID_ARGUMENT
+
+    opts.precond = _lib.PRECOND_USER
+    opts.precond_apply = fn = _lib.PrecondApply(trampoline)
+    return fn
+
+
+def _nz_solve(name, method, A, b, x, rtol, atol, max_iterations, restart, M, callback,
+              callback_kind, result, alg):
+    """nz_solve on A (host or device) with b and x arrays where A lives, contiguous, of A's
+    dtype, n > 0 (x the initial guess, overwritten by the solution). callback: called from
+    inside the C loop through the monitor (_monitor). An exception raised by the callback or by
+    a Python M stops the solve and is re-raised once nz_solve has returned (result, when given,
+    is filled first)."""
+    ctx = A._ctx_now()
     opts = _lib.SolveOptions()
     opts.method = method
     opts.rtol = rtol if rtol > 0 else 1e-300  # 0 means "default" in C
     opts.atol = atol
     opts.max_iterations = max_iterations
     opts.restart = restart
-    opts.record_history = 1 if (callback is not None or result is not None) else 0
+    opts.record_history = 1 if result is not None else 0
     a = ctypes.c_int()
-    ctx = A._ctx_now()
     ctx.check(L.nz_alg_from_name(ctypes.byref(a), alg.encode()), "nz_alg_from_name")
     opts.alg = a.value
-    failure = []
-    if M is None:
-        opts.precond = _lib.PRECOND_NONE
-    elif isinstance(M, str) and M in _PRECOND_NAMES:
-        opts.precond = _PRECOND_NAMES[M]
-    else:
-        apply = getattr(M, "matvec", M)
-        if not callable(apply):
-            raise InvalidArgumentError("nonzero.%s: M must be None, 'jacobi', 'l1_jacobi', "
-                                       "'ilu0', 'ic0', a callable or a LinearOperator" % name)
-        ctype = ctypes.c_float if dt == np.float32 else ctypes.c_double
-
-        def trampoline(user, r, z):
-            try:
-                rv = np.ctypeslib.as_array(ctypes.cast(r, ctypes.POINTER(ctype)), (n,))
-                zv = np.ctypeslib.as_array(ctypes.cast(z, ctypes.POINTER(ctype)), (n,))
-                zv[:] = np.asarray(apply(rv.copy())).reshape(n)
-                return _lib.SUCCESS
-            except BaseException as e:  # re-raised after the C solve returns
-                failure.append(e)
-                return -2  # NZ_ERR_INVALID_ARGUMENT
-
-        opts.precond = _lib.PRECOND_USER
-        opts.precond_apply = _lib.PrecondApply(trampoline)
+    failure = []  # the first exception of a Python callback or M
+    keep = [_set_preconditioner(opts, name, M, A, ctx, failure)]
+    if callback is not None:
+        opts.monitor = fn = _monitor(callback, callback_kind, A, ctx, failure)
+        keep.append(fn)
     res = _lib.SolveResult()
     st = L.nz_solve(ctx.handle, A._handle_in(ctx).ptr, _ptr(b), _ptr(x), ctypes.byref(opts),
                     ctypes.byref(res))
+    del keep
     history = [res.history[k] for k in range(res.history_length)] if res.history else []
     if res.history:
         L.nz_free(ctx.handle, res.history)
-    if failure:
-        raise failure[0]
     if result is not None:
         result.update({k: getattr(res, k) for k, _ in res._fields_ if k != "history"})
         result["status"] = _status_name(st)
@@ -378,15 +426,63 @@ def _krylov(name, method, A, b, x0, rtol, atol, max_iterations, restart, M, call
             else str(res.reason)
         result["history"] = history
         result["max_iterations"] = max_iterations
-    if callback is not None:
-        for rk in history[1:]:
-            callback(rk)
-    if st == _lib.ERR_BREAKDOWN and not math.isnan(res.residual_norm):
-        return x, -1
+    if failure:
+        raise failure[0]
+    if st == _lib.ERR_BREAKDOWN and (method == _lib.METHOD_CG or
+                                     not math.isnan(res.residual_norm)):
+        return x, -1  # cg: every breakdown is info < 0, as nz_cg_solve's
     ctx.check(st, "nz_solve")
     if st > 0:
         return x, max(int(res.iterations), 1)
     return x, 0
+
+
+def _krylov(name, method, A, b, x0, rtol, atol, max_iterations, restart, M, callback, result,
+            alg, callback_kind="x"):
+    """nz_solve's BiCGSTAB / GMRES / FGMRES / MINRES: the operands checked and placed where the
+    solve runs, as nonzero.cg does (a CuPy b moves a host A to the GPU; a device A with a NumPy
+    b solves on the GPU and returns x as NumPy), then _nz_solve."""
+    b_cupy = _is_cupy(b)
+    if not isinstance(A, csr_matrix):
+        A = csr_matrix(A, copy=None, device=True if b_cupy else None)
+    if b_cupy and not A.on_device:
+        A = A.to_device()
+    if not b_cupy and A.on_device:
+        cupy = _cupy()
+        x, info = _krylov(name, method, A, cupy.asarray(b),
+                          None if x0 is None else cupy.asarray(x0), rtol, atol, max_iterations,
+                          restart, M, callback, result, alg, callback_kind)
+        return x.get(), info
+    xp = _cupy() if A.on_device else np
+    n = A.shape[0]
+    if A.shape[0] != A.shape[1]:
+        raise DimensionMismatchError("nonzero: %s needs a square matrix, not %dx%d"
+                                     % ((name,) + A.shape))
+    b = xp.asarray(b)
+    if b.ndim == 2 and b.shape[1] == 1:
+        b = b.ravel()
+    if b.shape != (n,):
+        raise DimensionMismatchError("nonzero: b has shape %s, A is %dx%d" % (b.shape, n, n))
+    if x0 is not None:
+        x0 = xp.asarray(x0).ravel()
+        if x0.shape != (n,):
+            raise DimensionMismatchError("nonzero: x0 has shape %s, A is %dx%d" % (x0.shape, n, n))
+    dt = np.result_type(A.dtype, b.dtype, *(() if x0 is None else (x0.dtype,)))
+    if dt not in (np.float32, np.float64):
+        raise TypeError("nonzero.%s: float32 / float64 operands only, not %s" % (name, dt))
+    if dt != A.dtype:
+        A = A.astype(dt)
+    _check_preconditioner(name, M)
+    b = xp.ascontiguousarray(b, dtype=dt)
+    x = xp.zeros(n, dt) if x0 is None else xp.array(x0, dtype=dt, order="C", copy=True)
+    if n == 0:
+        return x, 0
+    if max_iterations == 0:  # x0 (or 0) and whether its residual meets the tolerance
+        A._handle_in(A._ctx_now())  # a borrowing matrix checks its arrays
+        r = float(xp.linalg.norm(b - A @ x))
+        return x, 0 if r <= max(rtol * float(xp.linalg.norm(b)), atol) else 1
+    return _nz_solve(name, method, A, b, x, rtol, atol, max_iterations, restart, M, callback,
+                     callback_kind, result, alg)
 
 
 def _maxiter(name, maxiter, default):
@@ -401,6 +497,11 @@ def _maxiter(name, maxiter, default):
     return min(maxiter, _MAXITER_LIMIT)
 
 
+_WHERE = """The solve runs where A lives: NumPy operands on the CPU; a device A (a CuPy sparse
+    matrix, nonzero.csr_matrix(..., device=True)) or a CuPy b on the GPU (a host A is copied to
+    the device; a NumPy b with a device A gives a NumPy x)."""
+
+
 def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None,
              result=None, alg="auto", tol=None):
     """Solve A x = b (A square, non-symmetric allowed) by right-preconditioned BiCGSTAB in C,
@@ -408,17 +509,18 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     TRUE residual ||b - A x|| <= max(rtol ||b||, atol) for the returned x; info > 0 (the
     iterations done) at the iteration limit or on stagnation; info = -1 on a breakdown (rho = 0,
     omega = 0, NaN). maxiter: iterations (default 10 n). M: None, 'jacobi', 'l1_jacobi', 'ilu0',
-    'ic0' (nz_solve's own; docs/SOLVERS.md), or a callable /
-    LinearOperator applied as z = M(r) (an approximation of A^-1). callback(rk) is called after
-    the solve with the residual norm of each iteration (the C loop keeps no iterates). result: a
-    dict receiving the C report ('status', 'reason', 'iterations', 'residual_norm', 'history',
-    ...). Host (NumPy) operands only; tol: the older name of rtol."""
+    'ic0', 'block_jacobi', 'chebyshev' (nz_solve's own; docs/SOLVERS.md), a preconditioner
+    object (nonzero.ilu0(A), nonzero.block_jacobi(A, 8), ...: run in C), or a callable /
+    LinearOperator applied as z = M(r) (an approximation of A^-1). callback(xk), as SciPy's, is
+    called from inside the C loop once per iteration with the current iterate (a read-only
+    NumPy view of the solver's x, a CuPy view on the GPU, valid during the call: copy it to
+    keep it); an exception it raises stops the solve and propagates. result: a dict receiving
+    the C report ('status', 'reason', 'iterations', 'residual_norm', 'history' (the residual
+    norms), ...). tol: the older name of rtol. """
     if tol is not None:
         rtol = tol
     n = np.shape(A)[0]
     maxiter = _maxiter("bicgstab", maxiter, 10 * n)
-    if maxiter == 0:
-        return _no_iterations(A, b, x0, rtol, atol)
     return _krylov("bicgstab", _lib.METHOD_BICGSTAB, A, b, x0, rtol, atol or 0.0, maxiter, 0, M,
                    callback, result, alg)
 
@@ -430,21 +532,22 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
     (x, info); info as in nonzero.bicgstab (-1: a breakdown, e.g. a singular invariant Krylov
     space). restart: the Krylov dimension (default 20, SciPy's); maxiter: restart cycles, as in
     SciPy (default 10 n; at most maxiter * restart Arnoldi steps). M: None, 'jacobi', 'l1_jacobi',
-    'ilu0', 'ic0' (nz_solve's own; docs/SOLVERS.md), or a
+    'ilu0', 'ic0', 'block_jacobi', 'chebyshev' (nz_solve's own; docs/SOLVERS.md), a
+    preconditioner object (nonzero.ilu0(A), ...: run in C), or a
     callable / LinearOperator z = M(r); flexible=True runs FGMRES (M may vary between calls).
-    callback(rk) is called after the solve with the least-squares residual norm of each Arnoldi
-    step (SciPy's callback_type='pr_norm'). Host (NumPy) operands only."""
+    callback(rk) is called from inside the C loop once per Arnoldi step with its least-squares
+    residual norm (SciPy's callback_type='pr_norm', the norm not divided by ||b||; GMRES forms
+    x only at a restart, so there is no callback(xk)); an exception it raises stops the solve
+    and propagates."""
     if tol is not None:
         rtol = tol
     n = np.shape(A)[0]
     restart = 20 if restart is None else operator.index(restart)
     restart = max(1, min(restart, n if n > 0 else 1, 1000))
     maxiter = _maxiter("gmres", maxiter, 10 * n)
-    if maxiter == 0:
-        return _no_iterations(A, b, x0, rtol, atol)
     steps = min(maxiter * restart, _MAXITER_LIMIT)
     return _krylov("gmres", _lib.METHOD_FGMRES if flexible else _lib.METHOD_GMRES, A, b, x0,
-                   rtol, atol or 0.0, steps, restart, M, callback, result, alg)
+                   rtol, atol or 0.0, steps, restart, M, callback, result, alg, "norm")
 
 
 def minres(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None,
@@ -452,42 +555,58 @@ def minres(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback
     """Solve A x = b (A symmetric, possibly indefinite) by preconditioned MINRES in C (Paige &
     Saunders), with the shape of scipy.sparse.linalg.minres: returns (x, info); info as in
     nonzero.bicgstab, judged on the TRUE residual (SciPy's minres stops on its own estimate).
-    M: None, 'jacobi', 'l1_jacobi', 'ilu0', 'ic0' or a callable / LinearOperator, symmetric
-    positive definite (info = -1
-    otherwise). maxiter: iterations (default 5 n). Host (NumPy) operands only."""
+    M: None, 'jacobi', 'l1_jacobi', 'ilu0', 'ic0', 'block_jacobi', 'chebyshev', a
+    preconditioner object (nonzero.ic0(A), nonzero.chebyshev(A), ...) or a callable /
+    LinearOperator, symmetric positive definite (info = -1 otherwise). maxiter: iterations
+    (default 5 n). callback(xk) as in nonzero.bicgstab."""
     if tol is not None:
         rtol = tol
     n = np.shape(A)[0]
     maxiter = _maxiter("minres", maxiter, 5 * n)
-    if maxiter == 0:
-        return _no_iterations(A, b, x0, rtol, atol)
     return _krylov("minres", _lib.METHOD_MINRES, A, b, x0, rtol, atol or 0.0, maxiter, 0, M,
                    callback, result, alg)
 
 
-def _no_iterations(A, b, x0, rtol, atol):
-    """maxiter = 0: x0 (or 0) and whether its residual meets the tolerance."""
-    if not isinstance(A, csr_matrix):
-        A = csr_matrix(A, copy=None)
-    b = np.asarray(b).ravel()
-    x = np.zeros(A.shape[0], np.result_type(A.dtype, b.dtype)) if x0 is None else \
-        np.array(x0, copy=True).ravel()
-    r = float(np.linalg.norm(b - A @ x))
-    return x, 0 if r <= max(rtol * float(np.linalg.norm(b)), atol or 0.0) else 1
+for _f in (bicgstab, gmres, minres):
+    if _f.__doc__:  # None under python -OO
+        _f.__doc__ += "\n\n    " + _WHERE
+del _f
 
 
-def _complex_cg(A, b, x0, dt, rtol, atol, maxiter, M, alg, use_graph, result, xp):
-    """Complex b (or x0) with a real A: two real solves, each to tol / sqrt(2)."""
+def _complex_iterate(callback, part, other, dt, xp):
+    """The callback of one real part's solve: the complex iterate, `other` the other part."""
+    def cb(xk):
+        z = xp.empty(xk.shape[0], dt)
+        if part == 0:
+            z.real, z.imag = xk, other
+        else:
+            z.real, z.imag = other, xk
+        callback(z)
+    return cb
+
+
+def _complex_cg(A, b, x0, dt, rtol, atol, maxiter, M, callback, alg, use_graph, result, xp):
+    """Complex b (or x0) with a real A: two real solves, each to tol / sqrt(2). A callback sees
+    the complex iterate (nonzero.cg)."""
     tol = max(rtol * float(xp.linalg.norm(b)), atol)
     part_tol = tol / math.sqrt(2.0)
     real = np.dtype(dt.char.lower())
     parts, infos = [], []
     for k, part in enumerate((b.real, b.imag)):
         guess = None if x0 is None else (x0.real if k == 0 else x0.imag)
+        cb = None
+        if callback is not None:
+            if k == 0:
+                other = xp.zeros(b.shape[0], real) if x0 is None else \
+                    xp.array(x0.imag, dtype=real)
+            else:
+                other = parts[0]
+            cb = _complex_iterate(callback, k, other, dt, xp)
         rep = {} if result is not None else None
         # rtol 0: the part's tolerance is absolute (||b_part|| is not ||b||)
         xk, info = cg(A, xp.ascontiguousarray(part, dtype=real), guess, rtol=0.0, atol=part_tol,
-                      maxiter=maxiter, M=M, alg=alg, use_graph=use_graph, result=rep)
+                      maxiter=maxiter, M=M, callback=cb, alg=alg, use_graph=use_graph,
+                      result=rep)
         parts.append(xk)
         infos.append(info)
         if result is not None:

@@ -225,3 +225,152 @@ def test_device_promotion_complex_and_borrowing(rng):
     D.eliminate_zeros()
     with pytest.raises(nonzero.InvalidMatrixError, match="changed"):
         B @ cupy.ones(30)
+
+
+# ---- nz_solve on the GPU: BiCGSTAB / GMRES / MINRES / CG, callbacks, preconditioners -----------
+
+def _problem(kind):
+    """(nonzero matrix, SciPy matrix, b): 2-D convection-diffusion or the 5-point Laplacian."""
+    A = nonzero.convdiff2d(24, peclet=2.0) if kind == "convdiff" else nonzero.laplace2d(24)
+    S = A.toscipy()
+    b = np.random.default_rng(7).uniform(-1, 1, S.shape[0])
+    return A, S, b
+
+
+def _at_tolerance(S, b, x, rtol):
+    xs = cupy.asnumpy(x) if isinstance(x, cupy.ndarray) else x
+    return np.linalg.norm(b - S @ xs) <= rtol * np.linalg.norm(b) * 1.001
+
+
+KRYLOV = [("bicgstab", "convdiff"), ("gmres", "convdiff"), ("minres", "laplace"),
+          ("cg", "laplace")]
+
+
+@pytest.mark.parametrize("solver,kind", KRYLOV)
+@pytest.mark.parametrize("where", ["cupy_matrix", "host_matrix"])
+def test_krylov_device_matches_host(solver, kind, where):
+    """A device solve (a cupyx matrix, or a host matrix with a CuPy b, moved to the device as
+    nonzero.cg does) converges at the true tolerance in the host's iterations within 2, x a
+    CuPy array; a device matrix with a NumPy b gives a NumPy x."""
+    A, S, b = _problem(kind)
+    rtol = 1e-8
+    solve = getattr(nonzero, solver)
+    host, dev = {}, {}
+    xh, info = solve(S, b, rtol=rtol, result=host)
+    assert info == 0 and _at_tolerance(S, b, xh, rtol)
+    Ad = csp.csr_matrix(S) if where == "cupy_matrix" else S
+    x, info = solve(Ad, cupy.asarray(b), rtol=rtol, result=dev)
+    assert info == 0 and isinstance(x, cupy.ndarray) and x.dtype == np.float64
+    assert _at_tolerance(S, b, x, rtol), dev
+    assert abs(dev["iterations"] - host["iterations"]) <= 2, (dev["iterations"],
+                                                             host["iterations"])
+    x2, info = solve(csp.csr_matrix(S), b, rtol=rtol)
+    assert info == 0 and isinstance(x2, np.ndarray) and _at_tolerance(S, b, x2, rtol)
+
+
+@pytest.mark.parametrize("solver,kind", [("cg", "laplace"), ("bicgstab", "convdiff"),
+                                         ("minres", "laplace")])
+def test_device_callbacks_see_cupy_iterates(solver, kind):
+    """callback(xk) on the GPU: once per iteration, a CuPy view of the device iterate (the last
+    one the returned x), the host's iteration count within 2; an exception stops the solve at
+    that iteration and propagates."""
+    A, S, b = _problem(kind)
+    n = S.shape[0]
+    D = csp.csr_matrix(S)
+    solve = getattr(nonzero, solver)
+    seen, res, host = [], {}, {}
+
+    def cb(xk):
+        assert isinstance(xk, cupy.ndarray) and xk.shape == (n,) and xk.dtype == np.float64
+        seen.append(xk.copy())
+    x, info = solve(D, cupy.asarray(b), rtol=1e-8, callback=cb, result=res)
+    assert info == 0 and _at_tolerance(S, b, x, 1e-8)
+    assert len(seen) == res["iterations"]
+    assert bool(cupy.array_equal(seen[-1], x))
+    solve(S, b, rtol=1e-8, callback=lambda xk: None, result=host)
+    assert abs(res["iterations"] - host["iterations"]) <= 2
+    calls = []
+
+    def stop(xk):
+        calls.append(float(cupy.linalg.norm(xk)))
+        if len(calls) == 3:
+            raise RuntimeError("stop at 3")
+    with pytest.raises(RuntimeError, match="stop at 3"):
+        solve(D, cupy.asarray(b), rtol=1e-8, callback=stop, result=res)
+    assert len(calls) == 3 and res["iterations"] == 3 and res["reason"] == "monitor_stopped"
+
+
+def test_device_gmres_callback_norms():
+    A, S, b = _problem("convdiff")
+    norms, res = [], {}
+    x, info = nonzero.gmres(csp.csr_matrix(S), cupy.asarray(b), rtol=1e-8, restart=10,
+                            callback=norms.append, result=res)
+    assert info == 0 and _at_tolerance(S, b, x, 1e-8)
+    assert len(norms) == res["iterations"] and all(isinstance(r, float) for r in norms)
+    assert norms[-1] <= 1.5e-8 * np.linalg.norm(b)
+
+
+@pytest.mark.parametrize("solver,kind", [("cg", "laplace"), ("bicgstab", "convdiff"),
+                                         ("gmres", "convdiff")])
+def test_device_preconditioners(solver, kind):
+    """M on the GPU: 'jacobi', a device Jacobi object and a Python callable on CuPy arrays give
+    the host's Jacobi iterations within 2, at the true tolerance."""
+    A, S, b = _problem(kind)
+    D = csp.csr_matrix(S)
+    solve = getattr(nonzero, solver)
+    host = {}
+    solve(S, b, rtol=1e-8, M="jacobi", result=host)
+    d = cupy.asarray(S.diagonal())
+    kinds = []
+
+    def jac(r):
+        kinds.append(type(r))
+        return r / d
+    for M in ("jacobi", nonzero.jacobi(D), jac):
+        res = {}
+        x, info = solve(D, cupy.asarray(b), rtol=1e-8, M=M, result=res)
+        assert info == 0 and _at_tolerance(S, b, x, 1e-8), (M, res)
+        assert abs(res["iterations"] - host["iterations"]) <= 2, (M, res["iterations"],
+                                                                 host["iterations"])
+    assert kinds and set(kinds) == {cupy.ndarray}
+    with pytest.raises(nonzero.InvalidArgumentError, match="CPU"):
+        solve(D, cupy.asarray(b), M=nonzero.jacobi(S))
+
+
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("unit", [False, True])
+def test_spsolve_triangular_device(lower, unit):
+    """nz_spsv on the GPU against SciPy's spsolve_triangular: a cupyx T with CuPy b (one and
+    three columns), a host T with a CuPy b, a device T with a NumPy b; a zero diagonal raises
+    LinAlgError."""
+    import scipy.sparse.linalg as spla
+    rng = np.random.default_rng(3)
+    n = 300
+    S = (sp.random(n, n, 0.02, format="csr", random_state=rng) +
+         sp.diags(rng.uniform(1, 2, n))).tocsr()
+    T = (sp.tril if lower else sp.triu)(S, format="csr")
+    # the reference solves with the unit diagonal written out (SciPy 1.10's unit_diagonal reads
+    # the last entry of a row as its diagonal)
+    R = (T - sp.diags(T.diagonal()) + sp.identity(n)).tocsr() if unit else T
+    b = rng.uniform(-1, 1, n)
+    B = rng.uniform(-1, 1, (n, 3))
+    for rhs in (b, B):
+        ref = spla.spsolve_triangular(R, rhs, lower=lower)
+        x = nonzero.spsolve_triangular(csp.csr_matrix(S), cupy.asarray(rhs), lower=lower,
+                                       unit_diagonal=unit)
+        assert isinstance(x, cupy.ndarray) and x.shape == rhs.shape and x.dtype == np.float64
+        close(x, ref, 1e-10)
+    ref = spla.spsolve_triangular(R, b, lower=lower)
+    x = nonzero.spsolve_triangular(T, cupy.asarray(b), lower=lower, unit_diagonal=unit)
+    assert isinstance(x, cupy.ndarray)
+    close(x, ref, 1e-10)
+    x = nonzero.spsolve_triangular(csp.csr_matrix(T), b, lower=lower, unit_diagonal=unit)
+    assert isinstance(x, np.ndarray)
+    close(x, ref, 1e-10)
+    if not unit:
+        Z = T.tolil()
+        Z[7, 7] = 0
+        Z = Z.tocsr()
+        Z.eliminate_zeros()
+        with pytest.raises(np.linalg.LinAlgError, match="singular"):
+            nonzero.spsolve_triangular(csp.csr_matrix(Z), cupy.asarray(b), lower=lower)

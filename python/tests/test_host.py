@@ -576,10 +576,26 @@ def test_ctypes_structs_match_the_header():
              "nz_matrix_stats": _lib.MatrixStats, "nz_format_options": _lib.FormatOptions,
              "nz_spmv_plan_info": _lib.SpmvPlanInfo, "nz_spmm_plan_info": _lib.SpmmPlanInfo,
              "nz_cg_options": _lib.CgOptions, "nz_cg_result": _lib.CgResult,
-             "nz_spgemm_options": _lib.SpgemmOptions, "nz_spgemm_info": _lib.SpgemmInfo}
+             "nz_spgemm_options": _lib.SpgemmOptions, "nz_spgemm_info": _lib.SpgemmInfo,
+             "nz_solve_options": _lib.SolveOptions, "nz_solve_result": _lib.SolveResult,
+             "nz_precond_options": _lib.PrecondOptions, "nz_precond_info": _lib.PrecondInfo}
     for cname, cls in pairs.items():
         ours = [f[0] for f in cls._fields_]
         assert ours == _header_struct_fields(text, cname), cname
+
+
+def test_solve_reason_names_match_the_header():
+    """_lib.SOLVE_REASONS (the names result['reason'] reports) is nz_solve_reason_t in order."""
+    import re
+    from nonzero import _lib
+    header = os.path.join(os.path.dirname(__file__), "..", "..", "include", "nonzero", "solver.h")
+    if not os.path.exists(header):
+        pytest.skip("nonzero/solver.h not beside the package (installed copy)")
+    body = re.search(r"typedef enum nz_solve_reason \{(.*?)\}", open(header).read(), re.S).group(1)
+    body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
+    pairs = re.findall(r"NZ_SOLVE_(\w+)\s*=\s*(\d+)", body)
+    assert [int(v) for _, v in pairs] == list(range(len(pairs)))
+    assert tuple(name.lower() for name, _ in pairs) == _lib.SOLVE_REASONS
 
 
 def test_spgemm_alg_constants_match_the_library():

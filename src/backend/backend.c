@@ -89,11 +89,13 @@ static const nzi_backend_t cuda_backend = {
     /* the hash algorithm handles every shape and, through row panels, every size; device
      * operands exist only with a device, and only it takes them */
     .spgemm_default_alg = NZ_SPGEMM_HASH,
-    /* no GPU SpSV yet: src/ops/spsv.c refuses device matrices (NZ_ERR_UNSUPPORTED) */
-    .spsv_plan_setup = NULL,
-    .spsv_execute = NULL,
-    .spsv_plan_release = NULL,
+    .spsv_plan_setup = nz_cuda_spsv_plan_setup,
+    .spsv_execute = nz_cuda_spsv_execute,
+    .spsv_plan_release = nz_cuda_spsv_plan_release,
+    .factor_compute = nz_cuda_factor_compute,
     .cg_ops = nz_cuda_cg_ops,
+    .krylov_ops = nz_cuda_krylov_ops,
+    .vector_check = nz_cuda_vector_check,
     .mem_alloc = nz_cuda_malloc,
     .mem_free = nz_cuda_free,
     .mem_set = nz_cuda_memset,

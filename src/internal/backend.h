@@ -130,17 +130,26 @@ typedef struct nzi_backend {
 
     /* SpSV (y = op(T)^-1 alpha x): setup does the analysis (plan->state, nnz, levels,
      * max_level_rows, workspace_bytes) and checks the diagonal; execute allocates nothing;
-     * release frees plan->state (NULL allowed). NULL: the backend has no SpSV (the GPU, for
-     * now). */
+     * release frees plan->state (NULL allowed). NULL: the backend has no SpSV. */
     nz_status_t (*spsv_plan_setup)(nz_spsv_plan_t *plan);
     nz_status_t (*spsv_execute)(const nz_spsv_plan_t *plan, double alpha, const void *x, void *y);
     void (*spsv_plan_release)(nz_spsv_plan_t *plan);
 
+    /* ILU(0) / IC(0) factors of a square CSR matrix of this backend, with nzi_factor_compute's
+     * contract (src/internal/precond.h; *F a matrix of this backend). NULL: the host's
+     * nzi_factor_compute (the CPU). */
+    nz_status_t (*factor_compute)(nz_context_t *ctx, const nz_matrix_t *A, nz_precond_t kind,
+                                  nz_matrix_t **F, double *shift, int *attempts);
+
     /* CG: the vector-operation table (struct nzi_cg_ops, cg_work.h); NULL when absent. */
     const struct nzi_cg_ops *(*cg_ops)(void);
-    /* BiCGSTAB / GMRES / FGMRES: the vector-operation table (struct nzi_krylov_ops, krylov.h);
-     * NULL when absent (the GPU, for now). */
+    /* BiCGSTAB / GMRES / FGMRES / MINRES: the vector-operation table (struct nzi_krylov_ops,
+     * krylov.h); NULL when absent. */
     const struct nzi_krylov_ops *(*krylov_ops)(void);
+    /* Whether a caller's vector (b, x of a solve) is memory this backend's kernels may use:
+     * NZ_SUCCESS, else NZ_ERR_WRONG_LOCATION with a message that starts with `what`. NULL where
+     * nothing can be checked (the CPU). */
+    nz_status_t (*vector_check)(nz_context_t *ctx, const void *ptr, const char *what);
 
     /* Memory where this backend's vectors live, counted by the context (failure injection
      * included). alloc returns zeroed memory on the CPU, uninitialised memory on the GPU; free
@@ -256,6 +265,21 @@ nz_status_t nz_cuda_spmv_execute(const nz_spmv_plan_t *plan, double alpha, const
                                  double beta, void *y);
 void nz_cuda_spmv_plan_release(nz_spmv_plan_t *plan);
 
+/* SpSV on the GPU (src/cuda/spsv/spsv_syncfree.cu): square device CSR, analysis on the device,
+ * the synchronisation-free solve (Liu et al. 2016). Arguments are checked by src/ops/spsv.c;
+ * setup refuses a missing or zero diagonal (NZ_NON_UNIT) as the CPU does; x and y of execute
+ * are device arrays. */
+nz_status_t nz_cuda_spsv_plan_setup(nz_spsv_plan_t *plan);
+nz_status_t nz_cuda_spsv_execute(const nz_spsv_plan_t *plan, double alpha, const void *x,
+                                 void *y);
+void nz_cuda_spsv_plan_release(nz_spsv_plan_t *plan);
+
+/* ILU(0) / IC(0) of a device CSR matrix on the device (src/cuda/precond/factor_syncfree.cu):
+ * nzi_factor_compute's contract, shifts and attempts; *F a new device CSR matrix (int64
+ * offsets). */
+nz_status_t nz_cuda_factor_compute(nz_context_t *ctx, const nz_matrix_t *A, nz_precond_t kind,
+                                   nz_matrix_t **F, double *shift, int *attempts);
+
 /* A^T of a device CSR matrix as a new device CSR matrix (same offset width, columns sorted);
  * deterministic (src/cuda/spmv/spmv_transpose.cu). */
 nz_status_t nz_cuda_csr_transpose(nz_context_t *ctx, const nz_matrix_t *A, nz_matrix_t **AT);
@@ -272,11 +296,18 @@ void nz_cuda_spmm_plan_release(nz_spmm_plan_t *plan);
  * _HYSPMM, NULL for every other algorithm (and for all of them in a build without CUDA). */
 nzi_spgemm_entry_t nz_cuda_spgemm(nz_spgemm_alg_t alg);
 
-/* ---- CUDA conjugate gradient and FE assembly (src/cuda/cg/cg_kernels.cu, gen/gen_fe3d.cu) */
+/* ---- CUDA solver tables and FE assembly (src/cuda/cg, src/cuda/krylov, gen/gen_fe3d.cu) -- */
 
 /* The GPU's CG vector-operation table (struct nzi_cg_ops, src/internal/cg_work.h): fused update
  * + dot kernels with on-device scalars. NULL when the library is built without CUDA. */
 const struct nzi_cg_ops *nz_cuda_cg_ops(void);
+/* The GPU's Krylov vector-operation table (struct nzi_krylov_ops, src/internal/krylov.h) for
+ * BiCGSTAB, GMRES, FGMRES and MINRES (src/cuda/krylov/krylov_ops.cu): grid-stride updates,
+ * fixed-order two-stage reductions read back once per call. NULL without CUDA. */
+const struct nzi_krylov_ops *nz_cuda_krylov_ops(void);
+/* ptr is device memory of the context's device or managed memory (NZ_SUCCESS), else
+ * NZ_ERR_WRONG_LOCATION naming `what` (src/cuda/runtime/vector_check.cu). */
+nz_status_t nz_cuda_vector_check(nz_context_t *ctx, const void *ptr, const char *what);
 /* Assemble the Q1 FE problem of nz_gen_fe3d on the device (arguments checked by the caller;
  * *dA is a new device CSR matrix; d_b / d_u_exact may be NULL). */
 nz_status_t nz_cuda_gen_fe3d(nz_context_t *ctx, nz_matrix_t **dA, int64_t n,

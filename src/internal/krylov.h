@@ -34,6 +34,11 @@ typedef struct nzi_krylov_space {
     void *user;
     int max_dots;                /* multi_dot / multi_axpy take at most this many vectors */
     void *backend;               /* backend-private state (CPU: the block partial sums) */
+    void *solver;                /* the solver layer's (nz_solve_operator: its wrapped table);
+                                    never read by a backend */
+    /* The solver layer's: across processes, every process's status after a step that may fail
+     * on some only (allocations), the worst returned everywhere; NULL on one process. */
+    nz_status_t (*agree)(struct nzi_krylov_space *s, nz_status_t status);
 } nzi_krylov_space_t;
 
 typedef struct nzi_krylov_ops {

@@ -39,25 +39,6 @@ int nzd_pack(nz_value_type_t value_type, void *send, const void *x, const int32_
 /* y = beta y (beta == 0: y = 0 without reading y). */
 int nzd_scale(nz_value_type_t value_type, void *y, int64_t n, double beta, void *stream);
 
-/* CG vector operations over n local entries. Each reduction writes its sums (1 or 2 doubles)
- * into sums_host (pinned) and synchronises the stream before returning. scratch is a device
- * buffer of nzd_cg_scratch_bytes(n) bytes. dinv may be NULL (no preconditioner). */
-size_t nzd_cg_scratch_bytes(int64_t n);
-/* sums = {a'b} */
-int nzd_cg_dot(nz_value_type_t value_type, const void *a, const void *b, int64_t n, void *scratch,
-               double *sums_host, void *stream);
-/* r = b - q; z = dinv r; p = z; sums = {r'r, r'z}; with init == 0, r only and sums = {r'r, 0} */
-int nzd_cg_residual(nz_value_type_t value_type, void *r, void *p, const void *b, const void *q,
-                    const void *dinv, int64_t n, int init, void *scratch, double *sums_host,
-                    void *stream);
-/* x += alpha p; r -= alpha q; z = dinv r; sums = {r'r, r'z} */
-int nzd_cg_update(nz_value_type_t value_type, void *x, void *r, const void *p, const void *q,
-                  const void *dinv, double alpha, int64_t n, void *scratch, double *sums_host,
-                  void *stream);
-/* p = dinv r + beta p */
-int nzd_cg_update_p(nz_value_type_t value_type, void *p, const void *r, const void *dinv,
-                    double beta, int64_t n, void *stream);
-
 #ifdef __cplusplus
 }
 #endif

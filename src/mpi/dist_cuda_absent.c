@@ -57,31 +57,3 @@ int nzd_scale(nz_value_type_t value_type, void *y, int64_t n, double beta, void 
     (void)value_type, (void)y, (void)n, (void)beta, (void)stream;
     return NZD_NO_CUDA;
 }
-size_t nzd_cg_scratch_bytes(int64_t n) {
-    (void)n;
-    return 0;
-}
-int nzd_cg_dot(nz_value_type_t value_type, const void *a, const void *b, int64_t n, void *scratch,
-               double *sums_host, void *stream) {
-    (void)value_type, (void)a, (void)b, (void)n, (void)scratch, (void)sums_host, (void)stream;
-    return NZD_NO_CUDA;
-}
-int nzd_cg_residual(nz_value_type_t value_type, void *r, void *p, const void *b, const void *q,
-                    const void *dinv, int64_t n, int init, void *scratch, double *sums_host,
-                    void *stream) {
-    (void)value_type, (void)r, (void)p, (void)b, (void)q, (void)dinv, (void)n, (void)init;
-    (void)scratch, (void)sums_host, (void)stream;
-    return NZD_NO_CUDA;
-}
-int nzd_cg_update(nz_value_type_t value_type, void *x, void *r, const void *p, const void *q,
-                  const void *dinv, double alpha, int64_t n, void *scratch, double *sums_host,
-                  void *stream) {
-    (void)value_type, (void)x, (void)r, (void)p, (void)q, (void)dinv, (void)alpha, (void)n;
-    (void)scratch, (void)sums_host, (void)stream;
-    return NZD_NO_CUDA;
-}
-int nzd_cg_update_p(nz_value_type_t value_type, void *p, const void *r, const void *dinv,
-                    double beta, int64_t n, void *stream) {
-    (void)value_type, (void)p, (void)r, (void)dinv, (void)beta, (void)n, (void)stream;
-    return NZD_NO_CUDA;
-}

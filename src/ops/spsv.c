@@ -24,12 +24,12 @@ nz_status_t nz_spsv_plan_create(nz_context_t *ctx, nz_spsv_plan_t **plan, const 
                          "%s: diag must be NZ_NON_UNIT or NZ_UNIT, not %d", what, (int)diag);
     if (flags & ~(unsigned)NZI_SPSV_PLAN_FLAGS)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: unknown flags 0x%x", what, flags);
-    /* the backend table decides where SpSV runs: the GPU's has no SpSV yet */
+    /* the backend table decides where SpSV runs: T's (host: the CPU's level sets, device: the
+     * GPU's synchronisation-free solve) */
     const nzi_backend_t *table = nzi_backend_of(T);
     if (table->spsv_plan_setup == NULL)
-        return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
-                         "%s: SpSV runs on host matrices for now (T is on the %s; copy it back "
-                         "with nz_matrix_to_host)", what, table->name);
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "%s: the %s backend has no SpSV", what,
+                         table->name);
     if (T->format != NZ_FORMAT_CSR)
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
                          "%s: SpSV needs a csr matrix, T is %s (convert it with "
@@ -77,6 +77,11 @@ nz_status_t nz_spsv_execute(nz_spsv_plan_t *plan, double alpha, const void *x, v
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
                          "nz_spsv_execute: x and y overlap in memory without being the same "
                          "array; pass x == y to solve in place, or separate arrays");
+    /* x and y live where T does: a device T's backend checks them (as nz_solve checks b, x) */
+    if (plan->ops->vector_check != NULL && n > 0) {
+        NZI_TRY(plan->ops->vector_check(ctx, x, "nz_spsv_execute: x"));
+        NZI_TRY(plan->ops->vector_check(ctx, y, "nz_spsv_execute: y"));
+    }
     return plan->ops->spsv_execute(plan, alpha, x, y);
 }
 

@@ -114,10 +114,14 @@ static nz_status_t bicgstab_run(nzi_krylov_solve_t *k, void *const *vec) {
 nz_status_t nzi_krylov_bicgstab(nzi_krylov_solve_t *k) {
     nz_status_t status = NZ_SUCCESS;
     void *vec[NVEC] = {NULL};
+    int agreed = 0;
     for (int i = 0; i < NVEC; i++)
         NZI_CHECK(k->ops->vec_create(k->space, &vec[i], "nz_solve: BiCGSTAB work vector"));
+    agreed = 1;
+    NZI_CHECK(nzi_krylov_agree(k, NZ_SUCCESS));
     status = bicgstab_run(k, vec);
 cleanup:
+    if (!agreed) status = nzi_krylov_agree(k, status);
     for (int i = 0; i < NVEC; i++) k->ops->vec_destroy(k->space, vec[i]);
     return status;
 }

@@ -224,6 +224,7 @@ nz_status_t nzi_krylov_gmres(nzi_krylov_solve_t *k) {
     gmres_vectors_t vs;
     gmres_dense_t d;
     double *dense = NULL;
+    int agreed = 0;
     memset(&vs, 0, sizeof vs);
     memset(&d, 0, sizeof d);
     vs.nz = k->flexible ? m : 1;
@@ -249,8 +250,11 @@ nz_status_t nzi_krylov_gmres(nzi_krylov_solve_t *k) {
     d.y = d.sn + m;
     d.g = d.y + m;
     d.c = d.g + m + 1;
+    agreed = 1;
+    NZI_CHECK(nzi_krylov_agree(k, NZ_SUCCESS));
     status = gmres_run(k, &vs, &d);
 cleanup:
+    if (!agreed) status = nzi_krylov_agree(k, status);
     if (vs.V != NULL)
         for (int i = 0; i <= m; i++) k->ops->vec_destroy(k->space, vs.V[i]);
     if (vs.Z != NULL)

@@ -28,6 +28,14 @@ typedef struct nzi_krylov_solve {
     int64_t iterations;
     int64_t restarts;        /* GMRES cycles after the first; BiCGSTAB residual replacements */
     nz_solve_reason_t reason;
+    /* the caller's monitor (nz_solve_options_t.monitor): */
+    nz_solve_monitor_t monitor;
+    void *monitor_user;
+    int monitor_x;           /* the method keeps a current x (CG, BiCGSTAB, MINRES) and the
+                                solve is not scaled */
+    int exponent;            /* the solve runs on 2^exponent (A x = b): norms shown unscaled */
+    int64_t monitored;       /* the last iteration shown to it */
+    nz_status_t monitor_status; /* its first error (the method then stops at the limit) */
     /* the true-residual checks (nzi_krylov_check) */
     int32_t checks;          /* true-residual checks made after a recursive residual met tol */
     double checked_norm;     /* the true residual norm at the last such check */
@@ -38,6 +46,17 @@ typedef struct nzi_krylov_solve {
 static inline void nzi_krylov_record(nzi_krylov_solve_t *k, double norm) {
     if (k->history != NULL && k->iterations < k->history_capacity)
         k->history[k->iterations] = norm;
+    /* the monitor sees each iteration once; an error stops the method at its next iteration
+     * boundary (the limit is lowered to the iterations done) */
+    if (k->monitor != NULL && k->iterations > k->monitored && k->monitor_status == NZ_SUCCESS) {
+        k->monitored = k->iterations;
+        nz_status_t st = k->monitor(k->monitor_user, k->iterations, ldexp(norm, -k->exponent),
+                                    k->monitor_x ? k->x : NULL);
+        if (st != NZ_SUCCESS) {
+            k->monitor_status = st;
+            k->max_iterations = k->iterations;
+        }
+    }
 }
 
 /* r = b - A x, *norm = ||r|| (one SpMV, one fused pass, one reduction), recorded. */
@@ -80,10 +99,18 @@ static inline int nzi_krylov_check(nzi_krylov_solve_t *k, double true_norm) {
     return 1;
 }
 
-/* The methods (bicgstab.c, gmres.c). */
+/* After a step that may fail on some processes only (a method's allocations): the worst status
+ * of every process (nzi_krylov_space_t.agree), so that all leave together. */
+static inline nz_status_t nzi_krylov_agree(nzi_krylov_solve_t *k, nz_status_t status) {
+    return k->space->agree != NULL ? k->space->agree(k->space, status) : status;
+}
+
+/* The methods (bicgstab.c, gmres.c, minres.c, cg_table.c). */
 nz_status_t nzi_krylov_bicgstab(nzi_krylov_solve_t *k);
 nz_status_t nzi_krylov_gmres(nzi_krylov_solve_t *k);
 nz_status_t nzi_krylov_minres(nzi_krylov_solve_t *k);
+/* Preconditioned CG on the table (cg_table.c): nz_solve_operator's CG. */
+nz_status_t nzi_krylov_cg(nzi_krylov_solve_t *k);
 /* Reduction width a method needs from the table (nzi_krylov_space_t.max_dots). */
 #define NZI_BICGSTAB_DOTS 2
 static inline int nzi_gmres_dots(int restart) { return restart + 1; }

@@ -122,12 +122,16 @@ nz_status_t nzi_krylov_minres(nzi_krylov_solve_t *k) {
     nz_status_t status = NZ_SUCCESS;
     void *vec[NVEC] = {NULL};
     void *owned[NVEC] = {NULL};
+    int agreed = 0;
     for (int i = 0; i < NVEC; i++) {
         NZI_CHECK(k->ops->vec_create(k->space, &owned[i], "nz_solve: MINRES work vector"));
         vec[i] = owned[i];
     }
+    agreed = 1;
+    NZI_CHECK(nzi_krylov_agree(k, NZ_SUCCESS));
     status = minres_run(k, vec);
 cleanup:
+    if (!agreed) status = nzi_krylov_agree(k, status);
     for (int i = 0; i < NVEC; i++) k->ops->vec_destroy(k->space, owned[i]);
     return status;
 }

@@ -1,15 +1,10 @@
 /* precond.c: ILU(0) and IC(0) preconditioners of nz_solve: the factorisation with a positive-definite-style diagonal shift, and the apply as two SpSV solves. */
 #include "nzi.h"
+#include "backend.h"
 #include "precond.h"
 
 #include <math.h>
 #include <string.h>
-
-/* A pivot counts as zero below this fraction of max|a_ij| (PETSc's default zero-pivot
- * tolerance is 1e-12 as well, absolute there; relative here so a scaled A factors the same). */
-#define NZI_PRECOND_ZERO_PIVOT 1e-12
-/* The first shift, as a fraction of max|a_ii|; each further attempt multiplies it by 10. */
-#define NZI_PRECOND_FIRST_SHIFT 1e-3
 
 /* The pattern of the factors: A's CSR pattern with the diagonal entry added where a row lacks
  * it (so a shift always has a place and SpSV NZ_NON_UNIT finds every diagonal); diag[i] its
@@ -156,11 +151,11 @@ nz_status_t nzi_factor_compute(nz_context_t *ctx, const nz_matrix_t *A, nz_preco
     NZI_CHECK(nzi_alloc_array(ctx, (void **)&values, nnz, nzi_value_size(A->value_type),
                               "nz_solve: factor values"));
     for (size_t i = 0; i < rows; i++) pos[i] = -1;
-    const double tiny = NZI_PRECOND_ZERO_PIVOT * p.amax;
-    const double base = p.dmax > 0.0 ? p.dmax : p.amax > 0.0 ? p.amax : 1.0;
-    double s = 0.0;
+    nzi_shift_sequence_t seq;
+    nzi_shift_start(&seq, p.amax, p.dmax);
     int64_t bad = p.n;
-    for (int attempt = 1; attempt <= NZI_PRECOND_MAX_ATTEMPTS; attempt++) {
+    do {
+        const double s = seq.shift, tiny = seq.tiny;
         memcpy(f, p.a, (size_t)p.nnz * sizeof(double));
         for (int64_t i = 0; i < p.n; i++) f[p.diag[i]] += s;
         bad = kind == NZ_PRECOND_IC0 ? ic0_factor(&p, f, pos, tiny) : ilu0_factor(&p, f, pos, tiny);
@@ -172,19 +167,15 @@ nz_status_t nzi_factor_compute(nz_context_t *ctx, const nz_matrix_t *A, nz_preco
         }
         for (int64_t i = 0; bad == p.n && i < p.n; i++)
             if (nzi_get(values, A->value_type, p.diag[i]) == 0.0) bad = i;
-        *attempts = attempt;
+        *attempts = seq.attempt;
         if (bad == p.n) break;
         for (int64_t i = 0; i < p.n; i++) pos[i] = -1;
-        s = s == 0.0 ? NZI_PRECOND_FIRST_SHIFT * base : 10.0 * s;
-    }
+    } while (nzi_shift_next(&seq));
     if (bad < p.n) {
-        status = nzi_error(ctx, NZ_ERR_BREAKDOWN,
-                           "nz_solve: %s preconditioner: pivot of row %lld is zero, negative or "
-                           "not finite even with the diagonal shifted by %.3e (%d attempts)",
-                           name, (long long)bad + 1, s / 10.0, NZI_PRECOND_MAX_ATTEMPTS);
+        status = nzi_shift_breakdown(ctx, name, bad, &seq);
         goto cleanup;
     }
-    *shift = s;
+    *shift = seq.shift;
     NZI_CHECK(nz_matrix_create_csr(ctx, F, p.n, p.n, NZ_I64, p.row_offsets, p.col_indices,
                                    A->value_type, values));
 cleanup:
@@ -201,7 +192,7 @@ void nzi_factor_precond_destroy(nzi_factor_precond_t **p) {
     nz_spsv_plan_destroy(&(*p)->lower);
     nz_spsv_plan_destroy(&(*p)->upper);
     nz_matrix_destroy(&(*p)->F);
-    nzi_free(ctx, (*p)->work);
+    if ((*p)->work != NULL) nzi_backend_get((*p)->backend)->mem_free(ctx, (*p)->work, (size_t)-1);
     nzi_free(ctx, *p);
     *p = NULL;
 }
@@ -215,9 +206,16 @@ nz_status_t nzi_factor_precond_create(nz_context_t *ctx, const nz_matrix_t *A, n
     memset(p, 0, sizeof *p);
     p->ctx = ctx;
     p->kind = kind;
-    NZI_CHECK(nzi_factor_compute(ctx, A, kind, &p->F, &p->shift, &p->attempts));
-    NZI_CHECK(nzi_alloc_array(ctx, &p->work, A->rows > 0 ? (size_t)A->rows : 1,
-                              nzi_value_size(A->value_type), "nz_solve: preconditioner vector"));
+    /* A's backend factors it (the CPU's table has no entry: the host code below) */
+    const nzi_backend_t *table = nzi_backend_of(A);
+    p->backend = table->id;
+    if (table->factor_compute != NULL)
+        NZI_CHECK(table->factor_compute(ctx, A, kind, &p->F, &p->shift, &p->attempts));
+    else
+        NZI_CHECK(nzi_factor_compute(ctx, A, kind, &p->F, &p->shift, &p->attempts));
+    /* rows <= INT32_MAX: the size cannot overflow */
+    const size_t bytes = (A->rows > 0 ? (size_t)A->rows : 1) * nzi_value_size(A->value_type);
+    NZI_CHECK(table->mem_alloc(ctx, &p->work, bytes, "nz_solve: preconditioner vector"));
     if (kind == NZ_PRECOND_IC0) {
         NZI_CHECK(nz_spsv_plan_create(ctx, &p->lower, p->F, NZ_OP_N, NZ_LOWER, NZ_NON_UNIT, 0));
         NZI_CHECK(nz_spsv_plan_create(ctx, &p->upper, p->F, NZ_OP_T, NZ_LOWER, NZ_NON_UNIT, 0));

@@ -54,6 +54,32 @@ for case in "cd.mtx bicgstab l1-jacobi 900" "cd.mtx gmres ilu0 900" "cd.mtx fgmr
         x_is_ones "$TMP/x.mtx" $4 || fail "$2 $3: x is not ones"
     fi
 done
+# the object-built preconditioners: block-jacobi (default 4 rows, --block-size) and chebyshev
+# (default degree 3, --degree); chebyshev with minres on the SPD Laplacian
+for case in "cd.mtx gmres block-jacobi 900" "cd.mtx bicgstab block-jacobi 900 --block-size 8" \
+    "cd.mtx gmres chebyshev 900" "lap.mtx gmres chebyshev 400 --degree 5" \
+    "lap.mtx minres chebyshev 400 --degree 6" "lap.mtx fgmres block-jacobi 400 --block-size 1"; do
+    set -- $case
+    if expect_ok "$2 $3 $5 $6" "$NZ" solve "$TMP/$1" --method $2 --precond $3 $5 $6 \
+        -o "$TMP/x.mtx"; then
+        case "$(report)" in
+        *"method $2"*"precond $3"*"status converged"*) ;;
+        *) fail "$2 $3 $5 $6: report '$(report)'"; show_output ;;
+        esac
+        x_is_ones "$TMP/x.mtx" $4 || fail "$2 $3 $5 $6: x is not ones"
+    fi
+done
+expect_error 2 "--block-size" "block size 33" "$NZ" solve "$TMP/cd.mtx" --method gmres \
+    --precond block-jacobi --block-size 33
+expect_error 2 "--block-size" "block size 0" "$NZ" solve "$TMP/cd.mtx" --method gmres \
+    --precond block-jacobi --block-size 0
+expect_error 2 "--block-size" "block size without block-jacobi" "$NZ" solve "$TMP/cd.mtx" \
+    --method gmres --precond jacobi --block-size 4
+expect_error 2 "--degree" "degree 0" "$NZ" solve "$TMP/lap.mtx" --method gmres \
+    --precond chebyshev --degree 0
+expect_error 2 "--degree" "degree without chebyshev" "$NZ" solve "$TMP/lap.mtx" --method gmres \
+    --degree 3
+expect_ok "cg with chebyshev" "$NZ" solve "$TMP/lap.mtx" --method cg --precond chebyshev
 expect_ok "gmres restart in the report" "$NZ" solve "$TMP/cd.mtx" --method gmres --restart 10
 case "$(report)" in *"gmres(10)"*) ;; *) fail "gmres --restart 10: report '$(report)'" ;; esac
 
@@ -109,7 +135,8 @@ expect_error 2 "-o" "-o is --b" "$NZ" solve "$TMP/lap.mtx" --b "$TMP/b.mtx" -o "
 # ---- --help lists every option and every name ------------------------------------------------
 expect_ok "solve --help" "$NZ" solve --help
 for opt in --method --precond --restart --rtol --tol --atol --maxit --b -o --history --backend \
-    --precision cg bicgstab gmres fgmres minres none jacobi; do
+    --precision --block-size --degree cg bicgstab gmres fgmres minres none jacobi block-jacobi \
+    chebyshev; do
     grep -q -- "$opt" "$OUT" || fail "nz solve --help does not mention $opt"
 done
 

@@ -44,6 +44,7 @@ struct fault_case {
     int64_t rows, cols;
     nz_cg_result_t result;
     nz_solve_result_t solve_result; /* nz_solve */
+    nz_preconditioner_t *Mp;        /* nz_precond_create */
     void *buf;               /* caller array the call may write (y, x); restored before each try */
     const void *buf_init;
     size_t buf_bytes;
@@ -90,6 +91,7 @@ static void release_outputs(fault_case_t *c) {
     nz_free(c->ctx, c->p2);
     nz_free(c->ctx, c->result.history);
     nz_free(c->ctx, c->solve_result.history);
+    nz_precond_destroy(&c->Mp);
     c->p1 = c->p2 = NULL;
     c->result.history = NULL;
     c->solve_result.history = NULL;
@@ -99,6 +101,7 @@ static void reset_outputs(fault_case_t *c) {
     c->M = NULL;
     c->P = NULL;
     c->Q = NULL;
+    c->Mp = NULL;
     c->p1 = c->p2 = NULL;
     c->rows = c->cols = -7;
     memset(&c->result, 0, sizeof c->result);
@@ -144,7 +147,8 @@ static void drive(const char *name, case_fn fn, fault_case_t *c) {
                   name, (long long)k, (int)st, nz_status_string(st), nz_context_last_error(ctx));
         NZT_CHECK(s1.live_blocks == s0.live_blocks, "%s k=%lld: %lld blocks leak after failure",
                   name, (long long)k, (long long)(s1.live_blocks - s0.live_blocks));
-        NZT_CHECK(c->M == NULL && c->P == NULL && c->Q == NULL && c->p1 == NULL && c->p2 == NULL,
+        NZT_CHECK(c->M == NULL && c->P == NULL && c->Q == NULL && c->p1 == NULL && c->p2 == NULL &&
+                      c->Mp == NULL,
                   "%s k=%lld: an output handle was set on failure", name, (long long)k);
         NZT_CHECK(c->rows == -7 && c->cols == -7, "%s k=%lld: dimension outputs written on failure",
                   name, (long long)k);
@@ -306,6 +310,36 @@ static nz_status_t c_solve(fault_case_t *c) {
     opt.rtol = 1e-10;
     opt.restart = 5;
     opt.precond = c->format & 1 ? NZ_PRECOND_JACOBI : NZ_PRECOND_NONE;
+    opt.record_history = 1;
+    return nz_solve(c->ctx, S, b_vec, c->buf, &opt, &c->solve_result);
+}
+
+/* Preconditioner objects: kind = format on S (USER: a copy callback); the apply of a made one
+ * (it allocates nothing, so k = 1 succeeds); nz_solve with an object or the object-only kinds. */
+static int64_t precond_n = 42;
+static nz_status_t copy_callback(void *user, const void *r, void *z) {
+    memcpy(z, r, (size_t)*(const int64_t *)user * sizeof(double));
+    return NZ_SUCCESS;
+}
+static nz_preconditioner_t *P_precond; /* the object the apply and solve cases use */
+static nz_status_t c_precond_create(fault_case_t *c) {
+    nz_precond_options_t o;
+    memset(&o, 0, sizeof o);
+    o.apply = copy_callback;
+    o.user = &precond_n;
+    return nz_precond_create(c->ctx, &c->Mp, c->format2 ? S_sell : S, (nz_precond_t)c->format, &o);
+}
+static nz_status_t c_precond_apply(fault_case_t *c) {
+    return nz_precond_apply(P_precond, b_vec, c->buf);
+}
+static nz_status_t c_solve_precond(fault_case_t *c) {
+    nz_solve_options_t opt;
+    memset(&opt, 0, sizeof opt);
+    opt.method = NZ_METHOD_GMRES;
+    opt.rtol = 1e-10;
+    opt.restart = 5;
+    opt.precond = (nz_precond_t)c->format;
+    opt.preconditioner = c->format2 ? P_precond : NULL;
     opt.record_history = 1;
     return nz_solve(c->ctx, S, b_vec, c->buf, &opt, &c->solve_result);
 }
@@ -562,6 +596,40 @@ int main(int argc, char **argv) {
                  nz_method_name((nz_method_t)(1 + (c.format >> 1))),
                  c.format & 1 ? " jacobi" : "");
         drive(name, c_solve, &c);
+    }
+
+    /* preconditioner objects: every kind (CSR and SELL), the apply, nz_solve with them */
+    for (c.format = NZ_PRECOND_NONE; c.format <= NZ_PRECOND_CHEBYSHEV; c.format++)
+        for (c.format2 = 0; c.format2 < 2; c.format2++) {
+            snprintf(name, sizeof name, "nz_precond_create %s%s",
+                     nz_precond_name((nz_precond_t)c.format), c.format2 ? " sell" : "");
+            drive(name, c_precond_create, &c);
+        }
+    for (c.format = NZ_PRECOND_NONE; c.format <= NZ_PRECOND_CHEBYSHEV; c.format++) {
+        if (c.format == NZ_PRECOND_USER) continue;
+        NZT_OK(ctx, nz_precond_create(ctx, &P_precond, S, (nz_precond_t)c.format, NULL));
+        c.buf = x_buf;
+        c.buf_init = x0_vec;
+        c.buf_bytes = 42 * sizeof(double);
+        snprintf(name, sizeof name, "nz_precond_apply %s", nz_precond_name((nz_precond_t)c.format));
+        drive(name, c_precond_apply, &c);
+        c.format2 = 1;
+        c.buf = x_buf;
+        c.buf_init = x0_vec;
+        c.buf_bytes = 42 * sizeof(double);
+        snprintf(name, sizeof name, "nz_solve gmres with a %s object",
+                 nz_precond_name((nz_precond_t)c.format));
+        drive(name, c_solve_precond, &c);
+        c.format2 = 0;
+        nz_precond_destroy(&P_precond);
+    }
+    for (c.format = NZ_PRECOND_BLOCK_JACOBI; c.format <= NZ_PRECOND_CHEBYSHEV; c.format++) {
+        c.buf = x_buf;
+        c.buf_init = x0_vec;
+        c.buf_bytes = 42 * sizeof(double);
+        snprintf(name, sizeof name, "nz_solve gmres precond %s",
+                 nz_precond_name((nz_precond_t)c.format));
+        drive(name, c_solve_precond, &c);
     }
 
     NZT_OK(ctx, nz_context_alloc_stats(ctx, &end));

@@ -36,7 +36,7 @@ static int dt_rank, dt_size, dt_failures;
     } while (0)
 
 /* x_i in [-1, 1) from a hash of the global index i (the same on every rank count). */
-static double dt_value(int64_t i, uint64_t seed) {
+static inline double dt_value(int64_t i, uint64_t seed) {
     uint64_t z = (uint64_t)i * 0x9E3779B97F4A7C15ull + seed;
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -44,18 +44,18 @@ static double dt_value(int64_t i, uint64_t seed) {
     return (double)(z >> 11) / 9007199254740992.0 * 2.0 - 1.0;
 }
 
-static double dt_get(const void *v, nz_value_type_t vt, int64_t i) {
+static inline double dt_get(const void *v, nz_value_type_t vt, int64_t i) {
     return vt == NZ_F32 ? (double)((const float *)v)[i] : ((const double *)v)[i];
 }
 
-static void dt_set(void *v, nz_value_type_t vt, int64_t i, double value) {
+static inline void dt_set(void *v, nz_value_type_t vt, int64_t i, double value) {
     if (vt == NZ_F32)
         ((float *)v)[i] = (float)value;
     else
         ((double *)v)[i] = value;
 }
 
-static size_t dt_size_of(nz_value_type_t vt) { return vt == NZ_F32 ? 4 : 8; }
+static inline size_t dt_size_of(nz_value_type_t vt) { return vt == NZ_F32 ? 4 : 8; }
 
 /* Every rank agrees that a test failed somewhere: returns the process exit status. */
 static int dt_finish(const char *name) {

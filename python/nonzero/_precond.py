@@ -1,0 +1,275 @@
+"""_precond.py: preconditioner objects (nz_precond_create / apply) as SciPy-compatible linear operators, and spsolve_triangular through nz_spsv plans (host or device)."""
+import ctypes
+
+import numpy as np
+
+from . import _lib
+from ._arrays import _PlanHandle, _cupy, _is_cupy, _ptr
+from ._errors import DimensionMismatchError, InvalidArgumentError
+from ._matrix import _Transposed, csr_matrix
+
+L = _lib.lib
+
+try:  # a SciPy LinearOperator when SciPy is importable, so SciPy's solvers take it as M
+    from scipy.sparse.linalg import LinearOperator as _Base
+except ImportError:  # NumPy only: the same methods, without SciPy's base class
+    _Base = object
+
+
+def _matrix_of(A):
+    """A nonzero.csr_matrix of A (borrowing SciPy / CuPy arrays where it can)."""
+    if isinstance(A, _Transposed):
+        return A.materialize()
+    return A if isinstance(A, csr_matrix) else csr_matrix(A, copy=None)
+
+
+class Preconditioner(_Base):
+    """z = M^-1 r for a preconditioner built once in C from the square matrix A
+    (nz_precond_create). Made by nonzero.jacobi, l1_jacobi, block_jacobi, chebyshev, ilu0 and
+    ic0. It is
+
+    - a preconditioner nonzero.cg / bicgstab / gmres / minres take as M= (the C object goes
+      down to nz_solve: no Python call per iteration);
+    - a linear operator: shape, dtype, matvec / matmat / M @ r apply M^-1 (a
+      scipy.sparse.linalg.LinearOperator subclass when SciPy is importable, so SciPy's gmres,
+      bicgstab, cg, ... take it as M); aslinearoperator() returns a SciPy LinearOperator (CuPy's
+      for a matrix on the GPU).
+
+    A matrix on the GPU (a CuPy sparse matrix, or nonzero.csr_matrix(..., device=True)) makes a
+    device object: it applies to CuPy arrays (NumPy arrays are copied to the device and the
+    result back) on the stream of the context it was made in. info() returns the C report
+    (setup seconds, the ILU0 / IC0 shift, Chebyshev's eigenvalue interval, ...)."""
+
+    def __init__(self, A, kind, **options):
+        A = _matrix_of(A)
+        if A.shape[0] != A.shape[1]:
+            raise DimensionMismatchError("nonzero: a preconditioner needs a square matrix, not "
+                                         "%dx%d" % A.shape)
+        opts = _lib.PrecondOptions()
+        for key, value in options.items():
+            setattr(opts, key, value)
+        ctx = A._ctx_now()
+        h = A._handle_in(ctx)
+        # a Chebyshev object borrows A: the handle (and A's arrays) live as long as the object
+        self._h = _PlanHandle(ctx, L.nz_precond_destroy, (h, A))
+        ctx.check(L.nz_precond_create(ctx.handle, ctypes.byref(self._h.ptr), h.ptr, kind,
+                                      ctypes.byref(opts)), "nz_precond_create")
+        self._ctx = ctx
+        self.on_device = A.on_device
+        self.kind = L.nz_precond_name(kind).decode().replace("-", "_")
+        if _Base is object:
+            self.shape = A.shape
+            self.dtype = np.dtype(A.dtype)
+        else:
+            super().__init__(np.dtype(A.dtype), A.shape)
+
+    def info(self):
+        """The C report (nz_precond_info) as a dict."""
+        info = _lib.PrecondInfo()
+        self._ctx.check(L.nz_precond_info(self._h.ptr, ctypes.byref(info)), "nz_precond_info")
+        out = {k: getattr(info, k) for k, _ in info._fields_}
+        out["kind"] = L.nz_precond_name(info.kind).decode().replace("-", "_")
+        return out
+
+    def _apply(self, r):
+        """M^-1 r for one vector r (any shape with n entries), of the caller's array kind."""
+        n = self.shape[0]
+        cupy_in = _is_cupy(r)
+        if self.on_device:
+            cupy = _cupy()
+            rv = cupy.ascontiguousarray(cupy.asarray(r).reshape(n), dtype=self.dtype)
+            z = cupy.empty_like(rv)
+        else:
+            rv = np.ascontiguousarray((r.get() if cupy_in else np.asarray(r)).reshape(n),
+                                      dtype=self.dtype)
+            z = np.empty_like(rv)
+        if n > 0:
+            self._ctx.check(L.nz_precond_apply(self._h.ptr, _ptr(rv), _ptr(z)), "nz_precond_apply")
+        if self.on_device and not cupy_in:
+            return z.get()
+        if cupy_in and not self.on_device:
+            return _cupy().asarray(z)
+        return z
+
+    def matvec(self, x):
+        """M^-1 x for x of shape (n,) or (n, 1) (the result has x's shape)."""
+        shape = getattr(x, "shape", np.shape(x))
+        if shape not in ((self.shape[0],), (self.shape[0], 1)):
+            raise DimensionMismatchError("nonzero: x has shape %s, the preconditioner is %dx%d"
+                                         % ((shape,) + self.shape))
+        return self._apply(x).reshape(shape)
+
+    def _matvec(self, x):  # SciPy's LinearOperator hook
+        return self._apply(x).reshape(np.shape(x))
+
+    def matmat(self, X):
+        """M^-1 X column by column for X of shape (n, k)."""
+        if X.ndim != 2 or X.shape[0] != self.shape[0]:
+            raise DimensionMismatchError("nonzero: X has shape %s, the preconditioner is %dx%d"
+                                         % ((X.shape,) + self.shape))
+        xp = _cupy() if _is_cupy(X) else np
+        return xp.stack([self._apply(X[:, j]) for j in range(X.shape[1])], axis=1) \
+            if X.shape[1] else xp.zeros(X.shape, self.dtype)
+
+    def _matmat(self, X):
+        return self.matmat(X)
+
+    def __matmul__(self, x):
+        if getattr(x, "ndim", np.ndim(x)) == 2 and x.shape[1] != 1:
+            return self.matmat(x)
+        return self.matvec(x)
+
+    def __call__(self, x):
+        return self.matvec(x)
+
+    def _adjoint(self):
+        raise NotImplementedError("nonzero: a preconditioner applies M^-1 only (no adjoint)")
+
+    def aslinearoperator(self):
+        """A SciPy LinearOperator (CuPy's for a device object) whose matvec applies M^-1."""
+        if self.on_device:
+            from cupyx.scipy.sparse.linalg import LinearOperator
+        else:
+            from scipy.sparse.linalg import LinearOperator
+        return LinearOperator(self.shape, matvec=self._apply, matmat=self.matmat,
+                              dtype=self.dtype)
+
+    def __repr__(self):
+        return "<nonzero.Preconditioner %s %dx%d %s on the %s>" % (
+            self.kind, self.shape[0], self.shape[1], np.dtype(self.dtype).name,
+            "GPU" if self.on_device else "CPU")
+
+    def __reduce__(self):
+        raise TypeError("nonzero: a preconditioner object cannot be pickled (build it again)")
+
+
+def jacobi(A):
+    """Jacobi: z = D^-1 r, D = diag(A) (a missing, zero or non-finite diagonal entry raises
+    BreakdownError naming it)."""
+    return Preconditioner(A, _lib.PRECOND_JACOBI)
+
+
+def l1_jacobi(A):
+    """l1-Jacobi: z_i = r_i / sum_j |a_ij| (positive definite for any A without zero rows)."""
+    return Preconditioner(A, _lib.PRECOND_L1_JACOBI)
+
+
+def block_jacobi(A, block_size=4):
+    """Block-Jacobi: z = B^-1 r, B the diagonal blocks of A of block_size rows (1..32; the last
+    block holds the rows left over), each inverted in double at setup; the apply is one SpMV
+    with the block inverses. A singular block raises BreakdownError naming its rows."""
+    return Preconditioner(A, _lib.PRECOND_BLOCK_JACOBI, block_size=_positive(block_size,
+                                                                            "block_size"))
+
+
+def chebyshev(A, degree=3, lambda_min=None, lambda_max=None):
+    """Chebyshev polynomial preconditioner for symmetric positive definite (or near) A:
+    `degree` steps of the Chebyshev iteration for D^-1 A z = D^-1 r from z = 0 on
+    [lambda_min, lambda_max]; by default lambda_max is estimated at setup (20 power steps,
+    times 1.1) and lambda_min = lambda_max / 30. info() reports the interval used. A must not
+    change while the object lives (it is borrowed, not copied)."""
+    options = {"degree": _positive(degree, "degree")}
+    if lambda_min is not None:
+        options["lambda_min"] = float(lambda_min)
+    if lambda_max is not None:
+        options["lambda_max"] = float(lambda_max)
+    return Preconditioner(A, _lib.PRECOND_CHEBYSHEV, **options)
+
+
+def ilu0(A):
+    """ILU(0): z = U^-1 L^-1 r with L\\U the incomplete LU of A in A's pattern (a bad pivot
+    shifts the diagonal: info()['shift'])."""
+    return Preconditioner(A, _lib.PRECOND_ILU0)
+
+
+def ic0(A):
+    """IC(0): z = L^-T L^-1 r with L the incomplete Cholesky factor of A's lower triangle (A
+    assumed symmetric)."""
+    return Preconditioner(A, _lib.PRECOND_IC0)
+
+
+def _positive(value, name):
+    try:
+        value = int(value)
+    except (TypeError, ValueError):
+        raise TypeError("nonzero: %s must be an integer, not %r" % (name, value)) from None
+    if value < 1:
+        raise InvalidArgumentError("nonzero: %s must be >= 1, not %d" % (name, value))
+    return value
+
+
+def spsolve_triangular(A, b, lower=True, overwrite_A=False, overwrite_b=False,
+                       unit_diagonal=False):
+    """Solve A x = b for a triangular sparse A, as scipy.sparse.linalg.spsolve_triangular:
+    lower=True uses the lower triangle of A (entries of the other triangle are ignored);
+    unit_diagonal=True takes the diagonal as ones without reading it. b: shape (n,) or (n, k);
+    x has b's shape and dtype np.result_type(A.dtype, b.dtype, np.float64). A missing or zero
+    diagonal entry raises numpy.linalg.LinAlgError('A is singular: ...'), as SciPy does. Runs
+    in C through one nz_spsv plan (the level analysis once, then a solve per column of b):
+    on the CPU for a host A and a NumPy b; on the GPU (the plan on the device, CuPy b and x)
+    when A is on the device (a CuPy sparse matrix, csr_matrix(..., device=True)) or b is a
+    CuPy array (a host A is then copied to the device, as nonzero.cg does); x is a CuPy array
+    for a CuPy b, NumPy for a NumPy b. overwrite_b=True may reuse b for x (a contiguous 1-D
+    float64 b of the solve's kind)."""
+    cupy_b = _is_cupy(b)
+    A = _matrix_of(A)
+    device = A.on_device or cupy_b
+    if device:
+        xp = _cupy()
+        if not A.on_device:
+            A = A.to_device()
+    else:
+        xp = np
+    bh = xp.asarray(b)
+    n = A.shape[0]
+    if A.shape[0] != A.shape[1]:
+        raise ValueError("A must be a square matrix but its shape is %s." % (A.shape,))
+    if bh.ndim not in (1, 2) or bh.shape[0] != n:
+        raise ValueError("The size of the dimensions of A must be equal to the size of the "
+                         "first dimension of b but the shape of A is %s and the shape of b is "
+                         "%s." % (A.shape, bh.shape))
+    dt = np.result_type(A.dtype, bh.dtype, np.float64)
+    if dt != np.float64:
+        raise TypeError("nonzero.spsolve_triangular: real operands only, not %s" % dt)
+    if A.dtype != np.float64:
+        A = A.astype(np.float64)
+    if overwrite_b and cupy_b == device and bh is b and b.dtype == np.float64 \
+            and b.flags.c_contiguous and b.ndim == 1:
+        x = b
+    else:
+        x = xp.array(bh, dtype=np.float64, order="F", copy=True)
+    if n > 0 and x.size > 0:
+        ctx = A._ctx_now()
+        h = A._handle_in(ctx)
+        plan = _PlanHandle(ctx, L.nz_spsv_plan_destroy, (h, A))  # T must outlive the plan
+        _spsv_check(ctx, L.nz_spsv_plan_create(
+            ctx.handle, ctypes.byref(plan.ptr), h.ptr, _lib.OP_N,
+            _lib.LOWER if lower else _lib.UPPER, _lib.UNIT if unit_diagonal else _lib.NON_UNIT,
+            0), "nz_spsv_plan_create")
+        for col in [x] if x.ndim == 1 else [x[:, j] for j in range(x.shape[1])]:
+            # in place (x == y is allowed); on the GPU queued on the context's stream, which
+            # is CuPy's current one (A._ctx_now), so x orders with the caller's work
+            _spsv_check(ctx, L.nz_spsv_execute(plan.ptr, 1.0, _ptr(col), _ptr(col)),
+                        "nz_spsv_execute")
+        del plan
+    if x.ndim == 2:
+        x = xp.ascontiguousarray(x)
+    if device and not cupy_b:
+        return x.get()
+    return x
+
+
+def _spsv_check(ctx, st, what):
+    """A missing or zero diagonal is SciPy's LinAlgError('A is singular: ...'); other errors
+    the NonzeroError of the status."""
+    if st < 0:
+        msg = ctx.last_error()
+        if -39 <= st <= -20 and "diagonal" in msg:
+            raise np.linalg.LinAlgError("A is singular: %s" % msg)
+        ctx.check(st, what)
+
+
+def _native(M):
+    """The C object of a Preconditioner (nonzero's solvers pass it down), else None."""
+    return M if isinstance(M, Preconditioner) else None
+
