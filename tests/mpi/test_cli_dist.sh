@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_cli_dist.sh: nz cg / nz spmv / nz bench --dist under mpiexec against the serial tool,
+# test_cli_dist.sh: nz cg / nz solve / nz spmv / nz bench --dist under mpiexec against the serial tool,
 # and errors reported by every rank. Usage: test_cli_dist.sh NZ DATA_DIR MPIEXEC "FLAGS"
 NZ=$1
 DATA=$2
@@ -152,6 +152,62 @@ run 2 "$NZ" cg "$TMP/nan.mtx" > "$TMP/o.txt" 2>&1
 [ $? = 1 ] || bad "cg of a NaN matrix on 2 ranks: not exit 1: $(cat "$TMP/o.txt")"
 grep -q "A holds nan at (2, 2)" "$TMP/o.txt" || bad "cg of a NaN matrix on 2 ranks: $(cat "$TMP/o.txt")"
 grep -q "b holds" "$TMP/o.txt" && bad "a NaN in A reported as one in b: $(cat "$TMP/o.txt")"
+
+# ---- nz solve: the methods and block preconditioners of nz_dist_solve against the serial tool ----
+"$NZ" gen convdiff3d --n 8 -o "$TMP/cd.mtx" > /dev/null || bad "gen cd.mtx"
+"$NZ" gen laplace3d --n 8 -o "$TMP/sl.mtx" > /dev/null || bad "gen sl.mtx"
+for case in "cd.mtx bicgstab ilu0" "cd.mtx gmres jacobi" "sl.mtx cg ic0" "sl.mtx minres none"; do
+    set -- $case
+    "$NZ" solve "$TMP/$1" --method $2 --precond $3 --rtol 1e-12 -o "$TMP/sx1.mtx" > "$TMP/s1.txt" 2>&1 || bad "serial solve $case: $(cat "$TMP/s1.txt")"
+    run 2 "$NZ" solve "$TMP/$1" --method $2 --precond $3 --rtol 1e-12 -o "$TMP/sx2.mtx" > "$TMP/s2.txt" 2> "$TMP/s2.err" || bad "solve $case on 2 ranks: $(cat "$TMP/s2.txt" "$TMP/s2.err")"
+    grep -q "^solve: method $2\(([0-9]*)\)\{0,1\}, precond $3, double, .*status converged" "$TMP/s2.txt" || bad "solve $case on 2 ranks: report $(cat "$TMP/s2.txt")"
+    [ "$(grep -c '^solve: ' "$TMP/s2.txt")" = 1 ] || bad "solve $case: one report line, from rank 0"
+    grep -q "^ranks: 2, cpu, problem $TMP/$1 (512 unknowns" "$TMP/s2.txt" || bad "solve $case: ranks line: $(cat "$TMP/s2.txt")"
+    # the same line as the serial command up to the numbers
+    [ "$(sed -n 's/, iterations.*//p' "$TMP/s1.txt")" = "$(sed -n 's/, iterations.*//p' "$TMP/s2.txt")" ] || bad "solve $case: report differs from the serial one"
+    close_to "$TMP/sx1.mtx" "$TMP/sx2.mtx" 1e-8 || bad "solve $case: x on 2 ranks differs from the serial x"
+    [ $3 = none ] || grep -q "precond block jacobi over the ranks, $3 in each block$" "$TMP/s2.txt" || bad "solve $case: the block preconditioner is not named: $(cat "$TMP/s2.txt")"
+done
+# reductions in rank order: the same ranks give bitwise the same x
+run 2 "$NZ" solve "$TMP/cd.mtx" --method gmres --precond ilu0 -o "$TMP/sr1.mtx" > /dev/null 2>&1 || bad "solve gmres ilu0 (1)"
+run 2 "$NZ" solve "$TMP/cd.mtx" --method gmres --precond ilu0 -o "$TMP/sr2.mtx" > /dev/null 2>&1 || bad "solve gmres ilu0 (2)"
+cmp -s "$TMP/sr1.mtx" "$TMP/sr2.mtx" || bad "solve on 2 ranks: two runs differ"
+# the generated problems: the serial tool on nz gen's matrices
+"$NZ" gen convdiff3d --n 6 --peclet 2 -o "$TMP/cd6.mtx" > /dev/null || bad "gen cd6.mtx"
+"$NZ" solve "$TMP/cd6.mtx" --method fgmres --precond ilu0 --restart 10 --rtol 1e-12 -o "$TMP/gx1.mtx" > /dev/null 2>&1 || bad "serial solve cd6"
+run 2 "$NZ" solve --convdiff3d 6 --peclet 2 --method fgmres --precond ilu0 --restart 10 --rtol 1e-12 --history -o "$TMP/gx2.mtx" > "$TMP/g.txt" 2>&1 || bad "solve --convdiff3d: $(cat "$TMP/g.txt")"
+close_to "$TMP/gx1.mtx" "$TMP/gx2.mtx" 1e-8 || bad "solve --convdiff3d: x differs from the serial x"
+grep -q "^ranks: 2, cpu, problem convdiff3d N=6 peclet 2 (216 unknowns" "$TMP/g.txt" || bad "solve --convdiff3d: $(cat "$TMP/g.txt")"
+[ "$(grep -c '^history [0-9]*: ' "$TMP/g.txt")" -ge 2 ] || bad "solve --history: $(cat "$TMP/g.txt")"
+run 2 "$NZ" solve --laplace3d 8 --method cg --precond jacobi --rtol 1e-12 -o "$TMP/gl2.mtx" > "$TMP/g.txt" 2>&1 || bad "solve --laplace3d: $(cat "$TMP/g.txt")"
+"$NZ" solve "$TMP/sl.mtx" --method cg --precond jacobi --rtol 1e-12 -o "$TMP/gl1.mtx" > /dev/null 2>&1 || bad "serial solve sl"
+close_to "$TMP/gl1.mtx" "$TMP/gl2.mtx" 1e-8 || bad "solve --laplace3d: x differs from the serial x"
+# --b: the serial x of b = A (1, 2, 3, ...)
+vector "$TMP/si.mtx" 512 'i'
+"$NZ" spmv "$TMP/cd.mtx" --x "$TMP/si.mtx" -o "$TMP/sb.mtx" > /dev/null || bad "spmv for solve --b"
+run 2 "$NZ" solve "$TMP/cd.mtx" --b "$TMP/sb.mtx" --method bicgstab --precond ilu0 --rtol 1e-12 -o "$TMP/sbx.mtx" > "$TMP/o.txt" 2>&1 || bad "solve --b: $(cat "$TMP/o.txt")"
+close_to "$TMP/si.mtx" "$TMP/sbx.mtx" 1e-8 || bad "solve --b on 2 ranks: x is not A^-1 b"
+# not converged: exit 4 on every rank, x written; a bad option: exit 2, one line, the serial one
+run 2 sh -c '"$0" "$@"; rc=$?; echo $rc > "$2.rc.$OMPI_COMM_WORLD_RANK"; exit $rc' "$NZ" solve "$TMP/cd.mtx" --method bicgstab --maxit 2 -o "$TMP/sm.mtx" > "$TMP/o.txt" 2> "$TMP/o.err"
+[ $? = 4 ] || bad "solve --maxit 2 on 2 ranks: not exit 4: $(cat "$TMP/o.txt" "$TMP/o.err")"
+[ "$(cat "$TMP/cd.mtx.rc.0" "$TMP/cd.mtx.rc.1" 2> /dev/null | tr '\n' ' ')" = "4 4 " ] || bad "solve --maxit 2: every rank exits 4"
+grep -q "status iteration limit" "$TMP/o.txt" || bad "solve --maxit 2: $(cat "$TMP/o.txt")"
+[ -s "$TMP/sm.mtx" ] || bad "solve --maxit 2: x not written"
+for args in "--method frob" "--precond user" "--restart 5" "--method gmres --block-size 4" "--rtol 2" "--peclet 1" "--graph"; do
+    "$NZ" solve "$TMP/cd.mtx" $args > /dev/null 2> "$TMP/serial.err"
+    run 2 "$NZ" solve "$TMP/cd.mtx" $args > /dev/null 2> "$TMP/dist.err"
+    [ $? = 2 ] || bad "solve $args on 2 ranks: not exit 2"
+    grep '^nz ' "$TMP/dist.err" > "$TMP/dist.nz" # (mpiexec adds its own lines)
+    [ "$(wc -l < "$TMP/dist.nz")" = 1 ] || bad "solve $args on 2 ranks: one line expected: $(cat "$TMP/dist.nz")"
+    case "$args" in --peclet*) continue ;; esac # (a distributed option, unknown serially)
+    cmp -s "$TMP/serial.err" "$TMP/dist.nz" || bad "solve $args: '$(cat "$TMP/dist.nz")' on 2 ranks, serially '$(cat "$TMP/serial.err")'"
+done
+run 2 "$NZ" solve "$TMP/no_such.mtx" > "$TMP/o.txt" 2>&1
+[ $? = 1 ] || bad "solve of a missing file on 2 ranks: not exit 1"
+[ "$(grep -c '^nz solve: .*no_such.mtx' "$TMP/o.txt")" = 1 ] || bad "solve of a missing file: one line expected: $(cat "$TMP/o.txt")"
+run 2 "$NZ" solve "$DATA/lp_afiro.mtx" > "$TMP/o.txt" 2>&1
+[ $? = 1 ] || bad "solve of a 27 x 51 matrix on 2 ranks: not exit 1"
+[ "$(grep -c 'is 27 x 51; the solvers need a square matrix' "$TMP/o.txt")" = 1 ] || bad "solve of a rectangular matrix: $(cat "$TMP/o.txt")"
 
 # ---- without mpiexec the tool is unchanged (and --dist is unknown to it) ----
 env -u OMPI_COMM_WORLD_SIZE -u PMI_SIZE -u PMIX_RANK "$NZ" cg --fe3d 6 --dist > "$TMP/serial.txt" 2>&1

@@ -1,9 +1,11 @@
-/* cmd_dist.c: `nz cg`, `nz spmv` and `nz bench --dist` over MPI ranks when launched by mpiexec:
- * the cg and spmv runs (options: cmd_dist_options.c; bench --dist: cmd_dist_bench.c). */
+/* cmd_dist.c: `nz cg`, `nz solve`, `nz spmv` and `nz bench --dist` over MPI ranks when launched
+ * by mpiexec: the cg, solve and spmv runs (options: cmd_dist_options.c; bench --dist:
+ * cmd_dist_bench.c). */
 #include "commands.h"
 
 #ifdef NZ_HAVE_DIST
 #include "cmd_dist.h"
+#include "cmd_solve.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -27,7 +29,8 @@ static int launched_size(void) {
 }
 
 int nz_dist_cli_wanted(const char *command, int argc, char **argv) {
-    if (strcmp(command, "cg") != 0 && strcmp(command, "spmv") != 0 && strcmp(command, "bench") != 0)
+    if (strcmp(command, "cg") != 0 && strcmp(command, "solve") != 0 &&
+        strcmp(command, "spmv") != 0 && strcmp(command, "bench") != 0)
         return 0;
     int dist = 0;
     for (int i = 1; i < argc; i++)
@@ -41,10 +44,11 @@ int nz_dist_cli_wanted(const char *command, int argc, char **argv) {
     return dist || size != 1;
 }
 
-/* The matrix of the command: generated per rank or scattered from rank 0's file. A file that
- * rank 0 cannot read fails on every rank with rank 0's message. With nonfinite != NULL (cg with
- * b = A ones), a NaN or Inf in the file's A is found on rank 0 as by the serial nz cg: then
- * *nonfinite = 1 on every rank (rank 0 printed the message) and no matrix is made. */
+/* The matrix of the command: generated per rank (--fe3d, --laplace3d), or made on rank 0 (its
+ * file, or solve's --convdiff3d) and scattered. A file that rank 0 cannot read fails on every
+ * rank with rank 0's message. With nonfinite != NULL (cg or solve with b = A ones), a NaN or Inf
+ * in the file's A is found on rank 0 as by the serial nz cg: then *nonfinite = 1 on every rank
+ * (rank 0 printed the message) and no matrix is made. */
 static nz_status_t load(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_options_t *opt,
                         nz_dist_matrix_t **dA, void **b, void **u, int *nonfinite) {
     if (o->fe3d > 0)
@@ -54,7 +58,10 @@ static nz_status_t load(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_op
                                      o->laplace3d, o->value_type, opt);
     nz_matrix_t *A = NULL;
     nz_status_t status = NZ_SUCCESS;
-    if (rank_of_world() == 0) status = nz_matrix_read(ctx, &A, o->matrix_path, o->value_type);
+    if (rank_of_world() == 0)
+        status = o->convdiff3d > 0 ? nz_gen_convdiff3d(ctx, &A, o->convdiff3d, o->convdiff3d,
+                                                       o->convdiff3d, o->peclet, o->value_type)
+                                   : nz_matrix_read(ctx, &A, o->matrix_path, o->value_type);
     status = nz_dist_agree(ctx, MPI_COMM_WORLD, status);
     if (status == NZ_SUCCESS && nonfinite != NULL) {
         char message[1024];
@@ -259,6 +266,120 @@ cleanup:
     return rc;
 }
 
+/* The line after nz solve's report line: the ranks, where they run, the problem and what the
+ * preconditioner is over the ranks (printed by rank 0). */
+static void print_solve_ranks(nz_context_t *ctx, const dist_cli_t *o, int device,
+                              const nz_dist_layout_t *L) {
+    printf("ranks: %d, %s, problem ", L->size, device ? nz_context_device_name(ctx) : "cpu");
+    if (o->laplace3d > 0)
+        printf("laplace3d N=%lld", (long long)o->laplace3d);
+    else if (o->convdiff3d > 0)
+        printf("convdiff3d N=%lld peclet %g", (long long)o->convdiff3d, o->peclet);
+    else
+        printf("%s", o->matrix_path);
+    printf(" (%lld unknowns, %lld nonzeros)", (long long)L->global_rows, (long long)L->global_nnz);
+    if (o->solve.precond != NZ_PRECOND_NONE)
+        printf(", precond block jacobi over the ranks, %s in each block",
+               nz_cmd_solve_precond_name(o->solve.precond));
+    printf("\n");
+}
+
+/* Agree on a status of some ranks' own work (allocation, copies, an SpMV), so that no rank
+ * leaves while the others wait in the next collective. */
+static nz_status_t agreed(nz_context_t *ctx, nz_status_t status) {
+    return nz_dist_agree(ctx, MPI_COMM_WORLD, status);
+}
+
+/* solve's b (rank 0's --b scattered, or b = A ones as the serial command) and x0 = 0, where dA
+ * lives; hx: this rank's `rows` host values, scratch. An exit status, the same on every rank. */
+static int solve_vectors(nz_context_t *ctx, const dist_cli_t *o, nz_dist_matrix_t *dA,
+                         int device, int64_t rows, void *hx, void **b, void **x) {
+    const char *const CMD = "solve";
+    const nz_value_type_t vt = o->value_type;
+    const size_t bytes = (size_t)rows * (vt == NZ_F32 ? 4 : 8);
+    int rc = NZ_EXIT_OK;
+    if (o->b_path != NULL) {
+        if ((rc = read_scattered(ctx, CMD, dA, 0, o->b_path, "b", hx)) != NZ_EXIT_OK) return rc;
+        NZ_CLI_TRY(agreed(ctx, nz_cli_dist_to_location(ctx, device, hx, bytes, b)));
+    } else { /* b = A ones, so that the exact solution is ones */
+        for (int64_t i = 0; i < rows; i++) nz_cli_value_set(hx, vt, i, 1.0);
+        nz_status_t status = nz_cli_dist_to_location(ctx, device, hx, bytes, x);
+        if (status == NZ_SUCCESS) status = nz_cli_dist_to_location(ctx, device, hx, bytes, b);
+        NZ_CLI_TRY(agreed(ctx, status));
+        NZ_CLI_TRY(agreed(ctx, nz_dist_spmv(dA, 1.0, *x, 0.0, *b)));
+        nz_cli_dist_free_location(ctx, device, *x);
+        *x = NULL;
+    }
+    for (int64_t i = 0; i < rows; i++) nz_cli_value_set(hx, vt, i, 0.0); /* x0 = 0 */
+    NZ_CLI_TRY(agreed(ctx, nz_cli_dist_to_location(ctx, device, hx, bytes, x)));
+cleanup:
+    return rc;
+}
+
+/* `nz solve` over the ranks: A loaded as cg's (file, --laplace3d) or --convdiff3d from rank 0;
+ * b from --b or b = A ones, x0 = 0 as the serial command; nz_dist_solve; rank 0 prints nz
+ * solve's report line (the same line), the ranks line, the library's message for a caveat or a
+ * breakdown and the history; -o writes the gathered x. Exit statuses as the serial command's
+ * (0 converged, 4 not converged, 1 breakdown or failure), the same on every rank. Every failure
+ * is agreed among the ranks, so rank 0 alone prints its one line (the others are quiet). */
+static int run_solve(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_options_t *opt) {
+    const char *const CMD = "solve";
+    int rc = NZ_EXIT_OK, nonfinite = 0;
+    nz_dist_matrix_t *dA = NULL;
+    nz_dist_layout_t L;
+    nz_solve_result_t res;
+    void *b = NULL, *x = NULL, *hx = NULL;
+    const int device = opt->device != NULL, quiet = nz_cli_quiet;
+    const nz_value_type_t vt = o->value_type;
+    const size_t vs = vt == NZ_F32 ? 4 : 8;
+    memset(&res, 0, sizeof res);
+    nz_cli_quiet = rank_of_world() != 0;
+    const int file_ones = o->matrix_path != NULL && o->b_path == NULL;
+    NZ_CLI_TRY(load(ctx, o, opt, &dA, NULL, NULL, file_ones ? &nonfinite : NULL));
+    if (nonfinite) {
+        rc = NZ_EXIT_FAIL;
+        goto cleanup;
+    }
+    NZ_CLI_TRY(nz_dist_matrix_layout(dA, &L));
+    const int64_t rows = L.row_end - L.row_begin;
+    const size_t bytes = (size_t)rows * vs;
+    if (L.global_rows != L.global_cols) {
+        nz_cli_error(CMD, "%s is %lld x %lld; the solvers need a square matrix", o->matrix_path,
+                     (long long)L.global_rows, (long long)L.global_cols);
+        rc = NZ_EXIT_FAIL;
+        goto cleanup;
+    }
+    NZ_CLI_TRY(agreed(ctx, nz_malloc(ctx, &hx, bytes + 16)));
+    if ((rc = solve_vectors(ctx, o, dA, device, rows, hx, &b, &x)) != NZ_EXIT_OK) goto cleanup;
+    nz_status_t solve = nz_dist_solve(ctx, dA, b, x, &o->solve, &res);
+    if (solve != NZ_ERR_BREAKDOWN && solve < 0) NZ_CLI_TRY(solve); /* agreed by nz_dist_solve */
+    if (device)
+        NZ_CLI_TRY(agreed(ctx, to_host(ctx, hx, x, bytes)));
+    else
+        memcpy(hx, x, bytes);
+    if (L.rank == 0) {
+        nz_cmd_solve_print_report(&o->solve, vt, &res);
+        print_solve_ranks(ctx, o, device, &L);
+        if (solve != NZ_SUCCESS) nz_cli_library_message(CMD, ctx, solve);
+        for (int64_t k = 0; k < res.history_length; k++)
+            printf("history %lld: %.6e\n", (long long)k, res.history[k]);
+        fflush(stdout);
+    }
+    if (o->out_path != NULL)
+        NZ_CLI_TRY(write_gathered(ctx, dA, 0, hx, L.global_rows, o->out_path));
+    rc = solve == NZ_SUCCESS ? NZ_EXIT_OK
+         : solve > 0         ? NZ_EXIT_NOT_CONVERGED /* finished, not converged */
+                             : NZ_EXIT_FAIL;         /* a breakdown */
+cleanup:
+    nz_free(ctx, res.history);
+    nz_cli_dist_free_location(ctx, device, b);
+    nz_cli_dist_free_location(ctx, device, x);
+    nz_free(ctx, hx);
+    nz_dist_matrix_destroy(&dA);
+    nz_cli_quiet = quiet;
+    return rc;
+}
+
 static int run_spmv(nz_context_t *ctx, const dist_cli_t *o, const nz_dist_options_t *opt) {
     const char *const CMD = "spmv";
     int rc = NZ_EXIT_OK;
@@ -348,6 +469,8 @@ int nz_cmd_dist(const char *command, int argc, char **argv) {
     }
     if (strcmp(command, "cg") == 0)
         rc = run_cg(ctx, &o, &opt);
+    else if (strcmp(command, "solve") == 0)
+        rc = run_solve(ctx, &o, &opt);
     else if (strcmp(command, "spmv") == 0)
         rc = run_spmv(ctx, &o, &opt);
     else

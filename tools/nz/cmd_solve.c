@@ -1,6 +1,7 @@
 /* cmd_solve.c: `nz solve`: a Krylov method of nz_solve (cg, bicgstab, gmres, fgmres, minres). */
 #include "cli.h"
 #include "cmd_cg.h"
+#include "cmd_solve.h"
 #include "commands.h"
 
 #include <math.h>
@@ -8,15 +9,6 @@
 #include <string.h>
 
 static const char *const CMD = "solve";
-
-typedef struct solve_cli_options {
-    const char *matrix_path, *b_path, *out_path;
-    nz_value_type_t value_type;
-    nz_backend_t backend;
-    nz_solve_options_t solve;
-    int history;                /* print the residual history */
-    int threads;
-} solve_cli_options_t;
 
 static const nz_cli_command_t solve_command = {
     .name = "solve",
@@ -58,7 +50,7 @@ static const nz_cli_enum_t method_names = {method_choices, "unknown method '%s' 
 static const nz_cli_choice_t precond_choices[] = {
     {"none", NZ_PRECOND_NONE}, {"jacobi", NZ_PRECOND_JACOBI},
     {"l1-jacobi", NZ_PRECOND_L1_JACOBI}, {"ilu0", NZ_PRECOND_ILU0}, {"ic0", NZ_PRECOND_IC0},
-    {NULL, 0}};
+    {"block-jacobi", NZ_PRECOND_BLOCK_JACOBI}, {"chebyshev", NZ_PRECOND_CHEBYSHEV}, {NULL, 0}};
 static const nz_cli_enum_t precond_names = {precond_choices, "unknown preconditioner '%s' (%s)"};
 
 #define AT(member) NZ_CLI_AT(solve_cli_options_t, member)
@@ -68,6 +60,10 @@ static const nz_cli_option_t solve_options[] = {
      .help = "Krylov method (default cg)"},
     {.name = "--precond", .kind = NZ_CLI_ENUM, AT(solve.precond), .names = &precond_names,
      .help = "preconditioner (default none)"},
+    {.name = "--block-size", .kind = NZ_CLI_INT, AT(solve.block_size), .min = 1, .max = 32,
+     .metavar = "B", .help = "block-jacobi: rows per diagonal block (default 4)"},
+    {.name = "--degree", .kind = NZ_CLI_INT, AT(solve.cheb_degree), .min = 1, .max = 64,
+     .metavar = "K", .help = "chebyshev: Chebyshev steps per apply (default 3)"},
     {.name = "--restart", .kind = NZ_CLI_INT, AT(solve.restart), .min = 1, .max = 1000,
      .metavar = "M", .help = "gmres / fgmres: Krylov dimension between restarts (default 30)"},
     {.name = "--b", .kind = NZ_CLI_STRING, AT(b_path), .metavar = "FILE",
@@ -94,20 +90,44 @@ static const nz_cli_option_t solve_options[] = {
 };
 #undef AT
 
-/* Parse argv into *o: NZ_EXIT_OK, NZ_CLI_HELP, or the exit status after one line. */
-static int solve_parse_options(int argc, char **argv, solve_cli_options_t *o) {
+void nz_cmd_solve_default_options(solve_cli_options_t *o) {
     memset(o, 0, sizeof *o);
     o->value_type = NZ_F64;
     o->backend = NZ_BACKEND_CPU;
     o->solve.method = NZ_METHOD_CG;
     o->solve.precond = NZ_PRECOND_NONE;
-    const nz_cli_table_t table = {solve_options, NZ_CLI_COUNT(solve_options), o, "options:\n"};
-    int rc = nz_cli_parse(&solve_command, &table, 1, argc, argv);
-    if (rc != NZ_EXIT_OK) return rc;
-    if (o->matrix_path == NULL) return nz_cli_missing(CMD, "a matrix file");
+    o->peclet = -1.0;
+}
+
+nz_cli_table_t nz_cmd_solve_table(solve_cli_options_t *o) {
+    nz_cli_table_t table = {solve_options, NZ_CLI_COUNT(solve_options), o, "options:\n"};
+    return table;
+}
+
+/* The generated problems exist only in the distributed tool (its own table sets them). */
+int nz_cmd_solve_check_options(solve_cli_options_t *o) {
+    const int problems = (o->matrix_path != NULL) + (o->laplace3d > 0) + (o->convdiff3d > 0);
+    if (problems == 0) return nz_cli_missing(CMD, "a matrix file");
+    if (problems > 1) {
+        nz_cli_error(CMD, "give exactly one of a matrix file, --laplace3d N or --convdiff3d N");
+        return NZ_EXIT_USAGE;
+    }
+    if (o->peclet >= 0 && o->convdiff3d == 0) {
+        nz_cli_error(CMD, "--peclet applies to --convdiff3d only");
+        return NZ_EXIT_USAGE;
+    }
+    if (o->peclet < 0) o->peclet = 1.0;
     if (o->solve.restart != 0 && o->solve.method != NZ_METHOD_GMRES &&
         o->solve.method != NZ_METHOD_FGMRES) {
         nz_cli_error(CMD, "--restart applies to --method gmres or fgmres only");
+        return NZ_EXIT_USAGE;
+    }
+    if (o->solve.block_size != 0 && o->solve.precond != NZ_PRECOND_BLOCK_JACOBI) {
+        nz_cli_error(CMD, "--block-size applies to --precond block-jacobi only");
+        return NZ_EXIT_USAGE;
+    }
+    if (o->solve.cheb_degree != 0 && o->solve.precond != NZ_PRECOND_CHEBYSHEV) {
+        nz_cli_error(CMD, "--degree applies to --precond chebyshev only");
         return NZ_EXIT_USAGE;
     }
     const nz_cli_file_t inputs[] = {{NULL, o->matrix_path}, {"--b", o->b_path}};
@@ -117,11 +137,23 @@ static int solve_parse_options(int argc, char **argv, solve_cli_options_t *o) {
     return NZ_EXIT_OK;
 }
 
+/* Parse argv into *o: NZ_EXIT_OK, NZ_CLI_HELP, or the exit status after one line. */
+static int solve_parse_options(int argc, char **argv, solve_cli_options_t *o) {
+    nz_cmd_solve_default_options(o);
+    const nz_cli_table_t table = nz_cmd_solve_table(o);
+    int rc = nz_cli_parse(&solve_command, &table, 1, argc, argv);
+    return rc != NZ_EXIT_OK ? rc : nz_cmd_solve_check_options(o);
+}
+
 /* The name of the table entry whose value is `value` (the first: not an alias). */
 static const char *choice_name(const nz_cli_choice_t *choices, int value) {
     for (; choices->name != NULL; choices++)
         if (choices->value == value) return choices->name;
     return "unknown";
+}
+
+const char *nz_cmd_solve_precond_name(nz_precond_t precond) {
+    return choice_name(precond_choices, (int)precond);
 }
 
 static const char *reason_name(nz_solve_reason_t reason) {
@@ -135,15 +167,14 @@ static const char *reason_name(nz_solve_reason_t reason) {
     case NZ_SOLVE_BREAKDOWN_NAN: return "breakdown (nan)";
     case NZ_SOLVE_BREAKDOWN_SINGULAR: return "breakdown (singular)";
     case NZ_SOLVE_PRECOND_FAILED: return "preconditioner failed";
+    case NZ_SOLVE_BREAKDOWN_INDEFINITE: return "breakdown (not positive definite)";
+    case NZ_SOLVE_MONITOR_STOPPED: return "stopped by the monitor";
     }
     return "unknown";
 }
 
-/* The report line, the history and -o; the exit status of the solve as nz cg's: 0 converged,
- * NZ_EXIT_NOT_CONVERGED for a caveat, NZ_EXIT_FAIL for a breakdown. */
-static int solve_report(const solve_cli_options_t *o, nz_context_t *ctx, nz_status_t status,
-                        const nz_solve_result_t *res, int64_t n, const void *x) {
-    const nz_solve_options_t *so = &o->solve;
+void nz_cmd_solve_print_report(const nz_solve_options_t *so, nz_value_type_t value_type,
+                               const nz_solve_result_t *res) {
     char method[32];
     if (so->method == NZ_METHOD_GMRES || so->method == NZ_METHOD_FGMRES)
         snprintf(method, sizeof method, "%s(%d)", nz_method_name(so->method),
@@ -153,9 +184,16 @@ static int solve_report(const solve_cli_options_t *o, nz_context_t *ctx, nz_stat
     printf("solve: method %s, precond %s, %s, iterations %lld, restarts %lld, relative residual "
            "%.3e (true), status %s, setup %.4f s, solve %.4f s\n",
            method, choice_name(precond_choices, (int)so->precond),
-           nz_cli_precision_name(o->value_type),
+           nz_cli_precision_name(value_type),
            (long long)res->iterations, (long long)res->restarts, res->relative_residual,
            reason_name(res->reason), res->setup_seconds, res->solve_seconds);
+}
+
+/* The report line, the history and -o; the exit status of the solve as nz cg's: 0 converged,
+ * NZ_EXIT_NOT_CONVERGED for a caveat, NZ_EXIT_FAIL for a breakdown. */
+static int solve_report(const solve_cli_options_t *o, nz_context_t *ctx, nz_status_t status,
+                        const nz_solve_result_t *res, int64_t n, const void *x) {
+    nz_cmd_solve_print_report(&o->solve, o->value_type, res);
     if (status != NZ_SUCCESS) nz_cli_library_message(CMD, ctx, status);
     if (o->history)
         for (int64_t k = 0; k < res->history_length; k++)
