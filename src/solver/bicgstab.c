@@ -29,8 +29,10 @@ enum { R, R0, P, V, PHAT, SHAT, T, NVEC };
 static nz_status_t bicgstab_run(nzi_krylov_solve_t *k, void *const *vec) {
     const nzi_krylov_ops_t *ops = k->ops;
     nzi_krylov_space_t *s = k->space;
-    void *r = vec[R], *r0 = vec[R0], *p = vec[P], *v = vec[V], *phat = vec[PHAT];
-    void *shat = vec[SHAT], *t = vec[T];
+    void *r = vec[R], *r0 = vec[R0], *p = vec[P], *v = vec[V], *t = vec[T];
+    /* without a preconditioner p^ is p and s^ is s (= r): no copies (bitwise the same) */
+    const int identity = s->precond == NZ_PRECOND_NONE;
+    void *phat = identity ? p : vec[PHAT], *shat = identity ? r : vec[SHAT];
     double rnorm;
     NZI_TRY(nzi_krylov_residual(k, r, &rnorm));
     if (nzi_krylov_settled(k, rnorm)) return NZ_SUCCESS;
@@ -55,7 +57,7 @@ static nz_status_t bicgstab_run(nzi_krylov_solve_t *k, void *const *vec) {
                 NZI_TRY(ops->axpbypcz(s, 1.0, r, -beta * omega, v, beta, p));
             }
             first = 0;
-            NZI_TRY(ops->precond(s, p, phat));
+            if (!identity) NZI_TRY(ops->precond(s, p, phat));
             NZI_TRY(ops->apply(s, phat, v));
             NZI_TRY(ops->dot(s, r0, v, &rv));
             if (!isfinite(rv)) k->reason = NZ_SOLVE_BREAKDOWN_NAN;
@@ -75,7 +77,7 @@ static nz_status_t bicgstab_run(nzi_krylov_solve_t *k, void *const *vec) {
                 check = 1;
                 break;
             }
-            NZI_TRY(ops->precond(s, r, shat));
+            if (!identity) NZI_TRY(ops->precond(s, r, shat));
             NZI_TRY(ops->apply(s, shat, t));
             void *const tr[2] = {t, r};
             NZI_TRY(ops->multi_dot(s, 2, tr, t, tt_ts)); /* t't, s't in one reduction */
@@ -115,8 +117,10 @@ nz_status_t nzi_krylov_bicgstab(nzi_krylov_solve_t *k) {
     nz_status_t status = NZ_SUCCESS;
     void *vec[NVEC] = {NULL};
     int agreed = 0;
-    for (int i = 0; i < NVEC; i++)
+    for (int i = 0; i < NVEC; i++) {
+        if ((i == PHAT || i == SHAT) && k->space->precond == NZ_PRECOND_NONE) continue;
         NZI_CHECK(k->ops->vec_create(k->space, &vec[i], "nz_solve: BiCGSTAB work vector"));
+    }
     agreed = 1;
     NZI_CHECK(nzi_krylov_agree(k, NZ_SUCCESS));
     status = bicgstab_run(k, vec);

@@ -5,6 +5,9 @@
 #include <math.h>
 #include <string.h>
 
+/* DGKS: a second Gram-Schmidt pass when ||w|| after the first is below this times ||w|| before */
+#define GMRES_DGKS_ETA 0.70710678118654752
+
 /*
  * GMRES(m) (Saad & Schultz, SISSC 7(3), 1986; Saad, Iterative Methods, 2nd ed., Alg. 6.9 and,
  * right-preconditioned, Alg. 9.5) and FGMRES(m) (Saad, SISC 14(2), 1993; Alg. 9.6), one code:
@@ -16,16 +19,19 @@
  * with one more preconditioner apply; FGMRES stores the m vectors z_j, so M may change between
  * iterations (a callback that runs an inner iteration).
  *
- * Orthogonalisation: classical Gram-Schmidt applied twice (CGS2: h = V'w, w -= V h, then c =
- * V'w, w -= V c, h += c). Giraud, Langou, Rozloznik & van den Eshof ("Rounding error analysis of
+ * Orthogonalisation: classical Gram-Schmidt with a second pass when the first one cancelled
+ * (h = V'w, w -= V h; then, only if ||w|| fell below ||w_before|| / sqrt(2), c = V'w, w -= V c,
+ * h += c): the Daniel-Gragg-Kaufman-Stewart criterion (Math. Comp. 30, 1976), PETSc's
+ * "refine if needed". Giraud, Langou, Rozloznik & van den Eshof ("Rounding error analysis of
  * the classical Gram-Schmidt orthogonalization process", Numer. Math. 101, 2005) show that two
  * passes give a basis orthogonal to working precision, as modified Gram-Schmidt with
- * re-orthogonalisation does; but each CGS pass is one multi_dot (all j+1 dots in one pass over w
- * and one reduction) and one multi_axpy, where MGS needs j+1 dependent reductions. On a GPU or
- * across nodes a reduction is a synchronisation, so CGS2 costs 2 of them per Arnoldi step
- * instead of 2(j+1), for the same orthogonality. Cost per step j: 1 SpMV, 1 preconditioner apply
- * (FGMRES; GMRES one more per cycle), 3 reductions (two multi-dots, the norm), 4(j+1) + 2 vector
- * passes; m + 2 vectors (GMRES) or 2m + 2 (FGMRES).
+ * re-orthogonalisation does; a first pass that removed little of w left it orthogonal already,
+ * and the criterion catches the cancelling ones. Each CGS pass is one multi_dot (all j+1 dots in
+ * one pass over w and one reduction; the first also gives w'w) and one multi_axpy, where MGS
+ * needs j+1 dependent reductions: on a GPU or across nodes a reduction is a synchronisation.
+ * Cost per step j: 1 SpMV, 1 preconditioner apply (FGMRES; GMRES one more per cycle), 2
+ * reductions and 2(j+1) + 3 vector passes (twice that when the second pass runs); m + 2 vectors
+ * (GMRES) or 2m + 2 (FGMRES).
  *
  * Stopping: each cycle starts from the TRUE residual r = b - A x (one SpMV), so convergence is
  * judged on it at every restart. A cycle ends when the least-squares residual meets the
@@ -96,16 +102,21 @@ static nz_status_t gmres_arnoldi(nzi_krylov_solve_t *k, gmres_vectors_t *vs, gmr
     double *h = d->H + (size_t)j * (d->m + 1);
     NZI_TRY(ops->precond(s, vs->V[j], z));
     NZI_TRY(ops->apply(s, z, vs->V[j + 1]));
-    for (int pass = 0; pass < 2; pass++) {
-        double *coef = pass == 0 ? h : d->c;
-        NZI_TRY(ops->multi_dot(s, j + 1, vs->V, vs->V[j + 1], coef));
-        for (int i = 0; i <= j; i++) coef[i] = -coef[i];
-        NZI_TRY(ops->multi_axpy(s, j + 1, coef, vs->V, vs->V[j + 1]));
-        for (int i = 0; i <= j; i++) coef[i] = -coef[i];
-        if (pass == 1)
-            for (int i = 0; i <= j; i++) h[i] += d->c[i];
-    }
+    /* pass 1: h = V'w and w'w in one multi_dot (V[j + 1] is w itself), w -= V h */
+    NZI_TRY(ops->multi_dot(s, j + 2, vs->V, vs->V[j + 1], h));
+    const double before = sqrt(fabs(h[j + 1]));
+    for (int i = 0; i <= j; i++) h[i] = -h[i];
+    NZI_TRY(ops->multi_axpy(s, j + 1, h, vs->V, vs->V[j + 1]));
+    for (int i = 0; i <= j; i++) h[i] = -h[i];
     NZI_TRY(ops->norm2(s, vs->V[j + 1], hn));
+    /* pass 2 only when pass 1 cancelled: ||w|| fell below ||w before|| / sqrt(2) (DGKS) */
+    if (!(*hn > GMRES_DGKS_ETA * before)) {
+        NZI_TRY(ops->multi_dot(s, j + 1, vs->V, vs->V[j + 1], d->c));
+        for (int i = 0; i <= j; i++) d->c[i] = -d->c[i];
+        NZI_TRY(ops->multi_axpy(s, j + 1, d->c, vs->V, vs->V[j + 1]));
+        for (int i = 0; i <= j; i++) h[i] -= d->c[i];
+        NZI_TRY(ops->norm2(s, vs->V[j + 1], hn));
+    }
     h[j + 1] = *hn;
     *rotated = 1;
     for (int i = 0; i <= j + 1; i++)

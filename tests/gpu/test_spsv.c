@@ -132,6 +132,10 @@ static int64_t compare(const char *what, nz_value_type_t vt, const void *y, cons
     int64_t bad = 0;
     for (int64_t i = 0; i < n; i++) {
         const double v = nzi_get(y, vt, i);
+        /* f32: where the bound leaves float's range (a unit-diagonal Laplacian triangle grows
+         * like the number of lattice paths, past 1e38 within a few hundred levels) the float
+         * solve overflows honestly (Inf), as the CPU's float solve does: nothing to compare */
+        if (vt == NZ_F32 && !(bound[i] < 1e30)) continue;
         const double tol = (vt == NZ_F32 ? TOL_F32 : TOL_F64) * fmax(scale, bound[i]);
         if (!(fabs(v - ref[i]) <= tol)) {
             if (bad < 3)
