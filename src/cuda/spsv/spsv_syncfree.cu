@@ -47,8 +47,12 @@
  * independent thread scheduling of sm_70 and later guarantees while a lane spins. By induction
  * every row finishes, whatever order the hardware schedules blocks in. Each warp takes exactly
  * one ticket past the rows; the warp that takes the last of those resets the counter to 0, so no
- * memset is needed before the next launch. A waiting thread backs off (__nanosleep) between
- * polls, leaving the memory system to the threads that are solving.
+ * memset is needed before the next launch. Few threads are in flight: one block of 128 an SM
+ * (16.9K threads on an H100). Waiting threads poll L2, and the more of them, the slower the
+ * threads that are solving: on the 128^3 / 200^3 Laplacian triangles (H100, f64) 1, 2, 4, 8 and
+ * 16 blocks an SM took 2.4, 2.7, 4.0, 6.9 and 12.1 ms at 128^3, and 33 / 66 / 100 / 132 blocks in
+ * all 11.9 / 6.5 / 5.0 / 4.4 ms at 200^3 (docs/PERF_NOTES.md); a __nanosleep backoff between
+ * polls cost 5-10% at one block an SM and is not used.
  *
  * Ready flags: a generation counter rather than a memset per execute. Each execute draws the
  * next generation g (1, 2, ...; host side, in the plan's state) and a row is solved in this
@@ -68,7 +72,7 @@
 
 #define SPSV_BLOCK 128       /* 4 warps = 4 rows per block: small blocks start rows in ticket
                                 order with little slack, as the paper's 4-warp blocks do */
-#define SPSV_SOLVE_BLOCKS_PER_SM 4 /* the solve's persistent blocks per SM (512 threads) */
+#define SPSV_SOLVE_BLOCKS_PER_SM 1 /* the solve's persistent blocks per SM (128 threads) */
 #define SPSV_SETUP_BLOCK 256 /* the analysis's element-wise kernels: memory-bound */
 #define SPSV_FULL_MASK 0xffffffffu
 
@@ -226,7 +230,8 @@ spsv_solve_kernel(int32_t n, uint32_t warps, const int32_t *__restrict__ order,
             for (int64_t k = e_offsets[row]; k < end; k++) {
                 const int32_t col = e_cols[k];
                 const double e = (double)e_values[k];
-                while (load_acquire(ready + col) != generation) __nanosleep(32);
+                while (load_acquire(ready + col) != generation) {
+                }
                 sum += e * (double)__ldcg(y + col);
             }
             double yi = rhs - sum;
@@ -491,9 +496,9 @@ extern "C" nz_status_t nz_cuda_spsv_execute(const nz_spsv_plan_t *plan, double a
         state->generation = 0;
     }
     const uint32_t generation = ++state->generation;
-    /* one thread per row, persistent warps: at most SPSV_SOLVE_BLOCKS_PER_SM blocks an SM, all
-     * resident at once (so every ticket taken is being worked on), enough rows in flight to span
-     * a few levels and few enough that the waiting threads do not crowd the memory system */
+    /* one thread per row, persistent warps: SPSV_SOLVE_BLOCKS_PER_SM blocks an SM, all resident
+     * at once (so every ticket taken is being worked on), few enough that the waiting threads do
+     * not crowd the memory system (see the opening comment) */
     int64_t blocks = (n + SPSV_BLOCK - 1) / SPSV_BLOCK;
     const int64_t resident = (int64_t)nzi_cuda(ctx)->sm_count * SPSV_SOLVE_BLOCKS_PER_SM;
     if (blocks > resident) blocks = resident;
