@@ -21,7 +21,7 @@ static const nz_cli_command_t solve_command = {
         "\nstatus: converged only when the true residual ||b - Ax|| meets max(rtol ||b||, atol);\n"
         "otherwise 'iteration limit', 'stagnated' or a breakdown (rho, omega, nan, singular).\n"
         "exit status: 0 converged, 1 failure (breakdown; file or library error), 2 bad command\n"
-        "line, 3 refused (e.g. --backend cuda with a method other than cg), 4 not converged (x\n"
+        "line, 3 refused (e.g. --backend cuda without a device), 4 not converged (x\n"
         "and the true residual are reported and written, but miss the tolerance).\n",
     .column = 21,
 };
@@ -79,7 +79,7 @@ static const nz_cli_option_t solve_options[] = {
     {.name = "--maxit", .kind = NZ_CLI_INT64, AT(solve.max_iterations), .min = 1,
      .max = INT64_MAX / 2, .metavar = "N", .help = "iteration limit (default max(n, 10000))"},
     {.name = "--backend", .kind = NZ_CLI_ENUM, AT(backend), .names = &nz_cli_backend_names,
-     .metavar = "B", .help = "cpu or cuda (device 0; cg only for now) (default cpu)"},
+     .metavar = "B", .help = "cpu or cuda (device 0) (default cpu)"},
     {.name = "--precision", .kind = NZ_CLI_ENUM, AT(value_type),
      .names = &nz_cli_precision_names, .metavar = "P",
      .help = "single or double (default double)"},
