@@ -98,9 +98,10 @@ nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, 
 /* The solver family: nz_solve                                                                */
 /* ------------------------------------------------------------------------------------------ */
 
-/* Krylov methods of nz_solve (docs/SOLVERS.md). CG: symmetric positive definite A, through
- * nz_cg_solve. BICGSTAB: van der Vorst's BiCGSTAB, right-preconditioned. GMRES: restarted
- * GMRES(m), right-preconditioned, classical Gram-Schmidt applied twice (CGS2), Givens rotations.
+/* Krylov methods of nz_solve (docs/SOLVERS.md). CG: symmetric positive definite A (nz_cg_solve
+ * with none or Jacobi, else PCG on the vector operations). BICGSTAB: van der Vorst's BiCGSTAB,
+ * right-preconditioned. GMRES: restarted GMRES(m), right-preconditioned, classical Gram-Schmidt
+ * with a second pass where the first cancelled (DGKS), Givens rotations.
  * FGMRES: flexible GMRES (the preconditioner may change between iterations; stores M^-1 v_j).
  * MINRES: Paige-Saunders MINRES for symmetric (indefinite) A with an SPD preconditioner. */
 typedef enum nz_method {
@@ -138,7 +139,8 @@ typedef struct nz_precond_options {
     int degree;                /* CHEBYSHEV: Chebyshev steps per apply (default 3, at most 64) */
     double lambda_min;         /* CHEBYSHEV: the interval [lambda_min, lambda_max] of the spectrum
                                   of D^-1 A the polynomial targets. lambda_max 0: estimated at
-                                  setup (power iteration, times 1.1); lambda_min 0: lambda_max / 30 */
+                                  setup (power iteration, times 1.1); lambda_min 0:
+                                  lambda_max / 30 */
     double lambda_max;
     nz_precond_apply_t apply;  /* USER: z = M^-1 r (required) */
     void *user;                /* its first argument */

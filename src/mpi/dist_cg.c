@@ -67,7 +67,8 @@ nz_status_t nz_dist_cg_solve(nz_context_t *ctx, nz_dist_matrix_t *dA, const void
     out.relative_residual = res.relative_residual;
     out.setup_seconds = res.setup_seconds;
     out.solve_seconds = res.solve_seconds;
-    out.seconds_per_iteration = res.solve_seconds / (double)(res.iterations > 0 ? res.iterations : 1);
+    out.seconds_per_iteration =
+        res.solve_seconds / (double)(res.iterations > 0 ? res.iterations : 1);
     out.history = res.history;
     out.history_length = res.history_length;
     out.format = NZ_FORMAT_CSR; /* the blocks are CSR (dist_matrix.c) */

@@ -59,8 +59,8 @@ static nz_status_t dist_allreduce(void *user, double *values, int count, nz_redu
     dist_solve_t *d = (dist_solve_t *)user;
     nz_dist_matrix_t *dA = d->A;
     if (count < 0 || count > d->max_count)
-        return nzd_error(dA->ctx, NZ_ERR_INVALID_ARGUMENT, "nz_dist_solve: %d values to reduce (> %d)",
-                         count, d->max_count);
+        return nzd_error(dA->ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "nz_dist_solve: %d values to reduce (> %d)", count, d->max_count);
     double *mine = d->mine;
     memcpy(mine, values, (size_t)count * sizeof(double));
     mine[count] = (double)d->pending;
