@@ -613,6 +613,7 @@ static void test_arguments(nz_context_t *ctx) {
                       "%s b = %g: status %d relres %g residual %g err %g: %s",
                       nz_method_name(opt.method), scales[t], (int)st, big.relative_residual,
                       big.residual_norm, err, nz_context_last_error(ctx));
+            nz_free(ctx, big.history);
         }
         for (int i = 0; i < 16; i++) b[i] = 1.0;
     }
