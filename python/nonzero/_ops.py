@@ -122,6 +122,25 @@ def _status_name(st):
     return _STATUS_NAMES.get(st) or status_string(st)
 
 
+def _square_system(name, A, b, x0, xp):
+    """A square, b (a vector or one column) and x0 (None or any shape of n entries) of A's
+    size: (n, b as a vector, x0 as a vector or None), else DimensionMismatchError."""
+    n = A.shape[0]
+    if A.shape[0] != A.shape[1]:
+        raise DimensionMismatchError("nonzero: %s needs a square matrix, not %dx%d"
+                                     % ((name,) + A.shape))
+    b = xp.asarray(b)
+    if b.ndim == 2 and b.shape[1] == 1:
+        b = b.ravel()
+    if b.shape != (n,):
+        raise DimensionMismatchError("nonzero: b has shape %s, A is %dx%d" % (b.shape, n, n))
+    if x0 is not None:
+        x0 = xp.asarray(x0).ravel()
+        if x0.shape != (n,):
+            raise DimensionMismatchError("nonzero: x0 has shape %s, A is %dx%d" % (x0.shape, n, n))
+    return n, b, x0
+
+
 def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None,
        alg="auto", use_graph=None, result=None, tol=None):
     """Solve A x = b (A symmetric positive definite) by conjugate gradients, with the signature
@@ -169,18 +188,7 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
                      use_graph=use_graph, result=result)
         return x.get(), info
     xp = _cupy() if A.on_device else np
-    n = A.shape[0]
-    if A.shape[0] != A.shape[1]:
-        raise DimensionMismatchError("nonzero: cg needs a square matrix, not %dx%d" % A.shape)
-    b = xp.asarray(b)
-    if b.ndim == 2 and b.shape[1] == 1:
-        b = b.ravel()
-    if b.shape != (n,):
-        raise DimensionMismatchError("nonzero: b has shape %s, A is %dx%d" % (b.shape, n, n))
-    if x0 is not None:
-        x0 = xp.asarray(x0).ravel()
-        if x0.shape != (n,):
-            raise DimensionMismatchError("nonzero: x0 has shape %s, A is %dx%d" % (x0.shape, n, n))
+    n, b, x0 = _square_system("cg", A, b, x0, xp)
     _check_preconditioner("cg", M)
     if maxiter is None:
         maxiter = 10 * n
@@ -454,19 +462,7 @@ def _krylov(name, method, A, b, x0, rtol, atol, max_iterations, restart, M, call
                           restart, M, callback, result, alg, callback_kind)
         return x.get(), info
     xp = _cupy() if A.on_device else np
-    n = A.shape[0]
-    if A.shape[0] != A.shape[1]:
-        raise DimensionMismatchError("nonzero: %s needs a square matrix, not %dx%d"
-                                     % ((name,) + A.shape))
-    b = xp.asarray(b)
-    if b.ndim == 2 and b.shape[1] == 1:
-        b = b.ravel()
-    if b.shape != (n,):
-        raise DimensionMismatchError("nonzero: b has shape %s, A is %dx%d" % (b.shape, n, n))
-    if x0 is not None:
-        x0 = xp.asarray(x0).ravel()
-        if x0.shape != (n,):
-            raise DimensionMismatchError("nonzero: x0 has shape %s, A is %dx%d" % (x0.shape, n, n))
+    n, b, x0 = _square_system(name, A, b, x0, xp)
     dt = np.result_type(A.dtype, b.dtype, *(() if x0 is None else (x0.dtype,)))
     if dt not in (np.float32, np.float64):
         raise TypeError("nonzero.%s: float32 / float64 operands only, not %s" % (name, dt))
