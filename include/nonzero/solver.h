@@ -144,7 +144,15 @@ typedef struct nz_precond_options {
     double lambda_max;
     nz_precond_apply_t apply;  /* USER: z = M^-1 r (required) */
     void *user;                /* its first argument */
-    int64_t reserved[4];       /* zero */
+    int sweeps;                /* ILU0, IC0: 0 (default): exact triangular solves; k in
+                                  1 .. 255: each triangular solve is k Jacobi sweeps
+                                  (NZ_SPSV_JACOBI(k), nonzero/spsv.h): cheaper and fully
+                                  parallel, an approximation of the factors' solve (more
+                                  iterations of the outer method, each cheaper). IC0 stays
+                                  symmetric positive definite (the sweeps on L^T are the
+                                  transpose of those on L), so CG can use it */
+    int32_t reserved0;         /* zero */
+    int64_t reserved[3];       /* zero */
 } nz_precond_options_t;
 
 /* What nz_precond_info reports. */
@@ -162,6 +170,7 @@ typedef struct nz_precond_info {
     double lambda_max;
     double lambda_estimate;    /* CHEBYSHEV: the power-iteration estimate of lambda_max(D^-1 A)
                                   before the safety factor (0 when options gave lambda_max) */
+    int sweeps;                /* ILU0 / IC0: Jacobi sweeps per triangular solve (0: exact) */
 } nz_precond_info_t;
 
 /* Build preconditioner `kind` of the square matrix A (host or device; vectors of the apply live
@@ -241,6 +250,8 @@ typedef struct nz_solve_options {
                                   the bounds are estimated (nz_precond_options_t) */
     nz_solve_monitor_t monitor; /* optional: called after every iteration (below) */
     void *monitor_user;        /* its first argument */
+    int precond_sweeps;        /* precond ILU0 / IC0: Jacobi sweeps per triangular solve
+                                  (nz_precond_options_t.sweeps; 0: exact solves) */
 } nz_solve_options_t;
 
 /* How a solve ended (PETSc's KSPConvergedReason in spirit: every way has a name). */

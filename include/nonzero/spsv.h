@@ -24,6 +24,18 @@ typedef enum nz_diag_type { NZ_NON_UNIT = 0, NZ_UNIT = 1 } nz_diag_type_t;
 
 typedef struct nz_spsv_plan nz_spsv_plan_t;
 
+/* A plan flag: an approximate solve by k Jacobi sweeps (1 <= k <= 255) instead of the exact
+ * one. With D the diagonal (the identity for NZ_UNIT) and E the strict triangle,
+ *     y_0 = D^-1 alpha x,   y_m = D^-1 (alpha x - E y_{m-1}),   y = y_k,
+ * k + 1 passes of SpMV cost, all parallel: no level sets, no dependency waits (Anzt, Chow and
+ * Dongarra, "Iterative sparse triangular solves for preconditioning", Euro-Par 2015). y is
+ * exact once k reaches the number of level sets minus one (D^-1 E is nilpotent); a few sweeps
+ * approximate well where the triangle is diagonally dominant, as ILU(0)/IC(0) factors of
+ * well-behaved problems are. Meant for preconditioners (nz_precond_options_t.sweeps), never
+ * for a solve that must be exact. nz_spsv_plan_info reports levels = max_level_rows = 0 (not
+ * analysed). */
+#define NZ_SPSV_JACOBI(k) (((unsigned)(k) & 0xffu) << 24)
+
 /* Make a plan to solve op(T) y = alpha x for the `fill` triangle of T with `diag`. T: a square
  * host or device CSR matrix of either value type (other formats: NZ_ERR_UNSUPPORTED, convert
  * with nz_matrix_convert); a device T (32- or 64-bit row offsets) is solved on its device, with
@@ -34,10 +46,10 @@ typedef struct nz_spsv_plan nz_spsv_plan_t;
  * without a diagonal entry, or with a zero one, is NZ_ERR_INVALID_MATRIX naming the row), and
  * the rows are grouped into level sets: a row's level is one more than the highest level of
  * the rows its solve reads (0 for rows that read none). On the GPU the same analysis runs as
- * device kernels (op T builds the transpose of T first, a radix sort of T's nonzeros); the levels
- * are computed for nz_spsv_plan_info only, the GPU solve does not use them. Its cost is a few
- * passes over T plus a few small copies back to the host; it synchronises the context's
- * stream. */
+ * device kernels (op T builds the transpose of T first, a radix sort of T's nonzeros), and the
+ * triangle is stored with its rows sorted by level, the order the solve takes them in. Its cost
+ * is a few passes over T plus a few small copies back to the host; it synchronises the
+ * context's stream. NZ_SPSV_JACOBI(k) skips the level sets. */
 nz_status_t nz_spsv_plan_create(nz_context_t *ctx, nz_spsv_plan_t **plan, const nz_matrix_t *T,
                                 nz_operation_t op, nz_fill_mode_t fill, nz_diag_type_t diag,
                                 unsigned flags);
@@ -47,12 +59,13 @@ nz_status_t nz_spsv_plan_create(nz_context_t *ctx, nz_spsv_plan_t **plan, const 
  * Host: the levels run in order, the rows of a level in parallel over the context's threads (one
  * thread when the work or the rows per level are few); each row's sum runs in a fixed order, so
  * y is bitwise the same run to run and for any thread count. Device: the synchronisation-free
- * solve (Liu, Li, Hogg and Vinter, Euro-Par 2016), queued on the context's stream: one warp per
- * row, rows started in solve order from a global counter, each waiting on per-row ready flags of
- * the rows it reads, the sum in double over a fixed lane split and shuffle tree, so y is bitwise
- * the same run to run (not bitwise the CPU's, which sums in the value type). x == y (in place)
- * is allowed; x and y overlapping otherwise is NZ_ERR_INVALID_ARGUMENT. alpha == 0: y = 0 and x
- * is not read. Allocates nothing. */
+ * solve (Liu, Li, Hogg and Vinter, Euro-Par 2016), queued on the context's stream: one thread
+ * per row, rows started in level order from a global counter, each waiting until the rows it
+ * reads have published their values, its sum in double in column order, so y is bitwise the
+ * same run to run (not bitwise the CPU's, which sums in the value type). NZ_SPSV_JACOBI(k): k + 1
+ * parallel passes (host: over the context's threads; device: kernels on its stream), bitwise
+ * reproducible too. x == y (in place) is allowed; x and y overlapping otherwise is
+ * NZ_ERR_INVALID_ARGUMENT. alpha == 0: y = 0 and x is not read. Allocates nothing. */
 nz_status_t nz_spsv_execute(nz_spsv_plan_t *plan, double alpha, const void *x, void *y);
 nz_status_t nz_spsv_plan_destroy(nz_spsv_plan_t **plan);
 

@@ -158,20 +158,21 @@ class SolveOptions(ctypes.Structure):
                 ("precond_apply", PrecondApply), ("precond_user", c_void_p), ("alg", c_int),
                 ("plan_flags", ctypes.c_uint), ("record_history", c_int),
                 ("preconditioner", c_void_p), ("block_size", c_int), ("cheb_degree", c_int),
-                ("monitor", SolveMonitor), ("monitor_user", c_void_p)]
+                ("monitor", SolveMonitor), ("monitor_user", c_void_p),
+                ("precond_sweeps", c_int)]
 
 
 class PrecondOptions(ctypes.Structure):
     _fields_ = [("block_size", c_int), ("degree", c_int), ("lambda_min", c_double),
                 ("lambda_max", c_double), ("apply", PrecondApply), ("user", c_void_p),
-                ("reserved", c_int64 * 4)]
+                ("sweeps", c_int), ("reserved0", ctypes.c_int32), ("reserved", c_int64 * 3)]
 
 
 class PrecondInfo(ctypes.Structure):
     _fields_ = [("kind", c_int), ("rows", c_int64), ("value_type", c_int), ("location", c_int),
                 ("setup_seconds", c_double), ("shift", c_double), ("attempts", c_int),
                 ("block_size", c_int), ("degree", c_int), ("lambda_min", c_double),
-                ("lambda_max", c_double), ("lambda_estimate", c_double)]
+                ("lambda_max", c_double), ("lambda_estimate", c_double), ("sweeps", c_int)]
 
 
 class SolveResult(ctypes.Structure):

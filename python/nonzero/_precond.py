@@ -176,16 +176,29 @@ def chebyshev(A, degree=3, lambda_min=None, lambda_max=None):
     return Preconditioner(A, _lib.PRECOND_CHEBYSHEV, **options)
 
 
-def ilu0(A):
+def _sweeps(sweeps):
+    """nz_precond_options_t.sweeps from ilu0 / ic0's sweeps= (None: exact solves)."""
+    if sweeps is None:
+        return {}
+    sweeps = _positive(sweeps, "sweeps")
+    if sweeps > 255:
+        raise InvalidArgumentError("nonzero: sweeps must be at most 255, not %d" % sweeps)
+    return {"sweeps": sweeps}
+
+
+def ilu0(A, sweeps=None):
     """ILU(0): z = U^-1 L^-1 r with L\\U the incomplete LU of A in A's pattern (a bad pivot
-    shifts the diagonal: info()['shift'])."""
-    return Preconditioner(A, _lib.PRECOND_ILU0)
+    shifts the diagonal: info()['shift']). sweeps=k (1..255) replaces each exact triangular
+    solve by k Jacobi sweeps (nz_spsv's NZ_SPSV_JACOBI): an approximation of the same
+    preconditioner, fully parallel and much cheaper on a GPU; the outer method may need a few
+    more iterations."""
+    return Preconditioner(A, _lib.PRECOND_ILU0, **_sweeps(sweeps))
 
 
-def ic0(A):
+def ic0(A, sweeps=None):
     """IC(0): z = L^-T L^-1 r with L the incomplete Cholesky factor of A's lower triangle (A
-    assumed symmetric)."""
-    return Preconditioner(A, _lib.PRECOND_IC0)
+    assumed symmetric). sweeps=k: Jacobi-sweep triangular solves, as for ilu0."""
+    return Preconditioner(A, _lib.PRECOND_IC0, **_sweeps(sweeps))
 
 
 def _positive(value, name):

@@ -345,7 +345,7 @@ def _events_ms(fn):
     return r, cupy.cuda.get_elapsed_time(e0, e1)
 
 
-def _nz_solve_device(N, b, method, maxiter, rtol, restart=30, precond="none"):
+def _nz_solve_device(N, b, method, maxiter, rtol, restart=30, precond="none", sweeps=0):
     """nz_solve on the device matrix N with CuPy b through ctypes, for when the package's
     bicgstab / gmres refuse device operands. Returns (x, result dict)."""
     import cupy
@@ -358,6 +358,7 @@ def _nz_solve_device(N, b, method, maxiter, rtol, restart=30, precond="none"):
     opts.restart = restart
     opts.precond = {"none": _lib.PRECOND_NONE, "jacobi": _lib.PRECOND_JACOBI,
                     "ilu0": _lib.PRECOND_ILU0}[precond]
+    opts.precond_sweeps = sweeps
     res = _lib.SolveResult()
     st = _lib.lib.nz_solve(ctx.handle, N._handle_in(ctx).ptr, b.data.ptr, x.data.ptr,
                            ctypes.byref(opts), ctypes.byref(res))
@@ -368,12 +369,16 @@ def _nz_solve_device(N, b, method, maxiter, rtol, restart=30, precond="none"):
     return x, out
 
 
-def _nz_krylov(N, b, name, maxiter_steps, rtol, restart=30, M=None):
+def _nz_krylov(N, b, name, maxiter_steps, rtol, restart=30, M=None, sweeps=0):
     """nonzero.bicgstab / nonzero.gmres on CuPy operands (GMRES: maxiter_steps Arnoldi steps);
-    when the package refuses device operands, nz_solve directly through ctypes. Returns
-    (x, result dict, how)."""
+    when the package refuses device operands, nz_solve directly through ctypes. M="ilu0" with
+    sweeps > 0: nonzero.ilu0(N, sweeps=sweeps), made inside the call. Returns (x, result dict,
+    how)."""
     res = {}
+    precond = M
     try:
+        if M == "ilu0" and sweeps > 0:
+            M = nonzero.ilu0(N, sweeps=sweeps)
         if name == "bicgstab":
             x, _ = nonzero.bicgstab(N, b, rtol=rtol, maxiter=maxiter_steps, M=M, result=res)
         else:
@@ -385,7 +390,8 @@ def _nz_krylov(N, b, name, maxiter_steps, rtol, restart=30, M=None):
         if "host" not in str(e) and not isinstance(e, nonzero.UnsupportedError):
             raise
     method = _lib.METHOD_BICGSTAB if name == "bicgstab" else _lib.METHOD_GMRES
-    x, res = _nz_solve_device(N, b, method, maxiter_steps, rtol, restart, M or "none")
+    x, res = _nz_solve_device(N, b, method, maxiter_steps, rtol, restart, precond or "none",
+                              sweeps)
     return x, res, "nz_solve (ctypes)"
 
 
@@ -535,7 +541,7 @@ def _solve_to_tolerance(D, N, b, rows, maxiter=10000, rtol=1e-8):
           "warm-up, CUDA events" % rtol)
     dinv = 1.0 / D.diagonal()
     jacobi = cla.LinearOperator((n, n), matvec=lambda r: dinv * r.ravel(), dtype=D.dtype)
-    w = [24, 22, 10, 7, 12, 16]
+    w = [24, 30, 10, 7, 12, 16]
     print(row(["library", "solver", "ms", "iter", "rel resid", "status"], w))
     best_cupy = None
     for kind in ("bicgstab", "gmres"):
@@ -565,12 +571,15 @@ def _solve_to_tolerance(D, N, b, rows, maxiter=10000, rtol=1e-8):
         if info == 0 and rr <= 1.01 * rtol and (best_cupy is None or ms < best_cupy[0]):
             best_cupy = (ms, label)
     best_nz = None
-    for kind in ("bicgstab", "gmres"):
-        label = "%s + ilu0" % ("gmres(30)" if kind == "gmres" else kind)
+    for kind, sweeps in (("bicgstab", 0), ("gmres", 0), ("bicgstab", 2), ("gmres", 2),
+                         ("bicgstab", 3), ("gmres", 3)):
+        label = "%s + ilu0%s" % ("gmres(30)" if kind == "gmres" else kind,
+                                 " (%d sweeps)" % sweeps if sweeps else "")
         try:
-            _nz_krylov(N, b, kind, 2 if kind == "bicgstab" else 30, rtol, M="ilu0")
+            _nz_krylov(N, b, kind, 2 if kind == "bicgstab" else 30, rtol, M="ilu0",
+                       sweeps=sweeps)
             (x, res, how), ms = _events_ms(lambda: _nz_krylov(N, b, kind, maxiter, rtol,
-                                                              M="ilu0"))
+                                                              M="ilu0", sweeps=sweeps))
         except nonzero.NonzeroError as e:
             print(row(["nonzero", label, "-", "-", "-", "not available"], w))
             print("   %s: %s" % (label, e))

@@ -155,6 +155,42 @@ def test_ilu0_against_numpy_and_spilu(rng):
         assert close(M @ r, lu.solve(r), 1e-10)
 
 
+def jacobi_triangular(T, r, sweeps):
+    """k Jacobi sweeps on the triangular T: y0 = D^-1 r, y = D^-1 (r - E y)."""
+    d = np.diag(T)
+    E = T - np.diag(d)
+    y = r / d
+    for _ in range(sweeps):
+        y = (r - E @ y) / d
+    return y
+
+
+@pytest.mark.parametrize("sweeps", [1, 3, 20])
+def test_ilu0_sweeps(rng, sweeps):
+    A = convdiff(8, 1.5)
+    r = rand_vec(rng, 64)
+    Lf, Uf = ilu0_reference(A)
+    z_ref = jacobi_triangular(Uf, jacobi_triangular(Lf, r, sweeps), sweeps)
+    M = nonzero.ilu0(A, sweeps=sweeps)
+    assert M.info()["sweeps"] == sweeps
+    assert close(M @ r, z_ref, 1e-12)
+    exact = np.linalg.solve(Uf, np.linalg.solve(Lf, r))
+    if sweeps < 3:  # a few sweeps approximate; more than the 15 levels are exact
+        assert not close(M @ r, exact, 1e-12)
+    if sweeps >= 15:
+        assert close(M @ r, exact, 1e-12)
+    # as M of BiCGSTAB: converged, the true residual at the tolerance
+    b = rand_vec(rng, 64)
+    res = {}
+    x, info = nonzero.bicgstab(A, b, M=M, rtol=1e-10, result=res)
+    assert info == 0 and np.linalg.norm(b - A @ x) <= 1e-10 * np.linalg.norm(b) * 1.0001
+    for bad in (0, 256, -1):
+        with pytest.raises(nonzero.InvalidArgumentError):
+            nonzero.ilu0(A, sweeps=bad)
+    Mi = nonzero.ic0(laplace(8), sweeps=sweeps)
+    assert Mi.info()["sweeps"] == sweeps
+
+
 def test_ic0(rng):
     A = laplace(8)
     r = rand_vec(rng, 64)

@@ -28,6 +28,10 @@
  * (NZI_CPU_SERIAL_WORK) or the levels are narrow (fewer than NZI_SPSV_MIN_LEVEL_ROWS rows on
  * average): a barrier costs about as much as solving that many rows. In place (x == y) is safe:
  * row i reads x_i only, before it writes y_i, and y_k only for rows k already solved.
+ *
+ * NZ_SPSV_JACOBI(k) (nonzero/spsv.h): no level sets; the plan keeps two vectors, and execute
+ * runs y_0 = D^-1 alpha x and k sweeps y_m = D^-1 (alpha x - E y_{m-1}), every row of a sweep
+ * in parallel (spsv_jacobi_*).
  */
 
 /* Mean rows per level below which the solve runs on one thread (see above). */
@@ -40,6 +44,8 @@ typedef struct spsv_cpu_state {
     void *diagonal;         /* rows of T's value type; NULL for NZ_UNIT */
     int64_t *level_offsets; /* levels + 1: the rows of level l are level_rows[offsets[l] ..) */
     int32_t *level_rows;    /* rows, grouped by level, ascending within a level */
+    int sweeps;             /* NZ_SPSV_JACOBI(k): k (0: the exact solve, by levels) */
+    void *sweep;            /* sweeps: 2 x rows of T's value type (the two iterates) */
 } spsv_cpu_state_t;
 
 static void state_free(nz_context_t *ctx, spsv_cpu_state_t *state) {
@@ -50,6 +56,7 @@ static void state_free(nz_context_t *ctx, spsv_cpu_state_t *state) {
     nzi_free(ctx, state->diagonal);
     nzi_free(ctx, state->level_offsets);
     nzi_free(ctx, state->level_rows);
+    nzi_free(ctx, state->sweep);
     nzi_free(ctx, state);
 }
 
@@ -197,15 +204,23 @@ nz_status_t nz_cpu_spsv_plan_setup(nz_spsv_plan_t *plan) {
     NZI_CHECK(take_triangle(ctx, T, plan->op, plan->fill, state, &nnz));
     /* op(T)'s triangle: T's own for op N, the other one for op T */
     const int lower = (plan->fill == NZ_LOWER) == (plan->op == NZ_OP_N);
-    NZI_CHECK(take_levels(ctx, T->rows, lower, state, &levels, &widest));
     const int64_t n = T->rows;
     const size_t vs = nzi_value_size(T->value_type);
+    state->sweeps = nzi_spsv_sweeps(plan->flags);
+    if (state->sweeps > 0)
+        NZI_CHECK(nzi_alloc_array(ctx, &state->sweep, 2 * (size_t)(n > 0 ? n : 1), vs,
+                                  "the SpSV sweeps' vectors"));
+    else
+        NZI_CHECK(take_levels(ctx, T->rows, lower, state, &levels, &widest));
     plan->nnz = nnz;
     plan->levels = levels;
     plan->max_level_rows = widest;
-    plan->workspace_bytes = ((size_t)n + 1 + (size_t)levels + 1) * sizeof(int64_t) +
-                            (size_t)n * sizeof(int32_t) + (size_t)nnz * (sizeof(int32_t) + vs) +
-                            (plan->diag == NZ_NON_UNIT ? (size_t)n * vs : 0);
+    plan->workspace_bytes = ((size_t)n + 1) * sizeof(int64_t) +
+                            (size_t)nnz * (sizeof(int32_t) + vs) +
+                            (plan->diag == NZ_NON_UNIT ? (size_t)n * vs : 0) +
+                            (state->sweeps > 0 ? 2 * (size_t)n * vs
+                                               : ((size_t)levels + 1) * sizeof(int64_t) +
+                                                     (size_t)n * sizeof(int32_t));
     plan->state = state;
     state = NULL;
 cleanup:
@@ -253,6 +268,36 @@ void nz_cpu_spsv_plan_release(nz_spsv_plan_t *plan) {
 NZI_DEFINE_SPSV(float, f32)
 NZI_DEFINE_SPSV(double, f64)
 
+/* NZ_SPSV_JACOBI(k): y_0 = D^-1 alpha x, then k sweeps y_m = D^-1 (alpha x - E y_{m-1}),
+ * alternating between the plan's two vectors, the last into y; every row of a sweep in parallel
+ * (its sum in E's column order, in the storage type, so bitwise the same for any team). In place
+ * (x == y) is safe: only the last sweep writes y, row i after reading x_i. */
+#define NZI_DEFINE_SPSV_JACOBI(T, SUFFIX)                                                       \
+    static void spsv_jacobi_##SUFFIX(const spsv_cpu_state_t *s, int64_t n, T alpha, const T *x, \
+                                     T *y, int team) {                                          \
+        const int64_t *row_offsets = s->row_offsets;                                            \
+        const int32_t *col_indices = s->col_indices;                                            \
+        const T *values = (const T *)s->values;                                                 \
+        const T *diagonal = (const T *)s->diagonal;                                             \
+        T *buffers[2] = {(T *)s->sweep, (T *)s->sweep + n};                                     \
+        NZI_SPSV_PARALLEL(team)                                                                 \
+        for (int m = 0; m <= s->sweeps; m++) {                                                  \
+            const T *in = m > 0 ? buffers[(m - 1) & 1] : NULL;                                  \
+            T *out = m == s->sweeps ? y : buffers[m & 1];                                       \
+            NZI_SPSV_FOR                                                                        \
+            for (int64_t i = 0; i < n; i++) {                                                   \
+                T sum = alpha * x[i];                                                           \
+                if (in != NULL)                                                                 \
+                    for (int64_t k = row_offsets[i]; k < row_offsets[i + 1]; k++)               \
+                        sum -= values[k] * in[col_indices[k]];                                  \
+                out[i] = diagonal != NULL ? sum / diagonal[i] : sum;                            \
+            }                                                                                   \
+        }                                                                                       \
+    }
+
+NZI_DEFINE_SPSV_JACOBI(float, f32)
+NZI_DEFINE_SPSV_JACOBI(double, f64)
+
 nz_status_t nz_cpu_spsv_execute(const nz_spsv_plan_t *plan, double alpha, const void *x, void *y) {
     const spsv_cpu_state_t *state = (const spsv_cpu_state_t *)plan->state;
     const nz_value_type_t vt = plan->T->value_type;
@@ -265,6 +310,13 @@ nz_status_t nz_cpu_spsv_execute(const nz_spsv_plan_t *plan, double alpha, const 
         return NZ_SUCCESS;
     }
     int team = nzi_cpu_team(1, plan->ctx->threads, (double)(plan->nnz + n));
+    if (state->sweeps > 0) {
+        if (vt == NZ_F32)
+            spsv_jacobi_f32(state, n, (float)alpha, (const float *)x, (float *)y, team);
+        else
+            spsv_jacobi_f64(state, n, alpha, (const double *)x, (double *)y, team);
+        return NZ_SUCCESS;
+    }
     if (plan->levels > 0 && n / plan->levels < NZI_SPSV_MIN_LEVEL_ROWS) team = 1;
     if (vt == NZ_F32)
         spsv_levels_f32(state, plan->levels, (float)alpha, (const float *)x, (float *)y, team);

@@ -54,6 +54,8 @@ struct nz_spmm_plan {
 #define NZI_SPMM_MAX_K 64
 
 /* The SpSV plan (src/ops/spsv.c): y = op(T)^-1 alpha x for one triangle of a square matrix T. */
+/* k of a plan's NZ_SPSV_JACOBI(k) flag; 0: the exact solve. */
+static inline int nzi_spsv_sweeps(unsigned flags) { return (int)((flags >> 24) & 0xffu); }
 #define NZI_SPSV_PLAN_MAGIC 0x4e5a535356000001ull /* "NZSSV" */
 struct nz_spsv_plan {
     uint64_t magic;

@@ -64,6 +64,7 @@ typedef struct nzi_factor_precond {
     nz_backend_t backend;       /* A's backend: where F, the plans and work live */
     double shift;               /* the diagonal shift of the accepted factorisation (0: none) */
     int attempts;               /* factorisations tried (1: the unshifted one succeeded) */
+    int sweeps;                 /* Jacobi sweeps per triangular solve (NZ_SPSV_JACOBI); 0: exact */
 } nzi_factor_precond_t;
 
 /* The factors only: *F (a new host CSR matrix of A's value type and A's pattern with the diagonal
@@ -79,12 +80,12 @@ nz_status_t nzi_factor_compute(nz_context_t *ctx, const nz_matrix_t *A, nz_preco
                                nz_matrix_t **F, double *shift, int *attempts);
 
 /* Factor A and plan the two triangular solves (ILU(0): L unit lower, U upper; IC(0): L and
- * L^T as op T of the lower triangle). A host CSR A factors on the host (nzi_factor_compute); a
+ * L^T as op T of the lower triangle), exact or, sweeps > 0, by NZ_SPSV_JACOBI(sweeps). A host CSR A factors on the host (nzi_factor_compute); a
  * device CSR A on its device (the backend's factor_compute: the same shifts and attempts), and F,
  * the SpSV plans and the work vector are then on the device too. *out is freed by
  * nzi_factor_precond_destroy, which accepts NULL. */
 nz_status_t nzi_factor_precond_create(nz_context_t *ctx, const nz_matrix_t *A, nz_precond_t kind,
-                                      nzi_factor_precond_t **out);
+                                      int sweeps, nzi_factor_precond_t **out);
 void nzi_factor_precond_destroy(nzi_factor_precond_t **p);
 /* z = U^-1 L^-1 r (ILU(0)) or L^-T L^-1 r (IC(0)); r and z distinct, arrays where A is;
  * allocates nothing. The

@@ -7,7 +7,7 @@
 
 /* Every SpSV plan is bitwise reproducible, so NZ_PLAN_DETERMINISTIC is accepted and changes
  * nothing. */
-#define NZI_SPSV_PLAN_FLAGS NZ_PLAN_DETERMINISTIC
+#define NZI_SPSV_PLAN_FLAGS (NZ_PLAN_DETERMINISTIC | NZ_SPSV_JACOBI(0xff))
 
 nz_status_t nz_spsv_plan_create(nz_context_t *ctx, nz_spsv_plan_t **plan, const nz_matrix_t *T,
                                 nz_operation_t op, nz_fill_mode_t fill, nz_diag_type_t diag,
@@ -24,6 +24,7 @@ nz_status_t nz_spsv_plan_create(nz_context_t *ctx, nz_spsv_plan_t **plan, const 
                          "%s: diag must be NZ_NON_UNIT or NZ_UNIT, not %d", what, (int)diag);
     if (flags & ~(unsigned)NZI_SPSV_PLAN_FLAGS)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: unknown flags 0x%x", what, flags);
+    /* NZ_SPSV_JACOBI(k), 1 <= k <= 255, or the exact solve (the bits all zero) */
     /* the backend table decides where SpSV runs: T's (host: the CPU's level sets, device: the
      * GPU's synchronisation-free solve) */
     const nzi_backend_t *table = nzi_backend_of(T);

@@ -198,7 +198,7 @@ void nzi_factor_precond_destroy(nzi_factor_precond_t **p) {
 }
 
 nz_status_t nzi_factor_precond_create(nz_context_t *ctx, const nz_matrix_t *A, nz_precond_t kind,
-                                      nzi_factor_precond_t **out) {
+                                      int sweeps, nzi_factor_precond_t **out) {
     nz_status_t status = NZ_SUCCESS;
     nzi_factor_precond_t *p = NULL;
     *out = NULL;
@@ -206,6 +206,8 @@ nz_status_t nzi_factor_precond_create(nz_context_t *ctx, const nz_matrix_t *A, n
     memset(p, 0, sizeof *p);
     p->ctx = ctx;
     p->kind = kind;
+    p->sweeps = sweeps;
+    const unsigned flags = sweeps > 0 ? NZ_SPSV_JACOBI(sweeps) : 0;
     /* A's backend factors it (the CPU's table has no entry: the host code below) */
     const nzi_backend_t *table = nzi_backend_of(A);
     p->backend = table->id;
@@ -217,11 +219,14 @@ nz_status_t nzi_factor_precond_create(nz_context_t *ctx, const nz_matrix_t *A, n
     const size_t bytes = (A->rows > 0 ? (size_t)A->rows : 1) * nzi_value_size(A->value_type);
     NZI_CHECK(table->mem_alloc(ctx, &p->work, bytes, "nz_solve: preconditioner vector"));
     if (kind == NZ_PRECOND_IC0) {
-        NZI_CHECK(nz_spsv_plan_create(ctx, &p->lower, p->F, NZ_OP_N, NZ_LOWER, NZ_NON_UNIT, 0));
-        NZI_CHECK(nz_spsv_plan_create(ctx, &p->upper, p->F, NZ_OP_T, NZ_LOWER, NZ_NON_UNIT, 0));
+        NZI_CHECK(nz_spsv_plan_create(ctx, &p->lower, p->F, NZ_OP_N, NZ_LOWER, NZ_NON_UNIT,
+                                      flags));
+        NZI_CHECK(nz_spsv_plan_create(ctx, &p->upper, p->F, NZ_OP_T, NZ_LOWER, NZ_NON_UNIT,
+                                      flags));
     } else {
-        NZI_CHECK(nz_spsv_plan_create(ctx, &p->lower, p->F, NZ_OP_N, NZ_LOWER, NZ_UNIT, 0));
-        NZI_CHECK(nz_spsv_plan_create(ctx, &p->upper, p->F, NZ_OP_N, NZ_UPPER, NZ_NON_UNIT, 0));
+        NZI_CHECK(nz_spsv_plan_create(ctx, &p->lower, p->F, NZ_OP_N, NZ_LOWER, NZ_UNIT, flags));
+        NZI_CHECK(nz_spsv_plan_create(ctx, &p->upper, p->F, NZ_OP_N, NZ_UPPER, NZ_NON_UNIT,
+                                      flags));
     }
     *out = p;
     p = NULL;

@@ -102,11 +102,18 @@ static nz_status_t options_check(nz_context_t *ctx, nz_precond_t kind,
         *opt = *in;
     else
         memset(opt, 0, sizeof *opt);
-    for (int i = 0; i < 4; i++)
+    if (opt->reserved0 != 0)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "%s: options->reserved0 is not zero (zero-initialise the options)", what);
+    for (int i = 0; i < 3; i++)
         if (opt->reserved[i] != 0)
             return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
                              "%s: options->reserved[%d] is not zero (zero-initialise the options)",
                              what, i);
+    if (opt->sweeps < 0 || opt->sweeps > 255)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "%s: sweeps %d outside 0 .. 255 (0: exact triangular solves)", what,
+                         opt->sweeps);
     if (opt->block_size < 0 || opt->block_size > NZI_BLOCK_JACOBI_MAX)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: block_size %d outside 1 .. %d", what,
                          opt->block_size, NZI_BLOCK_JACOBI_MAX);
@@ -438,7 +445,7 @@ nz_status_t nz_precond_create(nz_context_t *ctx, nz_preconditioner_t **M, const 
         /* the factor code reads a CSR matrix: a host matrix of another format is read as CSR */
         const nz_matrix_t *Ac = A;
         if (A->location == NZ_HOST) NZI_CHECK(nzi_as_csr(ctx, A, &Ac, &owned));
-        NZI_CHECK(nzi_factor_precond_create(ctx, Ac, kind, &p->factor));
+        NZI_CHECK(nzi_factor_precond_create(ctx, Ac, kind, opt.sweeps, &p->factor));
         break;
     }
     case NZ_PRECOND_BLOCK_JACOBI:
@@ -538,6 +545,7 @@ nz_status_t nz_precond_info(const nz_preconditioner_t *M, nz_precond_info_t *inf
     }
     info->block_size = M->block_size;
     info->degree = M->degree;
+    if (M->factor != NULL) info->sweeps = M->factor->sweeps;
     info->lambda_min = M->lambda_min;
     info->lambda_max = M->lambda_max;
     info->lambda_estimate = M->lambda_estimate;

@@ -49,6 +49,10 @@ nz_status_t nzi_solve_options(nz_context_t *ctx, const nz_solve_options_t *in, i
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
                          "nz_solve: block_size %d outside 1 .. 32 or cheb_degree %d outside "
                          "1 .. 64 (0: the default)", opt->block_size, opt->cheb_degree);
+    if (opt->precond_sweeps < 0 || opt->precond_sweeps > 255)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "nz_solve: precond_sweeps %d outside 0 .. 255 (0: exact triangular "
+                         "solves)", opt->precond_sweeps);
     if (opt->precond == NZ_PRECOND_USER && opt->precond_apply == NULL)
         return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT,
                          "nz_solve: NZ_PRECOND_USER needs a precond_apply callback");
@@ -375,7 +379,8 @@ static nz_status_t solve_krylov(nz_context_t *ctx, const nz_matrix_t *A, const v
             goto cleanup;
         }
     } else if (opt->precond == NZ_PRECOND_ILU0 || opt->precond == NZ_PRECOND_IC0) {
-        NZI_CHECK(nzi_factor_precond_create(ctx, Ac, opt->precond, &factor));
+        NZI_CHECK(nzi_factor_precond_create(ctx, Ac, opt->precond, opt->precond_sweeps,
+                                            &factor));
         space.user_apply = nzi_factor_precond_apply;
         space.user = factor;
         res->precond_shift = factor->shift;

@@ -58,7 +58,8 @@ done
 # (default degree 3, --degree); chebyshev with minres on the SPD Laplacian
 for case in "cd.mtx gmres block-jacobi 900" "cd.mtx bicgstab block-jacobi 900 --block-size 8" \
     "cd.mtx gmres chebyshev 900" "lap.mtx gmres chebyshev 400 --degree 5" \
-    "lap.mtx minres chebyshev 400 --degree 6" "lap.mtx fgmres block-jacobi 400 --block-size 1"; do
+    "lap.mtx minres chebyshev 400 --degree 6" "lap.mtx fgmres block-jacobi 400 --block-size 1" \
+    "cd.mtx bicgstab ilu0 900 --sweeps 2" "lap.mtx cg ic0 400 --sweeps 3"; do
     set -- $case
     if expect_ok "$2 $3 $5 $6" "$NZ" solve "$TMP/$1" --method $2 --precond $3 $5 $6 \
         -o "$TMP/x.mtx"; then
@@ -71,6 +72,9 @@ for case in "cd.mtx gmres block-jacobi 900" "cd.mtx bicgstab block-jacobi 900 --
 done
 expect_error 2 "--block-size" "block size 33" "$NZ" solve "$TMP/cd.mtx" --method gmres \
     --precond block-jacobi --block-size 33
+expect_error 2 "--sweeps" "sweeps without ilu0 / ic0" "$NZ" solve "$TMP/cd.mtx" --precond jacobi \
+    --sweeps 2
+expect_error 2 "--sweeps" "sweeps 256" "$NZ" solve "$TMP/cd.mtx" --precond ilu0 --sweeps 256
 expect_error 2 "--block-size" "block size 0" "$NZ" solve "$TMP/cd.mtx" --method gmres \
     --precond block-jacobi --block-size 0
 expect_error 2 "--block-size" "block size without block-jacobi" "$NZ" solve "$TMP/cd.mtx" \

@@ -133,16 +133,17 @@ static void check_all(const char *name, const nz_matrix_t *H64, nz_precond_t kin
     }
 }
 
-/* z = M^-1 r through the device preconditioner against the host one. */
-static void check_apply(const char *name, const nz_matrix_t *H, nz_precond_t kind) {
+/* z = M^-1 r through the device preconditioner against the host one (sweeps > 0: both with
+ * Jacobi-sweep triangular solves). */
+static void check_apply(const char *name, const nz_matrix_t *H, nz_precond_t kind, int sweeps) {
     const int64_t n = H->rows;
     const nz_value_type_t vt = H->value_type;
     const size_t vs = nzi_value_size(vt), bytes = nzt_at_least_one(n) * vs;
     nzi_factor_precond_t *hp = NULL, *dp = NULL;
     nz_matrix_t *dA = NULL;
-    NZT_OK(ctx, nzi_factor_precond_create(ctx, H, kind, &hp));
+    NZT_OK(ctx, nzi_factor_precond_create(ctx, H, kind, sweeps, &hp));
     NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, H, NZ_INDEX_AUTO));
-    NZT_OK(ctx, nzi_factor_precond_create(ctx, dA, kind, &dp));
+    NZT_OK(ctx, nzi_factor_precond_create(ctx, dA, kind, sweeps, &dp));
     NZT_CHECK(dp->shift == hp->shift && dp->attempts == hp->attempts,
               "%s apply: device shift %g attempts %d, host %g %d", name, dp->shift, dp->attempts,
               hp->shift, hp->attempts);
@@ -165,8 +166,8 @@ static void check_apply(const char *name, const nz_matrix_t *H, nz_precond_t kin
     int64_t bad = 0;
     for (int64_t i = 0; i < n; i++)
         bad += !(fabs(nzi_get(zg, vt, i) - nzi_get(zh, vt, i)) <= tol);
-    NZT_CHECK(bad == 0, "%s %s apply: %lld of %lld entries differ from the host's", name,
-              nzt_vt_name(vt), (long long)bad, (long long)n);
+    NZT_CHECK(bad == 0, "%s %s apply (%d sweeps): %lld of %lld entries differ from the host's",
+              name, nzt_vt_name(vt), sweeps, (long long)bad, (long long)n);
     NZT_OK(ctx, nz_device_free(ctx, dr));
     NZT_OK(ctx, nz_device_free(ctx, dz));
     nzi_factor_precond_destroy(&dp);
@@ -179,8 +180,9 @@ static void check_apply(const char *name, const nz_matrix_t *H, nz_precond_t kin
 }
 
 /* BiCGSTAB + ILU(0) on a device convection-diffusion matrix, against the same solve on the
- * host (iterations within a few, both converged). */
-static void check_solve(const nz_matrix_t *H) {
+ * host (iterations within a few, both converged); sweeps > 0: with Jacobi-sweep triangular
+ * solves. */
+static void check_solve(const nz_matrix_t *H, int sweeps) {
     const int64_t n = H->rows;
     const size_t bytes = (size_t)n * 8;
     double *b = nzt_malloc(bytes), *x = nzt_malloc(bytes);
@@ -189,6 +191,7 @@ static void check_solve(const nz_matrix_t *H) {
     memset(&opt, 0, sizeof opt);
     opt.method = NZ_METHOD_BICGSTAB;
     opt.precond = NZ_PRECOND_ILU0;
+    opt.precond_sweeps = sweeps;
     opt.rtol = 1e-9;
     nz_solve_result_t hr, gr;
     memset(&hr, 0, sizeof hr);
@@ -207,14 +210,14 @@ static void check_solve(const nz_matrix_t *H) {
         printf("test_factor: note: nz_solve with a device matrix is not available yet (%s); "
                "the BiCGSTAB + ILU(0) device solve is skipped\n", nz_context_last_error(ctx));
     } else {
-        NZT_CHECK(s == NZ_SUCCESS && gr.reason == hr.reason,
-                  "device BiCGSTAB + ILU(0): status %d (%s), reason %d (host %d)", (int)s,
-                  nz_context_last_error(ctx), (int)gr.reason, (int)hr.reason);
+        NZT_CHECK(s == NZ_SUCCESS && gr.reason == hr.reason && gr.reason == NZ_SOLVE_CONVERGED,
+                  "device BiCGSTAB + ILU(0) (%d sweeps): status %d (%s), reason %d (host %d)",
+                  sweeps, (int)s, nz_context_last_error(ctx), (int)gr.reason, (int)hr.reason);
         NZT_CHECK(gr.precond_shift == hr.precond_shift &&
                       gr.precond_attempts == hr.precond_attempts &&
                       llabs((long long)(gr.iterations - hr.iterations)) <= 3,
-                  "device BiCGSTAB + ILU(0): %lld iterations, shift %g (%d), host %lld, %g (%d)",
-                  (long long)gr.iterations, gr.precond_shift, gr.precond_attempts,
+                  "device BiCGSTAB + ILU(0) (%d sweeps): %lld iterations, shift %g (%d), host "
+                  "%lld, %g (%d)", sweeps, (long long)gr.iterations, gr.precond_shift, gr.precond_attempts,
                   (long long)hr.iterations, hr.precond_shift, hr.precond_attempts);
     }
     nz_free(ctx, hr.history);
@@ -253,9 +256,11 @@ int main(int argc, char **argv) {
     check_factors("laplace2d with NaN", bad, NZ_PRECOND_IC0, 32);
     nz_matrix_destroy(&bad);
 
-    check_apply("convdiff2d ILU(0)", cd, NZ_PRECOND_ILU0);
-    check_apply("laplace2d IC(0)", lap, NZ_PRECOND_IC0);
-    check_solve(cd);
+    for (int sweeps = 0; sweeps <= 3; sweeps += 3) {
+        check_apply("convdiff2d ILU(0)", cd, NZ_PRECOND_ILU0, sweeps);
+        check_apply("laplace2d IC(0)", lap, NZ_PRECOND_IC0, sweeps);
+        check_solve(cd, sweeps);
+    }
     printf("test_factor: %lld factorisations compared\n", (long long)compared);
     nz_matrix_destroy(&cd);
     nz_matrix_destroy(&lap);

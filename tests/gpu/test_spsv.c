@@ -148,16 +148,19 @@ static int64_t compare(const char *what, nz_value_type_t vt, const void *y, cons
 }
 
 /* H (host, f64) in value type vt on the device with `offsets` row offsets, against the CPU plan
- * on the rounded values in double, for one (op, fill, diag). */
+ * on the rounded values in double, for one (op, fill, diag); sweeps > 0: both plans with
+ * NZ_SPSV_JACOBI(sweeps) (the bound below holds for every Jacobi iterate too: each is a partial
+ * sum of the series whose total the comparison solve gives). */
 static void check_one(const char *name, const nz_matrix_t *Href, const nz_matrix_t *dT,
                       nz_value_type_t vt, int bits, nz_operation_t op, nz_fill_mode_t fill,
-                      nz_diag_type_t diag, double alpha, int with_alpha_zero) {
+                      nz_diag_type_t diag, double alpha, int with_alpha_zero, int sweeps) {
+    const unsigned jacobi = sweeps > 0 ? NZ_SPSV_JACOBI(sweeps) : 0;
     const int64_t n = Href->rows;
     const size_t vs = nzi_value_size(vt), bytes = nzt_at_least_one(n) * vs;
     char what[400];
-    snprintf(what, sizeof what, "%s %s off%d op %c %s %s alpha %g", name, nzt_vt_name(vt), bits,
-             op == NZ_OP_N ? 'N' : 'T', fill == NZ_LOWER ? "lower" : "upper",
-             diag == NZ_UNIT ? "unit" : "non-unit", alpha);
+    snprintf(what, sizeof what, "%s %s off%d op %c %s %s alpha %g sweeps %d", name,
+             nzt_vt_name(vt), bits, op == NZ_OP_N ? 'N' : 'T', fill == NZ_LOWER ? "lower" : "upper",
+             diag == NZ_UNIT ? "unit" : "non-unit", alpha, sweeps);
     double *xd = nzt_malloc(nzt_at_least_one(n) * 8), *ref = nzt_malloc(nzt_at_least_one(n) * 8);
     void *x = nzt_malloc(bytes), *y = nzt_malloc(bytes), *again = nzt_malloc(bytes);
     nzt_random_vector(xd, x, vt, n, nzt_seed + 7 + (uint64_t)n);
@@ -165,7 +168,7 @@ static void check_one(const char *name, const nz_matrix_t *Href, const nz_matrix
 
     /* the CPU reference and its plan's levels */
     nz_spsv_plan_t *cpu = NULL, *gpu = NULL;
-    NZT_OK(ctx, nz_spsv_plan_create(ctx, &cpu, Href, op, fill, diag, 0));
+    NZT_OK(ctx, nz_spsv_plan_create(ctx, &cpu, Href, op, fill, diag, jacobi));
     NZT_OK(ctx, nz_spsv_execute(cpu, alpha, xd, ref));
     nz_spsv_plan_info_t ci, gi;
     NZT_OK(ctx, nz_spsv_plan_info(cpu, &ci));
@@ -199,7 +202,8 @@ static void check_one(const char *name, const nz_matrix_t *Href, const nz_matrix
     NZT_OK(ctx, nz_device_malloc(ctx, &dx, bytes));
     NZT_OK(ctx, nz_device_malloc(ctx, &dy, bytes));
     NZT_OK(ctx, nz_device_copy_from_host(ctx, dx, x, (size_t)n * vs));
-    nz_status_t s = nz_spsv_plan_create(ctx, &gpu, dT, op, fill, diag, NZ_PLAN_DETERMINISTIC);
+    nz_status_t s = nz_spsv_plan_create(ctx, &gpu, dT, op, fill, diag,
+                                        NZ_PLAN_DETERMINISTIC | jacobi);
     NZT_CHECK(s == NZ_SUCCESS, "%s: plan returned %d (%s): %s", what, (int)s,
               nz_status_string(s), nz_context_last_error(ctx));
     if (s != NZ_SUCCESS) goto done;
@@ -281,7 +285,12 @@ static void check_matrix(const char *name, const nz_matrix_t *H, int wide, int a
                 const nz_fill_mode_t fill = (c & 2) ? NZ_UPPER : NZ_LOWER;
                 const nz_diag_type_t diag = (c & 4) ? NZ_UNIT : NZ_NON_UNIT;
                 if (!all_combinations && c != 0 && c != 3) continue;
-                check_one(name, Href, dT, vt, bits, op, fill, diag, c == 5 ? -2.5 : 1.0, first);
+                check_one(name, Href, dT, vt, bits, op, fill, diag, c == 5 ? -2.5 : 1.0, first,
+                          0);
+                /* Jacobi sweeps: 1 and 3 on two of the combinations */
+                if (c == 0 || c == 3)
+                    for (int sweeps = 1; sweeps <= 3; sweeps += 2)
+                        check_one(name, Href, dT, vt, bits, op, fill, diag, 1.0, first, sweeps);
                 first = 0;
             }
             nz_matrix_destroy(&dT);

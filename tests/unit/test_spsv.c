@@ -441,6 +441,95 @@ static void test_random(void) {
     }
 }
 
+/* NZ_SPSV_JACOBI(k) against the recurrence in double on the dense operator:
+ * y_0 = D^-1 alpha x, y_m = D^-1 (alpha x - E y_{m-1}); exact once k >= levels - 1. */
+static void reference_jacobi(const nz_matrix_t *T, nz_operation_t op, nz_fill_mode_t fill,
+                             nz_diag_type_t diag, double alpha, const double *x, int k,
+                             double *y) {
+    const int64_t n = T->rows;
+    double *M = dense_operator(T, op, fill, diag);
+    double *prev = nzt_malloc(nzt_at_least_one(n) * 8);
+    for (int64_t i = 0; i < n; i++) y[i] = alpha * x[i] / M[i * n + i];
+    for (int m = 1; m <= k; m++) {
+        memcpy(prev, y, (size_t)n * 8);
+        for (int64_t i = 0; i < n; i++) {
+            double sum = alpha * x[i];
+            for (int64_t j = 0; j < n; j++)
+                if (j != i) sum -= M[i * n + j] * prev[j];
+            y[i] = sum / M[i * n + i];
+        }
+    }
+    free(prev);
+    free(M);
+}
+
+static void test_jacobi_sweeps(void) {
+    for (int t = 0; t < 2; t++) {
+        const nz_value_type_t vt = t == 0 ? NZ_F32 : NZ_F64;
+        const size_t vs = nzi_value_size(vt);
+        const int64_t n = 150;
+        nz_matrix_t *A = random_matrix(vt, n, 4, nzt_seed + 300 + (uint64_t)t, NZ_I64);
+        double *xd = nzt_malloc(n * 8), *ref = nzt_malloc(n * 8), *exact = nzt_malloc(n * 8);
+        void *x = nzt_malloc(n * vs), *y = nzt_malloc(n * vs), *again = nzt_malloc(n * vs);
+        nzt_random_vector(xd, x, vt, n, nzt_seed + 301);
+        for (int64_t i = 0; i < n; i++) xd[i] = nzi_get(x, vt, i);
+        for (int op = 0; op < 2; op++)
+            for (int fill = 0; fill < 2; fill++)
+                for (int diag = 0; diag < 2; diag++) {
+                    const nz_operation_t o = (nz_operation_t)op;
+                    const nz_fill_mode_t f = (nz_fill_mode_t)fill;
+                    const nz_diag_type_t d = (nz_diag_type_t)diag;
+                    const int64_t levels = plan_info(A, o, f, d).levels;
+                    const int ks[] = {1, 2, 5, (int)(levels - 1 > 1 ? levels - 1 : 1)};
+                    for (size_t q = 0; q < sizeof ks / sizeof ks[0]; q++) {
+                        char what[200];
+                        snprintf(what, sizeof what, "jacobi %d sweeps %s op %c %s %s", ks[q],
+                                 nzt_vt_name(vt), op ? 'T' : 'N', fill ? "upper" : "lower",
+                                 diag ? "unit" : "non-unit");
+                        nz_spsv_plan_t *plan = NULL;
+                        NZT_OK(ctx, nz_spsv_plan_create(ctx, &plan, A, o, f, d,
+                                                        NZ_SPSV_JACOBI(ks[q])));
+                        nz_spsv_plan_info_t info;
+                        NZT_OK(ctx, nz_spsv_plan_info(plan, &info));
+                        NZT_CHECK(info.levels == 0 && info.nnz > 0,
+                                  "%s: info levels %lld nnz %lld", what, (long long)info.levels,
+                                  (long long)info.nnz);
+                        nzt_poison(y, vt, n);
+                        NZT_OK(ctx, nz_spsv_execute(plan, -1.5, x, y));
+                        solves++;
+                        reference_jacobi(A, o, f, d, -1.5, xd, ks[q], ref);
+                        int64_t bad = compare_solution(what, vt, y, ref, n);
+                        NZT_CHECK(bad == 0, "%s: %lld of %lld entries wrong", what,
+                                  (long long)bad, (long long)n);
+                        if (q == 3) { /* k = levels - 1: the exact solution */
+                            reference_solve(A, o, f, d, -1.5, xd, exact);
+                            bad = compare_solution(what, vt, y, exact, n);
+                            NZT_CHECK(bad == 0, "%s: %lld entries differ from the exact solve",
+                                      what, (long long)bad);
+                        } else if (q == 0) { /* one sweep on a chain is not exact */
+                            reference_solve(A, o, f, d, -1.5, xd, exact);
+                            double diff = 0.0;
+                            for (int64_t i = 0; i < n; i++)
+                                diff = fmax(diff, fabs(exact[i] - ref[i]));
+                            NZT_CHECK(levels <= 2 || diff > 0.0,
+                                      "%s: one sweep matched the exact solve", what);
+                        }
+                        memcpy(again, x, n * vs);
+                        NZT_OK(ctx, nz_spsv_execute(plan, -1.5, again, again));
+                        NZT_CHECK(memcmp(again, y, n * vs) == 0, "%s: in place differs", what);
+                        nz_spsv_plan_destroy(&plan);
+                    }
+                }
+        nz_matrix_destroy(&A);
+        free(xd);
+        free(ref);
+        free(exact);
+        free(x);
+        free(y);
+        free(again);
+    }
+}
+
 /* alpha == 0: y = 0 and x is not read (NaN in x does not propagate). */
 static void test_alpha_zero(void) {
     nz_matrix_t *A = random_matrix(NZ_F64, 30, 3, nzt_seed + 5, NZ_I64);
@@ -622,7 +711,9 @@ static void test_errors(void) {
  * is NZ_ERR_OUT_OF_MEMORY and leaves nothing allocated. */
 static void test_allocation_failures(void) {
     nz_matrix_t *A = random_matrix(NZ_F32, 40, 3, nzt_seed + 12, NZ_I64);
-    for (int op = 0; op < 2; op++) {
+    for (int mode = 0; mode < 4; mode++) {
+        const int op = mode & 1;
+        const unsigned flags = mode >= 2 ? NZ_SPSV_JACOBI(3) : 0;
         nz_alloc_stats_t before, after;
         NZT_OK(ctx, nz_context_alloc_stats(ctx, &before));
         int k;
@@ -630,7 +721,7 @@ static void test_allocation_failures(void) {
             nz_spsv_plan_t *plan = NULL;
             NZT_OK(ctx, nz_context_fail_alloc_after(ctx, k));
             nz_status_t s = nz_spsv_plan_create(ctx, &plan, A, (nz_operation_t)op, NZ_UPPER,
-                                                NZ_NON_UNIT, 0);
+                                                NZ_NON_UNIT, flags);
             NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
             if (s == NZ_SUCCESS) {
                 nz_spsv_plan_destroy(&plan);
@@ -643,7 +734,8 @@ static void test_allocation_failures(void) {
                       "allocation %d failed: %lld blocks leaked", k,
                       (long long)(after.live_blocks - before.live_blocks));
         }
-        NZT_CHECK(k > 3 && k < 100, "op %d: plan_create succeeded at allocation %d", op, k);
+        NZT_CHECK(k > 3 && k < 100, "op %d flags 0x%x: plan_create succeeded at allocation %d",
+                  op, flags, k);
     }
     nz_matrix_destroy(&A);
 }
@@ -653,6 +745,7 @@ int main(int argc, char **argv) {
     NZT_OK(NULL, nz_context_create(&ctx));
     test_small_shapes();
     test_random();
+    test_jacobi_sweeps();
     test_alpha_zero();
     test_threads();
     test_real_matrix();

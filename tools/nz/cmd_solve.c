@@ -64,6 +64,9 @@ static const nz_cli_option_t solve_options[] = {
      .metavar = "B", .help = "block-jacobi: rows per diagonal block (default 4)"},
     {.name = "--degree", .kind = NZ_CLI_INT, AT(solve.cheb_degree), .min = 1, .max = 64,
      .metavar = "K", .help = "chebyshev: Chebyshev steps per apply (default 3)"},
+    {.name = "--sweeps", .kind = NZ_CLI_INT, AT(solve.precond_sweeps), .min = 1, .max = 255,
+     .metavar = "K", .help = "ilu0 / ic0: K Jacobi sweeps per triangular solve instead of the\n"
+                             "exact solve (approximate, fully parallel; default exact)"},
     {.name = "--restart", .kind = NZ_CLI_INT, AT(solve.restart), .min = 1, .max = 1000,
      .metavar = "M", .help = "gmres / fgmres: Krylov dimension between restarts (default 30)"},
     {.name = "--b", .kind = NZ_CLI_STRING, AT(b_path), .metavar = "FILE",
@@ -130,6 +133,11 @@ int nz_cmd_solve_check_options(solve_cli_options_t *o) {
         nz_cli_error(CMD, "--degree applies to --precond chebyshev only");
         return NZ_EXIT_USAGE;
     }
+    if (o->solve.precond_sweeps != 0 && o->solve.precond != NZ_PRECOND_ILU0 &&
+        o->solve.precond != NZ_PRECOND_IC0) {
+        nz_cli_error(CMD, "--sweeps applies to --precond ilu0 or ic0 only");
+        return NZ_EXIT_USAGE;
+    }
     const nz_cli_file_t inputs[] = {{NULL, o->matrix_path}, {"--b", o->b_path}};
     const nz_cli_file_t outputs[] = {{"-o", o->out_path}};
     if (nz_cli_check_files(CMD, outputs, 1, inputs, 2) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
@@ -181,9 +189,15 @@ void nz_cmd_solve_print_report(const nz_solve_options_t *so, nz_value_type_t val
                  so->restart > 0 ? so->restart : 30);
     else
         snprintf(method, sizeof method, "%s", nz_method_name(so->method));
+    char precond[48];
+    if (so->precond_sweeps > 0)
+        snprintf(precond, sizeof precond, "%s (%d sweeps)",
+                 choice_name(precond_choices, (int)so->precond), so->precond_sweeps);
+    else
+        snprintf(precond, sizeof precond, "%s", choice_name(precond_choices, (int)so->precond));
     printf("solve: method %s, precond %s, %s, iterations %lld, restarts %lld, relative residual "
            "%.3e (true), status %s, setup %.4f s, solve %.4f s\n",
-           method, choice_name(precond_choices, (int)so->precond),
+           method, precond,
            nz_cli_precision_name(value_type),
            (long long)res->iterations, (long long)res->restarts, res->relative_residual,
            reason_name(res->reason), res->setup_seconds, res->solve_seconds);
