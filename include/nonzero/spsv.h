@@ -27,11 +27,11 @@ typedef struct nz_spsv_plan nz_spsv_plan_t;
 /* A plan flag: an approximate solve by k Jacobi sweeps (1 <= k <= 255) instead of the exact
  * one. With D the diagonal (the identity for NZ_UNIT) and E the strict triangle,
  *     y_0 = D^-1 alpha x,   y_m = D^-1 (alpha x - E y_{m-1}),   y = y_k,
- * k + 1 passes of SpMV cost, all parallel: no level sets, no dependency waits (Anzt, Chow and
- * Dongarra, "Iterative sparse triangular solves for preconditioning", Euro-Par 2015). y is
- * exact once k reaches the number of level sets minus one (D^-1 E is nilpotent); a few sweeps
- * approximate well where the triangle is diagonally dominant, as ILU(0)/IC(0) factors of
- * well-behaved problems are. Meant for preconditioners (nz_precond_options_t.sweeps), never
+ * k passes of SpMV cost (the first forms y_0 as it goes), all parallel: no level sets, no
+ * dependency waits (Anzt, Chow and Dongarra, "Iterative sparse triangular solves for
+ * preconditioning", Euro-Par 2015). y is exact once k reaches the number of level sets minus
+ * one (D^-1 E is nilpotent); a few sweeps approximate well where the triangle is diagonally
+ * dominant, as ILU(0)/IC(0) factors of well-behaved problems are. Meant for preconditioners (nz_precond_options_t.sweeps), never
  * for a solve that must be exact. nz_spsv_plan_info reports levels = max_level_rows = 0 (not
  * analysed). */
 #define NZ_SPSV_JACOBI(k) (((unsigned)(k) & 0xffu) << 24)
@@ -62,7 +62,7 @@ nz_status_t nz_spsv_plan_create(nz_context_t *ctx, nz_spsv_plan_t **plan, const 
  * solve (Liu, Li, Hogg and Vinter, Euro-Par 2016), queued on the context's stream: one thread
  * per row, rows started in level order from a global counter, each waiting until the rows it
  * reads have published their values, its sum in double in column order, so y is bitwise the
- * same run to run (not bitwise the CPU's, which sums in the value type). NZ_SPSV_JACOBI(k): k + 1
+ * same run to run (not bitwise the CPU's, which sums in the value type). NZ_SPSV_JACOBI(k): k
  * parallel passes (host: over the context's threads; device: kernels on its stream), bitwise
  * reproducible too. x == y (in place) is allowed; x and y overlapping otherwise is
  * NZ_ERR_INVALID_ARGUMENT. alpha == 0: y = 0 and x is not read. Allocates nothing. */

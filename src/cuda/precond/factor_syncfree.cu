@@ -18,8 +18,11 @@
  * host's message.
  *
  * Factorisation (Liu et al.'s synchronisation-free dependency pattern, as in spsv_syncfree.cu):
- * one warp per row i, rows handed out in ascending order by a global ticket counter, so a row
- * waits only for rows that earlier, resident warps are computing (progress). Row i waits for the
+ * one warp per row i, rows handed out in level order (nzi_cuda_level_order on the strict lower
+ * part of the pattern: the levels of the L solve) by a global ticket counter, so a row waits
+ * only for rows of lower levels, which earlier, running warps are computing (progress), and the
+ * rows in flight are those of a few levels, not a chain (in ascending row order the resident
+ * window held whole chains of a stencil: row i waits for row i - 1). Row i waits for the
  * ready flag of each row k < i of its lower part, in ascending order:
  *  - ILU(0) (Saad Alg. 10.4, IKJ): l_ik = f_ik / u_kk (lane 0), then the lanes take row k's
  *    entries j > k in parallel, find column j in row i's sorted columns by binary search and
@@ -56,17 +59,17 @@ static __device__ __forceinline__ void factor_store_release(uint32_t *flag, uint
     ref.store(value, cuda::memory_order_release);
 }
 
-/* The warp's row (ascending ticket order), -1 past the last; the launch's last ticket resets the
- * counter. Every lane must call it. */
+/* The warp's row: order[t] for its ticket t (ascending ticket order), -1 past the last; the
+ * launch's last ticket resets the counter. Every lane must call it. */
 static __device__ __forceinline__ int32_t factor_take_row(uint32_t *ticket, uint32_t warps,
-                                                          int32_t n) {
+                                                          int32_t n, const int32_t *order) {
     uint32_t t = 0;
     if ((threadIdx.x & 31) == 0) {
         t = atomicAdd(ticket, 1u);
         if (t == warps - 1) atomicExch(ticket, 0u);
     }
     t = __shfl_sync(FACTOR_FULL_MASK, t, 0);
-    return t < (uint32_t)n ? (int32_t)t : -1;
+    return t < (uint32_t)n ? order[t] : -1;
 }
 
 /* Position of column `col` in cols[low, high) (sorted), or -1. */
@@ -182,8 +185,9 @@ factor_shift_kernel(int32_t n, const int64_t *__restrict__ diag, double shift,
 __global__ void __launch_bounds__(FACTOR_BLOCK)
 ilu0_kernel(int32_t n, uint32_t warps, const int64_t *__restrict__ offsets,
             const int32_t *__restrict__ cols, const int64_t *__restrict__ diag, double *f,
-            double tiny, uint32_t *ready, uint32_t *ticket, uint32_t attempt, int32_t *bad) {
-    const int32_t i = factor_take_row(ticket, warps, n);
+            double tiny, uint32_t *ready, uint32_t *ticket, uint32_t attempt, int32_t *bad,
+            const int32_t *__restrict__ order) {
+    const int32_t i = factor_take_row(ticket, warps, n, order);
     if (i < 0) return;
     const int lane = threadIdx.x & 31;
     const int64_t begin = offsets[i], end = offsets[i + 1], di = diag[i];
@@ -222,8 +226,9 @@ ilu0_kernel(int32_t n, uint32_t warps, const int64_t *__restrict__ offsets,
 __global__ void __launch_bounds__(FACTOR_BLOCK)
 ic0_kernel(int32_t n, uint32_t warps, const int64_t *__restrict__ offsets,
            const int32_t *__restrict__ cols, const int64_t *__restrict__ diag, double *f,
-           double tiny, uint32_t *ready, uint32_t *ticket, uint32_t attempt, int32_t *bad) {
-    const int32_t i = factor_take_row(ticket, warps, n);
+           double tiny, uint32_t *ready, uint32_t *ticket, uint32_t attempt, int32_t *bad,
+           const int32_t *__restrict__ order) {
+    const int32_t i = factor_take_row(ticket, warps, n, order);
     if (i < 0) return;
     const int lane = threadIdx.x & 31;
     const int64_t begin = offsets[i], di = diag[i];
@@ -286,6 +291,7 @@ typedef struct factor_device {
     int64_t *diag;
     double *a, *f;
     uint32_t *ready, *ticket;
+    int32_t *order;     /* the rows by level of the strict lower part (nzi_cuda_level_order) */
     int32_t *flags;     /* [1] bad row, [2] a non-finite factor, [3] a diagonal rounding to 0 */
     unsigned long long *maxima; /* max|a_ij|, max|a_ii| as bits; [2] the first non-finite entry */
 } factor_device_t;
@@ -298,6 +304,7 @@ static void factor_device_free(nz_context_t *ctx, factor_device_t *w) {
     nz_cuda_free(ctx, w->f, (size_t)-1);
     nz_cuda_free(ctx, w->ready, (size_t)-1);
     nz_cuda_free(ctx, w->ticket, (size_t)-1);
+    nz_cuda_free(ctx, w->order, (size_t)-1);
     nz_cuda_free(ctx, w->flags, (size_t)-1);
     nz_cuda_free(ctx, w->maxima, (size_t)-1);
 }
@@ -392,11 +399,11 @@ static nz_status_t factor_attempt(nz_context_t *ctx, nz_precond_t kind, factor_d
     if (kind == NZ_PRECOND_IC0)
         ic0_kernel<<<(unsigned)row_blocks, FACTOR_BLOCK, 0, stream>>>(
             n, warps, w->offsets, w->cols, w->diag, w->f, seq->tiny, w->ready, w->ticket,
-            attempt, w->flags + 1);
+            attempt, w->flags + 1, w->order);
     else
         ilu0_kernel<<<(unsigned)row_blocks, FACTOR_BLOCK, 0, stream>>>(
             n, warps, w->offsets, w->cols, w->diag, w->f, seq->tiny, w->ready, w->ticket,
-            attempt, w->flags + 1);
+            attempt, w->flags + 1, w->order);
     NZI_CUDA_LAUNCH_CHECK(ctx);
     const int64_t store_blocks = nzi_cuda_grid_blocks(
         nzi_cuda(ctx), FACTOR_SETUP_BLOCK, 4,
@@ -441,6 +448,12 @@ static nz_status_t factor_typed(nz_context_t *ctx, const nz_matrix_t *A, nz_prec
             NZI_CHECK((build_pattern<Value, int64_t>(ctx, A, name, &w, &amax, &dmax)));
         else
             NZI_CHECK((build_pattern<Value, int32_t>(ctx, A, name, &w, &amax, &dmax)));
+        /* the rows by level: row i reads the rows of its entries before its diagonal */
+        int64_t levels = 0, widest = 0;
+        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.order, rows * sizeof(int32_t),
+                                 "the factor rows by level"));
+        NZI_CHECK(nzi_cuda_level_order(ctx, w.n, 1, w.offsets, w.diag, w.cols, w.order, &levels,
+                                       &widest));
     } else {
         NZI_CHECK(nz_cuda_malloc(ctx, (void **)&w.cols, sizeof(int32_t),
                                  "the factor column indices"));

@@ -98,6 +98,13 @@ nz_status_t nzi_cuda_enter(nz_context_t *ctx);
 
 /* y[0..n) = beta * y on the context's stream; beta == 0 writes zeros without reading y (so NaN
  * in y does not propagate). n == 0 launches nothing. */
+/* The rows of an n-row device CSR sorted by level (src/cuda/spsv/spsv_syncfree.cu): row i reads
+ * the rows of its entries offsets[i] .. ends[i] (ends NULL: offsets[i + 1]), all below i
+ * (lower) or all above; order has n entries (device). Queued on the context's stream, synchronised
+ * at the end (the level counts come back). */
+nz_status_t nzi_cuda_level_order(nz_context_t *ctx, int64_t n, int lower, const int64_t *offsets,
+                                 const int64_t *ends, const int32_t *cols, int32_t *order,
+                                 int64_t *levels, int64_t *widest);
 nz_status_t nzi_cuda_scale(nz_context_t *ctx, nz_value_type_t value_type, int64_t n, double beta,
                            void *y);
 

@@ -70,10 +70,11 @@
  * value type, in column order).
  *
  * Jacobi sweeps (NZ_SPSV_JACOBI(k), nonzero/spsv.h): the analysis stops after E (no levels, no
- * order, E in row order) and keeps a second vector `work`; execute runs k + 1 kernels, y_0 =
- * D^-1 alpha x into `solved`, then y_m = D^-1 (alpha x - E y_{m-1}) alternating between
- * `solved` and `work`, the last into y (spsv_jacobi_kernel: 1, 4 or 32 threads a row by E's mean
- * row length, a fixed shuffle tree, so bitwise reproducible). No thread waits for another.
+ * order, E in row order) and keeps a second vector `work`; execute runs k kernels, y_m =
+ * D^-1 (alpha x - E y_{m-1}) alternating between `solved` and `work`, the last into y, the first
+ * forming y_0 = D^-1 alpha x on the fly from x (spsv_jacobi_kernel: 1, 4 or 32 threads a row by
+ * E's mean row length, a fixed shuffle tree, so bitwise reproducible). No thread waits for
+ * another.
  *
  * In place (x == y): row i's x_i is read by row i's thread before it writes y_i, and no other
  * thread reads x_i or writes y_i; the solved rows are read from `solved`, never from y.
@@ -207,13 +208,14 @@ spsv_fill_kernel(int32_t n, int lower_fill, const Offset *__restrict__ row_offse
 }
 
 /* The solve's shape on levels, in natural order (lower: 0, 1, ...; upper: n - 1, n - 2, ...): a
- * thread per row, persistent warps taking tickets of 32 rows. level_plus_one[i] = 1 + the level
- * of row i (0: not yet known, so the value is its own ready flag), the level 1 + the highest
- * level of the rows row i reads (0 when none); histogram[level]++. */
+ * thread per row, persistent warps taking tickets of 32 rows. Row i reads the rows of its
+ * entries e_offsets[i] .. ends[i] (ends NULL: e_offsets[i + 1]). level_plus_one[i] = 1 + the
+ * level of row i (0: not yet known, so the value is its own ready flag), the level 1 + the
+ * highest level of the rows row i reads (0 when none); histogram[level]++. */
 __global__ void __launch_bounds__(SPSV_BLOCK)
 spsv_levels_kernel(int32_t n, int lower, uint32_t warps, const int64_t *__restrict__ e_offsets,
-                   const int32_t *__restrict__ e_cols, uint32_t *level_plus_one, uint32_t *ticket,
-                   uint32_t *histogram) {
+                   const int64_t *__restrict__ ends, const int32_t *__restrict__ e_cols,
+                   uint32_t *level_plus_one, uint32_t *ticket, uint32_t *histogram) {
     const uint32_t tickets = (uint32_t)(((int64_t)n + 31) / 32);
     for (;;) {
         const uint32_t t = __shfl_sync(SPSV_FULL_MASK, take_ticket(ticket, tickets, warps), 0);
@@ -222,7 +224,7 @@ spsv_levels_kernel(int32_t n, int lower, uint32_t warps, const int64_t *__restri
         if (position >= n) continue;
         const int32_t row = lower ? (int32_t)position : n - 1 - (int32_t)position;
         uint32_t highest = 0; /* the highest level + 1 of the rows read */
-        const int64_t end = e_offsets[row + 1];
+        const int64_t end = ends != NULL ? ends[row] : e_offsets[row + 1];
         for (int64_t k = e_offsets[row]; k < end; k++) {
             const int32_t col = e_cols[k];
             uint32_t l;
@@ -334,11 +336,12 @@ spsv_solve_kernel(int32_t n, uint32_t warps, const int32_t *__restrict__ order,
 }
 
 /* One Jacobi sweep of NZ_SPSV_JACOBI(k) (see "Jacobi sweeps" in the opening comment), LANES
- * threads per row of E in row order: out_i = (alpha x_i - sum_k e_ik in_k) / d_i, or with
- * first = 1 out_i = alpha x_i / d_i (in not read). The lanes of a row take its entries
- * round-robin and their partial sums meet in a fixed shuffle tree: bitwise reproducible. x and
- * out may be the same array (the last sweep of an in-place solve): row i's x_i is read by the
- * thread that writes out_i, before it does, and no thread reads out. */
+ * threads per row of E in row order: out_i = (alpha x_i - sum_k e_ik in_k) / d_i; with first = 1
+ * the first sweep, in_k = y_0,k = alpha x_k / d_k formed on the fly (in not read). The lanes of
+ * a row take its entries round-robin and their partial sums meet in a fixed shuffle tree:
+ * bitwise reproducible. x and out may be the same array (the last sweep of an in-place solve)
+ * only when first = 0: row i's x_i is then read by the thread that writes out_i, before it does,
+ * and no thread reads out. */
 template <typename Value, int LANES>
 __global__ void __launch_bounds__(SPSV_SETUP_BLOCK)
 spsv_jacobi_kernel(int32_t n, const int64_t *__restrict__ e_offsets,
@@ -350,10 +353,18 @@ spsv_jacobi_kernel(int32_t n, const int64_t *__restrict__ e_offsets,
     const int lane = (int)(thread % LANES);
     /* no early exit: every lane of the warp takes part in the shuffles */
     double sum = 0.0;
-    if (row < n && !first) {
+    if (row < n) {
         const int64_t end = e_offsets[row + 1];
-        for (int64_t k = e_offsets[row] + lane; k < end; k += LANES)
-            sum += (double)e_values[k] * (double)__ldg(in + e_cols[k]);
+        if (first)
+            for (int64_t k = e_offsets[row] + lane; k < end; k += LANES) {
+                const int32_t c = e_cols[k];
+                double y0 = alpha * (double)x[c];
+                if (diagonal != NULL) y0 /= (double)diagonal[c];
+                sum += (double)e_values[k] * y0;
+            }
+        else
+            for (int64_t k = e_offsets[row] + lane; k < end; k += LANES)
+                sum += (double)e_values[k] * (double)__ldg(in + e_cols[k]);
     }
 #pragma unroll
     for (int offset = LANES / 2; offset > 0; offset /= 2)
@@ -463,21 +474,27 @@ __global__ void spsv_iota_kernel(int32_t n, int32_t *rows) {
         rows[i] = (int32_t)i;
 }
 
-/* plan->levels and plan->max_level_rows of E, and state->order: the rows sorted by level, a
- * stable radix sort, so ascending within a level (see the opening comment). n > 0. */
-static nz_status_t take_levels(nz_context_t *ctx, int64_t n, spsv_cuda_state_t *state,
-                               int64_t *levels, int64_t *widest) {
+/* order (device, n entries) = the rows of the n-row CSR (offsets, cols) sorted by level, a
+ * stable radix sort, so ascending within a level; *levels, *widest the number of levels and the
+ * rows of the widest (see the opening comment). Row i reads the rows of its entries offsets[i]
+ * .. ends[i] (ends NULL: offsets[i + 1]), all below i (lower) or all above (upper). Used by the
+ * GPU factorisation too (factor_syncfree.cu: the strict lower part of its pattern). n > 0. */
+nz_status_t nzi_cuda_level_order(nz_context_t *ctx, int64_t n, int lower, const int64_t *offsets,
+                                 const int64_t *ends, const int32_t *cols, int32_t *order,
+                                 int64_t *levels, int64_t *widest) {
     nz_status_t status = NZ_SUCCESS;
     cudaStream_t stream = nzi_cuda(ctx)->stream;
     uint32_t *level_plus_one = NULL, *histogram = NULL, *result = NULL, *sorted_levels = NULL;
+    uint32_t *ticket = NULL;
     int32_t *rows = NULL;
     void *temp = NULL;
     size_t temp_bytes = 0, bytes = 0;
     uint32_t result_host[2] = {0, 0};
     uint32_t warps = 0;
-    const int64_t blocks = persistent_blocks(ctx, n, SPSV_LEVELS_BLOCKS_PER_SM,
-                                             &warps);
+    const int64_t blocks = persistent_blocks(ctx, n, SPSV_LEVELS_BLOCKS_PER_SM, &warps);
 
+    NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&ticket, sizeof(uint32_t),
+                                    "the level analysis's row counter"));
     NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&level_plus_one, (size_t)n * sizeof(uint32_t),
                                     "the SpSV row levels"));
     NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&histogram, (size_t)n * sizeof(uint32_t),
@@ -488,12 +505,11 @@ static nz_status_t take_levels(nz_context_t *ctx, int64_t n, spsv_cuda_state_t *
                                     "the SpSV sorted levels"));
     NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&rows, (size_t)n * sizeof(int32_t),
                                     "the SpSV row numbers"));
-    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&state->order, (size_t)n * sizeof(int32_t),
-                             "the SpSV rows by level"));
+    NZI_CUDA_CHECK(ctx, cudaMemsetAsync(ticket, 0, sizeof(uint32_t), stream));
     NZI_CUDA_CHECK(ctx, cub::DeviceReduce::Max(NULL, bytes, level_plus_one, result, (int)n, stream));
     temp_bytes = bytes;
     NZI_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(NULL, bytes, level_plus_one,
-                                                        sorted_levels, rows, state->order,
+                                                        sorted_levels, rows, order,
                                                         (int)n, 0, 32, stream));
     if (bytes > temp_bytes) temp_bytes = bytes;
     NZI_CHECK(nzi_cuda_malloc_async(ctx, &temp, temp_bytes > 0 ? temp_bytes : 1,
@@ -501,8 +517,7 @@ static nz_status_t take_levels(nz_context_t *ctx, int64_t n, spsv_cuda_state_t *
     NZI_CUDA_CHECK(ctx, cudaMemsetAsync(level_plus_one, 0, (size_t)n * sizeof(uint32_t), stream));
     NZI_CUDA_CHECK(ctx, cudaMemsetAsync(histogram, 0, (size_t)n * sizeof(uint32_t), stream));
     spsv_levels_kernel<<<(unsigned)blocks, SPSV_BLOCK, 0, stream>>>(
-        (int32_t)n, state->lower, warps, state->row_offsets, state->col_indices, level_plus_one,
-        state->ticket, histogram);
+        (int32_t)n, lower, warps, offsets, ends, cols, level_plus_one, ticket, histogram);
     NZI_CUDA_CHECK(ctx, cudaGetLastError());
     /* the deepest level + 1 is the number of levels; the largest histogram bin the widest */
     bytes = temp_bytes;
@@ -514,12 +529,13 @@ static nz_status_t take_levels(nz_context_t *ctx, int64_t n, spsv_cuda_state_t *
     NZI_CUDA_CHECK(ctx, cudaGetLastError());
     bytes = temp_bytes;
     NZI_CUDA_CHECK(ctx, cub::DeviceRadixSort::SortPairs(temp, bytes, level_plus_one,
-                                                        sorted_levels, rows, state->order,
+                                                        sorted_levels, rows, order,
                                                         (int)n, 0, 32, stream));
     NZI_CHECK(nz_cuda_memcpy(ctx, result_host, result, sizeof result_host, NZI_D2H));
     *levels = result_host[0];
     *widest = result_host[1];
 cleanup:
+    nz_cuda_free(ctx, ticket, (size_t)-1);
     nz_cuda_free(ctx, rows, (size_t)-1);
     nz_cuda_free(ctx, sorted_levels, (size_t)-1);
     nz_cuda_free(ctx, temp, (size_t)-1);
@@ -652,7 +668,10 @@ extern "C" nz_status_t nz_cuda_spsv_plan_setup(nz_spsv_plan_t *plan) {
             const int64_t mean = nnz / n;
             state->lanes = mean <= 4 ? 1 : mean <= 24 ? 4 : 32;
         } else {
-            NZI_CHECK(take_levels(ctx, n, state, &levels, &widest));
+            NZI_CHECK(nz_cuda_malloc(ctx, (void **)&state->order, (size_t)n * sizeof(int32_t),
+                                     "the SpSV rows by level"));
+            NZI_CHECK(nzi_cuda_level_order(ctx, n, state->lower, state->row_offsets, NULL,
+                                           state->col_indices, state->order, &levels, &widest));
             if (T->value_type == NZ_F32)
                 NZI_CHECK(permute_rows<float>(ctx, n, nnz, state));
             else
@@ -685,8 +704,9 @@ extern "C" void nz_cuda_spsv_plan_release(nz_spsv_plan_t *plan) {
     plan->state = NULL;
 }
 
-/* NZ_SPSV_JACOBI(k): y0 = D^-1 alpha x into `solved`, then k sweeps alternating between
- * `solved` and `work`, the last one into y (see the opening comment). */
+/* NZ_SPSV_JACOBI(k): k sweeps alternating between `solved` and `work`, the last one into y, the
+ * first forming y_0 = D^-1 alpha x as it reads it (see the opening comment). In place (x == y)
+ * with k = 1: x is copied to `work` first, since that sweep reads x at other rows. */
 template <typename Value>
 static nz_status_t jacobi_sweeps(nz_context_t *ctx, const spsv_cuda_state_t *state, int64_t n,
                                  double alpha, const void *x, void *y) {
@@ -694,12 +714,17 @@ static nz_status_t jacobi_sweeps(nz_context_t *ctx, const spsv_cuda_state_t *sta
     const int64_t blocks = (n * state->lanes + SPSV_SETUP_BLOCK - 1) / SPSV_SETUP_BLOCK;
     const Value *in = NULL;
     Value *buffers[2] = {(Value *)state->solved, (Value *)state->work};
-    for (int m = 0; m <= state->sweeps; m++) {
+    if (x == y && state->sweeps == 1) {
+        NZI_CUDA_TRY(ctx, cudaMemcpyAsync(state->work, x, (size_t)n * sizeof(Value),
+                                          cudaMemcpyDeviceToDevice, stream));
+        x = state->work;
+    }
+    for (int m = 1; m <= state->sweeps; m++) {
         Value *out = m == state->sweeps ? (Value *)y : buffers[m & 1];
 #define SPSV_JACOBI_LAUNCH(L)                                                                    \
     spsv_jacobi_kernel<Value, L><<<(unsigned)blocks, SPSV_SETUP_BLOCK, 0, stream>>>(              \
         (int32_t)n, state->row_offsets, state->col_indices, (const Value *)state->values,        \
-        (const Value *)state->diagonal, alpha, (const Value *)x, in, out, m == 0)
+        (const Value *)state->diagonal, alpha, (const Value *)x, in, out, m == 1)
         if (state->lanes == 32)
             SPSV_JACOBI_LAUNCH(32);
         else if (state->lanes == 4)
