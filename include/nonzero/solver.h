@@ -101,7 +101,8 @@ nz_status_t nz_cg_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, 
 /* Krylov methods of nz_solve (docs/SOLVERS.md). CG: symmetric positive definite A (nz_cg_solve
  * with none or Jacobi, else PCG on the vector operations). BICGSTAB: van der Vorst's BiCGSTAB,
  * right-preconditioned. GMRES: restarted GMRES(m), right-preconditioned, classical Gram-Schmidt
- * with a second pass where the first cancelled (DGKS), Givens rotations.
+ * with delayed re-orthogonalisation (DCGS2: two passes a vector, one reduction a step), Givens
+ * rotations.
  * FGMRES: flexible GMRES (the preconditioner may change between iterations; stores M^-1 v_j).
  * MINRES: Paige-Saunders MINRES for symmetric (indefinite) A with an SPD preconditioner. */
 typedef enum nz_method {

@@ -8,11 +8,12 @@
 #include <string.h>
 
 /* Reductions are NZI_CPU_FOR_BLOCKS block sums (cpu_kernels.h), the block sums added in block
- * order: bitwise the same for any thread count. partials holds max_dots sums per block. */
+ * order: bitwise the same for any thread count. partials holds 2 max_dots sums per block
+ * (multi_dot2). */
 typedef struct krylov_cpu_state {
     int64_t blocks;
     int threads;
-    double *partials; /* blocks x max(max_dots, 1) */
+    double *partials; /* blocks x 2 max(max_dots, 1) */
 } krylov_cpu_state_t;
 
 static krylov_cpu_state_t *cpu_state(const nzi_krylov_space_t *s) {
@@ -47,6 +48,35 @@ static krylov_cpu_state_t *cpu_state(const nzi_krylov_space_t *s) {
             double sum = (double)y[i];                                                          \
             for (int j = 0; j < k; j++) sum += coef[j] * (double)((const T *)V[j])[i];          \
             y[i] = (T)sum;                                                                      \
+        }                                                                                       \
+    }                                                                                           \
+    static void block_dot2_##S(const void *v_, const void *x_, const void *y_, int64_t lo,       \
+                               int64_t hi, double *ox, double *oy) {                            \
+        const T *v = (const T *)v_, *x = (const T *)x_, *y = (const T *)y_;                     \
+        double sx = 0.0, sy = 0.0;                                                              \
+        for (int64_t i = lo; i < hi; i++) {                                                     \
+            const double vi = (double)v[i];                                                     \
+            sx += vi * (double)x[i];                                                            \
+            sy += vi * (double)y[i];                                                            \
+        }                                                                                       \
+        *ox = sx;                                                                               \
+        *oy = sy;                                                                               \
+    }                                                                                           \
+    static void block_multi_axpy2_##S(int k, const double *a, const double *b, void *const *V,  \
+                                      double ya, void *y_, double zz, double zy, void *z_,      \
+                                      int64_t lo, int64_t hi) {                                 \
+        T *y = (T *)y_, *z = (T *)z_;                                                           \
+        for (int64_t i = lo; i < hi; i++) {                                                     \
+            const double yo = (double)y[i];                                                     \
+            double sy = ya == 0.0 ? 0.0 : ya * yo; /* a zero factor overwrites a NaN */         \
+            double sz = (zz == 0.0 ? 0.0 : zz * (double)z[i]) + (zy == 0.0 ? 0.0 : zy * yo);    \
+            for (int j = 0; j < k; j++) {                                                       \
+                const double vj = (double)((const T *)V[j])[i];                                 \
+                sy += a[j] * vj;                                                                \
+                sz += b[j] * vj;                                                                \
+            }                                                                                   \
+            y[i] = (T)sy;                                                                       \
+            z[i] = (T)sz;                                                                       \
         }                                                                                       \
     }                                                                                           \
     static void block_axpbypcz_##S(double a, const void *x_, double b, const void *y_,          \
@@ -93,7 +123,8 @@ static nz_status_t cpu_create(nzi_krylov_space_t *s) {
     s->backend = st;
     st->blocks = NZI_CPU_REDUCE_BLOCKS(s->n);
     st->threads = nzi_context_threads(s->ctx);
-    const size_t width = s->max_dots > 1 ? (size_t)s->max_dots : 1;
+    /* multi_dot2: two sums per vector */
+    const size_t width = 2 * (s->max_dots > 1 ? (size_t)s->max_dots : 1);
     NZI_CHECK(nzi_alloc_array(s->ctx, (void **)&st->partials, (size_t)st->blocks * width + 1,
                               sizeof(double), "nz_solve: partial sums"));
 cleanup:
@@ -248,6 +279,48 @@ static nz_status_t cpu_multi_axpy(nzi_krylov_space_t *s, int k, const double *co
     return NZ_SUCCESS;
 }
 
+/* Each block computes V[j]'x and V[j]'y for every j in one loop over its entries; the 2k block
+ * sums go to partials[blk * 2k + ...] and are added in block order per value. */
+static nz_status_t cpu_multi_dot2(nzi_krylov_space_t *s, int k, void *const *V, const void *x,
+                                  const void *y, double *out) {
+    krylov_cpu_state_t *st = cpu_state(s);
+    const int f32 = s->value_type == NZ_F32;
+    if (k <= 0) return NZ_SUCCESS;
+    if (k > s->max_dots)
+        return nzi_error(s->ctx, NZ_ERR_INVALID_ARGUMENT, "nz_solve: %d dots > %d", k, s->max_dots);
+    const int64_t w = 2 * (int64_t)k;
+    FOR_BLOCKS(s, st, {
+        for (int j = 0; j < k; j++) {
+            double *p = st->partials + blk * w;
+            if (f32)
+                block_dot2_f32(V[j], x, y, lo, hi, p + j, p + k + j);
+            else
+                block_dot2_f64(V[j], x, y, lo, hi, p + j, p + k + j);
+        }
+    });
+    for (int64_t j = 0; j < w; j++) {
+        double sum = 0.0;
+        for (int64_t b = 0; b < st->blocks; b++) sum += st->partials[b * w + j];
+        out[j] = sum;
+    }
+    return NZ_SUCCESS;
+}
+
+static nz_status_t cpu_multi_axpy2(nzi_krylov_space_t *s, int k, const double *a,
+                                   const double *b, void *const *V, double ya, void *y,
+                                   double zz, double zy, void *z) {
+    krylov_cpu_state_t *st = cpu_state(s);
+    const int f32 = s->value_type == NZ_F32;
+    if (k < 0) k = 0;
+    FOR_BLOCKS(s, st, {
+        if (f32)
+            block_multi_axpy2_f32(k, a, b, V, ya, y, zz, zy, z, lo, hi);
+        else
+            block_multi_axpy2_f64(k, a, b, V, ya, y, zz, zy, z, lo, hi);
+    });
+    return NZ_SUCCESS;
+}
+
 static nz_status_t cpu_axpbypcz(nzi_krylov_space_t *s, double a, const void *x, double b,
                                 const void *y, double c, void *z) {
     krylov_cpu_state_t *st = cpu_state(s);
@@ -302,6 +375,8 @@ const nzi_krylov_ops_t nzi_krylov_cpu_ops = {
     .maxabs = cpu_maxabs,
     .multi_dot = cpu_multi_dot,
     .multi_axpy = cpu_multi_axpy,
+    .multi_dot2 = cpu_multi_dot2,
+    .multi_axpy2 = cpu_multi_axpy2,
     .axpby = cpu_axpby,
     .axpbypcz = cpu_axpbypcz,
     .copy = cpu_copy,

@@ -32,7 +32,7 @@ typedef struct nzi_krylov_space {
     nz_precond_apply_t user_apply; /* USER: the caller's z = M^-1 r; ILU0, IC0: the factored
                                       preconditioner's apply (its status returned as is) */
     void *user;
-    int max_dots;                /* multi_dot / multi_axpy take at most this many vectors */
+    int max_dots;                /* multi_dot(2) / multi_axpy(2) take at most this many vectors */
     void *backend;               /* backend-private state (CPU: the block partial sums) */
     void *solver;                /* the solver layer's (nz_solve_operator: its wrapped table);
                                     never read by a backend */
@@ -72,6 +72,20 @@ typedef struct nzi_krylov_ops {
     /* y += sum_j coef[j] V[j] for j < k (k <= max_dots), summed in j order per entry. */
     nz_status_t (*multi_axpy)(nzi_krylov_space_t *s, int k, const double *coef, void *const *V,
                               void *y);
+    /* out[j] = V[j]'x and out[k + j] = V[j]'y for j < k (k <= max_dots; out holds 2k): one
+     * pass over x, y and the V[j], one reduction for all 2k (the one synchronisation of a
+     * GMRES step with delayed re-orthogonalisation: gmres.c). Fixed order, bitwise identical for
+     * any thread count, as multi_dot; x and y may be among the V[j]. */
+    nz_status_t (*multi_dot2)(nzi_krylov_space_t *s, int k, void *const *V, const void *x,
+                              const void *y, double *out);
+    /* Two updates in one pass over the V[j] (j < k, k <= max_dots, k = 0 allowed), per entry
+     *   y_new = ya y + sum_j a[j] V[j],   z_new = zz z + zy y + sum_j b[j] V[j]
+     * with y the entry's old value in both, summed in j order after the scaled y (z) term,
+     * each output rounded once (a backend that splits a large k into several passes rounds once
+     * per pass). y and z distinct, neither among the V[j]. */
+    nz_status_t (*multi_axpy2)(nzi_krylov_space_t *s, int k, const double *a, const double *b,
+                               void *const *V, double ya, void *y, double zz, double zy,
+                               void *z);
 
     /* y = a x + b y */
     nz_status_t (*axpby)(nzi_krylov_space_t *s, double a, const void *x, double b, void *y);

@@ -151,8 +151,9 @@ nz_status_t nz_dist_solve(nz_context_t *ctx, nz_dist_matrix_t *dA, const void *b
     if (options != NULL) opt = *options;
     else memset(&opt, 0, sizeof opt);
     d.A = dA;
-    /* GMRES reduces restart + 1 values at once (restart checked by nz_solve_operator) */
-    d.max_count = (opt.restart > 0 && opt.restart <= 1000 ? opt.restart : 30) + 2;
+    /* GMRES reduces 2 (restart + 1) values at once (multi_dot2: gmres.c; restart checked by
+     * nz_solve_operator) */
+    d.max_count = 2 * ((opt.restart > 0 && opt.restart <= 1000 ? opt.restart : 30) + 1) + 2;
     if (d.max_count < 4) d.max_count = 4;
     size_t bytes = ((size_t)dA->size + 1) * (size_t)(d.max_count + 1) * sizeof(double);
     status = nz_malloc(ctx, (void **)&d.gather, bytes);

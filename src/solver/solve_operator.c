@@ -11,10 +11,10 @@
  * The methods run on the table of the backend where the operator's vectors live (the CPU's for
  * NZ_HOST, the GPU's for NZ_DEVICE), wrapped: apply is the caller's operator, and every
  * reduction is the table's local fixed-order sum followed by the caller's allreduce (when
- * given): dot and multi_dot sum their partial results, norm2 sums the squares before its square
- * root, maxabs takes the maximum. So a method written once runs on one process or many, and a
- * distributed solve is bitwise reproducible whenever the allreduce is (the distributed layer's
- * sums the ranks' parts in rank order).
+ * given): dot, multi_dot and multi_dot2 sum their partial results, norm2 sums the squares
+ * before its square root, maxabs takes the maximum. So a method written once runs on one
+ * process or many, and a distributed solve is bitwise reproducible whenever the allreduce is
+ * (the distributed layer's sums the ranks' parts in rank order).
  */
 
 typedef struct operator_table {
@@ -84,6 +84,13 @@ static nz_status_t op_multi_dot(nzi_krylov_space_t *s, int k, void *const *V, co
                                 double *out) {
     NZI_TRY(table_of(s)->base->multi_dot(s, k, V, w, out));
     return reduce(s, out, k, NZ_REDUCE_SUM);
+}
+
+/* The 2k sums of multi_dot2 in one allreduce. */
+static nz_status_t op_multi_dot2(nzi_krylov_space_t *s, int k, void *const *V, const void *x,
+                                 const void *y, double *out) {
+    NZI_TRY(table_of(s)->base->multi_dot2(s, k, V, x, y, out));
+    return reduce(s, out, k > 0 ? 2 * k : 0, NZ_REDUCE_SUM);
 }
 
 /* The checks made before anything is allocated. */
@@ -198,6 +205,7 @@ nz_status_t nz_solve_operator(nz_context_t *ctx, const nz_operator_t *A, const v
     table.ops.norm2 = op_norm2;
     table.ops.maxabs = op_maxabs;
     table.ops.multi_dot = op_multi_dot;
+    table.ops.multi_dot2 = op_multi_dot2;
     table.ops.precond_setup = NULL;
     space.ctx = ctx;
     space.value_type = A->value_type;

@@ -29,18 +29,32 @@
  * one copy and one synchronisation. multi_axpy is likewise one pass over y and V for k <= 32
  * (y += sum_j coef_j V_j in j order, one rounding per entry); larger k runs one pass per 32
  * vectors, each rounding y once. The pointers and coefficients travel as kernel parameters, so
- * nothing is copied to the device per call. */
+ * nothing is copied to the device per call.
+ *
+ * multi_dot2 (GMRES's one reduction per step: gmres.c) keeps two partial dots per vector, V[j]'x
+ * and V[j]'y, so a launch takes KRYLOV_FUSED2 = 16 vectors (the same 32 registers of partial
+ * sums as multi_dot); k <= 16 is one launch reading x, y and the V[j] once, larger k one launch
+ * per 16 vectors (x and y re-read per launch), each reducing its 32 slots (V'x in the first
+ * 16, V'y in the next; the unused ones zero: fixed register indices) into 32 entries of
+ * `result`; one copy and one synchronisation for all, the host picking them into out[j],
+ * out[k + j]. multi_axpy2 updates y and z in one pass over the V[j] (16 per launch: the
+ * pointers and both coefficient sets as parameters); a later launch of a large k adds to the
+ * y and z the first one wrote (its own scalars 1, 1 and 0). */
 
 #define KRYLOV_THREADS 256 /* 8 warps; 2048-thread SMs hold 8 blocks, enough to saturate HBM */
 #define KRYLOV_WARPS (KRYLOV_THREADS / 32)
 #define KRYLOV_FUSED 32 /* vectors per multi_dot / multi_axpy launch (register partial sums) */
+#define KRYLOV_FUSED2 16 /* vectors per multi_dot2 / multi_axpy2 launch (two sums each) */
 
 typedef struct krylov_cuda_state {
     int64_t grid;          /* blocks of every kernel (fixed for n: reproducible sums) */
     int64_t multi_grid;    /* multi_dot's blocks: at most one wave at its occupancy (it holds
                               32 partial dots in registers, so fewer blocks fit an SM) */
-    int width;             /* partial sums per block: min(max(max_dots, 1), KRYLOV_FUSED) */
-    int results;           /* max(max_dots, 1) */
+    int64_t multi2_grid;   /* multi_dot2's blocks, likewise */
+    int width;             /* partial sums per block: KRYLOV_FUSED (multi_dot2 reduces all 32
+                              slots of a launch) */
+    int results;           /* max(max_dots, 1), rounded up to whole KRYLOV_FUSED2 chunks, x 2
+                              (multi_dot2: 2 KRYLOV_FUSED2 slots per chunk) */
     double *partials;      /* device, grid x width */
     double *result;        /* device, results (precond_setup: the first bad row) */
     unsigned int *counter; /* device, last-block ticket; back to 0 after each reduction */
@@ -56,6 +70,14 @@ template <typename T>
 struct krylov_vectors {
     const T *v[KRYLOV_FUSED];
     double coef[KRYLOV_FUSED];
+};
+
+/* Up to KRYLOV_FUSED2 device vectors and two coefficient sets (multi_dot2 uses the pointers). */
+template <typename T>
+struct krylov_vectors2 {
+    const T *v[KRYLOV_FUSED2];
+    double a[KRYLOV_FUSED2];
+    double b[KRYLOV_FUSED2];
 };
 
 /* ---- device helpers ------------------------------------------------------------------------ */
@@ -188,6 +210,56 @@ krylov_multi_axpy_kernel(int64_t n, int k, krylov_vectors<T> V, T *__restrict__ 
     }
 }
 
+/* result[j] = V[j]'x, result[KRYLOV_FUSED2 + j] = V[j]'y for j < kc (kc <= KRYLOV_FUSED2; the
+ * other slots zero): x, y and each V[j] read once, the partial dots in registers. x and y may be
+ * among the V[j] (read only: no __restrict__ on them). */
+template <typename T>
+__global__ void __launch_bounds__(KRYLOV_THREADS)
+krylov_multi_dot2_kernel(int64_t n, int kc, krylov_vectors2<T> V, const T *x, const T *y,
+                         double *partials, unsigned int *counter, double *result) {
+    double v[2 * KRYLOV_FUSED2];
+#pragma unroll
+    for (int j = 0; j < 2 * KRYLOV_FUSED2; j++) v[j] = 0.0;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const double xi = (double)x[i], yi = (double)y[i];
+#pragma unroll
+        for (int j = 0; j < KRYLOV_FUSED2; j++) {
+            if (j >= kc) break;
+            const double vj = (double)V.v[j][i];
+            v[j] += vj * xi;
+            v[KRYLOV_FUSED2 + j] += vj * yi;
+        }
+    }
+    /* all 2 KRYLOV_FUSED2 slots reduced (unused ones are zero): compile-time indices only, so
+     * the sums stay in registers; the host picks result[j] and result[KRYLOV_FUSED2 + j] */
+    grid_reduce<2 * KRYLOV_FUSED2, false>(v, 2 * KRYLOV_FUSED2, partials, counter, result);
+}
+
+/* Per entry, with y's old value yo: y = ya yo + sum_j a[j] V[j], z = zz z + zy yo + sum_j b[j]
+ * V[j] for j < kc (kc <= KRYLOV_FUSED2), in j order, each rounded once; a zero ya (zz, zy) term
+ * is left out (a NaN there does not propagate: the CPU table's rule). */
+template <typename T>
+__global__ void __launch_bounds__(KRYLOV_THREADS)
+krylov_multi_axpy2_kernel(int64_t n, int kc, krylov_vectors2<T> V, double ya, T *__restrict__ y,
+                          double zz, double zy, T *__restrict__ z) {
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const double yo = (double)y[i];
+        double sy = ya == 0.0 ? 0.0 : ya * yo;
+        double sz = (zz == 0.0 ? 0.0 : zz * (double)z[i]) + (zy == 0.0 ? 0.0 : zy * yo);
+#pragma unroll
+        for (int j = 0; j < KRYLOV_FUSED2; j++) {
+            if (j >= kc) break;
+            const double vj = (double)V.v[j][i];
+            sy += V.a[j] * vj;
+            sz += V.b[j] * vj;
+        }
+        y[i] = (T)sy;
+        z[i] = (T)sz;
+    }
+}
+
 /* z = a x + b y + c z (y may be NULL: z = a x + c z); c = 0 overwrites z without reading it, so a
  * NaN in z does not propagate (the CPU table's rule). x, y and z may alias (no __restrict__). */
 template <typename T>
@@ -291,9 +363,11 @@ static void cuda_destroy(nzi_krylov_space_t *s) {
 }
 
 /* The reduction state: the grid (one wave of KRYLOV_THREADS blocks, at most one block per 256
- * entries; multi_dot's the part of it that one wave at that kernel's occupancy holds), partial sums for min(max_dots, KRYLOV_FUSED) dots per block, the device and pinned
- * host results, the ticket counter. Every allocation is counted by the context (the pinned
- * buffer through nzi_account_alloc), so failure injection reaches each of them. */
+ * entries; multi_dot's and multi_dot2's the part of it that one wave at that kernel's occupancy
+ * holds), partial sums for KRYLOV_FUSED dots per block, the device and pinned host results
+ * (multi_dot2's 2 KRYLOV_FUSED2 slots per chunk of max_dots), the ticket counter. Every
+ * allocation is counted by the context (the pinned buffer through nzi_account_alloc), so failure
+ * injection reaches each of them. */
 static nz_status_t cuda_create(nzi_krylov_space_t *s) {
     nz_status_t status = NZ_SUCCESS;
     nz_context_t *ctx = s->ctx;
@@ -314,8 +388,19 @@ static nz_status_t cuda_create(nzi_krylov_space_t *s) {
         const int64_t wave = (int64_t)(per_sm > 0 ? per_sm : 1) * nzi_cuda(ctx)->sm_count;
         st->multi_grid = st->grid < wave ? st->grid : wave;
     }
-    st->results = s->max_dots > 1 ? s->max_dots : 1;
-    st->width = st->results < KRYLOV_FUSED ? st->results : KRYLOV_FUSED;
+    {
+        int per_sm = 0;
+        KRYLOV_DISPATCH_T(s, (NZI_CUDA_CHECK(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                                                      &per_sm, krylov_multi_dot2_kernel<T>,
+                                                      KRYLOV_THREADS, 0))));
+        const int64_t wave = (int64_t)(per_sm > 0 ? per_sm : 1) * nzi_cuda(ctx)->sm_count;
+        st->multi2_grid = st->grid < wave ? st->grid : wave;
+    }
+    {
+        const int dots = s->max_dots > 1 ? s->max_dots : 1;
+        st->results = 2 * KRYLOV_FUSED2 * ((dots + KRYLOV_FUSED2 - 1) / KRYLOV_FUSED2);
+    }
+    st->width = KRYLOV_FUSED;
     NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->partials,
                              (size_t)st->grid * (size_t)st->width * sizeof(double),
                              "nz_solve: partial sums"));
@@ -548,6 +633,79 @@ static nz_status_t cuda_multi_axpy(nzi_krylov_space_t *s, int k, const double *c
     return NZ_SUCCESS;
 }
 
+/* V[j]'x and V[j]'y: ceil(k / KRYLOV_FUSED2) launches (one for k <= 16), chunk c writing its
+ * 2 KRYLOV_FUSED2 slots to result[2 KRYLOV_FUSED2 c ..]; one copy and one synchronisation, then
+ * the host puts them in out[j] (x) and out[k + j] (y) order. */
+static nz_status_t cuda_multi_dot2(nzi_krylov_space_t *s, int k, void *const *V, const void *x,
+                                   const void *y, double *out) {
+    nz_context_t *ctx = s->ctx;
+    krylov_cuda_state_t *st = cuda_state(s);
+    if (k <= 0) return NZ_SUCCESS;
+    if (k > s->max_dots)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_solve: %d dots > %d", k, s->max_dots);
+    NZI_TRY(nzi_cuda_enter(ctx));
+    cudaStream_t stream = nzi_cuda(ctx)->stream;
+    for (int j0 = 0; j0 < k; j0 += KRYLOV_FUSED2) {
+        const int kc = k - j0 < KRYLOV_FUSED2 ? k - j0 : KRYLOV_FUSED2;
+        KRYLOV_DISPATCH_T(s, ({
+            krylov_vectors2<T> vs;
+            memset(&vs, 0, sizeof vs);
+            for (int j = 0; j < kc; j++) vs.v[j] = (const T *)V[j0 + j];
+            const unsigned grid = (unsigned)st->multi2_grid;
+            krylov_multi_dot2_kernel<T><<<grid, KRYLOV_THREADS, 0, stream>>>(
+                s->n, kc, vs, (const T *)x, (const T *)y, st->partials, st->counter,
+                st->result + 2 * j0);
+        }));
+        NZI_CUDA_LAUNCH_CHECK(ctx);
+    }
+    const int chunks = (k + KRYLOV_FUSED2 - 1) / KRYLOV_FUSED2;
+    NZI_CUDA_TRY(ctx, cudaMemcpyAsync(st->host, st->result,
+                                      (size_t)chunks * 2 * KRYLOV_FUSED2 * sizeof(double),
+                                      cudaMemcpyDeviceToHost, stream));
+    NZI_CUDA_TRY(ctx, cudaStreamSynchronize(stream));
+    for (int j0 = 0; j0 < k; j0 += KRYLOV_FUSED2) {
+        const int kc = k - j0 < KRYLOV_FUSED2 ? k - j0 : KRYLOV_FUSED2;
+        for (int j = 0; j < kc; j++) {
+            out[j0 + j] = st->host[2 * j0 + j];
+            out[k + j0 + j] = st->host[2 * j0 + KRYLOV_FUSED2 + j];
+        }
+    }
+    return NZ_SUCCESS;
+}
+
+/* y and z in one pass per KRYLOV_FUSED2 vectors (one for k <= 16, k = 0 included); a later
+ * chunk adds to what the first wrote. */
+static nz_status_t cuda_multi_axpy2(nzi_krylov_space_t *s, int k, const double *a,
+                                    const double *b, void *const *V, double ya, void *y,
+                                    double zz, double zy, void *z) {
+    nz_context_t *ctx = s->ctx;
+    krylov_cuda_state_t *st = cuda_state(s);
+    if (s->n <= 0) return NZ_SUCCESS;
+    if (k < 0) k = 0;
+    NZI_TRY(nzi_cuda_enter(ctx));
+    cudaStream_t stream = nzi_cuda(ctx)->stream;
+    int j0 = 0;
+    do {
+        const int kc = k - j0 < KRYLOV_FUSED2 ? k - j0 : KRYLOV_FUSED2;
+        const bool first = j0 == 0;
+        KRYLOV_DISPATCH_T(s, ({
+            krylov_vectors2<T> vs;
+            memset(&vs, 0, sizeof vs);
+            for (int j = 0; j < kc; j++) {
+                vs.v[j] = (const T *)V[j0 + j];
+                vs.a[j] = a[j0 + j];
+                vs.b[j] = b[j0 + j];
+            }
+            krylov_multi_axpy2_kernel<T><<<(unsigned)st->grid, KRYLOV_THREADS, 0, stream>>>(
+                s->n, kc, vs, first ? ya : 1.0, (T *)y, first ? zz : 1.0, first ? zy : 0.0,
+                (T *)z);
+        }));
+        NZI_CUDA_LAUNCH_CHECK(ctx);
+        j0 += KRYLOV_FUSED2;
+    } while (j0 < k);
+    return NZ_SUCCESS;
+}
+
 static nz_status_t cuda_axpbypcz(nzi_krylov_space_t *s, double a, const void *x, double b,
                                  const void *y, double c, void *z) {
     nz_context_t *ctx = s->ctx;
@@ -592,8 +750,8 @@ static nz_status_t cuda_fill(nzi_krylov_space_t *s, double value, void *x) {
 static const nzi_krylov_ops_t krylov_cuda_ops = {
     cuda_create,     cuda_destroy,   cuda_vec_create, cuda_vec_destroy, cuda_precond_setup,
     cuda_apply,      cuda_precond,   cuda_dot,        cuda_norm2,       cuda_maxabs,
-    cuda_multi_dot,  cuda_multi_axpy, cuda_axpby,     cuda_axpbypcz,    cuda_copy,
-    cuda_scale,      cuda_fill,
+    cuda_multi_dot,  cuda_multi_axpy, cuda_multi_dot2, cuda_multi_axpy2, cuda_axpby,
+    cuda_axpbypcz,   cuda_copy,       cuda_scale,      cuda_fill,
 };
 
 extern "C" const struct nzi_krylov_ops *nz_cuda_krylov_ops(void) { return &krylov_cuda_ops; }
