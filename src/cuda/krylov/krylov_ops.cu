@@ -172,6 +172,18 @@ krylov_maxabs_kernel(int64_t n, const T *__restrict__ x, double *partials, unsig
     grid_reduce<1, true>(m, 1, partials, counter, result);
 }
 
+/* v[i] where `use`, else 0 without touching v (a predicated load). GMRES's kernels (multi_dot2,
+ * multi_axpy2) load all their vectors' entries this way before using any: with a `break` out of
+ * the unrolled loop instead, each load waited for the previous one's use and multi_dot2 ran at
+ * 25-33% of the DRAM bandwidth (ncu, H100, bench/results/h100-2026-11-27-ncu-gmres.txt; GMRES(30)
+ * 487 -> 432 us an iteration at convdiff3d 128^3). multi_dot and multi_axpy keep the `break`:
+ * with their 32 vectors a launch the preloaded registers cost occupancy, and BiCGSTAB, whose
+ * two-vector multi_dot runs every iteration, went from 391 to 463 us an iteration with them. */
+template <typename T>
+static __device__ __forceinline__ T krylov_load(const T *v, int64_t i, bool use) {
+    return use ? v[i] : T(0);
+}
+
 /* result[j] = V[j]'w for j < k (k <= KRYLOV_FUSED): w and each V[j] read once; the k partial
  * dots stay in registers (the unrolled loop over the fixed KRYLOV_FUSED slots with a run-time
  * bound keeps them there). */
@@ -223,13 +235,16 @@ krylov_multi_dot2_kernel(int64_t n, int kc, krylov_vectors2<T> V, const T *x, co
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         const double xi = (double)x[i], yi = (double)y[i];
+        T loaded[KRYLOV_FUSED2];
 #pragma unroll
-        for (int j = 0; j < KRYLOV_FUSED2; j++) {
-            if (j >= kc) break;
-            const double vj = (double)V.v[j][i];
-            v[j] += vj * xi;
-            v[KRYLOV_FUSED2 + j] += vj * yi;
-        }
+        for (int j = 0; j < KRYLOV_FUSED2; j++) loaded[j] = krylov_load(V.v[j], i, j < kc);
+#pragma unroll
+        for (int j = 0; j < KRYLOV_FUSED2; j++)
+            if (j < kc) {
+                const double vj = (double)loaded[j];
+                v[j] += vj * xi;
+                v[KRYLOV_FUSED2 + j] += vj * yi;
+            }
     }
     /* all 2 KRYLOV_FUSED2 slots reduced (unused ones are zero): compile-time indices only, so
      * the sums stay in registers; the host picks result[j] and result[KRYLOV_FUSED2 + j] */
@@ -248,13 +263,16 @@ krylov_multi_axpy2_kernel(int64_t n, int kc, krylov_vectors2<T> V, double ya, T 
         const double yo = (double)y[i];
         double sy = ya == 0.0 ? 0.0 : ya * yo;
         double sz = (zz == 0.0 ? 0.0 : zz * (double)z[i]) + (zy == 0.0 ? 0.0 : zy * yo);
+        T loaded[KRYLOV_FUSED2];
 #pragma unroll
-        for (int j = 0; j < KRYLOV_FUSED2; j++) {
-            if (j >= kc) break;
-            const double vj = (double)V.v[j][i];
-            sy += V.a[j] * vj;
-            sz += V.b[j] * vj;
-        }
+        for (int j = 0; j < KRYLOV_FUSED2; j++) loaded[j] = krylov_load(V.v[j], i, j < kc);
+#pragma unroll
+        for (int j = 0; j < KRYLOV_FUSED2; j++)
+            if (j < kc) {
+                const double vj = (double)loaded[j];
+                sy += V.a[j] * vj;
+                sz += V.b[j] * vj;
+            }
         y[i] = (T)sy;
         z[i] = (T)sz;
     }
