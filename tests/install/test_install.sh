@@ -89,8 +89,10 @@ export PKG_CONFIG_PATH="$LIBDIR/pkgconfig"
 flags=$(pkg-config --cflags --libs nonzero) || fail "pkg-config"
 echo "pkg-config --cflags --libs nonzero: $flags"
 mkdir -p "$T/build-pc"
+# the run path the README's pkg-config line gives (pkg-config itself has none)
+pc_libdir=$(pkg-config --variable=libdir nonzero) || fail "pkg-config --variable=libdir"
 for ex in spmv cg_fe3d spgemm; do
-  cc -O2 "$T/examples/$ex.c" $flags -lm -Wl,-rpath,"$LIBDIR" -o "$T/build-pc/$ex" ||
+  cc -O2 "$T/examples/$ex.c" $flags -lm -Wl,-rpath,"$pc_libdir" -o "$T/build-pc/$ex" ||
     fail "cc $ex.c \$(pkg-config --cflags --libs nonzero)"
 done
 cuda_home=${CUDA_HOME:-/usr/local/cuda}
