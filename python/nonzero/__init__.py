@@ -5,7 +5,7 @@ nonzero.csr_matrix(A)); A @ x, A.T @ x, A @ X, nonzero.cg, nonzero.spgemm then r
 and return the caller's array kind (NumPy in, NumPy out; CuPy in, CuPy out).
 """
 from . import _arrays, _lib
-from ._context import Context, device_count
+from ._context import Context, device_count, get_num_threads, set_num_threads, threads
 from ._errors import (BreakdownError, DeviceError, DimensionMismatchError, InvalidArgumentError,
                       InvalidMatrixError, NoDeviceError, NonzeroError, NonzeroIOError,
                       NonzeroOverflowError, NotSortedError, OutOfMemoryError, ParseError,
@@ -37,4 +37,4 @@ __all__ = ["csr_matrix", "asmatrix", "Plan", "spgemm", "cg", "bicgstab", "gmres"
            "NoDeviceError", "OutOfMemoryError", "NonzeroOverflowError", "DeviceError",
            "NonzeroIOError", "ParseError", "BreakdownError", "Context", "Preconditioner",
            "jacobi", "l1_jacobi", "block_jacobi", "chebyshev", "ilu0", "ic0",
-           "spsolve_triangular"]
+           "spsolve_triangular", "set_num_threads", "get_num_threads", "threads"]

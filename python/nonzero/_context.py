@@ -22,27 +22,53 @@ def format_error(what, status, msg):
     return "%s: %s%s" % (what, status_string(status), ": " + msg if msg else "")
 
 
+# The CPU threads every context uses (set_num_threads): the setting (0: the library's default,
+# OpenMP's, clamped to the online CPUs) and a generation, so a cached context of any Python thread
+# takes a new setting the next time it is looked up.
+_threads_lock = threading.Lock()
+_threads_setting = 0
+_threads_generation = 0
+
+
 class Context:
     """One nz_context_t. Objects made from it keep a reference, so it is destroyed last."""
 
     def __init__(self, device=None, stream=None):
-        self.handle = ctypes.c_void_p()
+        self._handle = ctypes.c_void_p()
         self.device = device
         self.stream = stream
-        st = L.nz_context_create(ctypes.byref(self.handle))
+        self._threads_generation = 0
+        st = L.nz_context_create(ctypes.byref(self._handle))
         if st < 0:
             raise error_class(st)("nz_context_create: " + status_string(st), st)
         if device is not None:
-            st = L.nz_context_set_device(self.handle, device, stream)
+            st = L.nz_context_set_device(self._handle, device, stream)
             if st < 0:
                 msg = self.last_error()
-                L.nz_context_destroy(ctypes.byref(self.handle))
+                L.nz_context_destroy(ctypes.byref(self._handle))
                 raise error_class(st)(format_error("nz_context_set_device", st, msg), st)
 
+    @property
+    def handle(self):
+        """The nz_context_t, brought to the current set_num_threads setting first (every call
+        into the library goes through here, so a new setting reaches contexts that matrices,
+        plans and preconditioners hold, in any Python thread)."""
+        if self._threads_generation != _threads_generation:
+            self._apply_threads()
+        return self._handle
+
+    def _apply_threads(self):
+        """Bring this context to the current set_num_threads setting (a no-op when it has it)."""
+        if self._threads_generation != _threads_generation:
+            setting, generation = _threads_setting, _threads_generation
+            self.check(L.nz_context_set_threads(self._handle, setting), "nz_context_set_threads")
+            self._threads_generation = generation
+        return self
+
     def last_error(self):
-        if not self.handle:
+        if not self._handle:
             return ""
-        return (L.nz_context_last_error(self.handle) or b"").decode(errors="replace")
+        return (L.nz_context_last_error(self._handle) or b"").decode(errors="replace")
 
     def check(self, status, what):
         """Raise the NonzeroError subclass of status (< 0), with the library's message."""
@@ -68,7 +94,7 @@ class Context:
     _finalizing = sys.is_finalizing
 
     def __del__(self):
-        h = getattr(self, "handle", None)
+        h = getattr(self, "_handle", None)
         if h and not self._finalizing():
             self._destroy(self._byref(h))
 
@@ -125,3 +151,90 @@ def device_context(device=None, stream=None):
 
 def device_count():
     return L.nz_device_count()
+
+
+def set_num_threads(n):
+    """Set the number of CPU threads Nonzero's host kernels use, for every context of the
+    process (existing ones take it at their next use).
+
+    Parameters
+    ----------
+    n : int
+        Threads, 1 .. 1024; 0 or None restores the default (OpenMP's, clamped to the online
+        CPUs). A count above the online CPUs is accepted and clamped to them
+        (``nz_context_set_threads``).
+
+    Raises
+    ------
+    TypeError
+        `n` is not an integer.
+    InvalidArgumentError
+        `n` is negative or above 1024 (the setting is then unchanged).
+
+    Examples
+    --------
+    >>> import nonzero
+    >>> nonzero.set_num_threads(1)
+    >>> nonzero.get_num_threads()
+    1
+    >>> nonzero.set_num_threads(None)
+    """
+    global _threads_setting, _threads_generation
+    if n is None:
+        n = 0
+    if isinstance(n, bool) or not isinstance(n, int):
+        try:
+            import operator
+            n = operator.index(n)
+        except TypeError:
+            raise TypeError("nonzero.set_num_threads: n must be an integer, not %r" % (n,)) \
+                from None
+    with _threads_lock:
+        # checked by the library on a scratch context first, so a refused value changes nothing
+        probe = Context()
+        probe.check(L.nz_context_set_threads(probe._handle, int(n)), "nonzero.set_num_threads")
+        _threads_setting = int(n)
+        _threads_generation += 1
+
+
+def get_num_threads():
+    """The number of CPU threads Nonzero's host kernels use now (the setting after clamping to
+    the online CPUs, or the clamped OpenMP default; 1 in a build without OpenMP).
+
+    Examples
+    --------
+    >>> import nonzero
+    >>> nonzero.get_num_threads() >= 1
+    True
+    """
+    ctx = host_context()
+    out = ctypes.c_int()
+    ctx.check(L.nz_context_get_threads(ctx.handle, ctypes.byref(out)), "nz_context_get_threads")
+    return out.value
+
+
+class threads:
+    """Context manager: ``with nonzero.threads(n): ...`` runs the block with `n` CPU threads
+    (set_num_threads) and restores the previous setting after it, also on an exception. The
+    setting is process-wide, as set_num_threads'.
+
+    Examples
+    --------
+    >>> import nonzero
+    >>> with nonzero.threads(1):
+    ...     nonzero.get_num_threads()
+    1
+    """
+
+    def __init__(self, n):
+        self.n = n
+        self.previous = None
+
+    def __enter__(self):
+        self.previous = _threads_setting
+        set_num_threads(self.n)
+        return self
+
+    def __exit__(self, *exc):
+        set_num_threads(self.previous)
+        return False

@@ -916,3 +916,54 @@ def test_wrong_library_message(tmp_path):
     assert r.returncode != 0
     assert "ImportError" in r.stderr and "AttributeError" not in r.stderr
     assert other in r.stderr and "nz_" in r.stderr
+
+
+# ---- CPU threads: set_num_threads / get_num_threads / threads ---------------------------------
+
+def test_num_threads_setting_and_results(rng):
+    cpus = os.cpu_count() or 1
+    A = sp.random(3000, 3000, 0.003, format="csr", random_state=rng)
+    x = rng.standard_normal(3000)
+    N = nonzero.csr_matrix(A)  # made before the setting: its context takes it at its next use
+    default = nonzero.get_num_threads()
+    assert 1 <= default <= cpus
+    try:
+        nonzero.set_num_threads(1)
+        assert nonzero.get_num_threads() == 1
+        y1 = N @ x
+        nonzero.set_num_threads(cpus + 5)  # above the CPUs: clamped, not refused
+        assert nonzero.get_num_threads() == cpus
+        yn = N @ x
+        np.testing.assert_allclose(y1, A @ x, rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(y1, yn)  # fixed-order sums: the same for any team
+        with nonzero.threads(1):
+            assert nonzero.get_num_threads() == 1
+        assert nonzero.get_num_threads() == cpus  # restored
+        with pytest.raises(RuntimeError):
+            with nonzero.threads(1):
+                raise RuntimeError("inside")
+        assert nonzero.get_num_threads() == cpus  # restored on an exception too
+        for bad in (-1, 1025):
+            with pytest.raises(nonzero.InvalidArgumentError):
+                nonzero.set_num_threads(bad)
+        assert nonzero.get_num_threads() == cpus  # a refused value changes nothing
+        with pytest.raises(TypeError):
+            nonzero.set_num_threads(1.5)
+        with pytest.raises(TypeError):
+            nonzero.set_num_threads("2")
+    finally:
+        nonzero.set_num_threads(None)
+    assert nonzero.get_num_threads() == default
+
+
+def test_num_threads_other_python_thread():
+    import threading
+    seen = []
+    try:
+        nonzero.set_num_threads(1)
+        t = threading.Thread(target=lambda: seen.append(nonzero.get_num_threads()))
+        t.start()
+        t.join()
+    finally:
+        nonzero.set_num_threads(None)
+    assert seen == [1]
