@@ -1,6 +1,6 @@
 #!/bin/sh
 # run_pytest.sh: run one pytest file of the Python binding against a built libnonzero (for ctest).
-# usage: run_pytest.sh LIBRARY PYTHON_DIR TEST_FILE [gpu] [sanitized]
+# usage: run_pytest.sh LIBRARY PYTHON_DIR TEST_FILE|doctest [gpu] [sanitized]
 # Exit 77 (ctest's skip) with a reason when no interpreter has numpy, scipy and pytest, or, for
 # the gpu entry, when CuPy, a device or a CUDA-enabled library is missing. pytest's exit 5 (no
 # tests collected) is a failure: every file here has tests.
@@ -61,7 +61,12 @@ if nonzero.device_count() == 0:
   fi
 fi
 cd "$pydir/tests" || exit 1
-"$py" -m pytest -q -rs -p no:cacheprovider "$file"
+if [ "$file" = doctest ]; then
+  # the Examples sections of the package's docstrings (numpydoc), run as doctests
+  "$py" -m pytest -q -rs -p no:cacheprovider --doctest-modules "$pydir/nonzero"
+else
+  "$py" -m pytest -q -rs -p no:cacheprovider "$file"
+fi
 rc=$?
 if [ "$rc" = 5 ]; then
   echo "pytest collected no tests from $file: failing"
