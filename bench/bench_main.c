@@ -116,7 +116,8 @@ static void cpu_description(char *buf, size_t size, int threads) {
 }
 
 /* The chart is drawn by bench/plot.py (found at $NZ_BENCH_PLOT, in the current directory's
- * bench/, or next to the executable's parent directory) run by $NZ_BENCH_PYTHON (default
+ * bench/, in bench/ beside the executable's directory (a build tree), or in share/nonzero/
+ * beside it (an install: cmake/install.cmake puts it there)) run by $NZ_BENCH_PYTHON (default
  * python3), which needs matplotlib. chart_prepare finds both before the benchmark runs, so a
  * chart that cannot be drawn is an error at once rather than after the run; on failure it
  * returns -1 with the reason in why. */
@@ -149,13 +150,16 @@ static int chart_prepare(chart_t *chart, const char *csv_path, const char *png_p
             if (slash != NULL) {
                 *slash = '\0';
                 snprintf(chart->script, sizeof chart->script, "%.4000s/../bench/plot.py", exe);
+                if (access(chart->script, R_OK) != 0)
+                    snprintf(chart->script, sizeof chart->script,
+                             "%.4000s/../share/nonzero/plot.py", exe);
                 if (access(chart->script, R_OK) != 0) chart->script[0] = '\0';
             }
         }
     }
     if (chart->script[0] == '\0') {
-        snprintf(why, why_size, "bench/plot.py not found (run from the source tree or set "
-                                "NZ_BENCH_PLOT)");
+        snprintf(why, why_size, "plot.py not found (bench/ here, or share/nonzero/ of the "
+                                "install; or set NZ_BENCH_PLOT)");
         return -1;
     }
     if (strchr(chart->python, '\'') || strchr(chart->script, '\'') || strchr(csv_path, '\'') ||

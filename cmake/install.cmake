@@ -16,6 +16,8 @@ list(TRANSFORM NZ_PUBLIC_PARTS PREPEND include/ OUTPUT_VARIABLE NZ_PUBLIC_PART_F
 install(FILES ${NZ_PUBLIC_PART_FILES} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/nonzero)
 if(TARGET nz)
   install(TARGETS nz RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  # nz bench --png draws with it; nz looks for it at ../share/nonzero/plot.py from its own path
+  install(FILES bench/plot.py DESTINATION ${CMAKE_INSTALL_DATADIR}/nonzero)
 endif()
 
 set(NZ_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Nonzero)

@@ -41,6 +41,26 @@ soname=$(readelf -d "$real" | sed -n 's/.*SONAME.*\[\(.*\)\].*/\1/p')
 [ "$soname" = "libnonzero.so.${version%%.*}" ] || fail "SONAME $soname, expected libnonzero.so.${version%%.*}"
 echo "version $version, SONAME $soname"
 
+echo "== nz bench --png from the install (plot.py in share/nonzero)"
+[ -r "$P/share/nonzero/plot.py" ] || fail "missing share/nonzero/plot.py"
+mkdir -p "$T/elsewhere"
+png_out=$(cd "$T/elsewhere" && "$P/bin/nz" bench "$SRC/tests/data/west0067.mtx" --quick --runs 2 \
+          --backend cpu --png "$T/elsewhere/chart.png" 2>&1)
+png_rc=$?
+case "$png_out" in
+  *"plot.py not found"*) fail "the installed nz did not find its plot.py: $png_out" ;;
+esac
+if [ $png_rc -eq 0 ]; then
+  [ -s "$T/elsewhere/chart.png" ] || fail "nz bench --png exited 0 without a chart"
+  echo "chart drawn"
+else
+  # matplotlib is optional: one line naming the missing module, a non-zero exit
+  case "$png_out" in
+    *"cannot import matplotlib"*) echo "no matplotlib: refused as documented" ;;
+    *) fail "nz bench --png from the install: $png_out" ;;
+  esac
+fi
+
 echo "== exported symbols"
 nm -D --defined-only "$real" | awk '$2 ~ /^[TtWwDdBbRrVviu]$/ {print $3}' | sort > "$T/exported"
 count=$(wc -l < "$T/exported")
