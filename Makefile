@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 PREFIX ?= /usr/local
 CMAKE_FLAGS ?=
 
-.PHONY: all configure build test bench install asan tsan fuzz clean
+.PHONY: all configure build test bench install wheel asan tsan fuzz clean
 
 all: build
 
@@ -29,6 +29,11 @@ bench: build
 # Install the library, header, nz, the CMake package and nonzero.pc under PREFIX.
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# The Python package with the built library inside, as a wheel in $(BUILD)/wheel (offline;
+# Debian's python3-setuptools, python3-wheel, python3-pip).
+wheel: build
+	sh scripts/build-wheel.sh $(BUILD) $(BUILD)/wheel
 
 # CPU tests under AddressSanitizer + UndefinedBehaviorSanitizer (no CUDA in this build).
 asan:
