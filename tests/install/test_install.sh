@@ -89,6 +89,10 @@ run_examples() { # DIR LABEL
   awk -v e="$err" 'BEGIN { exit !(e < 2e-2) }' || fail "$2: cg_fe3d error $err too large"
   "$1/spgemm" 60 > "$T/out" 2>&1 || { cat "$T/out"; fail "$2: spgemm"; }
   cat "$T/out"
+  "$1/solve" 16 > "$T/out" 2>&1 || { cat "$T/out"; fail "$2: solve"; }
+  cat "$T/out"
+  err=$(sed -n 's/.*max |x - 1| = //p' "$T/out")
+  awk -v e="$err" 'BEGIN { exit !(e < 1e-6) }' || fail "$2: solve error $err too large"
   if [ -x "$1/device_arrays" ]; then
     "$1/device_arrays" > "$T/out" 2>&1 || { cat "$T/out"; fail "$2: device_arrays"; }
     cat "$T/out"
@@ -111,7 +115,7 @@ echo "pkg-config --cflags --libs nonzero: $flags"
 mkdir -p "$T/build-pc"
 # the run path the README's pkg-config line gives (pkg-config itself has none)
 pc_libdir=$(pkg-config --variable=libdir nonzero) || fail "pkg-config --variable=libdir"
-for ex in spmv cg_fe3d spgemm; do
+for ex in spmv cg_fe3d spgemm solve; do
   cc -O2 "$T/examples/$ex.c" $flags -lm -Wl,-rpath,"$pc_libdir" -o "$T/build-pc/$ex" ||
     fail "cc $ex.c \$(pkg-config --cflags --libs nonzero)"
 done
