@@ -1,5 +1,6 @@
 """_context.py: nz_context_t handles, cached per (device, thread, stream), and status checks."""
 import ctypes
+import operator
 import sys
 import threading
 
@@ -182,18 +183,17 @@ def set_num_threads(n):
     global _threads_setting, _threads_generation
     if n is None:
         n = 0
-    if isinstance(n, bool) or not isinstance(n, int):
-        try:
-            import operator
-            n = operator.index(n)
-        except TypeError:
-            raise TypeError("nonzero.set_num_threads: n must be an integer, not %r" % (n,)) \
-                from None
+    try:
+        if isinstance(n, bool):
+            raise TypeError
+        n = operator.index(n)  # int and NumPy integers; not floats, strings or bools
+    except TypeError:
+        raise TypeError("nonzero.set_num_threads: n must be an integer, not %r" % (n,)) from None
     with _threads_lock:
         # checked by the library on a scratch context first, so a refused value changes nothing
         probe = Context()
-        probe.check(L.nz_context_set_threads(probe._handle, int(n)), "nonzero.set_num_threads")
-        _threads_setting = int(n)
+        probe.check(L.nz_context_set_threads(probe._handle, n), "nonzero.set_num_threads")
+        _threads_setting = n
         _threads_generation += 1
 
 

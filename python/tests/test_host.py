@@ -951,6 +951,10 @@ def test_num_threads_setting_and_results(rng):
             nonzero.set_num_threads(1.5)
         with pytest.raises(TypeError):
             nonzero.set_num_threads("2")
+        with pytest.raises(TypeError):
+            nonzero.set_num_threads(True)
+        nonzero.set_num_threads(np.int64(1))  # NumPy integers are integers
+        assert nonzero.get_num_threads() == 1
     finally:
         nonzero.set_num_threads(None)
     assert nonzero.get_num_threads() == default

@@ -6,7 +6,8 @@
 #include <string.h>
 
 /* Every SpSV plan is bitwise reproducible, so NZ_PLAN_DETERMINISTIC is accepted and changes
- * nothing. */
+ * nothing. The NZ_SPSV_JACOBI bits hold k (1 .. 255; 0: the exact solve), so any value there is
+ * valid. */
 #define NZI_SPSV_PLAN_FLAGS (NZ_PLAN_DETERMINISTIC | NZ_SPSV_JACOBI(0xff))
 
 nz_status_t nz_spsv_plan_create(nz_context_t *ctx, nz_spsv_plan_t **plan, const nz_matrix_t *T,
@@ -24,7 +25,6 @@ nz_status_t nz_spsv_plan_create(nz_context_t *ctx, nz_spsv_plan_t **plan, const 
                          "%s: diag must be NZ_NON_UNIT or NZ_UNIT, not %d", what, (int)diag);
     if (flags & ~(unsigned)NZI_SPSV_PLAN_FLAGS)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: unknown flags 0x%x", what, flags);
-    /* NZ_SPSV_JACOBI(k), 1 <= k <= 255, or the exact solve (the bits all zero) */
     /* the backend table decides where SpSV runs: T's (host: the CPU's level sets, device: the
      * GPU's synchronisation-free solve) */
     const nzi_backend_t *table = nzi_backend_of(T);
