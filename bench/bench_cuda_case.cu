@@ -160,7 +160,8 @@ static double run_ours(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t *c,
  * comparing it with the default form:
  *   light-vector, light-warp: ":per-row", NZ_PLAN_LIGHT_PER_ROW (the paper's one row per
  *     atomic; the default takes chunks of rows per atomic);
- *   vector, merge: ":hints", NZ_PLAN_CACHE_HINTS (matrix arrays loaded as streaming),
+ *   vector, merge, split: ":hints", NZ_PLAN_CACHE_HINTS (matrix arrays loaded as streaming);
+ *   vector, merge:
  *     ":panels" (NZ_PLAN_COLUMN_PANELS, with hints);
  *   vector, merge, adaptive, atomic: ":reorder" (NZ_PLAN_REORDER; with hints for vector and
  *     merge);
@@ -178,7 +179,7 @@ static void run_flag_variants(nzb_gpu_t *g, nzb_report_t *rep, const nzb_case_t 
         {NZ_PLAN_LIGHT_PER_ROW, "per-row", "one row per atomic vs chunked rows per atomic",
          ALG_BIT(NZ_ALG_LIGHT_VECTOR) | ALG_BIT(NZ_ALG_LIGHT_WARP)},
         {NZ_PLAN_CACHE_HINTS, "hints", "streaming cache hints vs plain loads",
-         ALG_BIT(NZ_ALG_VECTOR) | ALG_BIT(NZ_ALG_MERGE)},
+         ALG_BIT(NZ_ALG_VECTOR) | ALG_BIT(NZ_ALG_MERGE) | ALG_BIT(NZ_ALG_SPLIT)},
         {NZ_PLAN_COLUMN_PANELS | NZ_PLAN_CACHE_HINTS, "panels", "column panels (+hints) vs plain",
          ALG_BIT(NZ_ALG_VECTOR) | ALG_BIT(NZ_ALG_MERGE)},
         {NZ_PLAN_REORDER | NZ_PLAN_CACHE_HINTS, "reorder", "columns by degree (+hints) vs plain",

@@ -97,8 +97,10 @@ typedef enum nz_alg {
     NZ_ALG_SEGMENTED = 18,   /* GPU: COO (and HYB remainder) segmented reduction */
     NZ_ALG_BSR_ROW = 19,     /* GPU: BSR, a warp per block row, block by block */
     NZ_ALG_BSR_COL = 20,     /* GPU: BSR, a warp per block row, column by column */
-    NZ_ALG_TILES = 21        /* GPU: CSR in row tiles, each tile's nonzeros sorted by column and
+    NZ_ALG_TILES = 21,       /* GPU: CSR in row tiles, each tile's nonzeros sorted by column and
                                 its sums in shared memory (atomics: not bitwise reproducible) */
+    NZ_ALG_SPLIT = 22        /* GPU: nonzero-split CSR: equal runs of nonzeros a thread, row ends
+                                as bit flags, a warp segmented scan */
 } nz_alg_t;
 
 /* Short lower-case name ("light-warp", "ipcsr", ...) or "unknown". */

@@ -15,6 +15,7 @@ static const struct {
     {NZ_ALG_MERGE, "merge"},         {NZ_ALG_ATOMIC, "atomic"},
     {NZ_ALG_SEGMENTED, "segmented"}, {NZ_ALG_BSR_ROW, "bsr-row"},
     {NZ_ALG_BSR_COL, "bsr-col"},     {NZ_ALG_TILES, "tiles"},
+    {NZ_ALG_SPLIT, "split"},
 };
 #define NUM_ALGS ((int)(sizeof alg_names / sizeof alg_names[0]))
 

@@ -84,6 +84,7 @@ typedef struct nzi_plan_thresholds {
     double tiles_product_nnz_seconds; /* modelled csr/tiles product: a launch plus, per
                                    nonzero, this ... */
     double tiles_product_value_seconds; /* ... plus this per value byte */
+    double split_hints_l2_share; /* csr/split: streaming loads above this share of L2 */
 } nzi_plan_thresholds_t;
 
 extern const nzi_plan_thresholds_t nzi_plan_thresholds;
@@ -137,6 +138,8 @@ bool nzi_plan_tiles_fit(const nz_matrix_stats_t *stats, unsigned flags, size_t v
 double nzi_plan_compress_seconds(const nz_matrix_stats_t *stats);
 bool nzi_plan_compress_pays(const nz_matrix_stats_t *stats, unsigned flags, size_t value_size);
 
+/* The bytes a product reads and writes: the matrix, x and y (the planner's cost model). */
+double nzi_plan_product_bytes(const nz_matrix_stats_t *stats, size_t value_size);
 /* The matrix and x fit in l2_bytes (0: unknown, taken as not fitting). */
 bool nzi_plan_fits_l2(const nz_matrix_stats_t *stats, size_t value_size, size_t l2_bytes);
 

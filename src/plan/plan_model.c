@@ -19,6 +19,9 @@ const nzi_plan_thresholds_t nzi_plan_thresholds = {
     .tune_runs_gpu = 7,
     .tune_runs_cpu = 3,
     .layout_window_min = 4.0 * 1024 * 1024, /* 4 MB of x between a row's first and last column */
+    /* csr/split streams the matrix above this share of L2 (plan_rules.c, "hints"): H100 (50 MB),
+     * cnr-2000 at 30 MB single ran faster without, at 45 MB double with */
+    .split_hints_l2_share = 0.65,
     .compress_row_min = 64.0, /* CSR-vector's 32-lane rows (4 nonzeros per lane and more) */
     .hot_share_min = 0.25,    /* R-MAT 20: 0.58; uniform random columns 4M wide: 0.004 */
     .hot_cols_min = 8.0 * NZ_STATS_HOT_COLUMNS, /* x well beyond what L1 holds */
@@ -101,6 +104,10 @@ double nzi_plan_expected_calls(unsigned flags) {
 static double bytes_of_product(const nz_matrix_stats_t *s, size_t value_size) {
     const double vs = value_size > 0 ? (double)value_size : 4.0;
     return (double)s->nnz * (4.0 + vs) + (double)s->rows * (4.0 + vs) + (double)s->cols * vs;
+}
+
+double nzi_plan_product_bytes(const nz_matrix_stats_t *s, size_t value_size) {
+    return bytes_of_product(s, value_size);
 }
 
 double nzi_plan_spmv_seconds(const nz_matrix_stats_t *s, size_t value_size) {

@@ -38,7 +38,13 @@
  *              the CSR-vector kernel picks it) while a perfectly balanced kernel gives each
  *              resident thread nnz / (resident threads) entries: when the first exceeds
  *              imbalance_ratio times the second (and imbalance_min_steps), one vector holds the
- *              whole grid up: split long rows (adaptive, ipcsr, merge)
+ *              whole grid up: split long rows. The irregular rules (long-rows, empty-rows,
+ *              variable) rank nonzero-split first (equal runs of nonzeros a thread, no set-up
+ *              beyond O(nnz) marks; on the real graphs faster than the row blocks and
+ *              merge-path: H100 cnr-2000 15.3 / 23.2 us single / double against cuSPARSE 18.2 /
+ *              26.9, bench/results/h100-2026-11-27-split-items.txt), then the row blocks
+ *              (adaptive, ipcsr) where their build pays within the expected calls, else
+ *              merge-path
  *   tiny       fewer than tiny_nnz nonzeros: every kernel is launch-bound; vector needs no
  *              preprocessing
  *   few-rows   rows longer than 32 and rows x V below few_rows_fraction (1/2) of the resident
@@ -75,34 +81,42 @@
 /* ---- ranked lists -------------------------------------------------------------------------- */
 
 static const nz_alg_t rank_uniform[] = {NZ_ALG_VECTOR, NZ_ALG_ADAPTIVE,     NZ_ALG_IPCSR,
-                                        NZ_ALG_LIGHT_VECTOR, NZ_ALG_MERGE, NZ_ALG_SCALAR,
-                                        NZ_ALG_LIGHT_WARP};
-static const nz_alg_t rank_irregular[] = {NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR,      NZ_ALG_MERGE,
-                                          NZ_ALG_VECTOR,   NZ_ALG_LIGHT_WARP, NZ_ALG_LIGHT_VECTOR,
-                                          NZ_ALG_SCALAR};
-/* irregular rows where the row blocks' build does not pay within the expected calls */
-static const nz_alg_t rank_irregular_light[] = {NZ_ALG_MERGE, NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR,
-                                                NZ_ALG_VECTOR, NZ_ALG_LIGHT_WARP,
+                                        NZ_ALG_LIGHT_VECTOR, NZ_ALG_SPLIT, NZ_ALG_MERGE,
+                                        NZ_ALG_SCALAR, NZ_ALG_LIGHT_WARP};
+/* irregular rows: nonzero-split first (faster than the row blocks on every real graph measured,
+ * whatever the calls: docs/PERF_NOTES.md, "Nonzero-split"); the row blocks next where their
+ * build pays within the expected calls ... */
+static const nz_alg_t rank_irregular[] = {NZ_ALG_SPLIT, NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR,
+                                          NZ_ALG_MERGE, NZ_ALG_VECTOR,   NZ_ALG_LIGHT_WARP,
+                                          NZ_ALG_LIGHT_VECTOR, NZ_ALG_SCALAR};
+/* ... else merge-path */
+static const nz_alg_t rank_irregular_light[] = {NZ_ALG_SPLIT, NZ_ALG_MERGE, NZ_ALG_ADAPTIVE,
+                                                NZ_ALG_IPCSR, NZ_ALG_VECTOR, NZ_ALG_LIGHT_WARP,
                                                 NZ_ALG_LIGHT_VECTOR, NZ_ALG_SCALAR};
+/* few uneven rows: a block per long row (csr/adaptive; rail, bench/results/h100-2026-11-23-s4-
+ * bench.txt) where its build pays */
+static const nz_alg_t rank_few_rows[] = {NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR, NZ_ALG_SPLIT,
+                                         NZ_ALG_MERGE, NZ_ALG_VECTOR, NZ_ALG_LIGHT_WARP,
+                                         NZ_ALG_LIGHT_VECTOR, NZ_ALG_SCALAR};
 static const nz_alg_t rank_short[] = {NZ_ALG_SCALAR, NZ_ALG_VECTOR,       NZ_ALG_ADAPTIVE,
-                                      NZ_ALG_IPCSR,  NZ_ALG_LIGHT_VECTOR, NZ_ALG_MERGE,
-                                      NZ_ALG_LIGHT_WARP};
+                                      NZ_ALG_IPCSR,  NZ_ALG_LIGHT_VECTOR, NZ_ALG_SPLIT,
+                                      NZ_ALG_MERGE,  NZ_ALG_LIGHT_WARP};
 static const nz_alg_t rank_tiny[] = {NZ_ALG_VECTOR,   NZ_ALG_SCALAR, NZ_ALG_LIGHT_VECTOR,
-                                     NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR,  NZ_ALG_MERGE,
-                                     NZ_ALG_LIGHT_WARP};
+                                     NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR,  NZ_ALG_SPLIT,
+                                     NZ_ALG_MERGE,    NZ_ALG_LIGHT_WARP};
 static const nz_alg_t rank_scattered[] = {NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR, NZ_ALG_VECTOR,
-                                          NZ_ALG_MERGE, NZ_ALG_LIGHT_VECTOR, NZ_ALG_SCALAR,
-                                          NZ_ALG_LIGHT_WARP};
+                                          NZ_ALG_SPLIT, NZ_ALG_MERGE, NZ_ALG_LIGHT_VECTOR,
+                                          NZ_ALG_SCALAR, NZ_ALG_LIGHT_WARP};
 /* scattered rows where the row blocks' build does not pay within the expected calls */
 static const nz_alg_t rank_scattered_light[] = {NZ_ALG_VECTOR, NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR,
-                                                NZ_ALG_MERGE, NZ_ALG_LIGHT_VECTOR, NZ_ALG_SCALAR,
-                                                NZ_ALG_LIGHT_WARP};
+                                                NZ_ALG_SPLIT, NZ_ALG_MERGE, NZ_ALG_LIGHT_VECTOR,
+                                                NZ_ALG_SCALAR, NZ_ALG_LIGHT_WARP};
 static const nz_alg_t rank_hot[] = {NZ_ALG_ATOMIC, NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR,
-                                    NZ_ALG_MERGE,  NZ_ALG_VECTOR,   NZ_ALG_LIGHT_WARP,
-                                    NZ_ALG_LIGHT_VECTOR, NZ_ALG_SCALAR};
+                                    NZ_ALG_SPLIT,  NZ_ALG_MERGE,    NZ_ALG_VECTOR,
+                                    NZ_ALG_LIGHT_WARP, NZ_ALG_LIGHT_VECTOR, NZ_ALG_SCALAR};
 static const nz_alg_t rank_tiles[] = {NZ_ALG_TILES, NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR,
-                                      NZ_ALG_MERGE, NZ_ALG_VECTOR,   NZ_ALG_LIGHT_WARP,
-                                      NZ_ALG_LIGHT_VECTOR, NZ_ALG_SCALAR};
+                                      NZ_ALG_SPLIT, NZ_ALG_MERGE,    NZ_ALG_VECTOR,
+                                      NZ_ALG_LIGHT_WARP, NZ_ALG_LIGHT_VECTOR, NZ_ALG_SCALAR};
 static const nz_alg_t rank_segmented[] = {NZ_ALG_SEGMENTED, NZ_ALG_SCALAR, NZ_ALG_ATOMIC};
 static const nz_alg_t rank_bsr[] = {NZ_ALG_BSR_ROW, NZ_ALG_BSR_COL};
 static const nz_alg_t rank_per_row[] = {NZ_ALG_SCALAR, NZ_ALG_VECTOR};
@@ -138,14 +152,14 @@ bool nzi_plan_may_pick_atomics(const nzi_plan_request_t *r) {
            !(r->flags & (NZ_PLAN_DETERMINISTIC | NZ_PLAN_MIXED));
 }
 
-/* An irregular-rows rule: the row-block kernels first where their build pays within the
- * expected calls (nzi_plan_rowblocks_pay), else merge-path first, with the reason. */
+/* An irregular-rows rule: nonzero-split first; the row-block kernels next where their build
+ * pays within the expected calls (nzi_plan_rowblocks_pay), else merge-path, with the reason. */
 static nzi_plan_rule_t irregular_rule(const char *name, bool rowblocks,
                                       const nz_matrix_stats_t *s, unsigned flags, char *why,
                                       size_t size) {
     if (rowblocks) return RULE(name, rank_irregular);
-    nzi_plan_say(why, size, "; merge-path first: the row blocks' build (%.2f ms modelled) does "
-                 "not pay back within %.0f calls", 1e3 * nzi_plan_rowblocks_seconds(s),
+    nzi_plan_say(why, size, "; nonzero-split, then merge-path: the row blocks' build (%.2f ms "
+                 "modelled) does not pay back within %.0f calls", 1e3 * nzi_plan_rowblocks_seconds(s),
                  nzi_plan_expected_calls(flags));
     return RULE(name, rank_irregular_light);
 }
@@ -225,7 +239,8 @@ static nzi_plan_rule_t cuda_csr_rule(const nz_matrix_stats_t *s, const nzi_plan_
         nzi_plan_say(why, size,
             "%lld rows of mean %.0f: one vector per row fills less than half the device%s",
             (long long)s->rows, mean, even ? "; rows even: 32 lanes per row" : "");
-        return even ? RULE("few-rows", rank_uniform) : IRREGULAR("few-rows");
+        if (even) return RULE("few-rows", rank_uniform);
+        return rowblocks ? RULE("few-rows", rank_few_rows) : IRREGULAR("few-rows");
     }
     if (empty > T.empty_fraction) {
         nzi_plan_say(why, size, "%.0f%% of the rows empty: pack rows by nonzeros", 100.0 * empty);
@@ -292,7 +307,13 @@ nzi_plan_rule_t nzi_plan_cpu_rule(const nz_matrix_stats_t *s, const nzi_plan_req
  *   hints     the window exceeds layout_window_min (x is gathered from far apart, so the matrix
  *             stream would evict x's lines between their reuses): vector and merge load the
  *             matrix as streaming. Banded matrices (Laplacian, FE) keep their window in L1/L2
- *             anyway and measured 1-3% slower with hints.
+ *             anyway and measured 1-3% slower with hints. Nonzero-split: where the product's
+ *             bytes exceed split_hints_l2_share of L2, which an LRU cache cannot keep from one
+ *             call to the next (a cyclic stream a little larger than the cache misses
+ *             throughout); streaming loads then leave x and part of the matrix resident. H100
+ *             (50 MB L2), bench/results/h100-2026-11-27-split-items.txt: cnr-2000 double (45
+ *             MB) 26.9 -> 23.2 us; where it fits, hints cost 3-9% (cnr-2000 single, 30 MB:
+ *             15.3 -> 16.3 us; dblp-2010 double, 26 MB: 13.4 -> 14.6).
  *   panels    vector and merge, x and its window both exceed L2 / 2: split the columns so each
  *             panel's x fits (H100, random 4M x 16 f64: vector 1089 -> 871 us, merge 1854 -> 913
  *             us; DRAM read 2.49 -> 1.13 GB with four panels). Not for the row-block kernels,
@@ -332,6 +353,10 @@ unsigned nzi_plan_layout_flags(const nz_matrix_stats_t *s, nz_alg_t alg, unsigne
     const double window = (double)(s->lower_bandwidth + s->upper_bandwidth + 1) * (double)value_size;
     const double x_bytes = (double)s->cols * (double)value_size;
     const double half_l2 = 0.5 * (double)l2_bytes;
+    if (alg == NZ_ALG_SPLIT)
+        return nzi_plan_product_bytes(s, value_size) > T.split_hints_l2_share * (double)l2_bytes
+                   ? NZ_PLAN_CACHE_HINTS
+                   : 0;
     if (alg == NZ_ALG_ATOMIC)
         return nzi_plan_hot_columns(s) &&
                        nzi_plan_reorder_pays(s, caller_flags, value_size, l2_bytes)

@@ -239,12 +239,14 @@ int nzt_csr_flag_settings(nz_alg_t alg, int with_forms, unsigned flags[NZT_CSR_M
     flags[n++] = 0;
     if (!with_forms) return n;
     if (alg == NZ_ALG_LIGHT_VECTOR || alg == NZ_ALG_LIGHT_WARP) flags[n++] = NZ_PLAN_LIGHT_PER_ROW;
-    if (alg == NZ_ALG_VECTOR || alg == NZ_ALG_MERGE) flags[n++] = NZ_PLAN_CACHE_HINTS;
-    if (alg == NZ_ALG_VECTOR || alg == NZ_ALG_MERGE || alg == NZ_ALG_ADAPTIVE)
+    if (alg == NZ_ALG_VECTOR || alg == NZ_ALG_MERGE || alg == NZ_ALG_SPLIT)
+        flags[n++] = NZ_PLAN_CACHE_HINTS;
+    if (alg == NZ_ALG_VECTOR || alg == NZ_ALG_MERGE || alg == NZ_ALG_ADAPTIVE ||
+        alg == NZ_ALG_SPLIT)
         flags[n++] = NZ_PLAN_COLUMN_PANELS;
     /* csr/atomic reordered runs COO's scatter with x's head in shared memory (double) */
     if (alg == NZ_ALG_VECTOR || alg == NZ_ALG_MERGE || alg == NZ_ALG_ADAPTIVE ||
-        alg == NZ_ALG_ATOMIC)
+        alg == NZ_ALG_ATOMIC || alg == NZ_ALG_SPLIT)
         flags[n++] = NZ_PLAN_REORDER;
     if (alg == NZ_ALG_VECTOR) flags[n++] = NZ_PLAN_COMPRESS_INDICES;
     return n;

@@ -57,7 +57,8 @@ static void check_device_matrix(const nzt_spmv_job_t *j, const nz_matrix_t *dA, 
                   (int)pi.format, (int)pi.backend);
         NZT_CHECK(pi.plan_seconds >= 0 && pi.plan_seconds < 60, "%s alg=%s: plan_seconds %g",
                   j->name, an, pi.plan_seconds);
-        if (alg == NZ_ALG_SCALAR || alg == NZ_ALG_VECTOR || alg == NZ_ALG_MERGE)
+        if (alg == NZ_ALG_SCALAR || alg == NZ_ALG_VECTOR || alg == NZ_ALG_MERGE ||
+            alg == NZ_ALG_SPLIT)
             NZT_CHECK(pi.reproducible == 1, "%s alg=%s: should be reproducible", j->name, an);
         NZT_CHECK((pi.flags & flags) == flags && pi.layout_parts >= 1 &&
                       pi.layout_parts <= ((flags & NZ_PLAN_COLUMN_PANELS) ? 3 : 1),

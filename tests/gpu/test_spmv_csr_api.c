@@ -64,7 +64,8 @@ static void test_plan_options(void) {
                       nz_alg_name(algs[a]));
             nz_spmv_plan_destroy(&plan);
         }
-        if (algs[a] == NZ_ALG_SCALAR || algs[a] == NZ_ALG_VECTOR || algs[a] == NZ_ALG_MERGE)
+        if (algs[a] == NZ_ALG_SCALAR || algs[a] == NZ_ALG_VECTOR || algs[a] == NZ_ALG_MERGE ||
+            algs[a] == NZ_ALG_SPLIT)
             NZT_CHECK(s == NZ_SUCCESS, "alg=%s refused NZ_PLAN_DETERMINISTIC: %s",
                       nz_alg_name(algs[a]), nz_context_last_error(ctx));
     }
@@ -324,7 +325,7 @@ static void test_alloc_failures(void) {
                 /* every allocation of ours fails the call except the pinned staging buffer, which
                  * falls back to pageable memory; other families may have fallbacks of their own */
                 bool ours = algs[a] == NZ_ALG_SCALAR || algs[a] == NZ_ALG_VECTOR ||
-                            algs[a] == NZ_ALG_MERGE;
+                            algs[a] == NZ_ALG_MERGE || algs[a] == NZ_ALG_SPLIT;
                 NZT_CHECK(ours ? failures == count - (pinned ? 1 : 0) : failures >= 1,
                           "alg=%s bits=%d %s: %d of %lld injected failures surfaced", an, bits,
                           pinned ? "pinned staging" : "pageable staging", failures, (long long)count);

@@ -20,7 +20,8 @@ static void compare_forms(const nzt_spmv_job_t *j, const nz_matrix_t *dA, int bi
         const int num_settings = nzt_csr_flag_settings(algs[a], 1, settings);
         for (int f = 1; f < num_settings; f++)
         for (int mixed = 0; mixed <= (j->vt == NZ_F32 && (algs[a] == NZ_ALG_VECTOR ||
-                                                          algs[a] == NZ_ALG_MERGE));
+                                                          algs[a] == NZ_ALG_MERGE ||
+                                                          algs[a] == NZ_ALG_SPLIT));
              mixed++) {
             const unsigned extra = mixed ? NZ_PLAN_MIXED : 0u;
             nz_spmv_plan_t *plain = NULL, *other = NULL;

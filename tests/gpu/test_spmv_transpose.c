@@ -185,13 +185,14 @@ static void test_mixed(void) {
             NZT_OK(ctx, nz_device_copy_from_host(ctx, dx, xf, (size_t)xn * 4));
             for (int a = 0; a < num_algs; a++) {
                 nz_alg_t alg = algs[a];
-                bool expected = alg == NZ_ALG_SCALAR || alg == NZ_ALG_VECTOR || alg == NZ_ALG_MERGE;
+                bool expected = alg == NZ_ALG_SCALAR || alg == NZ_ALG_VECTOR || alg == NZ_ALG_MERGE ||
+                                alg == NZ_ALG_SPLIT;
                 nz_spmv_plan_t *plan = NULL;
                 nz_status_t s = nz_spmv_plan_create(ctx, &plan, dA, (nz_operation_t)op, alg,
                                                     NZ_PLAN_MIXED);
                 if (!expected) {
                     NZT_CHECK(s == NZ_ERR_UNSUPPORTED &&
-                                  strstr(nz_context_last_error(ctx), "scalar, vector and merge"),
+                                  strstr(nz_context_last_error(ctx), "scalar, vector, merge and split"),
                               "mixed alg=%s returned %d: %s", nz_alg_name(alg), (int)s,
                               nz_context_last_error(ctx));
                     nz_spmv_plan_destroy(&plan);

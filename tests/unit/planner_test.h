@@ -15,7 +15,8 @@
 static inline bool full_gpu_supports(nz_format_t f, nz_alg_t a) {
     switch (f) {
     case NZ_FORMAT_CSR:
-        return (a >= NZ_ALG_SCALAR && a <= NZ_ALG_MERGE) || a == NZ_ALG_ATOMIC || a == NZ_ALG_TILES;
+        return (a >= NZ_ALG_SCALAR && a <= NZ_ALG_MERGE) || a == NZ_ALG_ATOMIC || a == NZ_ALG_TILES ||
+               a == NZ_ALG_SPLIT;
     case NZ_FORMAT_COO: return a == NZ_ALG_ATOMIC || a == NZ_ALG_SEGMENTED;
     case NZ_FORMAT_HYB: return a == NZ_ALG_SEGMENTED;
     case NZ_FORMAT_ELL:
@@ -70,7 +71,7 @@ static inline nzi_plan_choice_t gpu_csr(const nz_matrix_stats_t *s) {
 }
 
 static inline bool splits_long_rows(nz_alg_t a) {
-    return a == NZ_ALG_ADAPTIVE || a == NZ_ALG_IPCSR || a == NZ_ALG_MERGE;
+    return a == NZ_ALG_ADAPTIVE || a == NZ_ALG_IPCSR || a == NZ_ALG_MERGE || a == NZ_ALG_SPLIT;
 }
 
 #define EXPECT_ALG(c, expected, label)                                                          \

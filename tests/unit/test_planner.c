@@ -99,11 +99,14 @@ static void test_gpu_csr_rules(void) {
     c = gpu_csr(&s);
     NZT_CHECK(c.count > 0 && splits_long_rows(c.algs[0]), "rmat: %s (%s)",
               c.count ? nz_alg_name(c.algs[0]) : "-", c.why);
-    EXPECT_ALG(c, NZ_ALG_MERGE, "rmat scale 20"); /* the row blocks' build: ~3 ms, 20 calls */
+    EXPECT_ALG(c, NZ_ALG_SPLIT, "rmat scale 20");
     EXPECT_RULE(c, "long-rows", "rmat scale 20");
-    NZT_CHECK(strstr(c.why, "merge-path first") != NULL, "rmat: why %s", c.why);
+    /* the row blocks' build (~3 ms) does not pay within 20 calls: merge-path second */
+    NZT_CHECK(strstr(c.why, "then merge-path") != NULL && c.count > 1 &&
+                  c.algs[1] == NZ_ALG_MERGE, "rmat: why %s", c.why);
     c = choose(&s, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_PLAN_REUSE, full_gpu);
-    EXPECT_ALG(c, NZ_ALG_ADAPTIVE, "rmat scale 20, reuse");
+    EXPECT_ALG(c, NZ_ALG_SPLIT, "rmat scale 20, reuse");
+    NZT_CHECK(c.count > 1 && c.algs[1] == NZ_ALG_ADAPTIVE, "rmat, reuse: adaptive second");
     /* ... whose 16384 most-read columns hold 58% of the nonzeros: the atomic scatter on columns
      * renumbered by degree; not under NZ_PLAN_DETERMINISTIC, with the caller's own hints or
      * layout, in mixed precision, for op T, nor just below each threshold */
@@ -173,7 +176,7 @@ static void test_gpu_csr_rules(void) {
                    NZ_ALG_VECTOR, "rail 4096 x 1M");
 
     /* 500 rows of 2500 +- 50%: the longest row holds the whole product up */
-    expect_gpu_csr(make_stats(500, 1000000, 1250000, 1250, 3750, 720.0, 0), NULL, NZ_ALG_ADAPTIVE,
+    expect_gpu_csr(make_stats(500, 1000000, 1250000, 1250, 3750, 720.0, 0), NULL, NZ_ALG_SPLIT,
                    "rail 500 rows");
     /* 1500 even rows of 2500: no row stands out, but one vector per row fills less than half
      * the device */
@@ -199,26 +202,37 @@ static void test_gpu_csr_rules(void) {
     expect_gpu_csr(make_stats(0, 10, 0, 0, 0, 0, 0), "empty", NZ_ALG_AUTO, "0 x 10");
 
     /* mostly empty rows, the others of ~7; a million rows: the row blocks' build (~3 ms) does
-     * not pay within a default plan's 20 calls, so merge-path first, adaptive with reuse */
+     * not pay within a default plan's 20 calls: nonzero-split, merge-path second; adaptive
+     * second with reuse */
     expect_gpu_csr(make_stats(1000000, 1000000, 2000000, 0, 20, 3.0, 700000), "empty-rows",
-                   NZ_ALG_MERGE, "70% empty");
+                   NZ_ALG_SPLIT, "70% empty");
     {
         nz_matrix_stats_t s = make_stats(1000000, 1000000, 2000000, 0, 20, 3.0, 700000);
-        nzi_plan_choice_t c = choose(&s, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_PLAN_REUSE, full_gpu);
-        EXPECT_ALG(c, NZ_ALG_ADAPTIVE, "70% empty, reuse");
+        nzi_plan_choice_t c = choose(&s, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, 0, full_gpu);
+        NZT_CHECK(c.count > 1 && c.algs[1] == NZ_ALG_MERGE, "70%% empty: merge second");
+        c = choose(&s, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_PLAN_REUSE, full_gpu);
+        EXPECT_ALG(c, NZ_ALG_SPLIT, "70% empty, reuse");
+        NZT_CHECK(c.count > 1 && c.algs[1] == NZ_ALG_ADAPTIVE, "70%% empty, reuse: adaptive second");
     }
 
     /* lengths spread widely, but no row long enough to stall a vector */
     expect_gpu_csr(make_stats(1000000, 1000000, 10000000, 1, 100, 15.0, 0), "variable",
-                   NZ_ALG_MERGE, "cv 1.5");
+                   NZ_ALG_SPLIT, "cv 1.5");
     {
         nz_matrix_stats_t s = make_stats(1000000, 1000000, 10000000, 1, 100, 15.0, 0);
         nzi_plan_choice_t c = choose(&s, NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_PLAN_TUNE, full_gpu);
-        EXPECT_ALG(c, NZ_ALG_ADAPTIVE, "cv 1.5, tune");
+        EXPECT_ALG(c, NZ_ALG_SPLIT, "cv 1.5, tune");
+        NZT_CHECK(c.count > 1 && c.algs[1] == NZ_ALG_ADAPTIVE, "cv 1.5, tune: adaptive second");
     }
-    /* the same profile at 3,000 rows: the build (9 us) pays within 20 calls */
+    /* the same profile at 3,000 rows: the build (9 us) pays within 20 calls: adaptive second */
     expect_gpu_csr(make_stats(3000, 3000, 30000, 1, 100, 15.0, 0), "variable",
-                   NZ_ALG_ADAPTIVE, "cv 1.5, 3,000 rows");
+                   NZ_ALG_SPLIT, "cv 1.5, 3,000 rows");
+    {
+        nz_matrix_stats_t s = make_stats(3000, 3000, 30000, 1, 100, 15.0, 0);
+        nzi_plan_choice_t c = gpu_csr(&s);
+        NZT_CHECK(c.count > 1 && c.algs[1] == NZ_ALG_ADAPTIVE, "cv 1.5, 3,000 rows: %s second",
+                  c.count > 1 ? nz_alg_name(c.algs[1]) : "nothing");
+    }
 }
 
 /* The long-row rule switches exactly at its thresholds (so retuning them keeps the test). */
@@ -314,6 +328,27 @@ static void test_layout_rule(void) {
     NZT_CHECK(f == NZ_PLAN_CACHE_HINTS, "rmat merge: 0x%x", f);
     f = nzi_plan_layout_flags(&rmat, NZ_ALG_ADAPTIVE, 0, 8, l2);
     NZT_CHECK(f == 0, "rmat adaptive: 0x%x", f);
+    /* nonzero-split: streaming loads only where the product outgrows 0.65 of L2 (cnr-2000's
+     * profile: 3.2M nonzeros, 325557 rows: 45 MB in double, 30 MB in single; dblp-2010: 26 MB
+     * in double) */
+    {
+        nz_matrix_stats_t cnr = {0}, dblp = {0};
+        cnr.rows = cnr.cols = 325557;
+        cnr.nnz = 3216152;
+        cnr.lower_bandwidth = cnr.upper_bandwidth = 325000;
+        dblp.rows = dblp.cols = 326186;
+        dblp.nnz = 1615400;
+        f = nzi_plan_layout_flags(&cnr, NZ_ALG_SPLIT, 0, 8, l2);
+        NZT_CHECK(f == NZ_PLAN_CACHE_HINTS, "cnr split f64: 0x%x", f);
+        f = nzi_plan_layout_flags(&cnr, NZ_ALG_SPLIT, 0, 4, l2);
+        NZT_CHECK(f == 0, "cnr split f32: 0x%x", f);
+        f = nzi_plan_layout_flags(&dblp, NZ_ALG_SPLIT, 0, 8, l2);
+        NZT_CHECK(f == 0, "dblp split f64: 0x%x", f);
+        f = nzi_plan_layout_flags(&cnr, NZ_ALG_SPLIT, 0, 8, 0);
+        NZT_CHECK(f == 0, "cnr split f64, L2 unknown: 0x%x", f);
+        f = nzi_plan_layout_flags(&random, NZ_ALG_SPLIT, 0, 8, l2); /* no panels */
+        NZT_CHECK(f == NZ_PLAN_CACHE_HINTS, "random split f64: 0x%x", f);
+    }
     f = nzi_plan_layout_flags(&rmat, NZ_ALG_ATOMIC, 0, 8, l2);
     NZT_CHECK(f == 0, "rmat atomic, hot share unknown: 0x%x", f);
     rmat.hot_share = 0.58;
@@ -370,16 +405,14 @@ static void test_setup_budget(void) {
     }
 
     /* power-law, the matrix and x in L2 (3.2M x 12 bytes + x = ~45 MB in double): never
-     * renumbered, not even with reuse; the long-rows rule instead: merge-path by default (the
-     * row blocks' ~1 ms build does not pay within 20 calls), adaptive with reuse */
+     * renumbered, not even with reuse; the long-rows rule instead: nonzero-split either way */
     for (int k = 0; k < 2; k++) {
         const unsigned flags = k == 0 ? 0 : NZ_PLAN_REUSE;
         nzi_plan_choice_t c;
         nzi_plan_request_t r = {NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_OP_N, flags, full_gpu, 8, l2, 0};
         NZT_CHECK(nzi_plan_choose(&cnr, &r, &c) == NZ_SUCCESS, "cnr profile");
         EXPECT_RULE(c, "long-rows", flags ? "cnr profile in L2, reuse" : "cnr profile in L2");
-        EXPECT_ALG(c, flags ? NZ_ALG_ADAPTIVE : NZ_ALG_MERGE,
-                   flags ? "cnr profile in L2, reuse" : "cnr profile in L2");
+        EXPECT_ALG(c, NZ_ALG_SPLIT, flags ? "cnr profile in L2, reuse" : "cnr profile in L2");
         NZT_CHECK(nzi_plan_layout_flags(&cnr, NZ_ALG_ATOMIC, flags, 8, l2) == 0,
                   "cnr profile in L2, flags 0x%x: atomic renumbered", flags);
         NZT_CHECK(!nzi_plan_reorder_pays(&cnr, flags, 8, l2), "cnr profile in L2: pays");
@@ -431,7 +464,7 @@ static void test_setup_budget(void) {
 static void check_list(const nzi_plan_choice_t *c, const nzi_backend_t *table,
                        nz_format_t format, unsigned flags, const char *label) {
     int expected = 0;
-    for (int a = 1; a <= NZ_ALG_TILES; a++)
+    for (int a = 1; a <= NZ_ALG_SPLIT; a++)
         if (table->spmv_supports(format, (nz_alg_t)a) &&
             (!(flags & NZ_PLAN_DETERMINISTIC) ||
              table->spmv_reproducible(format, (nz_alg_t)a, NZ_OP_N) == 1))
@@ -475,7 +508,7 @@ static void test_lists(void) {
 
 static void test_reproducible_table(void) {
     for (int f = 0; f < NZ_FORMAT_COUNT; f++)
-        for (int a = 1; a <= NZ_ALG_TILES; a++)
+        for (int a = 1; a <= NZ_ALG_SPLIT; a++)
             NZT_CHECK(nzi_plan_reproducible(NZ_BACKEND_CPU, (nz_format_t)f, (nz_alg_t)a,
                                             NZ_OP_N) == 1,
                       "CPU %s/%s", nz_format_name((nz_format_t)f), nz_alg_name((nz_alg_t)a));
@@ -483,6 +516,8 @@ static void test_reproducible_table(void) {
     for (int a = NZ_ALG_SCALAR; a <= NZ_ALG_MERGE; a++)
         NZT_CHECK(nzi_plan_reproducible(NZ_BACKEND_CUDA, NZ_FORMAT_CSR, (nz_alg_t)a, NZ_OP_N) == 1,
                   "GPU csr/%s", nz_alg_name((nz_alg_t)a));
+    NZT_CHECK(nzi_plan_reproducible(NZ_BACKEND_CUDA, NZ_FORMAT_CSR, NZ_ALG_SPLIT, NZ_OP_N) == 1,
+              "GPU csr/split");
     NZT_CHECK(nzi_plan_reproducible(NZ_BACKEND_CUDA, NZ_FORMAT_COO, NZ_ALG_ATOMIC, NZ_OP_N) == 0,
               "coo/atomic must not be reproducible");
     NZT_CHECK(nzi_plan_reproducible(NZ_BACKEND_CUDA, NZ_FORMAT_COO, NZ_ALG_SEGMENTED, NZ_OP_N) == 1,
@@ -563,7 +598,7 @@ static void test_format_advice(void) {
     s.bytes[NZ_FORMAT_HYB] = s.bytes[NZ_FORMAT_CSR] + s.bytes[NZ_FORMAT_CSR] / 5;
     c = choose(&s, NZ_BACKEND_CUDA, NZ_FORMAT_COUNT, 0, full_gpu);
     NZT_CHECK(c.format == NZ_FORMAT_CSR, "rmat: %s (%s)", nz_format_name(c.format), c.why);
-    EXPECT_ALG(c, NZ_ALG_MERGE, "rmat csr");
+    EXPECT_ALG(c, NZ_ALG_SPLIT, "rmat csr");
     NZT_CHECK(strstr(c.why, "ell refused") != NULL, "why lists refusals: %s", c.why);
 
     /* ELL within 10% is not worth leaving CSR for; at 20% it is */

@@ -140,6 +140,7 @@ extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_ipcsr_ops;        /* spmv_ipcs
 extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_adaptive_ops;     /* spmv_csr_adaptive.cu */
 extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_merge_ops;        /* spmv_merge.cu */
 extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_tiles_ops;        /* spmv_csr_tiles.cu */
+extern "C" const nzi_cuda_spmv_ops_t nzi_cuda_csr_split_ops;        /* spmv_csr_split.cu */
 /* CSR-vector's lanes per row for A (the context's vector_width tunable, else the smallest power
  * of two >= a quarter of the mean row length, in [2, 32]); spmv_csr_vector.cu, also used by the
  * 16-bit column segments (spmv_csr_layout.cu). Rows > 0. */
@@ -212,6 +213,27 @@ nz_status_t nzi_cuda_coo_accumulate(nz_context_t *ctx, const void *state, const 
 void nzi_cuda_coo_free(nz_context_t *ctx, void *state);
 /* Release of a plan whose state is such a workspace (COO plans, HYB plans). */
 void nzi_cuda_coo_plan_release(nz_spmv_plan_t *plan);
+
+/* The carry runs of a tiled CSR kernel whose tiles end inside rows (csr/merge, csr/split; the
+ * fix-up kernel: carry_fixup.cuh). Tile t's carry goes to row host_row[t] (>= rows: none); a run
+ * is a maximal set of consecutive tiles with the same row. Runs of up to NZI_FIXUP_SHORT_RUN
+ * tiles are summed by one thread (run_length[t] at the run's first tile, else 0), longer ones by
+ * a block (long_runs: first tile, length, row). Built on the host from host_row (O(num_tiles)),
+ * copied to the device in one transfer: into `space` when not NULL (a device block of
+ * nzi_carry_runs_space(num_tiles) bytes the caller owns), else into one block of its own
+ * (bytes: its size). nzi_carry_runs_free frees what build allocated. */
+#define NZI_FIXUP_SHORT_RUN 16
+typedef struct nzi_carry_runs {
+    int32_t *run_length; /* device, num_tiles; NULL when there is no run */
+    int32_t *long_runs;  /* device, 3 x num_long, after run_length; NULL when none */
+    int64_t num_short, num_long;
+    int32_t *owned;      /* the block build allocated (NULL: none, or the caller's space) */
+    size_t bytes;
+} nzi_carry_runs_t;
+size_t nzi_carry_runs_space(int64_t num_tiles);
+nz_status_t nzi_carry_runs_build(nz_context_t *ctx, int64_t num_tiles, int64_t rows,
+                                 const int32_t *host_row, void *space, nzi_carry_runs_t *runs);
+void nzi_carry_runs_free(nz_context_t *ctx, nzi_carry_runs_t *runs);
 
 #ifdef __CUDACC__
 /* Threads an SM holds on the architecture being compiled: 2048 on sm_80, sm_90 and sm_100; 1536

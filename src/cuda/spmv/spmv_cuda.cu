@@ -31,6 +31,7 @@ static const struct {
     {NZ_FORMAT_CSR, &nzi_cuda_csr_ipcsr_ops, 1},
     {NZ_FORMAT_CSR, &nzi_cuda_csr_adaptive_ops, 1},
     {NZ_FORMAT_CSR, &nzi_cuda_csr_merge_ops, 1},
+    {NZ_FORMAT_CSR, &nzi_cuda_csr_split_ops, 1},
     {NZ_FORMAT_CSR, &nzi_cuda_csr_atomic_ops, 0},
     {NZ_FORMAT_CSR, &nzi_cuda_csr_tiles_ops, 0},
     {NZ_FORMAT_COO, &nzi_cuda_coo_atomic_ops, 0},
@@ -128,10 +129,10 @@ nz_status_t nz_cuda_spmv_plan_setup(nz_spmv_plan_t *plan) {
     NZI_TRY(nzi_cuda_format_plan_check(plan)); /* non-CSR formats: op, flags, C / b limits */
     if ((plan->flags & NZ_PLAN_MIXED) &&
         !(A->format == NZ_FORMAT_CSR && (plan->alg == NZ_ALG_SCALAR || plan->alg == NZ_ALG_VECTOR ||
-                                         plan->alg == NZ_ALG_MERGE)))
+                                         plan->alg == NZ_ALG_MERGE || plan->alg == NZ_ALG_SPLIT)))
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
                          "%s: NZ_PLAN_MIXED (single storage, double accumulation) is implemented "
-                         "on the GPU for csr with the scalar, vector and merge algorithms, not "
+                         "on the GPU for csr with the scalar, vector, merge and split algorithms, not "
                          "%s with %s", what, nz_format_name(A->format), nz_alg_name(plan->alg));
     NZI_TRY(nzi_cuda_enter(ctx));
     plan->layout_parts = 1;

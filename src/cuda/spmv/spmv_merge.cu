@@ -1,5 +1,7 @@
 /* spmv_merge.cu: merge-path CSR SpMV on the GPU (Merrill & Garland, SC16). */
-#include "cuda_internal.h"
+#include "carry_fixup.cuh"
+
+#include <string.h>
 
 /*
  * Merrill & Garland, "Merge-based parallel sparse matrix-vector multiplication" (SC16), in the
@@ -25,10 +27,11 @@
  *   4. the tile's finished rows go to y through shared memory (coalesced, y = alpha sum + beta y)
  *      and the block's carry (the partial sum of its last, unfinished row tile_row[b + 1]) goes
  *      to carry_value[b].
- * merge_fixup_kernel then adds, for each run of consecutive blocks whose carries fall in the same
- * row, alpha times the run's sum to that row (whose y the later block that finished it wrote).
- * The runs depend only on the structure, so setup lists them: a run of up to MERGE_SHORT_RUN
- * carries is summed by one thread, a longer one (a row spanning many tiles) by a whole block.
+ * nzi_carry_fixup_kernel (carry_fixup.cuh) then adds, for each run of consecutive blocks whose
+ * carries fall in the same row, alpha times the run's sum to that row (whose y the later block
+ * that finished it wrote). The runs depend only on the structure, so setup lists them
+ * (nzi_carry_runs_build): a short run is summed by one thread, a longer one (a row spanning many
+ * tiles) by a whole block.
  * Differences from CUB: 64-bit row offsets and empty matrices are handled (the dispatcher never
  * passes an empty matrix), and the fix-up uses the precomputed runs instead of a reduce-by-key.
  *
@@ -45,9 +48,6 @@
  * products, scan scratch) stays near 20 KB and 8 blocks (2048 threads) fit an SM. */
 #define MERGE_BLOCK 256
 #define MERGE_WARPS (MERGE_BLOCK / 32)
-#define MERGE_FIXUP_BLOCK 256
-/* Carry runs up to this long are summed by one thread; longer ones by a block of threads. */
-#define MERGE_SHORT_RUN 16
 
 template <typename Value> struct merge_tuning;
 template <> struct merge_tuning<float> { static constexpr int items = 9; };
@@ -234,43 +234,6 @@ __global__ void __launch_bounds__(MERGE_BLOCK, merge_min_blocks<Value, Offset, A
     if (tid == MERGE_BLOCK - 1) carry_value[tile] = value;
 }
 
-/* Blocks below short_blocks: thread t adds the short run of carries starting at t (run_length[t]
- * carries, 0 when t heads no short run) to its row tile_row[t + 1], in order. Each block above
- * handles one long run (start, length, row in long_runs): its threads sum strided carries, then a
- * fixed shuffle / shared-memory tree combines them. Every row is touched by one thread only, after
- * merge_kernel wrote it. */
-template <typename Value, typename Accum = Value>
-__global__ void __launch_bounds__(MERGE_FIXUP_BLOCK)
-    merge_fixup_kernel(int64_t num_tiles, unsigned short_blocks, const int32_t *__restrict__ tile_row,
-                       const int32_t *__restrict__ run_length, const int32_t *__restrict__ long_runs,
-                       const Accum *__restrict__ carry_value, Accum alpha, Value *__restrict__ y) {
-    __shared__ Accum s_partial[MERGE_FIXUP_BLOCK / 32];
-    if (blockIdx.x < short_blocks) {
-        const int64_t t = (int64_t)blockIdx.x * MERGE_FIXUP_BLOCK + threadIdx.x;
-        if (t >= num_tiles) return;
-        const int length = run_length[t];
-        if (length == 0) return;
-        Accum sum = carry_value[t];
-        for (int u = 1; u < length; u++) sum += carry_value[t + u];
-        Value *target = y + tile_row[t + 1];
-        *target = (Value)((Accum)*target + alpha * sum);
-        return;
-    }
-    const int32_t *run = long_runs + 3 * (int64_t)(blockIdx.x - short_blocks);
-    const int64_t start = run[0];
-    const int length = run[1];
-    Accum sum = Accum(0);
-    for (int u = threadIdx.x; u < length; u += MERGE_FIXUP_BLOCK) sum += carry_value[start + u];
-    sum = nzi_cuda_group_sum<32>(sum);
-    if ((threadIdx.x & 31) == 0) s_partial[threadIdx.x >> 5] = sum;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        Accum total = s_partial[0];
-        for (int w = 1; w < MERGE_FIXUP_BLOCK / 32; w++) total += s_partial[w];
-        y[run[2]] = (Value)((Accum)y[run[2]] + alpha * total);
-    }
-}
-
 /* ---- host side ------------------------------------------------------------------------------ */
 
 typedef struct merge_state {
@@ -278,9 +241,7 @@ typedef struct merge_state {
     int32_t *tile_row;   /* num_tiles + 1: rows finished before each tile */
     void *tile_nz;       /* num_tiles + 1, Offset: nonzeros consumed before each tile */
     void *carry_value;   /* num_tiles, Value (double for NZ_PLAN_MIXED) */
-    int32_t *run_length; /* num_tiles: length of the short carry run tile t heads, else 0 */
-    int32_t *long_runs;  /* num_long x (first tile, length, row) */
-    int64_t num_short, num_long; /* runs of each kind (0 and 0: no fix-up needed) */
+    nzi_carry_runs_t runs; /* tile t's carry goes to row tile_row[t + 1] */
 } merge_state_t;
 
 static void merge_release(nz_spmv_plan_t *plan) {
@@ -290,15 +251,75 @@ static void merge_release(nz_spmv_plan_t *plan) {
     nz_cuda_free(ctx, st->tile_row, (size_t)-1);
     nz_cuda_free(ctx, st->tile_nz, (size_t)-1);
     nz_cuda_free(ctx, st->carry_value, (size_t)-1);
-    nz_cuda_free(ctx, st->run_length, (size_t)-1);
-    nz_cuda_free(ctx, st->long_runs, (size_t)-1);
+    nzi_carry_runs_free(ctx, &st->runs);
     nzi_free(ctx, st);
     plan->state = NULL;
 }
 
+/* At most one long run per NZI_FIXUP_SHORT_RUN + 1 tiles. */
+static int64_t carry_runs_max_long(int64_t num_tiles) {
+    return num_tiles / (NZI_FIXUP_SHORT_RUN + 1) + 1;
+}
+
+size_t nzi_carry_runs_space(int64_t num_tiles) {
+    return (size_t)(num_tiles + 3 * carry_runs_max_long(num_tiles)) * sizeof(int32_t);
+}
+
+nz_status_t nzi_carry_runs_build(nz_context_t *ctx, int64_t num_tiles, int64_t rows,
+                                 const int32_t *host_row, void *space, nzi_carry_runs_t *runs) {
+    nz_status_t status = NZ_SUCCESS;
+    int32_t *host = NULL, *host_long; /* run_length, then the long runs */
+    int32_t *device = (int32_t *)space;
+    int64_t t, length, count;
+    memset(runs, 0, sizeof *runs);
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&host, nzi_carry_runs_space(num_tiles) / sizeof(int32_t),
+                              sizeof(int32_t), "carry runs"));
+    host_long = host + num_tiles;
+    for (t = 0; t < num_tiles; t = t + (length > 0 ? length : 1)) {
+        const int32_t row = host_row[t];
+        length = 0;
+        host[t] = 0;
+        if (row >= rows) continue;
+        length = 1;
+        while (t + length < num_tiles && host_row[t + length] == row) {
+            host[t + length] = 0;
+            length++;
+        }
+        if (length <= NZI_FIXUP_SHORT_RUN) {
+            host[t] = (int32_t)length;
+            runs->num_short++;
+        } else {
+            host_long[3 * runs->num_long] = (int32_t)t;
+            host_long[3 * runs->num_long + 1] = (int32_t)length;
+            host_long[3 * runs->num_long + 2] = row;
+            runs->num_long++;
+        }
+    }
+    if (runs->num_short + runs->num_long == 0) goto cleanup;
+    count = num_tiles + 3 * runs->num_long;
+    if (device == NULL) {
+        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&runs->owned, (size_t)count * sizeof(int32_t),
+                                 "carry runs"));
+        device = runs->owned;
+        runs->bytes = (size_t)count * sizeof(int32_t);
+    }
+    NZI_CHECK(nz_cuda_memcpy(ctx, device, host, (size_t)count * sizeof(int32_t), NZI_H2D));
+    runs->run_length = device;
+    runs->long_runs = runs->num_long > 0 ? device + num_tiles : NULL;
+cleanup:
+    nzi_free(ctx, host);
+    if (status < 0) nzi_carry_runs_free(ctx, runs);
+    return status;
+}
+
+void nzi_carry_runs_free(nz_context_t *ctx, nzi_carry_runs_t *runs) {
+    nz_cuda_free(ctx, runs->owned, (size_t)-1);
+    memset(runs, 0, sizeof *runs);
+}
+
 /* Partition on the device (one diagonal search per tile), then list the carry runs on the host
- * from the tile rows: tile t's carry belongs to row tile_row[t + 1]; a run is a maximal set of
- * consecutive tiles with the same carry row below rows. O(num_tiles) host work and transfers. */
+ * from the tile rows: tile t's carry belongs to row tile_row[t + 1] (nzi_carry_runs_build).
+ * O(num_tiles) host work and transfers. */
 template <typename Value, typename Offset>
 static nz_status_t merge_setup_typed(nz_spmv_plan_t *plan) {
     nz_status_t status = NZ_SUCCESS;
@@ -311,8 +332,7 @@ static nz_status_t merge_setup_typed(nz_spmv_plan_t *plan) {
     const int64_t partition_blocks = (num_tiles + 1 + 255) / 256;
     const size_t carry_size = (plan->flags & NZ_PLAN_MIXED) ? sizeof(double) : sizeof(Value);
     merge_state_t *st = NULL;
-    int32_t *host_row = NULL, *host_length = NULL, *host_long = NULL;
-    int64_t t, length, k;
+    int32_t *host_row = NULL;
 
     if (num_tiles >= INT32_MAX)
         return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "merge-path plan: %lld tiles exceed the grid limit",
@@ -338,61 +358,15 @@ static nz_status_t merge_setup_typed(nz_spmv_plan_t *plan) {
     /* the carry runs (nz_cuda_memcpy synchronises, which also surfaces partition faults) */
     NZI_CHECK(nzi_alloc_array(ctx, (void **)&host_row, (size_t)num_tiles + 1, sizeof(int32_t),
                               "merge-path plan: tile rows copy"));
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&host_length, (size_t)num_tiles, sizeof(int32_t),
-                              "merge-path plan: carry runs"));
     NZI_CHECK(nz_cuda_memcpy(ctx, host_row, st->tile_row, (size_t)(num_tiles + 1) * sizeof(int32_t),
                              NZI_D2H));
-    for (t = 0; t < num_tiles; t = t + (length > 0 ? length : 1)) {
-        const int32_t row = host_row[t + 1];
-        length = 0;
-        host_length[t] = 0;
-        if (row >= rows) continue;
-        length = 1;
-        while (t + length < num_tiles && host_row[t + length + 1] == row) {
-            host_length[t + length] = 0;
-            length++;
-        }
-        if (length <= MERGE_SHORT_RUN) {
-            host_length[t] = (int32_t)length;
-            st->num_short++;
-        } else {
-            st->num_long++;
-        }
-    }
-    if (st->num_long > 0) {
-        NZI_CHECK(nzi_alloc_array(ctx, (void **)&host_long, (size_t)st->num_long, 3 * sizeof(int32_t),
-                                  "merge-path plan: long carry runs"));
-        for (t = 0, k = 0; t < num_tiles; t++) {
-            const int32_t row = host_row[t + 1];
-            if (row >= rows || (t > 0 && host_row[t] == row)) continue;
-            for (length = 1; t + length < num_tiles && host_row[t + length + 1] == row;) length++;
-            if (length <= MERGE_SHORT_RUN) continue;
-            host_long[3 * k] = (int32_t)t;
-            host_long[3 * k + 1] = (int32_t)length;
-            host_long[3 * k + 2] = row;
-            k++;
-        }
-        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->long_runs,
-                                 (size_t)st->num_long * 3 * sizeof(int32_t),
-                                 "merge-path plan: long carry runs"));
-        NZI_CHECK(nz_cuda_memcpy(ctx, st->long_runs, host_long,
-                                 (size_t)st->num_long * 3 * sizeof(int32_t), NZI_H2D));
-        plan->workspace_bytes += (size_t)st->num_long * 3 * sizeof(int32_t);
-    }
-    if (st->num_short + st->num_long > 0) {
-        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&st->run_length, (size_t)num_tiles * sizeof(int32_t),
-                                 "merge-path plan: carry runs"));
-        NZI_CHECK(nz_cuda_memcpy(ctx, st->run_length, host_length,
-                                 (size_t)num_tiles * sizeof(int32_t), NZI_H2D));
-        plan->workspace_bytes += (size_t)num_tiles * sizeof(int32_t);
-    }
+    NZI_CHECK(nzi_carry_runs_build(ctx, num_tiles, rows, host_row + 1, NULL, &st->runs));
+    plan->workspace_bytes += st->runs.bytes;
     plan->reproducible = 1;
     plan->vector_width = 0;
 
 cleanup:
     nzi_free(ctx, host_row);
-    nzi_free(ctx, host_length);
-    nzi_free(ctx, host_long);
     if (status < 0) {
         merge_release(plan);
         plan->workspace_bytes = 0;
@@ -428,8 +402,6 @@ static nz_status_t merge_launch(const nz_spmv_plan_t *plan, double alpha, const 
     const nzi_cuda_state_t *cs = nzi_cuda(ctx);
     const nz_matrix_t *A = plan->A;
     const merge_state_t *st = (const merge_state_t *)plan->state;
-    const unsigned short_blocks =
-        st->num_short > 0 ? (unsigned)((st->num_tiles + MERGE_FIXUP_BLOCK - 1) / MERGE_FIXUP_BLOCK) : 0;
     const Accum a = (Accum)alpha;
     const bool hints = (plan->flags & NZ_PLAN_CACHE_HINTS) != 0;
     const Value *xv = (const Value *)x;
@@ -442,14 +414,8 @@ static nz_status_t merge_launch(const nz_spmv_plan_t *plan, double alpha, const 
     else
         merge_tile_launch<Value, Offset, false, false>(cs, st, A, a, (Accum)beta, xv, (Value *)y);
     NZI_CUDA_LAUNCH_CHECK(ctx);
-    if (st->num_short + st->num_long > 0) {
-        merge_fixup_kernel<Value, Accum><<<short_blocks + (unsigned)st->num_long,
-                                           MERGE_FIXUP_BLOCK, 0, cs->stream>>>(
-            st->num_tiles, short_blocks, st->tile_row, st->run_length, st->long_runs,
-            (const Accum *)st->carry_value, a, (Value *)y);
-        NZI_CUDA_LAUNCH_CHECK(ctx);
-    }
-    return NZ_SUCCESS;
+    return nzi_carry_fixup_launch<Value, Accum>(ctx, &st->runs, st->num_tiles, st->tile_row + 1,
+                                                (const Accum *)st->carry_value, a, (Value *)y);
 }
 
 static nz_status_t merge_execute(const nz_spmv_plan_t *plan, double alpha, const void *x,
