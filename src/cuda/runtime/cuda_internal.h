@@ -218,21 +218,19 @@ void nzi_cuda_coo_plan_release(nz_spmv_plan_t *plan);
  * fix-up kernel: carry_fixup.cuh). Tile t's carry goes to row host_row[t] (>= rows: none); a run
  * is a maximal set of consecutive tiles with the same row. Runs of up to NZI_FIXUP_SHORT_RUN
  * tiles are summed by one thread (run_length[t] at the run's first tile, else 0), longer ones by
- * a block (long_runs: first tile, length, row). Built on the host from host_row (O(num_tiles)),
- * copied to the device in one transfer: into `space` when not NULL (a device block of
- * nzi_carry_runs_space(num_tiles) bytes the caller owns), else into one block of its own
- * (bytes: its size). nzi_carry_runs_free frees what build allocated. */
+ * a block (long_runs: first tile, length, row). nzi_carry_runs_build lists them on the host from
+ * host_row (O(num_tiles); csr/merge) and copies them into one device block of its own (bytes: its
+ * size; nzi_carry_runs_free frees it); csr/split builds the same arrays on the device. */
 #define NZI_FIXUP_SHORT_RUN 16
 typedef struct nzi_carry_runs {
     int32_t *run_length; /* device, num_tiles; NULL when there is no run */
     int32_t *long_runs;  /* device, 3 x num_long, after run_length; NULL when none */
     int64_t num_short, num_long;
-    int32_t *owned;      /* the block build allocated (NULL: none, or the caller's space) */
+    int32_t *owned;      /* the block nzi_carry_runs_build allocated, or NULL */
     size_t bytes;
 } nzi_carry_runs_t;
-size_t nzi_carry_runs_space(int64_t num_tiles);
 nz_status_t nzi_carry_runs_build(nz_context_t *ctx, int64_t num_tiles, int64_t rows,
-                                 const int32_t *host_row, void *space, nzi_carry_runs_t *runs);
+                                 const int32_t *host_row, nzi_carry_runs_t *runs);
 void nzi_carry_runs_free(nz_context_t *ctx, nzi_carry_runs_t *runs);
 
 #ifdef __CUDACC__

@@ -173,32 +173,59 @@ __global__ void __launch_bounds__(SPLIT_BLOCK)
 
 #define SPLIT_SCAN_BLOCK 1024
 
-/* Marks the last nonzero of every non-empty row (ends zeroed first). */
+/* One thread per chunk c of chunk_items nonzeros: the first row that ends inside or after the
+ * chunk by binary search, then a walk over the rows ending inside it: the chunk's words of
+ * `ends` (each written once: no zeroing, no atomics), its mark count at counts[c + 1], and the
+ * row its open sum belongs to (carry_row[c]; rows when its last nonzero ends a row). */
 template <typename Offset>
-__global__ void split_ends_kernel(int32_t rows, const Offset *__restrict__ row_offsets,
-                                  uint32_t *__restrict__ ends) {
+__global__ void split_marks_kernel(int32_t rows, const Offset *__restrict__ row_offsets, int64_t nnz,
+                                   int64_t num_chunks, int words_per_chunk,
+                                   uint32_t *__restrict__ ends, int32_t *__restrict__ counts,
+                                   int32_t *__restrict__ carry_row) {
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += stride) {
-        const int64_t end = (int64_t)row_offsets[r + 1];
-        if (end > (int64_t)row_offsets[r])
-            atomicOr(ends + ((end - 1) >> 5), 1u << ((end - 1) & 31));
-    }
-}
-
-/* counts[c + 1] = the marks of chunk c (words_per_chunk words of `ends`, fewer at the end). */
-__global__ void split_count_kernel(int64_t num_chunks, int words_per_chunk, int64_t num_words,
-                                   const uint32_t *__restrict__ ends, int32_t *__restrict__ counts) {
-    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    const int64_t chunk_items = 32 * (int64_t)words_per_chunk;
+    const int64_t num_words = (nnz + 31) / 32;
     for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < num_chunks; c += stride) {
+        const int64_t begin = c * chunk_items;
+        const int64_t end = begin + chunk_items < nnz ? begin + chunk_items : nnz;
+        /* the first row r with row_offsets[r + 1] > begin: it holds nonzero `begin` */
+        int64_t low = 0, high = rows;
+        while (low < high) {
+            const int64_t mid = low + (high - low) / 2;
+            if ((int64_t)row_offsets[mid + 1] > begin)
+                high = mid;
+            else
+                low = mid + 1;
+        }
+        int64_t r = low;
+        uint32_t word = 0;
+        int64_t w = begin >> 5; /* the word being filled */
         int count = 0;
-        for (int64_t w = c * words_per_chunk; w < (c + 1) * words_per_chunk && w < num_words; w++)
-            count += __popc(ends[w]);
+        for (; r < rows; r++) {
+            const int64_t row_end = (int64_t)row_offsets[r + 1];
+            if (row_end > end) break; /* open at the chunk's end */
+            if (row_end == (int64_t)row_offsets[r]) continue; /* empty */
+            const int64_t k = row_end - 1;
+            while ((k >> 5) > w) { /* finish the words before k's */
+                ends[w++] = word;
+                word = 0;
+            }
+            word |= 1u << (k & 31);
+            count++;
+        }
+        for (; w < (c + 1) * words_per_chunk && w < num_words; w++) {
+            ends[w] = word;
+            word = 0;
+        }
         counts[c + 1] = count;
+        /* open when row r (which ends after the chunk) holds the chunk's last nonzero */
+        carry_row[c] = (r < rows && (int64_t)row_offsets[r] < end) ? (int32_t)r : rows;
     }
 }
 
 /* In place: counts[0] = 0, counts[i] = the sum of counts[1..i] (one block; each thread scans a
- * contiguous share, then the block scans the shares). Setup only: n is nnz / (32 Items). */
+ * contiguous share, then the block scans the shares); counts[n + 1] and counts[n + 2] (the run
+ * counters of split_runs_kernel) zeroed. Setup only: n is nnz / (32 Items). */
 __global__ void __launch_bounds__(SPLIT_SCAN_BLOCK)
     split_scan_kernel(int64_t n, int32_t *__restrict__ counts) {
     __shared__ int32_t s_total[SPLIT_SCAN_BLOCK];
@@ -220,7 +247,11 @@ __global__ void __launch_bounds__(SPLIT_SCAN_BLOCK)
         running += counts[i];
         counts[i] = running;
     }
-    if (threadIdx.x == 0) counts[0] = 0;
+    if (threadIdx.x == 0) {
+        counts[0] = 0;
+        counts[n + 1] = 0;
+        counts[n + 2] = 0;
+    }
 }
 
 /* The marks before nonzero position p (p <= nnz). */
@@ -251,43 +282,61 @@ __global__ void split_rows_kernel(int32_t rows, const Offset *__restrict__ row_o
     }
 }
 
-/* carry_row[c] = the row chunk c's open sum belongs to, or rows when the chunk ends a row (or A).
- * num_seg = chunk_seg[num_chunks]. */
-__global__ void split_carry_rows_kernel(int64_t num_chunks, int64_t chunk_items, int64_t nnz,
-                                        int32_t rows, const uint32_t *__restrict__ ends,
-                                        const int32_t *__restrict__ chunk_seg,
-                                        const int32_t *__restrict__ seg_row,
-                                        int32_t *__restrict__ carry_row) {
+/* The carry runs on the device (nzi_carry_runs_t's form, built without a trip to the host): the
+ * head t of each run of chunks with the same carry row finds the run's length (a short scan, then
+ * a binary search over the run, whose entries are the only ones equal to its row); short runs
+ * get run_length[t], long ones an entry of long_runs at an atomic slot (their order does not
+ * matter: each is summed by a block of its own in a fixed order). counters[0] = 1 when any short
+ * run exists, counters[1] = the long runs. */
+__global__ void split_runs_kernel(int64_t num_chunks, int32_t rows, const int32_t *__restrict__ carry_row,
+                                  int32_t *__restrict__ run_length, int32_t *__restrict__ long_runs,
+                                  int32_t *__restrict__ counters) {
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    const int32_t num_seg = chunk_seg[num_chunks];
-    for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < num_chunks; c += stride) {
-        const int64_t last = ((c + 1) * chunk_items < nnz ? (c + 1) * chunk_items : nnz) - 1;
-        const int32_t seg = chunk_seg[c + 1];
-        const bool closed = (ends[last >> 5] >> (last & 31)) & 1u;
-        carry_row[c] = closed || seg >= num_seg ? rows : seg_row[seg];
+    for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < num_chunks; t += stride) {
+        const int32_t row = carry_row[t];
+        run_length[t] = 0;
+        if (row >= rows || (t > 0 && carry_row[t - 1] == row)) continue;
+        int64_t length = 1;
+        while (length <= NZI_FIXUP_SHORT_RUN && t + length < num_chunks && carry_row[t + length] == row)
+            length++;
+        if (length <= NZI_FIXUP_SHORT_RUN) {
+            run_length[t] = (int32_t)length;
+            counters[0] = 1;
+            continue;
+        }
+        int64_t low = t + length, high = num_chunks; /* the first index past the run */
+        while (low < high) {
+            const int64_t mid = low + (high - low) / 2;
+            if (carry_row[mid] == row)
+                low = mid + 1;
+            else
+                high = mid;
+        }
+        const int slot = atomicAdd(counters + 1, 1);
+        long_runs[3 * slot] = (int32_t)t;
+        long_runs[3 * slot + 1] = (int32_t)(low - t);
+        long_runs[3 * slot + 2] = row;
     }
 }
 
 typedef struct split_state {
-    int64_t num_chunks;   /* warps' chunks of 32 x items nonzeros */
+    int64_t num_chunks;   /* warps' chunks of 32 x SPLIT_ITEMS nonzeros */
     int64_t num_empty;    /* empty rows */
     void *buffer;         /* one device allocation for the arrays below */
     uint32_t *ends;       /* ceil(nnz / 32) words: bit k = nonzero k ends its row */
-    int32_t *chunk_seg;   /* num_chunks + 1: marks before each chunk */
+    int32_t *chunk_seg;   /* num_chunks + 1: marks before each chunk; then the two run counters */
     int32_t *seg_row;     /* rows: the non-empty rows in order, then the empty ones from the end */
     int32_t *carry_row;   /* num_chunks: the row of each chunk's carry (>= rows: none) */
     void *carry_value;    /* num_chunks, Value (double for NZ_PLAN_MIXED) */
     bool aligned;         /* columns and values 16-byte aligned: vector loads */
-    nzi_carry_runs_t runs;
+    nzi_carry_runs_t runs; /* in the buffer */
 } split_state_t;
 
 static void split_release(nz_spmv_plan_t *plan) {
     split_state_t *st = (split_state_t *)plan->state;
     if (st == NULL) return;
-    nz_context_t *ctx = plan->ctx;
-    nz_cuda_free(ctx, st->buffer, (size_t)-1);
-    nzi_carry_runs_free(ctx, &st->runs);
-    nzi_free(ctx, st);
+    nz_cuda_free(plan->ctx, st->buffer, (size_t)-1);
+    nzi_free(plan->ctx, st);
     plan->state = NULL;
 }
 
@@ -296,8 +345,9 @@ static size_t split_part(int64_t count, size_t size) {
     return ((size_t)count * size + 255) & ~(size_t)255;
 }
 
-/* Setup: the marks, their per-chunk counts and scan, the segment rows, the carry rows; one copy
- * back (the carry rows and the number of segments), the runs on the host. */
+/* Setup: one device block; the marks, counts and carry rows (one pass over the chunks), the scan
+ * of the counts, the segment rows and the carry runs; one copy back of three integers (segments,
+ * whether short runs exist, long runs). */
 template <typename Offset>
 static nz_status_t split_setup_typed(nz_spmv_plan_t *plan) {
     nz_status_t status = NZ_SUCCESS;
@@ -309,13 +359,14 @@ static nz_status_t split_setup_typed(nz_spmv_plan_t *plan) {
     const int64_t chunk_items = 32 * (int64_t)items;
     const int64_t num_chunks = (nnz + chunk_items - 1) / chunk_items;
     const int64_t num_words = (nnz + 31) / 32;
+    const int64_t max_long = num_chunks / (NZI_FIXUP_SHORT_RUN + 1) + 1;
     const size_t carry_size = (plan->flags & NZ_PLAN_MIXED) || A->value_type == NZ_F64
                                   ? sizeof(double) : sizeof(float);
     const Offset *offsets = nzi_dev_offsets<Offset>(A);
     const unsigned row_blocks = (unsigned)nzi_cuda_grid_blocks(cs, 256, 2, (rows + 255) / 256);
     const unsigned chunk_blocks = (unsigned)nzi_cuda_grid_blocks(cs, 256, 2, (num_chunks + 255) / 256);
     split_state_t *st = NULL;
-    int32_t *host = NULL; /* chunk_seg[num_chunks], then carry_row */
+    int32_t counters[3]; /* segments, short runs exist, long runs */
     char *p;
 
     if (num_chunks / SPLIT_WARPS >= INT32_MAX / 2)
@@ -329,27 +380,29 @@ static nz_status_t split_setup_typed(nz_spmv_plan_t *plan) {
     st->aligned = ((uintptr_t)A->device.col_indices % 16 == 0) &&
                   ((uintptr_t)A->device.values % 16 == 0);
     plan->workspace_bytes = split_part(num_words, sizeof(uint32_t)) +
-                            split_part(2 * num_chunks + 1, sizeof(int32_t)) +
-                            split_part(rows, sizeof(int32_t)) +
-                            split_part(num_chunks, carry_size) +
-                            split_part((int64_t)nzi_carry_runs_space(num_chunks), 1);
+                            split_part(num_chunks + 3, sizeof(int32_t)) +
+                            split_part(num_chunks, sizeof(int32_t)) +
+                            split_part(rows, sizeof(int32_t)) + split_part(num_chunks, carry_size) +
+                            split_part(num_chunks, sizeof(int32_t)) +
+                            split_part(3 * max_long, sizeof(int32_t));
     NZI_CHECK(nz_cuda_malloc(ctx, &st->buffer, plan->workspace_bytes, "nonzero-split plan"));
     p = (char *)st->buffer;
     st->ends = (uint32_t *)p;
     p += split_part(num_words, sizeof(uint32_t));
-    st->chunk_seg = (int32_t *)p; /* chunk_seg[0 .. num_chunks], then carry_row: one copy back */
-    st->carry_row = st->chunk_seg + num_chunks + 1;
-    p += split_part(2 * num_chunks + 1, sizeof(int32_t));
+    st->chunk_seg = (int32_t *)p; /* [num_chunks]: segments; [+1], [+2]: the run counters */
+    p += split_part(num_chunks + 3, sizeof(int32_t));
+    st->carry_row = (int32_t *)p;
+    p += split_part(num_chunks, sizeof(int32_t));
     st->seg_row = (int32_t *)p;
     p += split_part(rows, sizeof(int32_t));
     st->carry_value = p;
     p += split_part(num_chunks, carry_size);
+    st->runs.run_length = (int32_t *)p;
+    p += split_part(num_chunks, sizeof(int32_t));
+    st->runs.long_runs = (int32_t *)p;
 
-    NZI_CHECK(nz_cuda_memset(ctx, st->ends, 0, (size_t)num_words * sizeof(uint32_t)));
-    split_ends_kernel<Offset><<<row_blocks, 256, 0, cs->stream>>>((int32_t)rows, offsets, st->ends);
-    NZI_CUDA_CHECK(ctx, cudaGetLastError());
-    split_count_kernel<<<chunk_blocks, 256, 0, cs->stream>>>(num_chunks, items, num_words, st->ends,
-                                                              st->chunk_seg);
+    split_marks_kernel<Offset><<<chunk_blocks, 256, 0, cs->stream>>>(
+        (int32_t)rows, offsets, nnz, num_chunks, items, st->ends, st->chunk_seg, st->carry_row);
     NZI_CUDA_CHECK(ctx, cudaGetLastError());
     split_scan_kernel<<<1, SPLIT_SCAN_BLOCK, 0, cs->stream>>>(num_chunks, st->chunk_seg);
     NZI_CUDA_CHECK(ctx, cudaGetLastError());
@@ -357,24 +410,21 @@ static nz_status_t split_setup_typed(nz_spmv_plan_t *plan) {
                                                                   st->ends, st->chunk_seg,
                                                                   st->seg_row);
     NZI_CUDA_CHECK(ctx, cudaGetLastError());
-    split_carry_rows_kernel<<<chunk_blocks, 256, 0, cs->stream>>>(
-        num_chunks, chunk_items, nnz, (int32_t)rows, st->ends, st->chunk_seg, st->seg_row,
-        st->carry_row);
+    split_runs_kernel<<<chunk_blocks, 256, 0, cs->stream>>>(num_chunks, (int32_t)rows,
+                                                            st->carry_row, st->runs.run_length,
+                                                            st->runs.long_runs,
+                                                            st->chunk_seg + num_chunks + 1);
     NZI_CUDA_CHECK(ctx, cudaGetLastError());
-
     /* synchronises: surfaces faults of the kernels above */
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&host, (size_t)num_chunks + 1, sizeof(int32_t),
-                              "nonzero-split plan: carry rows copy"));
-    NZI_CHECK(nz_cuda_memcpy(ctx, host, st->chunk_seg + num_chunks,
-                             (size_t)(num_chunks + 1) * sizeof(int32_t), NZI_D2H));
-    st->num_empty = rows - host[0];
-    NZI_CHECK(nzi_carry_runs_build(ctx, num_chunks, rows, host + 1, p, &st->runs));
-    plan->workspace_bytes += st->runs.bytes;
+    NZI_CHECK(nz_cuda_memcpy(ctx, counters, st->chunk_seg + num_chunks, sizeof counters, NZI_D2H));
+    st->num_empty = rows - counters[0];
+    st->runs.num_short = counters[1];
+    st->runs.num_long = counters[2];
+    if (st->runs.num_long == 0) st->runs.long_runs = NULL;
     plan->reproducible = 1;
     plan->vector_width = 0;
 
 cleanup:
-    nzi_free(ctx, host);
     if (status < 0) {
         split_release(plan);
         plan->workspace_bytes = 0;

@@ -261,18 +261,14 @@ static int64_t carry_runs_max_long(int64_t num_tiles) {
     return num_tiles / (NZI_FIXUP_SHORT_RUN + 1) + 1;
 }
 
-size_t nzi_carry_runs_space(int64_t num_tiles) {
-    return (size_t)(num_tiles + 3 * carry_runs_max_long(num_tiles)) * sizeof(int32_t);
-}
-
 nz_status_t nzi_carry_runs_build(nz_context_t *ctx, int64_t num_tiles, int64_t rows,
-                                 const int32_t *host_row, void *space, nzi_carry_runs_t *runs) {
+                                 const int32_t *host_row, nzi_carry_runs_t *runs) {
     nz_status_t status = NZ_SUCCESS;
     int32_t *host = NULL, *host_long; /* run_length, then the long runs */
-    int32_t *device = (int32_t *)space;
     int64_t t, length, count;
     memset(runs, 0, sizeof *runs);
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&host, nzi_carry_runs_space(num_tiles) / sizeof(int32_t),
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&host,
+                              (size_t)(num_tiles + 3 * carry_runs_max_long(num_tiles)),
                               sizeof(int32_t), "carry runs"));
     host_long = host + num_tiles;
     for (t = 0; t < num_tiles; t = t + (length > 0 ? length : 1)) {
@@ -297,15 +293,12 @@ nz_status_t nzi_carry_runs_build(nz_context_t *ctx, int64_t num_tiles, int64_t r
     }
     if (runs->num_short + runs->num_long == 0) goto cleanup;
     count = num_tiles + 3 * runs->num_long;
-    if (device == NULL) {
-        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&runs->owned, (size_t)count * sizeof(int32_t),
-                                 "carry runs"));
-        device = runs->owned;
-        runs->bytes = (size_t)count * sizeof(int32_t);
-    }
-    NZI_CHECK(nz_cuda_memcpy(ctx, device, host, (size_t)count * sizeof(int32_t), NZI_H2D));
-    runs->run_length = device;
-    runs->long_runs = runs->num_long > 0 ? device + num_tiles : NULL;
+    NZI_CHECK(nz_cuda_malloc(ctx, (void **)&runs->owned, (size_t)count * sizeof(int32_t),
+                             "carry runs"));
+    runs->bytes = (size_t)count * sizeof(int32_t);
+    NZI_CHECK(nz_cuda_memcpy(ctx, runs->owned, host, (size_t)count * sizeof(int32_t), NZI_H2D));
+    runs->run_length = runs->owned;
+    runs->long_runs = runs->num_long > 0 ? runs->owned + num_tiles : NULL;
 cleanup:
     nzi_free(ctx, host);
     if (status < 0) nzi_carry_runs_free(ctx, runs);
@@ -360,7 +353,7 @@ static nz_status_t merge_setup_typed(nz_spmv_plan_t *plan) {
                               "merge-path plan: tile rows copy"));
     NZI_CHECK(nz_cuda_memcpy(ctx, host_row, st->tile_row, (size_t)(num_tiles + 1) * sizeof(int32_t),
                              NZI_D2H));
-    NZI_CHECK(nzi_carry_runs_build(ctx, num_tiles, rows, host_row + 1, NULL, &st->runs));
+    NZI_CHECK(nzi_carry_runs_build(ctx, num_tiles, rows, host_row + 1, &st->runs));
     plan->workspace_bytes += st->runs.bytes;
     plan->reproducible = 1;
     plan->vector_width = 0;
