@@ -2,6 +2,8 @@
  * as bit flags, a warp-wide segmented scan. */
 #include "carry_fixup.cuh"
 
+#include <cub/device/device_scan.cuh>
+
 
 /*
  * The merge-path kernel (spmv_merge.cu) balances rows + nonzeros across threads, but to do so it
@@ -11,10 +13,11 @@
  * This kernel balances nonzeros only, and keeps each thread's work in registers:
  *
  * - Setup marks the last nonzero of every non-empty row in a bit array `ends` (one bit per
- *   nonzero), counts the marks of each warp's chunk of 32 x Items nonzeros and scans the counts
- *   (chunk_seg[c] = the marks before chunk c = the index, among the non-empty rows, of the row
- *   chunk c starts in: its "segment"). When A has empty rows, seg_row maps segments to rows and
- *   empty_rows lists the others (their y = beta y is written by extra blocks of the same launch).
+ *   nonzero) and counts the marks of each warp's chunk of 32 x Items nonzeros (a thread per row),
+ *   then scans the counts (CUB): chunk_seg[c] = the marks before chunk c = the index, among the
+ *   non-empty rows, of the row chunk c starts in: its "segment". When A has empty rows, seg_row
+ *   maps segments to rows and lists the empty rows (their y = beta y is written by extra blocks
+ *   of the same launch).
  * - Execute: lane l of warp c takes the Items nonzeros from (32 c + l) Items: its columns and
  *   values in 16-byte vector loads, its Items gathers of x all in flight, its Items mark bits in
  *   one word. It learns its first segment from chunk_seg and a warp prefix sum of the marks'
@@ -30,8 +33,8 @@
  * pass (they own no nonzero) and one store each. Bitwise reproducible: the chunks, the per-lane
  * order, the scan tree and the fix-up order depend only on the structure. Column and value
  * arrays not 16-byte aligned (a user's device view at an odd offset) take scalar loads.
- * Setup: one device block, five O(rows + nnz) kernels (marks, counts, a one-block scan, segment
- * rows, carry rows), one copy back of the carry rows, the runs listed on the host and copied in.
+ * Setup: one device block, one memset, three O(rows + nnz) kernels (marks with counts and carry
+ * rows, segment rows, carry runs) and CUB's scan, one copy back of three integers.
  */
 
 #define SPLIT_BLOCK 256
@@ -171,86 +174,25 @@ __global__ void __launch_bounds__(SPLIT_BLOCK)
 
 /* ---- setup ---------------------------------------------------------------------------------- */
 
-#define SPLIT_SCAN_BLOCK 1024
-
-/* One thread per chunk c of chunk_items nonzeros: the first row that ends inside or after the
- * chunk by binary search, then a walk over the rows ending inside it: the chunk's words of
- * `ends` (each written once: no zeroing, no atomics), its mark count at counts[c + 1], and the
- * row its open sum belongs to (carry_row[c]; rows when its last nonzero ends a row). */
+/* One thread per row (ends and counts zeroed first): the mark of the row's last nonzero in
+ * `ends` and in its chunk's count (counts[c + 1]); for every chunk whose last nonzero lies in the
+ * row, the row its open sum belongs to (carry_row[c] = the row, or -1 where that nonzero ends
+ * the row: every entry is written once, by the row holding that nonzero; the last chunk's is the
+ * last non-empty row's end). */
 template <typename Offset>
 __global__ void split_marks_kernel(int32_t rows, const Offset *__restrict__ row_offsets, int64_t nnz,
-                                   int64_t num_chunks, int words_per_chunk,
-                                   uint32_t *__restrict__ ends, int32_t *__restrict__ counts,
-                                   int32_t *__restrict__ carry_row) {
+                                   int64_t chunk_items, uint32_t *__restrict__ ends,
+                                   int32_t *__restrict__ counts, int32_t *__restrict__ carry_row) {
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
-    const int64_t chunk_items = 32 * (int64_t)words_per_chunk;
-    const int64_t num_words = (nnz + 31) / 32;
-    for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < num_chunks; c += stride) {
-        const int64_t begin = c * chunk_items;
-        const int64_t end = begin + chunk_items < nnz ? begin + chunk_items : nnz;
-        /* the first row r with row_offsets[r + 1] > begin: it holds nonzero `begin` */
-        int64_t low = 0, high = rows;
-        while (low < high) {
-            const int64_t mid = low + (high - low) / 2;
-            if ((int64_t)row_offsets[mid + 1] > begin)
-                high = mid;
-            else
-                low = mid + 1;
-        }
-        int64_t r = low;
-        uint32_t word = 0;
-        int64_t w = begin >> 5; /* the word being filled */
-        int count = 0;
-        for (; r < rows; r++) {
-            const int64_t row_end = (int64_t)row_offsets[r + 1];
-            if (row_end > end) break; /* open at the chunk's end */
-            if (row_end == (int64_t)row_offsets[r]) continue; /* empty */
-            const int64_t k = row_end - 1;
-            while ((k >> 5) > w) { /* finish the words before k's */
-                ends[w++] = word;
-                word = 0;
-            }
-            word |= 1u << (k & 31);
-            count++;
-        }
-        for (; w < (c + 1) * words_per_chunk && w < num_words; w++) {
-            ends[w] = word;
-            word = 0;
-        }
-        counts[c + 1] = count;
-        /* open when row r (which ends after the chunk) holds the chunk's last nonzero */
-        carry_row[c] = (r < rows && (int64_t)row_offsets[r] < end) ? (int32_t)r : rows;
-    }
-}
-
-/* In place: counts[0] = 0, counts[i] = the sum of counts[1..i] (one block; each thread scans a
- * contiguous share, then the block scans the shares); counts[n + 1] and counts[n + 2] (the run
- * counters of split_runs_kernel) zeroed. Setup only: n is nnz / (32 Items). */
-__global__ void __launch_bounds__(SPLIT_SCAN_BLOCK)
-    split_scan_kernel(int64_t n, int32_t *__restrict__ counts) {
-    __shared__ int32_t s_total[SPLIT_SCAN_BLOCK];
-    const int64_t per = (n + SPLIT_SCAN_BLOCK - 1) / SPLIT_SCAN_BLOCK;
-    const int64_t begin = 1 + (int64_t)threadIdx.x * per;
-    const int64_t end = begin + per < n + 1 ? begin + per : n + 1;
-    int32_t total = 0;
-    for (int64_t i = begin; i < end; i++) total += counts[i];
-    s_total[threadIdx.x] = total;
-    __syncthreads();
-    for (int offset = 1; offset < SPLIT_SCAN_BLOCK; offset *= 2) {
-        const int32_t other = threadIdx.x >= offset ? s_total[threadIdx.x - offset] : 0;
-        __syncthreads();
-        s_total[threadIdx.x] += other;
-        __syncthreads();
-    }
-    int32_t running = s_total[threadIdx.x] - total;
-    for (int64_t i = begin; i < end; i++) {
-        running += counts[i];
-        counts[i] = running;
-    }
-    if (threadIdx.x == 0) {
-        counts[0] = 0;
-        counts[n + 1] = 0;
-        counts[n + 2] = 0;
+    for (int64_t r = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; r < rows; r += stride) {
+        const int64_t begin = (int64_t)row_offsets[r], end = (int64_t)row_offsets[r + 1];
+        if (end == begin) continue;
+        const int64_t k = end - 1;
+        atomicOr(ends + (k >> 5), 1u << (k & 31));
+        atomicAdd(counts + k / chunk_items + 1, 1);
+        for (int64_t c = begin / chunk_items; (c + 1) * chunk_items - 1 <= k; c++)
+            carry_row[c] = (c + 1) * chunk_items - 1 == k ? -1 : (int32_t)r;
+        if (k == nnz - 1) carry_row[k / chunk_items] = -1;
     }
 }
 
@@ -288,14 +230,14 @@ __global__ void split_rows_kernel(int32_t rows, const Offset *__restrict__ row_o
  * get run_length[t], long ones an entry of long_runs at an atomic slot (their order does not
  * matter: each is summed by a block of its own in a fixed order). counters[0] = 1 when any short
  * run exists, counters[1] = the long runs. */
-__global__ void split_runs_kernel(int64_t num_chunks, int32_t rows, const int32_t *__restrict__ carry_row,
+__global__ void split_runs_kernel(int64_t num_chunks, const int32_t *__restrict__ carry_row,
                                   int32_t *__restrict__ run_length, int32_t *__restrict__ long_runs,
                                   int32_t *__restrict__ counters) {
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
     for (int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; t < num_chunks; t += stride) {
         const int32_t row = carry_row[t];
         run_length[t] = 0;
-        if (row >= rows || (t > 0 && carry_row[t - 1] == row)) continue;
+        if (row < 0 || (t > 0 && carry_row[t - 1] == row)) continue;
         int64_t length = 1;
         while (length <= NZI_FIXUP_SHORT_RUN && t + length < num_chunks && carry_row[t + length] == row)
             length++;
@@ -326,7 +268,7 @@ typedef struct split_state {
     uint32_t *ends;       /* ceil(nnz / 32) words: bit k = nonzero k ends its row */
     int32_t *chunk_seg;   /* num_chunks + 1: marks before each chunk; then the two run counters */
     int32_t *seg_row;     /* rows: the non-empty rows in order, then the empty ones from the end */
-    int32_t *carry_row;   /* num_chunks: the row of each chunk's carry (>= rows: none) */
+    int32_t *carry_row;   /* num_chunks: the row of each chunk's carry (-1: none) */
     void *carry_value;    /* num_chunks, Value (double for NZ_PLAN_MIXED) */
     bool aligned;         /* columns and values 16-byte aligned: vector loads */
     nzi_carry_runs_t runs; /* in the buffer */
@@ -345,9 +287,9 @@ static size_t split_part(int64_t count, size_t size) {
     return ((size_t)count * size + 255) & ~(size_t)255;
 }
 
-/* Setup: one device block; the marks, counts and carry rows (one pass over the chunks), the scan
- * of the counts, the segment rows and the carry runs; one copy back of three integers (segments,
- * whether short runs exist, long runs). */
+/* Setup: one device block; the marks, counts and carry rows (a thread per row), CUB's scan of the
+ * counts, the segment rows and the carry runs; one copy back of three integers (segments, whether
+ * short runs exist, long runs). */
 template <typename Offset>
 static nz_status_t split_setup_typed(nz_spmv_plan_t *plan) {
     nz_status_t status = NZ_SUCCESS;
@@ -367,6 +309,7 @@ static nz_status_t split_setup_typed(nz_spmv_plan_t *plan) {
     const unsigned chunk_blocks = (unsigned)nzi_cuda_grid_blocks(cs, 256, 2, (num_chunks + 255) / 256);
     split_state_t *st = NULL;
     int32_t counters[3]; /* segments, short runs exist, long runs */
+    size_t scan_bytes = 0;
     char *p;
 
     if (num_chunks / SPLIT_WARPS >= INT32_MAX / 2)
@@ -379,12 +322,15 @@ static nz_status_t split_setup_typed(nz_spmv_plan_t *plan) {
     st->num_chunks = num_chunks;
     st->aligned = ((uintptr_t)A->device.col_indices % 16 == 0) &&
                   ((uintptr_t)A->device.values % 16 == 0);
+    NZI_CUDA_CHECK(ctx, cub::DeviceScan::InclusiveSum(NULL, scan_bytes, (int32_t *)NULL,
+                                                      (int32_t *)NULL, (int)num_chunks, cs->stream));
     plan->workspace_bytes = split_part(num_words, sizeof(uint32_t)) +
                             split_part(num_chunks + 3, sizeof(int32_t)) +
                             split_part(num_chunks, sizeof(int32_t)) +
                             split_part(rows, sizeof(int32_t)) + split_part(num_chunks, carry_size) +
                             split_part(num_chunks, sizeof(int32_t)) +
-                            split_part(3 * max_long, sizeof(int32_t));
+                            split_part(3 * max_long, sizeof(int32_t)) +
+                            split_part((int64_t)scan_bytes, 1);
     NZI_CHECK(nz_cuda_malloc(ctx, &st->buffer, plan->workspace_bytes, "nonzero-split plan"));
     p = (char *)st->buffer;
     st->ends = (uint32_t *)p;
@@ -400,18 +346,22 @@ static nz_status_t split_setup_typed(nz_spmv_plan_t *plan) {
     st->runs.run_length = (int32_t *)p;
     p += split_part(num_chunks, sizeof(int32_t));
     st->runs.long_runs = (int32_t *)p;
+    p += split_part(3 * max_long, sizeof(int32_t));
 
-    split_marks_kernel<Offset><<<chunk_blocks, 256, 0, cs->stream>>>(
-        (int32_t)rows, offsets, nnz, num_chunks, items, st->ends, st->chunk_seg, st->carry_row);
+    /* ends and chunk_seg (with the run counters after it) are adjacent: one memset */
+    NZI_CHECK(nz_cuda_memset(ctx, st->ends, 0, (size_t)((char *)st->carry_row - (char *)st->ends)));
+    split_marks_kernel<Offset><<<row_blocks, 256, 0, cs->stream>>>(
+        (int32_t)rows, offsets, nnz, chunk_items, st->ends, st->chunk_seg, st->carry_row);
     NZI_CUDA_CHECK(ctx, cudaGetLastError());
-    split_scan_kernel<<<1, SPLIT_SCAN_BLOCK, 0, cs->stream>>>(num_chunks, st->chunk_seg);
-    NZI_CUDA_CHECK(ctx, cudaGetLastError());
+    NZI_CUDA_CHECK(ctx, cub::DeviceScan::InclusiveSum(p, scan_bytes, st->chunk_seg + 1,
+                                                      st->chunk_seg + 1, (int)num_chunks,
+                                                      cs->stream));
     split_rows_kernel<Offset><<<row_blocks, 256, 0, cs->stream>>>((int32_t)rows, offsets, items,
                                                                   st->ends, st->chunk_seg,
                                                                   st->seg_row);
     NZI_CUDA_CHECK(ctx, cudaGetLastError());
-    split_runs_kernel<<<chunk_blocks, 256, 0, cs->stream>>>(num_chunks, (int32_t)rows,
-                                                            st->carry_row, st->runs.run_length,
+    split_runs_kernel<<<chunk_blocks, 256, 0, cs->stream>>>(num_chunks, st->carry_row,
+                                                            st->runs.run_length,
                                                             st->runs.long_runs,
                                                             st->chunk_seg + num_chunks + 1);
     NZI_CUDA_CHECK(ctx, cudaGetLastError());
