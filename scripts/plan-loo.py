@@ -14,7 +14,9 @@ and the time of the kernel each decision leads to. A matrix whose decision flips
 timings are left out (all rows against left out) is one the model was fitted to; shipped
 against all rows says whether the shipped constants still match the device and build of the CSV.
 The tiles question matters only where the scattered-tiles rule applies: the csr/auto:reuse row
-(NZ_PLAN_REUSE, no budget) shows it, "tiles rule" below (? where the CSV has no such row).
+(NZ_PLAN_REUSE, no budget) shows it, "tiles rule" below (? where the CSV has no such row). Since
+csr/split ranks first in the irregular rules, the blocks question orders only the candidates
+after it (adaptive or merge-path second); its column is printed beside them.
 
 Usage: scripts/plan-loo.py BENCH.csv[.gz] [...]   (stdlib only)
 """
@@ -119,7 +121,7 @@ def main(argv):
                            full["rb_gain"]))
     print("%-14s %-6s %-5s | %-17s | %-17s | %-30s | %s" % (
         "matrix", "prec", "tiles", "tiles ship/all/loo", "blocks ship/all/loo", "default plan (us, note)",
-        "tiles / adaptive / merge / cuSPARSE us"))
+        "tiles / adaptive / merge / split / cuSPARSE us"))
     flips = 0
     for (matrix, prec) in sorted(cases):
         k = cases[(matrix, prec)]
@@ -134,10 +136,10 @@ def main(argv):
         t = lambda name: "%.1f" % k[name]["us"] if name in k else "-"
         reuse = k.get("csr/auto:reuse")
         rule = "?" if reuse is None else ("rule" if "tiles" in reuse["note"] else "-")
-        print("%-14s %-6s %-5s | %-17s | %-17s | %-30s | %s / %s / %s / %.1f%s" % (
+        print("%-14s %-6s %-5s | %-17s | %-17s | %-30s | %s / %s / %s / %s / %.1f%s" % (
             matrix, prec, rule, "/".join(yn(x["tiles"]) for x in d), "/".join(yn(x["blocks"]) for x in d),
             ("%.1f %s" % (auto["us"], auto["note"].replace("planner chose ", "")))[:30]
-            if auto else "-", t("csr/tiles"), t("csr/adaptive"), t("csr/merge"), cus,
+            if auto else "-", t("csr/tiles"), t("csr/adaptive"), t("csr/merge"), t("csr/split"), cus,
             "  <- flips without its own timings" if flip else ""))
     print("# %d of %d cases decide differently with their own timings left out" % (flips, len(cases)))
     return 0
