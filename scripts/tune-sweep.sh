@@ -18,7 +18,7 @@ RUNS=${RUNS:-30}
 ALGS=${ALGS:-scalar,vector,ipcsr,adaptive,merge}
 mkdir -p "$OUT"
 
-# Variants: "alg:VAR=v+VAR=v", separated by ';'. Defaults (see docs/PERF_NOTES.md):
+# Variants: "alg:VAR=v+VAR=v", separated by ';'. Defaults (see docs/dev/PERF_NOTES.md):
 # vector: V from mean/4 (FE: 8, Laplacian: 2, random: 4, rail: 32), U = 4.
 V=""
 for w in 2 4 8 16 32; do

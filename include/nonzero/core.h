@@ -152,7 +152,7 @@ nz_status_t nz_context_get_threads(const nz_context_t *ctx, int *threads);
  * a setting changes speed only: results stay correct, bitwise reproducible run to run where the
  * algorithm is, and may differ in the last bits between settings that change the summation order
  * (vector_width, vector_unroll, vector_warps). The spgemm_* fields choose variants of the hash
- * SpGEMM (docs/SPGEMM.md says what each does and how the defaults were measured). */
+ * SpGEMM (docs/dev/SPGEMM.md says what each does and how the defaults were measured). */
 #define NZ_TUNE_AUTO (-1)
 typedef struct nz_tunables {
     int vector_width;            /* CSR-vector lanes per row: 2, 4, 8, 16, 32 (auto: from the mean

@@ -20,11 +20,11 @@ typedef enum nz_operation { NZ_OP_N = 0, NZ_OP_T = 1 } nz_operation_t;
 #define NZ_PLAN_TUNE          0x2u /* time the plausible candidates once and keep the fastest
                                        (NZ_ALG_AUTO only; plan_seconds includes the tuning) */
 #define NZ_PLAN_MIXED         0x4u /* single-precision storage, double accumulation */
-#define NZ_PLAN_CACHE_HINTS   0x8u /* GPU csr vector and merge: load the matrix arrays as
-                                       streaming (ld.global.cs, evict-first) so they do not evict
-                                       x from L2; x keeps the read-only path. Same results bit for
-                                       bit; other algorithms ignore the flag. Off by default until
-                                       measured on every suite matrix (docs/PERF_NOTES.md). */
+#define NZ_PLAN_CACHE_HINTS   0x8u /* GPU csr vector, merge and split: load the matrix arrays
+                                       as streaming (ld.global.cs, evict-first) so they do not
+                                       evict x from L2; x keeps the read-only path. Same results
+                                       bit for bit; other algorithms ignore the flag. NZ_ALG_AUTO
+                                       sets it where it measured faster (docs/PLANNER.md). */
 #define NZ_PLAN_LIGHT_PER_ROW 0x10u /* GPU csr light-vector / light-warp: the paper's distribution,
                                        one atomic per row (vector level) or per warp step (warp
                                        level) and, at warp level, the paper's vector width,
@@ -33,7 +33,7 @@ typedef enum nz_operation { NZ_OP_N = 0, NZ_OP_T = 1 } nz_operation_t;
                                        comparisons. Both forms are bitwise
                                        reproducible; other algorithms ignore the flag. */
 /* Plan layouts of a GPU CSR matrix (op N; one at a time; the plan builds them at creation, keeps
- * them in its workspace and leaves A untouched; docs/PERF_NOTES.md has the measurements): */
+ * them in its workspace and leaves A untouched; docs/dev/PERF_NOTES.md has the measurements): */
 #define NZ_PLAN_COLUMN_PANELS 0x20u /* any GPU csr algorithm: A split by column ranges into panels
                                        whose slice of x fits in a sixth of the L2 cache, run one
                                        after another into y (gather-bound matrices whose x is

@@ -84,7 +84,7 @@ static const nz_alg_t rank_uniform[] = {NZ_ALG_VECTOR, NZ_ALG_ADAPTIVE,     NZ_A
                                         NZ_ALG_LIGHT_VECTOR, NZ_ALG_SPLIT, NZ_ALG_MERGE,
                                         NZ_ALG_SCALAR, NZ_ALG_LIGHT_WARP};
 /* irregular rows: nonzero-split first (faster than the row blocks on every real graph measured,
- * whatever the calls: docs/PERF_NOTES.md, "Nonzero-split"); the row blocks next where their
+ * whatever the calls: docs/dev/PERF_NOTES.md, "Nonzero-split"); the row blocks next where their
  * build pays within the expected calls ... */
 static const nz_alg_t rank_irregular[] = {NZ_ALG_SPLIT, NZ_ALG_ADAPTIVE, NZ_ALG_IPCSR,
                                           NZ_ALG_MERGE, NZ_ALG_VECTOR,   NZ_ALG_LIGHT_WARP,
@@ -302,7 +302,7 @@ nzi_plan_rule_t nzi_plan_cpu_rule(const nz_matrix_stats_t *s, const nzi_plan_req
 }
 
 /*
- * GPU CSR layouts and hints (issue 19; measurements in docs/PERF_NOTES.md). x's "window" is the
+ * GPU CSR layouts and hints (issue 19; measurements in docs/dev/PERF_NOTES.md). x's "window" is the
  * span of columns a run of rows reads, (lower + upper bandwidth) x value size:
  *   hints     the window exceeds layout_window_min (x is gathered from far apart, so the matrix
  *             stream would evict x's lines between their reuses): vector and merge load the

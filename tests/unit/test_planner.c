@@ -171,7 +171,7 @@ static void test_gpu_csr_rules(void) {
     /* the bench's rail-4096x1M: 4096 rows of mean 2480, 4096 x 32 lanes fill less than half
      * the device, rows even: CSR-vector with 16-bit columns measured 1.13x (single) / 1.06x
      * (double) faster than adaptive on an H200 (bench/results/h200-2026-11-26-s11-spmv.txt,
-     * docs/PERF_NOTES.md) */
+     * docs/dev/PERF_NOTES.md) */
     expect_gpu_csr(make_stats(4096, 1048576, 10156976, 1250, 3750, 720.0, 0), "few-rows",
                    NZ_ALG_VECTOR, "rail 4096 x 1M");
 

@@ -135,7 +135,7 @@ static const nz_cli_option_t spmv_options[] = {
     {.name = "--plan-flags", .kind = NZ_CLI_CUSTOM, .parse = parse_plan_flags,
      .metavar = "LIST",
      .help = "GPU plan flags, a comma list of hints, panels, reorder,\n"
-             "compressed, per-row, mixed, reuse (docs/PERF_NOTES.md; reuse:\n"
+             "compressed, per-row, mixed, reuse (docs/dev/PERF_NOTES.md; reuse:\n"
              "the plan runs many times, set-up may cost more: docs/PLANNER.md)"},
     {.name = "--verbose", .short_name = "-v", .kind = NZ_CLI_FLAG, AT(verbose),
      .help = "plan and execute times on stderr"},

@@ -2,7 +2,7 @@
 #include "hash.cuh"
 
 /* Each choice has a measured default and an override in the context's tunables (nz_tunables_t
- * spgemm_*, named NZ_TUNE_SPGEMM_* by nz_tunables_parse; docs/SPGEMM.md). nz_context_set_tunables
+ * spgemm_*, named NZ_TUNE_SPGEMM_* by nz_tunables_parse; docs/dev/SPGEMM.md). nz_context_set_tunables
  * lets only the allowed values through, so the fields are taken as they are. */
 #define DENSE_FACTOR 4  /* see dense_from_bin */
 #define DENSE_MIN_BIN 4
@@ -13,7 +13,7 @@
  * P = 32 << b keys costs about P log2(P)^2 / 2 compare-exchanges with a barrier per step, the
  * dense path passes over cols / 32 bitmap words (plus a second sweep of the products and global
  * atomics into C's row, which the factor DENSE_FACTOR weighs; 4 measured best or level on R-MAT
- * 16-20 with the ranked dense path, docs/SPGEMM.md). Never below bin DENSE_MIN_BIN: short rows
+ * 16-20 with the ranked dense path, docs/dev/SPGEMM.md). Never below bin DENSE_MIN_BIN: short rows
  * waste a 1024-thread block. NZ_TUNE_SPGEMM_DENSE=0|1|2|4|8|16|32|64 sets the factor (0: only
  * rows too long for shared memory go dense). */
 int hash_dense_from_bin(const nz_context_t *ctx, int64_t cols, int max_bin) {

@@ -21,7 +21,7 @@
  * Panels come from the memory inequality (section 3.3.2) and go through a three-slot pipeline
  * (section 3.3.1): while the GPU multiplies panel p, the CPU pre-processes panel p + 1 on every
  * thread and the copy engine brings panel p - 1's C back (hyspmm_pipeline.c). See
- * docs/SPGEMM.md for what differs from the thesis.
+ * docs/dev/SPGEMM.md for what differs from the thesis.
  */
 
 void nzi_hyspmm_sizes(nz_value_type_t vt, nzi_hyspmm_sizes_t *sizes) {

@@ -27,7 +27,7 @@
  *    whatever the rows) on the renumbered columns. R-MAT 20 on an H200: L1 hits rise from 9.5%
  *    to 41.5% and L2 requests fall from 15.1 M to 8.2 M a product (single; ncu in
  *    bench/results/h200-2026-11-26-s13-hotx-probe.txt); 1.39x faster than coo/atomic in single,
- *    1.15x in double (h200-2026-11-26-s13-spmv.txt, docs/PERF_NOTES.md).
+ *    1.15x in double (h200-2026-11-26-s13-spmv.txt, docs/dev/PERF_NOTES.md).
  *  - Compressed indices (CSR-vector only): 16-bit column offsets from a 32-bit base per row
  *    (V < 32 lanes per row) or per aligned 32 nonzeros (V == 32); a row or segment whose columns
  *    span more than 65535 keeps A's 32-bit indices (base -1). About 2 bytes less per nonzero

@@ -11,7 +11,7 @@
  * decoded by a shuffle scan (log2 V dependent shuffles before the gather of x; 16-42% slower on
  * the stencils, H100, bench/results/h100-2026-11-25-s8-spmv.txt), and a segment base per
  * nonzero for every V (76.5 M -> 107.1 M instructions on fe3d single, 7-10% slower; H200,
- * docs/PERF_NOTES.md, "Compressed indices, redone").
+ * docs/dev/PERF_NOTES.md, "Compressed indices, redone").
  * What fits: banded rows with a window up to 64K columns (FE meshes in natural order, most of
  * the real collection) and long rows of clustered columns (rail: 2500 columns out of 1M, ~400
  * apart, per segment); not random or power-law columns.

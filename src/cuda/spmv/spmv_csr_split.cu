@@ -9,7 +9,7 @@
  * The merge-path kernel (spmv_merge.cu) balances rows + nonzeros across threads, but to do so it
  * stages every tile's products and row ends in shared memory, searches the tile for each thread's
  * start and scans carries over the block: on the L2-resident power-law graphs it issues more per
- * nonzero than cuSPARSE's kernel (docs/PERF_NOTES.md, "The real graphs under Nsight Compute").
+ * nonzero than cuSPARSE's kernel (docs/dev/PERF_NOTES.md, "The real graphs under Nsight Compute").
  * This kernel balances nonzeros only, and keeps each thread's work in registers:
  *
  * - Setup marks the last nonzero of every non-empty row in a bit array `ends` (one bit per

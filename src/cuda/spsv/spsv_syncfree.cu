@@ -39,7 +39,7 @@
  * system's pace with one dependency latency per level. Taken in natural order instead, a window
  * of resident rows would hold whole chains (row i reads row i - 1 in a stencil's triangle) and
  * the solve would run one dependency latency per row of a chain (measured: 54.6 ms for the 128^3
- * Laplacian's lower triangle, against 0.8 ms for cuSPARSE; docs/PERF_NOTES.md).
+ * Laplacian's lower triangle, against 0.8 ms for cuSPARSE; docs/dev/PERF_NOTES.md).
  *
  * Publishing: the value is its own ready flag. Before the launch the plan's array `solved` is
  * filled with SPSV_PENDING (all bits set: a NaN; cudaMemsetAsync 0xff, one pass over n values);
@@ -61,7 +61,7 @@
  * one ticket past the rows; the warp that takes the last of those resets the counter to 0, so no
  * memset is needed before the next launch. Few threads are in flight: one block of 128 an SM
  * (16.9K threads on an H100). Waiting threads poll L2, and the more of them, the slower the
- * threads that are solving (docs/PERF_NOTES.md: 1, 2, 4 blocks an SM; two or four rows a lane
+ * threads that are solving (docs/dev/PERF_NOTES.md: 1, 2, 4 blocks an SM; two or four rows a lane
  * were 2.3x and 4.8x slower).
  *
  * Determinism: each row's sum runs on one thread in E's column order, and waiting changes when
