@@ -21,12 +21,38 @@ library_path = _lib.path
 
 
 def alg_names():
-    """SpMV algorithm names accepted by plan(alg=...)."""
+    """The SpMV algorithm names accepted by csr_matrix.plan(alg=...) and the solvers' alg=.
+
+    Returns
+    -------
+    list of str
+        'auto' first; which names run on which backend and format: docs/PLANNER.md.
+
+    Examples
+    --------
+    >>> import nonzero
+    >>> names = nonzero.alg_names()
+    >>> names[0], "merge" in names, "split" in names
+    ('auto', True, True)
+    """
     return _arrays.alg_names()
 
 
 def format_names():
-    """Storage format names accepted by plan(format=...) (and 'auto')."""
+    """The storage format names accepted by csr_matrix.plan(format=...) (and 'auto').
+
+    Returns
+    -------
+    list of str
+        'csr' and the formats a plan converts to once ('sell', 'ell', 'hyb', 'bsr', 'dia',
+        'coo', ...).
+
+    Examples
+    --------
+    >>> import nonzero
+    >>> "csr" in nonzero.format_names() and "sell" in nonzero.format_names()
+    True
+    """
     return _arrays.format_names()
 
 

@@ -151,6 +151,19 @@ def device_context(device=None, stream=None):
 
 
 def device_count():
+    """The number of CUDA devices Nonzero can use.
+
+    Returns
+    -------
+    int
+        0 when the library was built without CUDA, or no device (or driver) is present.
+
+    Examples
+    --------
+    >>> import nonzero
+    >>> nonzero.device_count() >= 0
+    True
+    """
     return L.nz_device_count()
 
 

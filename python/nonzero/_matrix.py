@@ -65,6 +65,40 @@ class csr_matrix:
     validate (device input): check the structure on the host (one device-to-host copy);
     default: True for raw device arrays, False for cupyx.scipy.sparse matrices (whose
     has_canonical_format is checked instead: unsorted or duplicate input is never used as is).
+
+    Parameters
+    ----------
+    arg : scipy.sparse, cupyx.scipy.sparse, csr_matrix or (data, indices, indptr)
+        The matrix.
+    shape : (int, int), optional
+        Required with (data, indices, indptr).
+    dtype : {None, float32, float64}, optional
+        Value type (default: the data's).
+    copy : {True, None, False}, optional
+        Own a copy (default), borrow when possible, or borrow or raise.
+    device : None, bool or int, optional
+        Where the matrix lives.
+    validate : bool, optional
+        Check device input's structure on the host.
+
+    Raises
+    ------
+    InvalidArgumentError
+        An input of another kind, or (data, indices, indptr) without shape.
+    InvalidMatrixError, NotSortedError
+        A broken or unsorted structure.
+    ValueError
+        copy=False where a copy is needed.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp, nonzero
+    >>> S = sp.csr_matrix(np.array([[2.0, 0.0], [1.0, 3.0]]))
+    >>> A = nonzero.csr_matrix(S)
+    >>> A
+    <nonzero.csr_matrix 2x2, 3 nonzeros, float64, csr>
+    >>> (A @ np.array([1.0, 1.0])).tolist(), (A.T @ np.array([1.0, 1.0])).tolist()
+    ([2.0, 4.0], [3.0, 3.0])
     """
 
     __array_priority__ = 100
@@ -326,7 +360,23 @@ class csr_matrix:
 
     # ---- conversions back -------------------------------------------------------------------
     def to_device(self, device=None):
-        """A device copy (or self if already on the device)."""
+        """A device copy (or self if already on the device).
+
+        Parameters
+        ----------
+        device : None or int, optional
+            The GPU (default: CuPy's current device, else 0).
+
+        Returns
+        -------
+        csr_matrix
+            On the device.
+
+        Raises
+        ------
+        NoDeviceError
+            No GPU, or a library built without CUDA.
+        """
         if self.on_device:
             return self
         B = csr_matrix(self)
@@ -334,6 +384,20 @@ class csr_matrix:
         return B
 
     def to_host(self):
+        """A host copy (or self if already on the host).
+
+        Returns
+        -------
+        csr_matrix
+            On the host.
+
+        Examples
+        --------
+        >>> import nonzero
+        >>> A = nonzero.laplace2d(4)
+        >>> A.to_host() is A
+        True
+        """
         if not self.on_device:
             return self
         B = csr_matrix(self)
@@ -361,7 +425,24 @@ class csr_matrix:
         return data, indices, indptr
 
     def toscipy(self, array=None):
-        """A scipy.sparse CSR copy (csr_array when the input was one, else csr_matrix)."""
+        """A scipy.sparse CSR copy (csr_array when the input was one, else csr_matrix).
+
+        Parameters
+        ----------
+        array : bool, optional
+            True: csr_array; False: csr_matrix; None: as the input was.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix or scipy.sparse.csr_array
+
+        Examples
+        --------
+        >>> import nonzero
+        >>> S = nonzero.laplace2d(3).toscipy()
+        >>> S.shape, S.nnz, S.diagonal().tolist()[:3]
+        ((9, 9), 33, [4.0, 4.0, 4.0])
+        """
         import scipy.sparse as sp
         A = self.to_host()
         data, indices, indptr = A._csr_arrays_host()
@@ -371,7 +452,18 @@ class csr_matrix:
         return cls((data, indices, indptr), shape=self.shape)
 
     def tocupy(self):
-        """A cupyx.scipy.sparse.csr_matrix (a view of the device arrays when possible)."""
+        """A cupyx.scipy.sparse.csr_matrix (a view of the device arrays when possible).
+
+        Returns
+        -------
+        cupyx.scipy.sparse.csr_matrix
+            On the device (a host matrix is copied there first).
+
+        Raises
+        ------
+        ImportError
+            CuPy is not installed.
+        """
         import cupyx.scipy.sparse as csp
         A = self.to_device()
         data, indices, indptr = _device_arrays(A._h, A.shape[0], A.nnz, A.dtype)
@@ -418,12 +510,48 @@ class csr_matrix:
         return self._default_plan(_lib.OP_N)(other)
 
     def dot(self, other):
+        """A @ other: SpMV / SpMM for a dense other, SpGEMM for a sparse one.
+
+        Parameters
+        ----------
+        other : ndarray, cupy.ndarray or a sparse matrix
+            A vector (n,), a block (n, k), or a sparse matrix.
+
+        Returns
+        -------
+        ndarray, cupy.ndarray or sparse matrix
+            Of the caller's kind (see Plan for the dtype rules).
+
+        Examples
+        --------
+        >>> import numpy as np, nonzero
+        >>> A = nonzero.laplace2d(2)
+        >>> A.dot(np.ones(4)).tolist()
+        [2.0, 2.0, 2.0, 2.0]
+        """
         return self.__matmul__(other)
 
     def matvec(self, x):
+        """y = A x (SciPy's LinearOperator spelling of A @ x).
+
+        Examples
+        --------
+        >>> import numpy as np, nonzero
+        >>> nonzero.laplace2d(2).matvec(np.arange(4.0)).tolist()
+        [-3.0, 1.0, 5.0, 9.0]
+        """
         return self._default_plan(_lib.OP_N)(x)
 
     def rmatvec(self, x):
+        """y = A^T x (A^H x for real A).
+
+        Examples
+        --------
+        >>> import numpy as np, scipy.sparse as sp, nonzero
+        >>> A = nonzero.csr_matrix(sp.csr_matrix(np.array([[1.0, 2.0], [0.0, 3.0]])))
+        >>> A.rmatvec(np.array([1.0, 1.0])).tolist()
+        [1.0, 5.0]
+        """
         return self._default_plan(_lib.OP_T)(x)
 
     def plan(self, format=None, alg="auto", deterministic=False, tune=False, mixed=False,
@@ -437,13 +565,76 @@ class csr_matrix:
         (nonzero.alg_names()) or 'auto'. reuse=True: the plan will run many times, so set-up
         that pays back only over hundreds of products (column renumbering) is allowed
         (NZ_PLAN_REUSE; tune=True implies it). A plan in another format is a snapshot of A's
-        values."""
+        values.
+
+        Parameters
+        ----------
+        format : str, optional
+            None / 'csr', a format name, or 'auto'.
+        alg : str, optional
+            An algorithm name or 'auto' (default).
+        deterministic : bool, optional
+            Bitwise reproducible algorithms only.
+        tune : bool, optional
+            Time the plausible candidates once and keep the fastest.
+        mixed : bool, optional
+            float32 storage with float64 accumulation.
+        op : {'N', 'T', 'H'}, optional
+            The operation (default 'N').
+        reuse : bool, optional
+            The plan will run many times.
+        **format_options
+            Conversion options of the format.
+
+        Returns
+        -------
+        Plan
+            Callable: plan(x, y=None, alpha=1, beta=0).
+
+        Raises
+        ------
+        ValueError
+            An unknown op.
+        InvalidArgumentError, UnsupportedError
+            An unknown name, or a pair the backend does not have.
+
+        Examples
+        --------
+        >>> import numpy as np, nonzero
+        >>> A = nonzero.laplace2d(8)
+        >>> p = A.plan(alg="auto")
+        >>> y = np.zeros(64)
+        >>> _ = p(np.ones(64), y, alpha=2.0)
+        >>> float(y.sum()) == 2.0 * float((A @ np.ones(64)).sum())
+        True
+        """
         opv = _op_value(op)
         return Plan(self, op=opv, format=format, alg=alg, deterministic=deterministic, tune=tune,
                     mixed=mixed, reuse=reuse, format_options=format_options)
 
     def astype(self, dtype):
-        """A copy with float32 or float64 values (self when the dtype is already dtype)."""
+        """A copy with float32 or float64 values (self when the dtype is already dtype).
+
+        Parameters
+        ----------
+        dtype : {float32, float64}
+            The value type.
+
+        Returns
+        -------
+        csr_matrix
+
+        Raises
+        ------
+        TypeError
+            Another dtype.
+
+        Examples
+        --------
+        >>> import numpy as np, nonzero
+        >>> nonzero.laplace2d(4).astype(np.float32).dtype
+        dtype('float32')
+        """
         dt = _value_dtype(dtype)
         if dt == self.dtype:
             return self
@@ -469,7 +660,20 @@ class csr_matrix:
 
     def aslinearoperator(self):
         """A SciPy LinearOperator (host matrix) or CuPy LinearOperator (device matrix) whose
-        matvec, rmatvec and matmat run Nonzero's SpMV / SpMM."""
+        matvec, rmatvec and matmat run Nonzero's SpMV / SpMM.
+
+        Returns
+        -------
+        scipy.sparse.linalg.LinearOperator or cupyx.scipy.sparse.linalg.LinearOperator
+
+        Examples
+        --------
+        >>> import numpy as np, scipy.sparse.linalg as spla, nonzero
+        >>> A = nonzero.laplace2d(16)
+        >>> x, info = spla.cg(A.aslinearoperator(), np.ones(256), atol=1e-10)
+        >>> info
+        0
+        """
         if self.on_device:
             from cupyx.scipy.sparse.linalg import LinearOperator
         else:
@@ -478,7 +682,22 @@ class csr_matrix:
                               matmat=lambda X: self @ X, dtype=self.dtype)
 
     def info(self):
-        """Storage, and the planner's choice of SpMV algorithm and why (dict)."""
+        """Storage, and the planner's choice of SpMV algorithm and why.
+
+        Returns
+        -------
+        dict
+            shape, nnz, dtype, format, location, offset_type, bytes, the matrix statistics
+            ('stats'), the planner's choice on each backend ('planner_cpu', 'planner_gpu': alg
+            and why) and the default plan's info ('plan').
+
+        Examples
+        --------
+        >>> import nonzero
+        >>> i = nonzero.laplace2d(8).info()
+        >>> i["shape"], i["nnz"], i["location"]
+        ((64, 64), 288, 'host')
+        """
         i = self._info
         out = {"shape": self.shape, "nnz": self.nnz, "dtype": str(self.dtype),
                "format": self.format, "location": "device" if self.on_device else "host",
@@ -596,7 +815,30 @@ def _unpickle(data, indices, indptr, shape, on_device, scipy_array):
 
 def asmatrix(A, **kw):
     """A as a nonzero.csr_matrix (itself if it already is one), borrowing A's arrays when dtype
-    and layout allow, as np.asarray does (copy=None; see csr_matrix for the contract)."""
+    and layout allow, as np.asarray does (copy=None; see csr_matrix for the contract).
+
+    Parameters
+    ----------
+    A : csr_matrix, scipy.sparse or cupyx.scipy.sparse matrix, or (data, indices, indptr)
+        The matrix; non-CSR SciPy formats are converted (a copy).
+    **kw
+        csr_matrix's keywords (shape, dtype, device, validate; copy defaults to None).
+
+    Returns
+    -------
+    csr_matrix
+        Products with it (A @ x, A.T @ x, nonzero.cg(A, b), ...) run in Nonzero and return the
+        caller's array kind.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp, nonzero
+    >>> S = sp.random(100, 80, density=0.05, format="csr", random_state=1)
+    >>> A = nonzero.asmatrix(S)  # borrows S's arrays
+    >>> x = np.arange(80.0)
+    >>> bool(np.allclose(A @ x, S @ x))
+    True
+    """
     if isinstance(A, csr_matrix) and not kw:
         return A
     kw.setdefault("copy", None)

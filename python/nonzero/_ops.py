@@ -46,11 +46,47 @@ def _host_handle(M, ctx):
 
 
 def spgemm(A, B, *, alg="auto", out=None, gpu_memory_limit=0, return_info=False):
-    """C = A @ B. Host operands give a scipy.sparse CSR result; device (CuPy) operands a
+    """C = A @ B, sparse times sparse.
+
+    Host operands give a scipy.sparse CSR result; device (CuPy) operands a
     cupyx.scipy.sparse.csr_matrix computed on the GPU without host transfers. A device product
     that does not fit the GPU (or out='host') is computed from host copies in row panels on the
-    GPU and returned as SciPy. out='nonzero' returns a nonzero.csr_matrix. alg: 'auto', 'cpu',
-    'esc', 'hyspmm', 'hash'."""
+    GPU and returned as SciPy.
+
+    Parameters
+    ----------
+    A, B : csr_matrix, scipy.sparse or cupyx.scipy.sparse matrix (or A.T)
+        The operands, of one dtype.
+    alg : {'auto', 'cpu', 'esc', 'hyspmm', 'hash'}, optional
+        The algorithm (default 'auto').
+    out : {None, 'host', 'nonzero'}, optional
+        'host': compute from host copies; 'nonzero': return a nonzero.csr_matrix.
+    gpu_memory_limit : int, optional
+        Bytes the GPU product may use (0: what the device has).
+    return_info : bool, optional
+        Also return a dict of what ran (algorithm, products, timings).
+
+    Returns
+    -------
+    C : scipy.sparse CSR, cupyx.scipy.sparse.csr_matrix or csr_matrix
+        Sorted columns, no duplicates; numerically cancelled entries stay as explicit zeros.
+
+    Raises
+    ------
+    DimensionMismatchError
+        A.shape[1] != B.shape[0].
+    InvalidArgumentError
+        Operands of different dtypes, or an unknown alg.
+
+    Examples
+    --------
+    >>> import nonzero
+    >>> A = nonzero.laplace2d(8)
+    >>> C = nonzero.spgemm(A, A)
+    >>> S = A.toscipy()
+    >>> C.shape, float(abs(C - S @ S).max())
+    ((64, 64), 0.0)
+    """
     kind_scipy_array = getattr(A, "_scipy_array", None)
     if _is_scipy_sparse(A):
         kind_scipy_array = _is_scipy_array(A)
@@ -141,6 +177,49 @@ def _square_system(name, A, b, x0, xp):
     return n, b, x0
 
 
+_SOLVER_PARAMS = """
+    Parameters
+    ----------
+    A : csr_matrix, scipy.sparse or cupyx.scipy.sparse matrix
+        The square system matrix (wrapped without a copy where it can be).
+    b : ndarray or cupy.ndarray
+        Right-hand side, n entries (one column accepted).
+    x0 : array, optional
+        Initial guess (default zeros).
+    rtol, atol : float, optional
+        Converged when the true residual ||b - A x|| <= max(rtol ||b||, atol).
+    maxiter : int, optional
+        %s
+    M : None, str, Preconditioner, callable or LinearOperator, optional
+        The preconditioner (see above).
+    callback : callable, optional
+        %s
+    result : dict, optional
+        Receives the C solver's report.
+    alg : str, optional
+        The SpMV algorithm ('auto' or a name of nonzero.alg_names()).
+    tol : float, optional
+        The older name of rtol.%s
+
+    Returns
+    -------
+    x : ndarray or cupy.ndarray
+        The solution, of A's array kind and np.result_type of the operands.
+    info : int
+        0: converged (true residual at tolerance); > 0: not converged (iterations done); < 0: a
+        breakdown.
+
+    Raises
+    ------
+    DimensionMismatchError
+        A is not square or b / x0 do not match it.
+    TypeError
+        Operands that are not float32 / float64 (complex b: cg only).
+    InvalidArgumentError
+        An unknown preconditioner or algorithm name.
+"""
+
+
 def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=None,
        alg="auto", use_graph=None, result=None, tol=None):
     """Solve A x = b (A symmetric positive definite) by conjugate gradients, with the signature
@@ -171,7 +250,62 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     numbers: 'status' 'success' / 'max_iterations' / 'stagnated', with 'status_code'; from
     nz_cg_solve 'alg' and 'format'; from nz_solve (a callback, another M) 'reason',
     'iterations', 'history', ...; for a complex b the imaginary part's report is under 'imag').
-    tol: the older name of rtol (SciPy < 1.12, cupyx)."""
+    tol: the older name of rtol (SciPy < 1.12, cupyx).
+
+    Parameters
+    ----------
+    A : csr_matrix, scipy.sparse or cupyx.scipy.sparse matrix
+        The square system matrix (wrapped without a copy where it can be).
+    b : ndarray or cupy.ndarray
+        Right-hand side, n entries (one column accepted).
+    x0 : array, optional
+        Initial guess (default zeros).
+    rtol, atol : float, optional
+        Converged when the true residual ||b - A x|| <= max(rtol ||b||, atol).
+    maxiter : int, optional
+        Iteration limit (default 10 n).
+    M : None, str, Preconditioner, callable or LinearOperator, optional
+        The preconditioner (see above).
+    callback : callable, optional
+        callback(xk) once per iteration.
+    result : dict, optional
+        Receives the C solver's report.
+    alg : str, optional
+        The SpMV algorithm ('auto' or a name of nonzero.alg_names()).
+    tol : float, optional
+        The older name of rtol.
+
+    Returns
+    -------
+    x : ndarray or cupy.ndarray
+        The solution, of A's array kind and np.result_type of the operands.
+    info : int
+        0: converged (true residual at tolerance); > 0: not converged (iterations done); < 0: a
+        breakdown.
+
+    Raises
+    ------
+    DimensionMismatchError
+        A is not square or b / x0 do not match it.
+    TypeError
+        Operands that are not float32 / float64 (complex b: cg only).
+    InvalidArgumentError
+        An unknown preconditioner or algorithm name.
+
+    Examples
+    --------
+    >>> import numpy as np, nonzero
+    >>> A = nonzero.laplace2d(32)
+    >>> b = np.ones(A.shape[0])
+    >>> x, info = nonzero.cg(A, b, rtol=1e-10)
+    >>> info
+    0
+    >>> bool(np.linalg.norm(b - A @ x) <= 1e-10 * np.linalg.norm(b))
+    True
+    >>> x, info = nonzero.cg(A, b, rtol=1e-10, M="ic0")  # IC(0), applied in C
+    >>> info
+    0
+    """
     if tol is not None:  # the name of rtol in SciPy < 1.12 and cupyx
         rtol = tol
     if atol is None or atol == "legacy":
@@ -563,9 +697,52 @@ def minres(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback
                    callback, result, alg)
 
 
+_SECTIONS = {
+    "bicgstab": _SOLVER_PARAMS % ("Iteration limit (default 10 n).",
+                                 "callback(xk) once per iteration.", "") + """
+    Examples
+    --------
+    >>> import numpy as np, nonzero
+    >>> A = nonzero.convdiff2d(32, peclet=2.0)  # non-symmetric
+    >>> b = np.ones(A.shape[0])
+    >>> x, info = nonzero.bicgstab(A, b, rtol=1e-10, M="ilu0")
+    >>> info
+    0
+    >>> bool(np.linalg.norm(b - A @ x) <= 1e-10 * np.linalg.norm(b))
+    True
+    """,
+    "gmres": _SOLVER_PARAMS % ("Restart cycles (default 10 n).",
+                              "callback(rk) once per Arnoldi step with the residual norm.", """
+    restart : int, optional
+        The Krylov dimension (default 20).
+    flexible : bool, optional
+        FGMRES: M may change between applications.""") + """
+    Examples
+    --------
+    >>> import numpy as np, nonzero
+    >>> A = nonzero.convdiff2d(32, peclet=2.0)
+    >>> b = np.ones(A.shape[0])
+    >>> x, info = nonzero.gmres(A, b, rtol=1e-10, restart=30, M="jacobi")
+    >>> info
+    0
+    """,
+    "minres": _SOLVER_PARAMS % ("Iteration limit (default 5 n).",
+                               "callback(xk) once per iteration.", "") + """
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp, nonzero
+    >>> S = nonzero.laplace2d(16).toscipy() - 1.5 * sp.identity(256, format="csr")  # indefinite
+    >>> b = np.ones(256)
+    >>> x, info = nonzero.minres(S, b, rtol=1e-10)
+    >>> info
+    0
+    >>> bool(np.linalg.norm(b - S @ x) <= 1e-10 * np.linalg.norm(b))
+    True
+    """,
+}
 for _f in (bicgstab, gmres, minres):
     if _f.__doc__:  # None under python -OO
-        _f.__doc__ += "\n\n    " + _WHERE
+        _f.__doc__ += "\n\n    " + _WHERE + "\n" + _SECTIONS[_f.__name__]
 del _f
 
 
@@ -651,9 +828,42 @@ def _mm_object(p):
 
 
 def mmread(path, dtype=np.float64, device=None):
-    """Read a Matrix Market file (.mtx, .mtx.gz) or a .nzb. A coordinate file or a .nzb gives a
-    nonzero.csr_matrix; an array (dense) file gives a 2-D ndarray (rows x cols; a vector is
-    rows x 1), as scipy.io.mmread does (a CuPy array with device=True)."""
+    """Read a Matrix Market file (.mtx, .mtx.gz) or a .nzb.
+
+    A coordinate file or a .nzb gives a nonzero.csr_matrix; an array (dense) file gives a 2-D
+    ndarray (rows x cols; a vector is rows x 1), as scipy.io.mmread does (a CuPy array with
+    device=True). Pattern files read their entries as 1; symmetric files are expanded.
+
+    Parameters
+    ----------
+    path : str, bytes or os.PathLike
+        The file.
+    dtype : {float64, float32}, optional
+        Value type (default float64).
+    device : None, bool or int, optional
+        True or an int: the result on that GPU.
+
+    Returns
+    -------
+    csr_matrix or ndarray
+        The matrix (coordinate, .nzb) or the dense array (array files).
+
+    Raises
+    ------
+    ParseError
+        A malformed file (the message names the file, line and problem).
+    NonzeroIOError
+        The file cannot be read.
+
+    Examples
+    --------
+    >>> import os, tempfile, nonzero
+    >>> d = tempfile.mkdtemp()
+    >>> path = os.path.join(d, "A.mtx")
+    >>> nonzero.mmwrite(path, nonzero.laplace2d(4))
+    >>> nonzero.mmread(path).shape
+    (16, 16)
+    """
     p = _path(path)
     ctx = host_context()
     vt = _vt(dtype)
@@ -690,7 +900,32 @@ def mmwrite(path, A, symmetry=None):
     symmetry=None detects it ('symmetric' or 'skew-symmetric' when A equals A^T or -A^T, which
     stores the lower triangle only; else 'general'); 'general', 'symmetric', 'skew-symmetric'
     ask for one (ValueError when A does not have it). Values keep round-trip precision. The file
-    appears only complete: a temporary file in the target's directory is renamed over it."""
+    appears only complete: a temporary file in the target's directory is renamed over it.
+
+    Parameters
+    ----------
+    path : str, bytes or os.PathLike
+        The file to write ('.mtx', '.mtx.gz' or '.nzb').
+    A : csr_matrix, scipy.sparse, cupyx.scipy.sparse matrix, ndarray or cupy.ndarray
+        What to write.
+    symmetry : {None, 'general', 'symmetric', 'skew-symmetric'}, optional
+        None detects it.
+
+    Raises
+    ------
+    ValueError
+        An unknown symmetry, or one A does not have.
+    NonzeroIOError
+        The file cannot be written (the target is left as it was).
+
+    Examples
+    --------
+    >>> import os, tempfile, numpy as np, nonzero
+    >>> path = os.path.join(tempfile.mkdtemp(), "x.mtx")
+    >>> nonzero.mmwrite(path, np.array([1.0, 2.0, 3.0]))
+    >>> nonzero.mmread(path).ravel().tolist()
+    [1.0, 2.0, 3.0]
+    """
     p = _path(path)
     if symmetry is not None and symmetry not in _SYMMETRIES:
         raise ValueError("nonzero.mmwrite: unknown symmetry %r (valid: %s)"
@@ -818,13 +1053,81 @@ def _gen(fn, name, *args, dtype=np.float64, device=None):
 
 
 def laplace2d(nx, ny=None, *, dtype=np.float64, device=None):
-    """5-point 2-D Laplacian on an nx x ny grid."""
+    """The 5-point 2-D Laplacian on an nx x ny grid (Dirichlet boundary).
+
+    Rows and columns in natural order (x fastest); diagonal 4, neighbours -1; symmetric positive
+    definite.
+
+    Parameters
+    ----------
+    nx : int
+        Grid points in x.
+    ny : int, optional
+        Grid points in y (default nx).
+    dtype : {float64, float32}, optional
+        Value type of the matrix (default float64).
+    device : None, bool or int, optional
+        None or False: a host matrix; True: on the current GPU; an int: on that GPU.
+
+    Returns
+    -------
+    csr_matrix
+        The matrix, its columns sorted in every row.
+
+    Raises
+    ------
+    InvalidArgumentError
+        A size or parameter out of range.
+    NoDeviceError
+        device asks for a GPU and none is present.
+
+    Examples
+    --------
+    >>> import nonzero
+    >>> A = nonzero.laplace2d(4)
+    >>> A.shape, A.nnz
+    ((16, 16), 64)
+    """
     return _gen(L.nz_gen_laplace2d, "nz_gen_laplace2d", nx, nx if ny is None else ny,
                 dtype=dtype, device=device)
 
 
 def laplace3d(nx, ny=None, nz=None, *, dtype=np.float64, device=None):
-    """7-point 3-D Laplacian on an nx x ny x nz grid."""
+    """The 7-point 3-D Laplacian on an nx x ny x nz grid (Dirichlet boundary).
+
+    Rows and columns in natural order (x fastest, then y); diagonal 6, neighbours -1; symmetric
+    positive definite.
+
+    Parameters
+    ----------
+    nx : int
+        Grid points in x.
+    ny, nz : int, optional
+        Grid points in y and z (default nx).
+    dtype : {float64, float32}, optional
+        Value type of the matrix (default float64).
+    device : None, bool or int, optional
+        None or False: a host matrix; True: on the current GPU; an int: on that GPU.
+
+    Returns
+    -------
+    csr_matrix
+        The matrix, its columns sorted in every row.
+
+    Raises
+    ------
+    InvalidArgumentError
+        A size or parameter out of range.
+    NoDeviceError
+        device asks for a GPU and none is present.
+
+    Examples
+    --------
+    >>> import nonzero
+    >>> A = nonzero.laplace3d(3)
+    >>> A.shape, A.nnz
+    ((27, 27), 135)
+    """
     return _gen(L.nz_gen_laplace3d, "nz_gen_laplace3d", nx, nx if ny is None else ny,
                 nx if nz is None else nz, dtype=dtype, device=device)
 
@@ -836,6 +1139,39 @@ def convdiff2d(nx, ny=None, *, peclet=1.0, dtype=np.float64, device=None):
     matrix is h^2 times the operator, like laplace2d: diagonal 4 + 2c, -x/-y neighbours -1 - c,
     +x/+y neighbours -1, with c = 2P / sqrt(2). peclet=0 gives laplace2d exactly; for every P
     the matrix is a diagonally dominant M-matrix.
+
+    Parameters
+    ----------
+    nx : int
+        Grid points in x.
+    ny : int, optional
+        Grid points in y (default nx).
+    peclet : float, optional
+        The mesh Péclet number, finite and >= 0 (default 1).
+    dtype : {float64, float32}, optional
+        Value type of the matrix (default float64).
+    device : None, bool or int, optional
+        None or False: a host matrix; True: on the current GPU; an int: on that GPU.
+
+    Returns
+    -------
+    csr_matrix
+        The matrix, its columns sorted in every row.
+
+    Raises
+    ------
+    InvalidArgumentError
+        A size or parameter out of range.
+    NoDeviceError
+        device asks for a GPU and none is present.
+
+    Examples
+    --------
+    >>> import numpy as np, nonzero
+    >>> A = nonzero.convdiff2d(8, peclet=2.0)
+    >>> S = A.toscipy()
+    >>> bool(abs(S - S.T).max() > 0)  # non-symmetric
+    True
     """
     return _gen(L.nz_gen_convdiff2d, "nz_gen_convdiff2d", nx, nx if ny is None else ny,
                 float(peclet), dtype=dtype, device=device)
@@ -848,37 +1184,282 @@ def convdiff3d(nx, ny=None, nz=None, *, peclet=1.0, dtype=np.float64, device=Non
     The matrix is h^2 times the operator, like laplace3d: diagonal 6 + 3c, -x/-y/-z neighbours
     -1 - c, +x/+y/+z neighbours -1, with c = 2P / sqrt(3). peclet=0 gives laplace3d exactly;
     for every P the matrix is a diagonally dominant M-matrix.
+
+    Parameters
+    ----------
+    nx : int
+        Grid points in x.
+    ny, nz : int, optional
+        Grid points in y and z (default nx).
+    peclet : float, optional
+        The mesh Péclet number, finite and >= 0 (default 1).
+    dtype : {float64, float32}, optional
+        Value type of the matrix (default float64).
+    device : None, bool or int, optional
+        None or False: a host matrix; True: on the current GPU; an int: on that GPU.
+
+    Returns
+    -------
+    csr_matrix
+        The matrix, its columns sorted in every row.
+
+    Raises
+    ------
+    InvalidArgumentError
+        A size or parameter out of range.
+    NoDeviceError
+        device asks for a GPU and none is present.
+
+    Examples
+    --------
+    >>> import nonzero
+    >>> C, L = nonzero.convdiff3d(4, peclet=0.0), nonzero.laplace3d(4)
+    >>> bool((C.toscipy() != L.toscipy()).nnz == 0)
+    True
     """
     return _gen(L.nz_gen_convdiff3d, "nz_gen_convdiff3d", nx, nx if ny is None else ny,
                 nx if nz is None else nz, float(peclet), dtype=dtype, device=device)
 
 
 def random(rows, cols, mean_row_length, seed=1, *, dtype=np.float64, device=None):
+    """A uniformly random sparse matrix: row lengths uniform in [0, 2 mean_row_length], distinct
+    uniform columns, values in [-1, 1); the same for the same seed.
+
+    Parameters
+    ----------
+    rows, cols : int
+        The shape.
+    mean_row_length : float
+        Mean nonzeros a row.
+    seed : int, optional
+        Random seed (default 1).
+    dtype : {float64, float32}, optional
+        Value type of the matrix (default float64).
+    device : None, bool or int, optional
+        None or False: a host matrix; True: on the current GPU; an int: on that GPU.
+
+    Returns
+    -------
+    csr_matrix
+        The matrix, its columns sorted in every row.
+
+    Raises
+    ------
+    InvalidArgumentError
+        A size or parameter out of range.
+    NoDeviceError
+        device asks for a GPU and none is present.
+
+    Examples
+    --------
+    >>> import nonzero
+    >>> A = nonzero.random(1000, 500, 8, seed=7)
+    >>> A.shape
+    (1000, 500)
+    >>> A.nnz == nonzero.random(1000, 500, 8, seed=7).nnz
+    True
+    """
     return _gen(L.nz_gen_random, "nz_gen_random", rows, cols, float(mean_row_length), seed,
                 dtype=dtype, device=device)
 
 
 def rmat(scale, edge_factor=16, a=0.0, b=0.0, c=0.0, seed=1, *, dtype=np.float64, device=None):
+    """A Kronecker / R-MAT power-law graph (Graph500's generator): 2^scale vertices,
+    edge_factor x 2^scale edges drawn with quadrant probabilities (a, b, c, 1 - a - b - c);
+    duplicates merged, values in (0, 1], vertex labels scrambled by a seeded permutation.
+
+    Parameters
+    ----------
+    scale : int
+        log2 of the vertices, 1 to 30.
+    edge_factor : int, optional
+        Edges a vertex before duplicates merge (default 16).
+    a, b, c : float, optional
+        Quadrant probabilities; all 0 (the default) selects Graph500's 0.57, 0.19, 0.19.
+    seed : int, optional
+        Random seed (default 1).
+    dtype : {float64, float32}, optional
+        Value type of the matrix (default float64).
+    device : None, bool or int, optional
+        None or False: a host matrix; True: on the current GPU; an int: on that GPU.
+
+    Returns
+    -------
+    csr_matrix
+        The matrix, its columns sorted in every row.
+
+    Raises
+    ------
+    InvalidArgumentError
+        A size or parameter out of range.
+    NoDeviceError
+        device asks for a GPU and none is present.
+
+    Examples
+    --------
+    >>> import nonzero
+    >>> A = nonzero.rmat(10)
+    >>> A.shape
+    (1024, 1024)
+    >>> 0 < A.nnz <= 16 * 1024
+    True
+    """
     return _gen(L.nz_gen_rmat, "nz_gen_rmat", scale, edge_factor, a, b, c, seed, dtype=dtype,
                 device=device)
 
 
 def rail(rows, cols, row_length, seed=1, *, dtype=np.float64, device=None):
+    """A rail-like matrix (crew scheduling LPs): few rows, many columns, every row long (mean
+    row_length, +-50%), columns clustered; values in [-1, 1).
+
+    Parameters
+    ----------
+    rows, cols : int
+        The shape.
+    row_length : int
+        Mean nonzeros a row.
+    seed : int, optional
+        Random seed (default 1).
+    dtype : {float64, float32}, optional
+        Value type of the matrix (default float64).
+    device : None, bool or int, optional
+        None or False: a host matrix; True: on the current GPU; an int: on that GPU.
+
+    Returns
+    -------
+    csr_matrix
+        The matrix, its columns sorted in every row.
+
+    Raises
+    ------
+    InvalidArgumentError
+        A size or parameter out of range.
+    NoDeviceError
+        device asks for a GPU and none is present.
+
+    Examples
+    --------
+    >>> import nonzero
+    >>> A = nonzero.rail(16, 100000, 500)
+    >>> A.shape
+    (16, 100000)
+    """
     return _gen(L.nz_gen_rail, "nz_gen_rail", rows, cols, row_length, seed, dtype=dtype,
                 device=device)
 
 
 def mixed(rows, short_length, long_rows, long_length, seed=1, *, dtype=np.float64, device=None):
+    """A square matrix of short rows (lengths uniform in [1, 2 short_length - 1]) with long_rows
+    rows of long_length nonzeros spread over it; values in [-1, 1).
+
+    Parameters
+    ----------
+    rows : int
+        Rows and columns.
+    short_length : int
+        Mean length of the short rows.
+    long_rows : int
+        How many long rows.
+    long_length : int
+        Nonzeros of each long row.
+    seed : int, optional
+        Random seed (default 1).
+    dtype : {float64, float32}, optional
+        Value type of the matrix (default float64).
+    device : None, bool or int, optional
+        None or False: a host matrix; True: on the current GPU; an int: on that GPU.
+
+    Returns
+    -------
+    csr_matrix
+        The matrix, its columns sorted in every row.
+
+    Raises
+    ------
+    InvalidArgumentError
+        A size or parameter out of range.
+    NoDeviceError
+        device asks for a GPU and none is present.
+
+    Examples
+    --------
+    >>> import nonzero
+    >>> A = nonzero.mixed(10000, 4, 3, 2000)
+    >>> A.shape
+    (10000, 10000)
+    """
     return _gen(L.nz_gen_mixed, "nz_gen_mixed", rows, short_length, long_rows, long_length, seed,
                 dtype=dtype, device=device)
 
 
 def banded(n, lower, upper, *, dtype=np.float64, device=None):
+    """A diagonally dominant n x n band matrix with `lower` sub- and `upper` super-diagonals.
+
+    Parameters
+    ----------
+    n : int
+        Rows and columns.
+    lower, upper : int
+        Diagonals below and above the main one.
+    dtype : {float64, float32}, optional
+        Value type of the matrix (default float64).
+    device : None, bool or int, optional
+        None or False: a host matrix; True: on the current GPU; an int: on that GPU.
+
+    Returns
+    -------
+    csr_matrix
+        The matrix, its columns sorted in every row.
+
+    Raises
+    ------
+    InvalidArgumentError
+        A size or parameter out of range.
+    NoDeviceError
+        device asks for a GPU and none is present.
+
+    Examples
+    --------
+    >>> import nonzero
+    >>> A = nonzero.banded(5, 1, 2)
+    >>> A.nnz
+    16
+    """
     return _gen(L.nz_gen_banded, "nz_gen_banded", n, lower, upper, dtype=dtype, device=device)
 
 
 def fe3d(n, *, dtype=np.float64, device=None):
-    """Q1 finite-element Poisson problem: (A, b, u_exact), (n-1)^3 unknowns."""
+    """The Q1 finite-element Poisson problem on the unit cube with n elements a side.
+
+    Parameters
+    ----------
+    n : int
+        Elements a side (>= 2); (n - 1)^3 unknowns.
+    dtype : {float64, float32}, optional
+        Value type (default float64).
+    device : None, bool or int, optional
+        None or False: host arrays; True or an int: the matrix on that GPU, b and u as CuPy.
+
+    Returns
+    -------
+    A : csr_matrix
+        The stiffness matrix (symmetric positive definite, 27-point rows).
+    b : ndarray
+        The load vector.
+    u_exact : ndarray
+        The exact solution of the continuous problem at the nodes: the discrete solution
+        approaches it as O(h^2).
+
+    Examples
+    --------
+    >>> import numpy as np, nonzero
+    >>> A, b, u = nonzero.fe3d(8)
+    >>> A.shape
+    (343, 343)
+    >>> x, info = nonzero.cg(A, b, rtol=1e-10)
+    >>> info, bool(np.abs(x - u).max() < 0.05)
+    (0, True)
+    """
     ctx = host_context()
     h = _Handle(ctx)
     bp, up = ctypes.c_void_p(), ctypes.c_void_p()

@@ -145,19 +145,96 @@ class Preconditioner(_Base):
 
 def jacobi(A):
     """Jacobi: z = D^-1 r, D = diag(A) (a missing, zero or non-finite diagonal entry raises
-    BreakdownError naming it)."""
+    BreakdownError naming it).
+
+    Parameters
+    ----------
+    A : csr_matrix, scipy.sparse or cupyx.scipy.sparse matrix
+        The square matrix (on the device: the preconditioner is built and applied there).
+
+    Returns
+    -------
+    Preconditioner
+        Pass it as M= to nonzero.cg / bicgstab / gmres / minres (applied in C), or apply it as
+        z = M @ r.
+
+    Raises
+    ------
+    BreakdownError
+        A missing, zero or non-finite diagonal entry.
+
+    Examples
+    --------
+    >>> import numpy as np, nonzero
+    >>> A = nonzero.laplace2d(4)
+    >>> M = nonzero.jacobi(A)
+    >>> (M @ np.full(16, 4.0)).tolist() == [1.0] * 16
+    True
+    """
     return Preconditioner(A, _lib.PRECOND_JACOBI)
 
 
 def l1_jacobi(A):
-    """l1-Jacobi: z_i = r_i / sum_j |a_ij| (positive definite for any A without zero rows)."""
+    """l1-Jacobi: z_i = r_i / sum_j |a_ij| (positive definite for any A without zero rows).
+
+    Parameters
+    ----------
+    A : csr_matrix, scipy.sparse or cupyx.scipy.sparse matrix
+        The square matrix (on the device: the preconditioner is built and applied there).
+
+    Returns
+    -------
+    Preconditioner
+        Pass it as M= to nonzero.cg / bicgstab / gmres / minres (applied in C), or apply it as
+        z = M @ r.
+
+    Raises
+    ------
+    BreakdownError
+        A row of zeros.
+
+    Examples
+    --------
+    >>> import numpy as np, nonzero
+    >>> A = nonzero.laplace2d(16)
+    >>> x, info = nonzero.cg(A, np.ones(256), M=nonzero.l1_jacobi(A), rtol=1e-8)
+    >>> info
+    0
+    """
     return Preconditioner(A, _lib.PRECOND_L1_JACOBI)
 
 
 def block_jacobi(A, block_size=4):
     """Block-Jacobi: z = B^-1 r, B the diagonal blocks of A of block_size rows (1..32; the last
     block holds the rows left over), each inverted in double at setup; the apply is one SpMV
-    with the block inverses. A singular block raises BreakdownError naming its rows."""
+    with the block inverses. A singular block raises BreakdownError naming its rows.
+
+    Parameters
+    ----------
+    A : csr_matrix, scipy.sparse or cupyx.scipy.sparse matrix
+        The square matrix (on the device: the preconditioner is built and applied there).
+    block_size : int, optional
+        Rows of a block, 1 to 32 (default 4).
+
+    Returns
+    -------
+    Preconditioner
+        Pass it as M= to nonzero.cg / bicgstab / gmres / minres (applied in C), or apply it as
+        z = M @ r.
+
+    Raises
+    ------
+    BreakdownError
+        A singular block (the message names its rows).
+
+    Examples
+    --------
+    >>> import numpy as np, nonzero
+    >>> A = nonzero.convdiff2d(16)
+    >>> x, info = nonzero.bicgstab(A, np.ones(256), M=nonzero.block_jacobi(A, 8), rtol=1e-8)
+    >>> info
+    0
+    """
     return Preconditioner(A, _lib.PRECOND_BLOCK_JACOBI, block_size=_positive(block_size,
                                                                             "block_size"))
 
@@ -167,7 +244,36 @@ def chebyshev(A, degree=3, lambda_min=None, lambda_max=None):
     `degree` steps of the Chebyshev iteration for D^-1 A z = D^-1 r from z = 0 on
     [lambda_min, lambda_max]; by default lambda_max is estimated at setup (20 power steps,
     times 1.1) and lambda_min = lambda_max / 30. info() reports the interval used. A must not
-    change while the object lives (it is borrowed, not copied)."""
+    change while the object lives (it is borrowed, not copied).
+
+    Parameters
+    ----------
+    A : csr_matrix, scipy.sparse or cupyx.scipy.sparse matrix
+        The square matrix (on the device: the preconditioner is built and applied there).
+    degree : int, optional
+        Chebyshev steps (default 3).
+    lambda_min, lambda_max : float, optional
+        The interval (default: estimated, see above).
+
+    Returns
+    -------
+    Preconditioner
+        Pass it as M= to nonzero.cg / bicgstab / gmres / minres (applied in C), or apply it as
+        z = M @ r.
+
+    Raises
+    ------
+    BreakdownError
+        A diagonal entry that is missing, zero or not finite.
+
+    Examples
+    --------
+    >>> import numpy as np, nonzero
+    >>> A = nonzero.laplace2d(16)
+    >>> x, info = nonzero.cg(A, np.ones(256), M=nonzero.chebyshev(A), rtol=1e-8)
+    >>> info
+    0
+    """
     options = {"degree": _positive(degree, "degree")}
     if lambda_min is not None:
         options["lambda_min"] = float(lambda_min)
@@ -191,13 +297,71 @@ def ilu0(A, sweeps=None):
     shifts the diagonal: info()['shift']). sweeps=k (1..255) replaces each exact triangular
     solve by k Jacobi sweeps (nz_spsv's NZ_SPSV_JACOBI): an approximation of the same
     preconditioner, fully parallel and much cheaper on a GPU; the outer method may need a few
-    more iterations."""
+    more iterations.
+
+    Parameters
+    ----------
+    A : csr_matrix, scipy.sparse or cupyx.scipy.sparse matrix
+        The square matrix (on the device: the preconditioner is built and applied there).
+    sweeps : int, optional
+        None (exact triangular solves) or 1..255 Jacobi sweeps.
+
+    Returns
+    -------
+    Preconditioner
+        Pass it as M= to nonzero.cg / bicgstab / gmres / minres (applied in C), or apply it as
+        z = M @ r.
+
+    Raises
+    ------
+    BreakdownError
+        A zero pivot that no diagonal shift repairs.
+
+    Examples
+    --------
+    >>> import numpy as np, nonzero
+    >>> A = nonzero.convdiff2d(32, peclet=2.0)
+    >>> b = np.ones(A.shape[0])
+    >>> x, info = nonzero.bicgstab(A, b, M=nonzero.ilu0(A), rtol=1e-10)
+    >>> info
+    0
+    >>> x, info = nonzero.bicgstab(A, b, M=nonzero.ilu0(A, sweeps=3), rtol=1e-10)
+    >>> info
+    0
+    """
     return Preconditioner(A, _lib.PRECOND_ILU0, **_sweeps(sweeps))
 
 
 def ic0(A, sweeps=None):
     """IC(0): z = L^-T L^-1 r with L the incomplete Cholesky factor of A's lower triangle (A
-    assumed symmetric). sweeps=k: Jacobi-sweep triangular solves, as for ilu0."""
+    assumed symmetric). sweeps=k: Jacobi-sweep triangular solves, as for ilu0.
+
+    Parameters
+    ----------
+    A : csr_matrix, scipy.sparse or cupyx.scipy.sparse matrix
+        The square matrix (on the device: the preconditioner is built and applied there).
+    sweeps : int, optional
+        None (exact triangular solves) or 1..255 Jacobi sweeps.
+
+    Returns
+    -------
+    Preconditioner
+        Pass it as M= to nonzero.cg / bicgstab / gmres / minres (applied in C), or apply it as
+        z = M @ r.
+
+    Raises
+    ------
+    BreakdownError
+        A non-positive pivot that no diagonal shift repairs.
+
+    Examples
+    --------
+    >>> import numpy as np, nonzero
+    >>> A = nonzero.laplace2d(32)
+    >>> x, info = nonzero.cg(A, np.ones(1024), M=nonzero.ic0(A), rtol=1e-10)
+    >>> info
+    0
+    """
     return Preconditioner(A, _lib.PRECOND_IC0, **_sweeps(sweeps))
 
 
@@ -223,7 +387,44 @@ def spsolve_triangular(A, b, lower=True, overwrite_A=False, overwrite_b=False,
     when A is on the device (a CuPy sparse matrix, csr_matrix(..., device=True)) or b is a
     CuPy array (a host A is then copied to the device, as nonzero.cg does); x is a CuPy array
     for a CuPy b, NumPy for a NumPy b. overwrite_b=True may reuse b for x (a contiguous 1-D
-    float64 b of the solve's kind)."""
+    float64 b of the solve's kind).
+
+    Parameters
+    ----------
+    A : csr_matrix, scipy.sparse or cupyx.scipy.sparse matrix
+        Square; only the triangle asked for is read.
+    b : ndarray or cupy.ndarray
+        Shape (n,) or (n, k).
+    lower : bool, optional
+        The lower (default) or upper triangle.
+    overwrite_A : bool, optional
+        Accepted for SciPy's signature; A is never modified.
+    overwrite_b : bool, optional
+        x may reuse b.
+    unit_diagonal : bool, optional
+        Take the diagonal as ones.
+
+    Returns
+    -------
+    x : ndarray or cupy.ndarray
+        b's shape, float64.
+
+    Raises
+    ------
+    numpy.linalg.LinAlgError
+        A missing or zero diagonal entry ('A is singular: ...').
+    ValueError
+        A not square, or b's first dimension not A's.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp, nonzero
+    >>> T = sp.tril(nonzero.laplace2d(8).toscipy(), format="csr")
+    >>> b = np.ones(64)
+    >>> x = nonzero.spsolve_triangular(T, b)
+    >>> bool(np.allclose(T @ x, b))
+    True
+    """
     cupy_b = _is_cupy(b)
     A = _matrix_of(A)
     device = A.on_device or cupy_b
