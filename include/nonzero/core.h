@@ -13,6 +13,9 @@ extern "C" {
 /* Status codes                                                                                */
 /* ------------------------------------------------------------------------------------------ */
 
+/* The status every public function returns: NZ_SUCCESS (0), positive caveats (a result
+ * with a warning, e.g. a solve that stopped short), negative errors; nz_status_string names
+ * each, nz_context_last_error says what happened. */
 typedef enum nz_status {
     NZ_SUCCESS = 0,
     /* Caveats (> 0): the call finished, read the caveat. */
@@ -60,11 +63,13 @@ const char *nz_status_string(nz_status_t status);
 /* Basic enumerations                                                                          */
 /* ------------------------------------------------------------------------------------------ */
 
+/* Value types of matrices and vectors: float (NZ_F32) or double (NZ_F64). */
 typedef enum nz_value_type { NZ_F32 = 1, NZ_F64 = 2 } nz_value_type_t;
 /* Index widths. NZ_INDEX_AUTO (only where a function says so): 32-bit when the values fit,
  * else 64-bit. */
 typedef enum nz_index_type { NZ_INDEX_AUTO = 0, NZ_I32 = 4, NZ_I64 = 8 } nz_index_type_t;
 
+/* Sparse storage formats (nz_format_name / nz_format_from_name give their names). */
 typedef enum nz_format {
     NZ_FORMAT_CSR = 0,
     NZ_FORMAT_CSC = 1,
@@ -77,6 +82,8 @@ typedef enum nz_format {
     NZ_FORMAT_COUNT = 8
 } nz_format_t;
 
+/* Where a matrix or an array lives: host memory or the context's GPU; and the backend that
+ * runs an operation (the CPU with OpenMP, or CUDA). */
 typedef enum nz_location { NZ_HOST = 0, NZ_DEVICE = 1 } nz_location_t;
 typedef enum nz_backend { NZ_BACKEND_CPU = 0, NZ_BACKEND_CUDA = 1 } nz_backend_t;
 
@@ -115,6 +122,8 @@ nz_status_t nz_format_from_name(nz_format_t *format, const char *name);
 /* Context                                                                                     */
 /* ------------------------------------------------------------------------------------------ */
 
+/* A context: the error message, allocation accounting, threads, the bound GPU and its stream.
+ * Every call takes one; a context is used by one thread at a time. */
 typedef struct nz_context nz_context_t;
 
 /* A CPU context. All host allocations of objects made from it go through its allocator. */

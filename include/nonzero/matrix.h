@@ -12,6 +12,7 @@ extern "C" {
 /* Matrices                                                                                    */
 /* ------------------------------------------------------------------------------------------ */
 
+/* A sparse matrix on the host or a device, in one of the formats of nz_format_t (opaque). */
 typedef struct nz_matrix nz_matrix_t;
 
 /* Create a host CSR matrix by COPYING caller arrays: row_offsets has rows + 1 entries of type
@@ -54,6 +55,7 @@ nz_status_t nz_matrix_wrap_csr_device(nz_context_t *ctx, nz_matrix_t **A, int64_
                                       nz_value_type_t value_type, const void *values,
                                       int validate);
 
+/* Frees *A (host or device) and sets *A to NULL; NULL or *A == NULL is a no-op. */
 nz_status_t nz_matrix_destroy(nz_matrix_t **A);
 
 /* A new matrix with the same contents in another value type. */
@@ -96,6 +98,7 @@ nz_status_t nz_matrix_to_device(nz_context_t *ctx, nz_matrix_t **dA, const nz_ma
  * device formats. */
 nz_status_t nz_matrix_to_host(nz_context_t *ctx, nz_matrix_t **A, const nz_matrix_t *dA);
 
+/* What nz_matrix_info reports about a matrix: shape, format, types, location, bytes. */
 typedef struct nz_matrix_info {
     int64_t rows, cols;
     int64_t nnz;               /* logical nonzeros (without padding) */

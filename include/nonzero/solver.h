@@ -47,6 +47,7 @@ typedef struct nz_cg_options {
                                   planner's format */
 } nz_cg_options_t;
 
+/* What nz_cg_solve reports: iterations, the true residual, timings and the SpMV it ran. */
 typedef struct nz_cg_result {
     int64_t iterations;        /* iterations performed */
     double residual_norm;      /* true residual ||b - A x|| of the returned x (NaN when the solve

@@ -13,6 +13,7 @@ extern "C" {
 /* SpGEMM: C = A B                                                                             */
 /* ------------------------------------------------------------------------------------------ */
 
+/* SpGEMM algorithms (nz_spgemm_alg_name / nz_spgemm_alg_from_name give their names). */
 typedef enum nz_spgemm_alg {
     NZ_SPGEMM_AUTO = 0,
     NZ_SPGEMM_CPU = 1,      /* CPU Gustavson (OpenMP), the reference and fallback */
@@ -21,12 +22,14 @@ typedef enum nz_spgemm_alg {
     NZ_SPGEMM_HASH = 4      /* GPU hash-based Gustavson with row binning (default on the GPU) */
 } nz_spgemm_alg_t;
 
+/* Options of nz_spgemm (zero-initialised: the defaults). */
 typedef struct nz_spgemm_options {
     nz_spgemm_alg_t alg;
     size_t gpu_memory_limit;   /* bytes of device memory to use (0 = the free device memory) */
     int threads;               /* CPU threads (0 = the context's; clamped to the online CPUs) */
 } nz_spgemm_options_t;
 
+/* What nz_spgemm did: the algorithm, the work and where the time went. */
 typedef struct nz_spgemm_info {
     nz_spgemm_alg_t alg;       /* the algorithm that ran */
     int64_t products;          /* scalar multiplications (flop = 2 x products) */

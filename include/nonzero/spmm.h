@@ -14,10 +14,13 @@ extern "C" {
 /* Many right-hand sides: Y = alpha op(A) X + beta Y                                           */
 /* ------------------------------------------------------------------------------------------ */
 
+/* Layout of the dense blocks X and Y of an SpMM: columns contiguous or rows contiguous. */
 typedef enum nz_dense_layout { NZ_COL_MAJOR = 0, NZ_ROW_MAJOR = 1 } nz_dense_layout_t;
 
+/* An SpMM plan: Y = alpha op(A) X + beta Y for k right-hand sides (opaque). */
 typedef struct nz_spmm_plan nz_spmm_plan_t;
 
+/* What an SpMM plan chose (nz_spmm_plan_info). */
 typedef struct nz_spmm_plan_info {
     nz_format_t format;        /* A's format */
     nz_alg_t alg;              /* the algorithm actually chosen */

@@ -13,6 +13,7 @@ extern "C" {
 /* SpMV: y = alpha op(A) x + beta y                                                            */
 /* ------------------------------------------------------------------------------------------ */
 
+/* op(A): A itself (NZ_OP_N) or its transpose (NZ_OP_T). */
 typedef enum nz_operation { NZ_OP_N = 0, NZ_OP_T = 1 } nz_operation_t;
 
 /* Plan flags */
@@ -96,6 +97,8 @@ nz_status_t nz_spmv_execute(nz_spmv_plan_t *plan, double alpha, const void *x, d
                             void *y);
 nz_status_t nz_spmv_plan_destroy(nz_spmv_plan_t **plan);
 
+/* What an SpMV plan chose and holds: backend, format, algorithm, flags, set-up time, workspace
+ * and the kernel's shape (nz_spmv_plan_info). */
 typedef struct nz_spmv_plan_info {
     nz_format_t format;
     nz_alg_t alg;              /* the algorithm actually chosen */
@@ -113,6 +116,7 @@ typedef struct nz_spmv_plan_info {
     int vector_warps;          /* warps per row: more than 1 where CSR-vector splits rows of 32
                                   lanes over several warps (too few rows to fill the device) */
 } nz_spmv_plan_info_t;
+/* Fills *info for plan. */
 nz_status_t nz_spmv_plan_info(const nz_spmv_plan_t *plan, nz_spmv_plan_info_t *info);
 
 /* One-shot convenience: plan with alg, execute once, destroy. */

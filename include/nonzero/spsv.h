@@ -22,6 +22,7 @@ typedef enum nz_fill_mode { NZ_LOWER = 0, NZ_UPPER = 1 } nz_fill_mode_t;
  * row. NZ_UNIT: the diagonal is taken as all ones; stored diagonal entries are ignored. */
 typedef enum nz_diag_type { NZ_NON_UNIT = 0, NZ_UNIT = 1 } nz_diag_type_t;
 
+/* A triangular-solve plan: the analysis of T, made once, run by nz_spsv_execute (opaque). */
 typedef struct nz_spsv_plan nz_spsv_plan_t;
 
 /* A plan flag: an approximate solve by k Jacobi sweeps (1 <= k <= 255) instead of the exact
@@ -69,6 +70,7 @@ nz_status_t nz_spsv_plan_create(nz_context_t *ctx, nz_spsv_plan_t **plan, const 
 nz_status_t nz_spsv_execute(nz_spsv_plan_t *plan, double alpha, const void *x, void *y);
 nz_status_t nz_spsv_plan_destroy(nz_spsv_plan_t **plan);
 
+/* What an SpSV plan holds: its analysis and its cost (nz_spsv_plan_info). */
 typedef struct nz_spsv_plan_info {
     nz_backend_t backend;
     nz_operation_t op;
@@ -83,6 +85,7 @@ typedef struct nz_spsv_plan_info {
     double analysis_seconds;   /* everything nz_spsv_plan_create did */
     size_t workspace_bytes;    /* bytes the plan holds beyond T */
 } nz_spsv_plan_info_t;
+/* Fills *info for plan. */
 nz_status_t nz_spsv_plan_info(const nz_spsv_plan_t *plan, nz_spsv_plan_info_t *info);
 
 /* One-shot convenience: plan, execute once, destroy. */
