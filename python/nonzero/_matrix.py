@@ -151,6 +151,21 @@ class csr_matrix:
                 A = A.tocsr()
             self._from_arrays(A.data, A.indices, A.indptr, A.shape, dtype, copy, validate,
                               owner=arg if A is arg else None)
+        elif (isinstance(arg, np.ndarray) or _is_cupy(arg)) and getattr(arg, "ndim", 0) == 2:
+            # a dense 2-D array, as scipy.sparse.csr_matrix(dense) takes it: its nonzeros
+            if copy is False:
+                raise ValueError("nonzero: copy=False but a dense array must be converted")
+            if _is_cupy(arg):
+                import cupyx.scipy.sparse as csp
+                A = csp.csr_matrix(arg)
+                self._known_canonical = True
+            else:
+                import scipy.sparse as sp
+                A = sp.csr_matrix(arg)
+                self._scipy_array = False
+            if device is None and _is_cupy(arg):
+                device = True
+            self._from_arrays(A.data, A.indices, A.indptr, A.shape, dtype, True, validate)
         elif isinstance(arg, tuple) and len(arg) == 3:
             if shape is None:
                 raise InvalidArgumentError("nonzero: (data, indices, indptr) needs shape=(rows, cols)")
@@ -733,6 +748,189 @@ class csr_matrix:
     def __len__(self):
         raise TypeError("sparse matrix length is ambiguous; use .shape or .nnz")
 
+    # ---- SciPy's sparse protocol ------------------------------------------------------------
+    # Products run in Nonzero (SpMV, SpMM, SpGEMM, transposes); element-wise arithmetic,
+    # indexing and reductions are delegated to SciPy (host) or CuPy (device) on a copy, and
+    # a sparse result comes back as a nonzero.csr_matrix where the matrix lives. `*` follows
+    # the input's kind, as SciPy does: a matrix product for spmatrix input, element-wise for
+    # sparse arrays (csr_array).
+    __array_ufunc__ = None  # NumPy defers x @ A, x * A, ... to the methods below
+
+    def _wrap(self, R):
+        """R (a SciPy / CuPy result) as the caller expects it: a sparse R as a csr_matrix where
+        self lives, keeping the array / matrix kind; anything else as it is."""
+        if _is_scipy_sparse(R) or _is_cupy_sparse(R):
+            B = csr_matrix(R, device=self._h.ctx.device if self.on_device else None)
+            if _is_scipy_sparse(R):
+                B._scipy_array = _is_scipy_array(R)
+            else:
+                B._scipy_array = getattr(self, "_scipy_array", False)
+            return B
+        return R
+
+    @staticmethod
+    def _other(other):
+        """A nonzero operand as SciPy / CuPy for a delegated operation; others unchanged."""
+        if isinstance(other, csr_matrix):
+            return other._like_input()
+        if isinstance(other, _Transposed):
+            return other.A._like_input().T
+        return other
+
+    def _is_array_kind(self):
+        return bool(getattr(self, "_scipy_array", False))
+
+    def toarray(self, order=None, out=None):
+        """A dense copy (NumPy; CuPy for a device matrix), as scipy.sparse's toarray.
+
+        Examples
+        --------
+        >>> import nonzero
+        >>> nonzero.laplace2d(2).toarray()[0].tolist()
+        [4.0, -1.0, -1.0, 0.0]
+        """
+        R = self._like_input()
+        return R.toarray(order=order, out=out) if out is not None or order is not None \
+            else R.toarray()
+
+    def todense(self, order=None, out=None):
+        """A dense copy as np.matrix (SciPy's spmatrix) or ndarray (sparse arrays, CuPy)."""
+        R = self._like_input()
+        return R.todense(order=order, out=out) if out is not None or order is not None \
+            else R.todense()
+
+    def diagonal(self, k=0):
+        """The k-th diagonal as a dense 1-D array.
+
+        Examples
+        --------
+        >>> import nonzero
+        >>> nonzero.laplace2d(2).diagonal().tolist()
+        [4.0, 4.0, 4.0, 4.0]
+        """
+        return self._like_input().diagonal(k)
+
+    def sum(self, axis=None, dtype=None, out=None):
+        """The sum of the entries (axis=None), of the rows' entries (axis=1) or the columns'."""
+        return self._like_input().sum(axis=axis, dtype=dtype, out=out)
+
+    def mean(self, axis=None, dtype=None, out=None):
+        """The mean, as scipy.sparse's mean."""
+        return self._like_input().mean(axis=axis, dtype=dtype, out=out)
+
+    def __getitem__(self, key):
+        """Indexing and slicing as scipy.sparse (a row A[i], A[i, j], A[rows] ...); a sparse
+        result is a csr_matrix."""
+        return self._wrap(self._like_input()[key])
+
+    def copy(self):
+        """A copy that owns its arrays (nothing borrowed)."""
+        B = csr_matrix(self, copy=True)
+        if B._h is self._h:  # csr_matrix(self) shares an owned handle: copy it
+            B = csr_matrix(self._like_input(), device=self._h.ctx.device if self.on_device
+                           else None)
+            B._scipy_array = self._is_array_kind()
+        return B
+
+    def conj(self, copy=True):
+        """The complex conjugate: the matrix itself for real values (a copy unless copy=False)."""
+        return self.copy() if copy else self
+
+    conjugate = conj
+
+    @property
+    def H(self):
+        """The conjugate transpose, which is A.T for real A (products with it run in Nonzero)."""
+        return _Transposed(self)
+
+    def getH(self):
+        return _Transposed(self)
+
+    def tocsr(self, copy=False):
+        """Itself (a copy with copy=True): the matrix is CSR."""
+        return self.copy() if copy else self
+
+    def __neg__(self):
+        return self._wrap(-self._like_input())
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return self._wrap(abs(self._like_input()))
+
+    def __mul__(self, other):
+        if np.isscalar(other):
+            return self._wrap(self._like_input() * other)
+        if not self._is_array_kind() and not (_is_scipy_sparse(other) and _is_scipy_array(other)):
+            return self.__matmul__(other)  # spmatrix: `*` is the matrix product
+        return self._wrap(self._like_input() * self._other(other))
+
+    def __rmul__(self, other):
+        if np.isscalar(other):
+            return self._wrap(other * self._like_input())
+        if not self._is_array_kind():
+            return self.__rmatmul__(other)
+        return self._wrap(self._other(other) * self._like_input())
+
+    def __truediv__(self, other):
+        return self._wrap(self._like_input() / self._other(other))
+
+    def __add__(self, other):
+        return self._wrap(self._like_input() + self._other(other))
+
+    def __radd__(self, other):
+        return self._wrap(self._other(other) + self._like_input())
+
+    def __sub__(self, other):
+        return self._wrap(self._like_input() - self._other(other))
+
+    def __rsub__(self, other):
+        return self._wrap(self._other(other) - self._like_input())
+
+    def multiply(self, other):
+        """The element-wise product, as scipy.sparse's multiply."""
+        return self._wrap(self._like_input().multiply(self._other(other)))
+
+    def __rmatmul__(self, other):
+        """other @ A: SpGEMM for a sparse other; for a dense x, (A^T x^T)^T by Nonzero's
+        transposed product."""
+        if isinstance(other, (csr_matrix, _Transposed)) or _is_scipy_sparse(other) or \
+                _is_cupy_sparse(other):
+            from ._ops import spgemm
+            return spgemm(other, self)
+        if np.isscalar(other):
+            raise ValueError("matmul: a scalar operand is not allowed; use '*' instead")
+        x = other
+        if getattr(x, "ndim", None) is None:
+            x = np.asarray(x)
+        if x.ndim == 1:
+            return self.T @ x
+        return (self.T @ x.T).T
+
+    def __eq__(self, other):
+        if other is self:
+            return self._wrap(self._like_input() == self._like_input())
+        return self._wrap(self._like_input() == self._other(other))
+
+    def __ne__(self, other):
+        return self._wrap(self._like_input() != self._other(other))
+
+    __hash__ = None  # sparse matrices compare element-wise, so they are not hashable
+
+    def count_nonzero(self):
+        """Stored entries that are not zero."""
+        return int(self._like_input().count_nonzero())
+
+    @property
+    def ndim(self):
+        return 2
+
+    @property
+    def size(self):
+        """The stored entries (scipy.sparse's size), nnz."""
+        return self.nnz
+
 
 class _Transposed:
     """A.T: products with op(A) = A^T (no copy; the plan transposes where the backend needs)."""
@@ -761,6 +959,49 @@ class _Transposed:
             raise TypeError("nonzero: A.T.plan() takes no op: use A.plan(op=...)")
         return self.A.plan(op="T", **kw)
 
+    # SciPy's protocol on A.T: products stay transposed products (above); anything else works
+    # on A^T made explicit, as SciPy's A.T is a matrix of its own
+    __array_ufunc__ = None
+
+    def __getattr__(self, name):
+        if name.startswith("_") or name == "A":
+            raise AttributeError(name)
+        return getattr(self.materialize(), name)
+
+    def __rmatmul__(self, other):
+        if isinstance(other, (csr_matrix, _Transposed)) or _is_scipy_sparse(other) or \
+                _is_cupy_sparse(other):
+            from ._ops import spgemm
+            return spgemm(other, self)
+        x = other if getattr(other, "ndim", None) is not None else np.asarray(other)
+        return self.A @ x if x.ndim == 1 else (self.A @ x.T).T
+
+    def __mul__(self, other):
+        if not np.isscalar(other) and not getattr(self.A, "_scipy_array", False):
+            return self.__matmul__(other)
+        return self.materialize() * other
+
+    def __rmul__(self, other):
+        return other * self.materialize()
+
+    def __add__(self, other):
+        return self.materialize() + other
+
+    def __radd__(self, other):
+        return other + self.materialize()
+
+    def __sub__(self, other):
+        return self.materialize() - other
+
+    def __rsub__(self, other):
+        return other - self.materialize()
+
+    def __neg__(self):
+        return -self.materialize()
+
+    def __repr__(self):
+        return "<transpose of %r>" % (self.A,)
+
     def materialize(self):
         """A^T as a new host csr_matrix."""
         host = self.A.to_host()
@@ -769,7 +1010,16 @@ class _Transposed:
         ctx.check(L.nz_matrix_transpose(ctx.handle, ctypes.byref(h.ptr), host._h.ptr),
                   "nz_matrix_transpose")
         B = csr_matrix(h)
+        B._scipy_array = getattr(self.A, "_scipy_array", False)
         return B.to_device() if self.A.on_device else B
+
+    @property
+    def nnz(self):
+        return self.A.nnz
+
+    @property
+    def on_device(self):
+        return self.A.on_device
 
 
 def _device_arrays(h, rows, nnz, dtype):
