@@ -498,6 +498,16 @@ def test_example_scipy_to_nonzero():
     r = subprocess.run([sys.executable, path], capture_output=True, text=True, env=dict(os.environ))
     assert r.returncode == 0, r.stdout + r.stderr
     assert "cg: info 0" in r.stdout
+    # the plain SciPy script differs in exactly that one line, and prints the same
+    with open(path) as f:
+        source = f.read()
+    ours = [l for l in source.splitlines() if "# the one line" in l]
+    assert len(ours) == 1 and ours[0].startswith("A = nonzero.asmatrix(A0)")
+    plain = source.replace(ours[0], "A = A0")
+    r2 = subprocess.run([sys.executable, "-c", plain], capture_output=True, text=True,
+                        env=dict(os.environ))
+    assert r2.returncode == 0, r2.stdout + r2.stderr
+    assert r2.stdout.splitlines()[0] == r.stdout.splitlines()[0] and "cg: info 0" in r2.stdout
 
 
 def test_tol_alias_and_scipy_linear_operator_protocol():
