@@ -252,45 +252,7 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
     'iterations', 'history', ...; for a complex b the imaginary part's report is under 'imag').
     tol: the older name of rtol (SciPy < 1.12, cupyx).
 
-    Parameters
-    ----------
-    A : csr_matrix, scipy.sparse or cupyx.scipy.sparse matrix
-        The square system matrix (wrapped without a copy where it can be).
-    b : ndarray or cupy.ndarray
-        Right-hand side, n entries (one column accepted).
-    x0 : array, optional
-        Initial guess (default zeros).
-    rtol, atol : float, optional
-        Converged when the true residual ||b - A x|| <= max(rtol ||b||, atol).
-    maxiter : int, optional
-        Iteration limit (default 10 n).
-    M : None, str, Preconditioner, callable or LinearOperator, optional
-        The preconditioner (see above).
-    callback : callable, optional
-        callback(xk) once per iteration.
-    result : dict, optional
-        Receives the C solver's report.
-    alg : str, optional
-        The SpMV algorithm ('auto' or a name of nonzero.alg_names()).
-    tol : float, optional
-        The older name of rtol.
-
-    Returns
-    -------
-    x : ndarray or cupy.ndarray
-        The solution, of A's array kind and np.result_type of the operands.
-    info : int
-        0: converged (true residual at tolerance); > 0: not converged (iterations done); < 0: a
-        breakdown.
-
-    Raises
-    ------
-    DimensionMismatchError
-        A is not square or b / x0 do not match it.
-    TypeError
-        Operands that are not float32 / float64 (complex b: cg only).
-    InvalidArgumentError
-        An unknown preconditioner or algorithm name.
+    %(solver_params)s
 
     Examples
     --------
@@ -697,6 +659,9 @@ def minres(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback
                    callback, result, alg)
 
 
+if cg.__doc__:  # None under python -OO
+    cg.__doc__ = cg.__doc__.replace("    %(solver_params)s\n", _SOLVER_PARAMS.lstrip("\n") % (
+        "Iteration limit (default 10 n).", "callback(xk) once per iteration.", ""))
 _SECTIONS = {
     "bicgstab": _SOLVER_PARAMS % ("Iteration limit (default 10 n).",
                                  "callback(xk) once per iteration.", "") + """
@@ -1064,22 +1029,7 @@ def laplace2d(nx, ny=None, *, dtype=np.float64, device=None):
         Grid points in x.
     ny : int, optional
         Grid points in y (default nx).
-    dtype : {float64, float32}, optional
-        Value type of the matrix (default float64).
-    device : None, bool or int, optional
-        None or False: a host matrix; True: on the current GPU; an int: on that GPU.
-
-    Returns
-    -------
-    csr_matrix
-        The matrix, its columns sorted in every row.
-
-    Raises
-    ------
-    InvalidArgumentError
-        A size or parameter out of range.
-    NoDeviceError
-        device asks for a GPU and none is present.
+    %(generator_common)s
 
     Examples
     --------
@@ -1104,22 +1054,7 @@ def laplace3d(nx, ny=None, nz=None, *, dtype=np.float64, device=None):
         Grid points in x.
     ny, nz : int, optional
         Grid points in y and z (default nx).
-    dtype : {float64, float32}, optional
-        Value type of the matrix (default float64).
-    device : None, bool or int, optional
-        None or False: a host matrix; True: on the current GPU; an int: on that GPU.
-
-    Returns
-    -------
-    csr_matrix
-        The matrix, its columns sorted in every row.
-
-    Raises
-    ------
-    InvalidArgumentError
-        A size or parameter out of range.
-    NoDeviceError
-        device asks for a GPU and none is present.
+    %(generator_common)s
 
     Examples
     --------
@@ -1148,22 +1083,7 @@ def convdiff2d(nx, ny=None, *, peclet=1.0, dtype=np.float64, device=None):
         Grid points in y (default nx).
     peclet : float, optional
         The mesh Péclet number, finite and >= 0 (default 1).
-    dtype : {float64, float32}, optional
-        Value type of the matrix (default float64).
-    device : None, bool or int, optional
-        None or False: a host matrix; True: on the current GPU; an int: on that GPU.
-
-    Returns
-    -------
-    csr_matrix
-        The matrix, its columns sorted in every row.
-
-    Raises
-    ------
-    InvalidArgumentError
-        A size or parameter out of range.
-    NoDeviceError
-        device asks for a GPU and none is present.
+    %(generator_common)s
 
     Examples
     --------
@@ -1193,22 +1113,7 @@ def convdiff3d(nx, ny=None, nz=None, *, peclet=1.0, dtype=np.float64, device=Non
         Grid points in y and z (default nx).
     peclet : float, optional
         The mesh Péclet number, finite and >= 0 (default 1).
-    dtype : {float64, float32}, optional
-        Value type of the matrix (default float64).
-    device : None, bool or int, optional
-        None or False: a host matrix; True: on the current GPU; an int: on that GPU.
-
-    Returns
-    -------
-    csr_matrix
-        The matrix, its columns sorted in every row.
-
-    Raises
-    ------
-    InvalidArgumentError
-        A size or parameter out of range.
-    NoDeviceError
-        device asks for a GPU and none is present.
+    %(generator_common)s
 
     Examples
     --------
@@ -1233,22 +1138,7 @@ def random(rows, cols, mean_row_length, seed=1, *, dtype=np.float64, device=None
         Mean nonzeros a row.
     seed : int, optional
         Random seed (default 1).
-    dtype : {float64, float32}, optional
-        Value type of the matrix (default float64).
-    device : None, bool or int, optional
-        None or False: a host matrix; True: on the current GPU; an int: on that GPU.
-
-    Returns
-    -------
-    csr_matrix
-        The matrix, its columns sorted in every row.
-
-    Raises
-    ------
-    InvalidArgumentError
-        A size or parameter out of range.
-    NoDeviceError
-        device asks for a GPU and none is present.
+    %(generator_common)s
 
     Examples
     --------
@@ -1278,22 +1168,7 @@ def rmat(scale, edge_factor=16, a=0.0, b=0.0, c=0.0, seed=1, *, dtype=np.float64
         Quadrant probabilities; all 0 (the default) selects Graph500's 0.57, 0.19, 0.19.
     seed : int, optional
         Random seed (default 1).
-    dtype : {float64, float32}, optional
-        Value type of the matrix (default float64).
-    device : None, bool or int, optional
-        None or False: a host matrix; True: on the current GPU; an int: on that GPU.
-
-    Returns
-    -------
-    csr_matrix
-        The matrix, its columns sorted in every row.
-
-    Raises
-    ------
-    InvalidArgumentError
-        A size or parameter out of range.
-    NoDeviceError
-        device asks for a GPU and none is present.
+    %(generator_common)s
 
     Examples
     --------
@@ -1320,22 +1195,7 @@ def rail(rows, cols, row_length, seed=1, *, dtype=np.float64, device=None):
         Mean nonzeros a row.
     seed : int, optional
         Random seed (default 1).
-    dtype : {float64, float32}, optional
-        Value type of the matrix (default float64).
-    device : None, bool or int, optional
-        None or False: a host matrix; True: on the current GPU; an int: on that GPU.
-
-    Returns
-    -------
-    csr_matrix
-        The matrix, its columns sorted in every row.
-
-    Raises
-    ------
-    InvalidArgumentError
-        A size or parameter out of range.
-    NoDeviceError
-        device asks for a GPU and none is present.
+    %(generator_common)s
 
     Examples
     --------
@@ -1364,22 +1224,7 @@ def mixed(rows, short_length, long_rows, long_length, seed=1, *, dtype=np.float6
         Nonzeros of each long row.
     seed : int, optional
         Random seed (default 1).
-    dtype : {float64, float32}, optional
-        Value type of the matrix (default float64).
-    device : None, bool or int, optional
-        None or False: a host matrix; True: on the current GPU; an int: on that GPU.
-
-    Returns
-    -------
-    csr_matrix
-        The matrix, its columns sorted in every row.
-
-    Raises
-    ------
-    InvalidArgumentError
-        A size or parameter out of range.
-    NoDeviceError
-        device asks for a GPU and none is present.
+    %(generator_common)s
 
     Examples
     --------
@@ -1401,7 +1246,20 @@ def banded(n, lower, upper, *, dtype=np.float64, device=None):
         Rows and columns.
     lower, upper : int
         Diagonals below and above the main one.
-    dtype : {float64, float32}, optional
+    %(generator_common)s
+
+    Examples
+    --------
+    >>> import nonzero
+    >>> A = nonzero.banded(5, 1, 2)
+    >>> A.nnz
+    16
+    """
+    return _gen(L.nz_gen_banded, "nz_gen_banded", n, lower, upper, dtype=dtype, device=device)
+
+
+# The parameters, returns and errors every generator shares, put into their docstrings below.
+_GENERATOR_COMMON = """dtype : {float64, float32}, optional
         Value type of the matrix (default float64).
     device : None, bool or int, optional
         None or False: a host matrix; True: on the current GPU; an int: on that GPU.
@@ -1416,16 +1274,7 @@ def banded(n, lower, upper, *, dtype=np.float64, device=None):
     InvalidArgumentError
         A size or parameter out of range.
     NoDeviceError
-        device asks for a GPU and none is present.
-
-    Examples
-    --------
-    >>> import nonzero
-    >>> A = nonzero.banded(5, 1, 2)
-    >>> A.nnz
-    16
-    """
-    return _gen(L.nz_gen_banded, "nz_gen_banded", n, lower, upper, dtype=dtype, device=device)
+        device asks for a GPU and none is present."""
 
 
 def fe3d(n, *, dtype=np.float64, device=None):
@@ -1481,3 +1330,9 @@ def fe3d(n, *, dtype=np.float64, device=None):
         cupy = _cupy()
         out = [cupy.asarray(v) for v in out]
     return A, out[0], out[1]
+
+
+for _f in (laplace2d, laplace3d, convdiff2d, convdiff3d, random, rmat, rail, mixed, banded):
+    if _f.__doc__:  # None under python -OO
+        _f.__doc__ = _f.__doc__.replace("%(generator_common)s", _GENERATOR_COMMON)
+del _f

@@ -152,11 +152,7 @@ def jacobi(A):
     A : csr_matrix, scipy.sparse or cupyx.scipy.sparse matrix
         The square matrix (on the device: the preconditioner is built and applied there).
 
-    Returns
-    -------
-    Preconditioner
-        Pass it as M= to nonzero.cg / bicgstab / gmres / minres (applied in C), or apply it as
-        z = M @ r.
+    %(returns)s
 
     Raises
     ------
@@ -182,11 +178,7 @@ def l1_jacobi(A):
     A : csr_matrix, scipy.sparse or cupyx.scipy.sparse matrix
         The square matrix (on the device: the preconditioner is built and applied there).
 
-    Returns
-    -------
-    Preconditioner
-        Pass it as M= to nonzero.cg / bicgstab / gmres / minres (applied in C), or apply it as
-        z = M @ r.
+    %(returns)s
 
     Raises
     ------
@@ -216,11 +208,7 @@ def block_jacobi(A, block_size=4):
     block_size : int, optional
         Rows of a block, 1 to 32 (default 4).
 
-    Returns
-    -------
-    Preconditioner
-        Pass it as M= to nonzero.cg / bicgstab / gmres / minres (applied in C), or apply it as
-        z = M @ r.
+    %(returns)s
 
     Raises
     ------
@@ -255,11 +243,7 @@ def chebyshev(A, degree=3, lambda_min=None, lambda_max=None):
     lambda_min, lambda_max : float, optional
         The interval (default: estimated, see above).
 
-    Returns
-    -------
-    Preconditioner
-        Pass it as M= to nonzero.cg / bicgstab / gmres / minres (applied in C), or apply it as
-        z = M @ r.
+    %(returns)s
 
     Raises
     ------
@@ -306,11 +290,7 @@ def ilu0(A, sweeps=None):
     sweeps : int, optional
         None (exact triangular solves) or 1..255 Jacobi sweeps.
 
-    Returns
-    -------
-    Preconditioner
-        Pass it as M= to nonzero.cg / bicgstab / gmres / minres (applied in C), or apply it as
-        z = M @ r.
+    %(returns)s
 
     Raises
     ------
@@ -343,11 +323,7 @@ def ic0(A, sweeps=None):
     sweeps : int, optional
         None (exact triangular solves) or 1..255 Jacobi sweeps.
 
-    Returns
-    -------
-    Preconditioner
-        Pass it as M= to nonzero.cg / bicgstab / gmres / minres (applied in C), or apply it as
-        z = M @ r.
+    %(returns)s
 
     Raises
     ------
@@ -487,3 +463,13 @@ def _native(M):
     """The C object of a Preconditioner (nonzero's solvers pass it down), else None."""
     return M if isinstance(M, Preconditioner) else None
 
+
+_RETURNS = """Returns
+    -------
+    Preconditioner
+        Pass it as M= to nonzero.cg / bicgstab / gmres / minres (applied in C), or apply it as
+        z = M @ r."""
+for _f in (jacobi, l1_jacobi, block_jacobi, chebyshev, ilu0, ic0):
+    if _f.__doc__:  # None under python -OO
+        _f.__doc__ = _f.__doc__.replace("%(returns)s", _RETURNS)
+del _f
