@@ -174,8 +174,6 @@ def page(rel):
                 text = payload
                 name, what = name_of(text)
             doc = pending
-            if text.startswith("#"):  # a directive's text: keep its first line (the signature)
-                text = text.split("\n")[0] if not text.rstrip().endswith("\\") else text
             if doc is None and what != "declaration":
                 errors.append("%s:%d: %s %s has no comment" % (rel, line, what, name))
             out += ["### `%s`" % name, "", "```c", text, "```", ""]

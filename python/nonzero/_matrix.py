@@ -789,15 +789,11 @@ class csr_matrix:
         >>> nonzero.laplace2d(2).toarray()[0].tolist()
         [4.0, -1.0, -1.0, 0.0]
         """
-        R = self._like_input()
-        return R.toarray(order=order, out=out) if out is not None or order is not None \
-            else R.toarray()
+        return self._like_input().toarray(order=order, out=out)
 
     def todense(self, order=None, out=None):
         """A dense copy as np.matrix (SciPy's spmatrix) or ndarray (sparse arrays, CuPy)."""
-        R = self._like_input()
-        return R.todense(order=order, out=out) if out is not None or order is not None \
-            else R.todense()
+        return self._like_input().todense(order=order, out=out)
 
     def diagonal(self, k=0):
         """The k-th diagonal as a dense 1-D array.
@@ -824,13 +820,9 @@ class csr_matrix:
         return self._wrap(self._like_input()[key])
 
     def copy(self):
-        """A copy that owns its arrays (nothing borrowed)."""
-        B = csr_matrix(self, copy=True)
-        if B._h is self._h:  # csr_matrix(self) shares an owned handle: copy it
-            B = csr_matrix(self._like_input(), device=self._h.ctx.device if self.on_device
-                           else None)
-            B._scipy_array = self._is_array_kind()
-        return B
+        """A copy that borrows nothing: a borrowing matrix's arrays are copied; an owned matrix's
+        storage, which nothing can change, is shared."""
+        return csr_matrix(self, copy=True)
 
     def conj(self, copy=True):
         """The complex conjugate: the matrix itself for real values (a copy unless copy=False)."""
@@ -893,24 +885,9 @@ class csr_matrix:
         return self._wrap(self._like_input().multiply(self._other(other)))
 
     def __rmatmul__(self, other):
-        """other @ A: SpGEMM for a sparse other; for a dense x, (A^T x^T)^T by Nonzero's
-        transposed product."""
-        if isinstance(other, (csr_matrix, _Transposed)) or _is_scipy_sparse(other) or \
-                _is_cupy_sparse(other):
-            from ._ops import spgemm
-            return spgemm(other, self)
-        if np.isscalar(other):
-            raise ValueError("matmul: a scalar operand is not allowed; use '*' instead")
-        x = other
-        if getattr(x, "ndim", None) is None:
-            x = np.asarray(x)
-        if x.ndim == 1:
-            return self.T @ x
-        return (self.T @ x.T).T
+        return _rmatmul(other, self, _Transposed(self))
 
     def __eq__(self, other):
-        if other is self:
-            return self._wrap(self._like_input() == self._like_input())
         return self._wrap(self._like_input() == self._other(other))
 
     def __ne__(self, other):
@@ -969,12 +946,7 @@ class _Transposed:
         return getattr(self.materialize(), name)
 
     def __rmatmul__(self, other):
-        if isinstance(other, (csr_matrix, _Transposed)) or _is_scipy_sparse(other) or \
-                _is_cupy_sparse(other):
-            from ._ops import spgemm
-            return spgemm(other, self)
-        x = other if getattr(other, "ndim", None) is not None else np.asarray(other)
-        return self.A @ x if x.ndim == 1 else (self.A @ x.T).T
+        return _rmatmul(other, self, self.A)
 
     def __mul__(self, other):
         if not np.isscalar(other) and not getattr(self.A, "_scipy_array", False):
@@ -1020,6 +992,19 @@ class _Transposed:
     @property
     def on_device(self):
         return self.A.on_device
+
+
+def _rmatmul(other, op, op_t):
+    """other @ op for op = A or A^T (op_t its transpose): SpGEMM for a sparse other; for a dense
+    x, (op^T x^T)^T by Nonzero's product with op_t."""
+    if isinstance(other, (csr_matrix, _Transposed)) or _is_scipy_sparse(other) or \
+            _is_cupy_sparse(other):
+        from ._ops import spgemm
+        return spgemm(other, op)
+    if np.isscalar(other):
+        raise ValueError("matmul: a scalar operand is not allowed; use '*' instead")
+    x = other if getattr(other, "ndim", None) is not None else np.asarray(other)
+    return op_t @ x if x.ndim == 1 else (op_t @ x.T).T
 
 
 def _device_arrays(h, rows, nnz, dtype):

@@ -101,17 +101,13 @@ double nzi_plan_expected_calls(unsigned flags) {
     return (flags & (NZ_PLAN_REUSE | NZ_PLAN_TUNE)) ? T.reuse_calls : T.default_calls;
 }
 
-static double bytes_of_product(const nz_matrix_stats_t *s, size_t value_size) {
+double nzi_plan_product_bytes(const nz_matrix_stats_t *s, size_t value_size) {
     const double vs = value_size > 0 ? (double)value_size : 4.0;
     return (double)s->nnz * (4.0 + vs) + (double)s->rows * (4.0 + vs) + (double)s->cols * vs;
 }
 
-double nzi_plan_product_bytes(const nz_matrix_stats_t *s, size_t value_size) {
-    return bytes_of_product(s, value_size);
-}
-
 double nzi_plan_spmv_seconds(const nz_matrix_stats_t *s, size_t value_size) {
-    return T.spmv_launch_seconds + bytes_of_product(s, value_size) / T.spmv_bytes_per_second;
+    return T.spmv_launch_seconds + nzi_plan_product_bytes(s, value_size) / T.spmv_bytes_per_second;
 }
 
 double nzi_plan_reorder_seconds(const nz_matrix_stats_t *s) {
@@ -134,7 +130,7 @@ bool nzi_plan_rowblocks_pay(const nz_matrix_stats_t *s, unsigned flags, size_t v
 }
 
 bool nzi_plan_fits_l2(const nz_matrix_stats_t *s, size_t value_size, size_t l2_bytes) {
-    return l2_bytes > 0 && bytes_of_product(s, value_size) <= (double)l2_bytes;
+    return l2_bytes > 0 && nzi_plan_product_bytes(s, value_size) <= (double)l2_bytes;
 }
 
 bool nzi_plan_reorder_pays(const nz_matrix_stats_t *s, unsigned flags, size_t value_size,
