@@ -1,5 +1,6 @@
 /* context.c: the context handle, status strings, last-error messages and the counting allocator. */
 #define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise */
 #include "nzi.h"
 #include "backend.h"
 
@@ -10,6 +11,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -247,6 +251,24 @@ void nzi_account_free(nz_context_t *ctx, size_t bytes, bool device) {
     if (device) ctx->device_bytes -= (int64_t)bytes;
 }
 
+/* Large blocks ask Linux for transparent huge pages (where the system leaves that to madvise, as
+ * NumPy does for its arrays): a freshly mapped 64 MB output then takes 32 page faults instead of
+ * 16384, which on a virtual machine is most of the cost of touching it the first time. Only the
+ * whole 2 MB pages inside the block are advised; failure is harmless and ignored. */
+#define NZI_HUGE_PAGE_BYTES ((size_t)2 << 20)
+#define NZI_HUGE_ADVICE_MIN ((size_t)4 << 20)
+static void advise_huge(void *p, size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (bytes < NZI_HUGE_ADVICE_MIN) return;
+    uintptr_t begin = ((uintptr_t)p + NZI_HUGE_PAGE_BYTES - 1) & ~(uintptr_t)(NZI_HUGE_PAGE_BYTES - 1);
+    uintptr_t end = ((uintptr_t)p + bytes) & ~(uintptr_t)(NZI_HUGE_PAGE_BYTES - 1);
+    if (end > begin) (void)madvise((void *)begin, (size_t)(end - begin), MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
 void *nzi_malloc(nz_context_t *ctx, size_t bytes) {
     if (bytes == 0) bytes = 1;
     if (bytes > SIZE_MAX - sizeof(nzi_block_header_t)) {
@@ -262,6 +284,7 @@ void *nzi_malloc(nz_context_t *ctx, size_t bytes) {
     }
     h->bytes = bytes;
     h->magic = NZI_BLOCK_MAGIC;
+    advise_huge(h + 1, bytes);
     return h + 1;
 }
 
@@ -298,6 +321,7 @@ void *nzi_realloc(nz_context_t *ctx, void *ptr, size_t bytes) {
     }
     nzi_account_free(ctx, old, false);
     g->bytes = bytes;
+    if (bytes > old) advise_huge(g + 1, bytes);
     return g + 1;
 }
 

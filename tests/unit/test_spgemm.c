@@ -355,12 +355,19 @@ static void test_generated(void) {
     check_product(ctx, "random 200x50 times 50x300 f32", A, B, 3);
     nz_matrix_destroy(&A);
     nz_matrix_destroy(&B);
-    /* wide B (hash accumulator): 100 x 2000 times 2000 x 300000 */
+    /* wide B, few products a row (hash accumulator: the dense one's summary scan of 300000 / 4096
+     * words would outweigh about 20 products) */
+    NZT_OK(ctx, nz_gen_random(ctx, &A, 100, 2000, 2, nzt_seed + 16, NZ_F64));
+    NZT_OK(ctx, nz_gen_random(ctx, &W, 2000, 300000, 10, nzt_seed + 17, NZ_F64));
+    check_product(ctx, "random 100x2000 times 2000x300000 (wide, sparse rows: hash)", A, W, 0);
+    nz_matrix_destroy(&W);
+    nz_matrix_destroy(&A);
+    /* wide B, hundreds of products a row (dense bitmap accumulator) */
     NZT_OK(ctx, nz_gen_random(ctx, &A, 100, 2000, 20, nzt_seed + 13, NZ_F64));
     NZT_OK(ctx, nz_gen_random(ctx, &W, 2000, 300000, 30, nzt_seed + 14, NZ_F64));
-    check_product(ctx, "random 100x2000 times 2000x300000 (wide, hash)", A, W, 0);
+    check_product(ctx, "random 100x2000 times 2000x300000 (wide, dense)", A, W, 0);
     nz_matrix_destroy(&W);
-    /* wide and dense-ish rows (dense accumulator above 65536 columns) */
+    /* wide and dense-ish rows (dense accumulator) */
     NZT_OK(ctx, nz_gen_random(ctx, &W, 2000, 70000, 400, nzt_seed + 15, NZ_F64));
     check_product(ctx, "random 100x2000 times 2000x70000 (wide, dense rows)", A, W, 2);
     nz_matrix_destroy(&W);
