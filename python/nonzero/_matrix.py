@@ -43,6 +43,16 @@ def _to_int32_indices(indices, cols, reasons):
     return indices
 
 
+class _Shared:
+    """A host array of a library matrix, seen by NumPy through the array interface; the NumPy
+    array's base, so the matrix lives as long as any array over it."""
+
+    def __init__(self, handle, address, n, typestr):
+        self._handle = handle
+        self.__array_interface__ = {"data": (address, False), "shape": (n,),
+                                    "typestr": typestr, "version": 3}
+
+
 class csr_matrix:
     """A sparse matrix held by Nonzero (host or device CSR).
 
@@ -438,6 +448,37 @@ class csr_matrix:
         if nnz <= _I32_MAX:
             indptr = indptr.astype(np.int32)
         return data, indices, indptr
+
+    def _toscipy_shared(self):
+        """SciPy CSR over this host matrix's own arrays, without a copy: for a result that no
+        one else holds (the matrix must not be changed through this object afterwards). The
+        arrays keep the library matrix alive; only the row offsets are narrowed to int32 (a
+        copy of rows + 1 entries) when the nonzeros fit. Rows are marked sorted and canonical,
+        as the library's CSR always is."""
+        import scipy.sparse as sp
+        h = self._h
+        ctx = h.ctx
+        if h.borrow is not None or self.on_device or self.format != "csr":
+            return self.toscipy()
+        rp, ci, vp = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+        ctx.check(L.nz_matrix_csr_arrays(ctx.handle, ctypes.byref(rp), ctypes.byref(ci),
+                                         ctypes.byref(vp), h.ptr), "nz_matrix_csr_arrays")
+        rows, nnz = self.shape[0], self.nnz
+        indptr = np.asarray(_Shared(h, rp.value, rows + 1, "<i8"))
+        if nnz:
+            indices = np.asarray(_Shared(h, ci.value, nnz, "<i4"))
+            data = np.asarray(_Shared(h, vp.value, nnz, np.dtype(self.dtype).str))
+        else:
+            indices = np.zeros(0, np.int32)
+            data = np.zeros(0, self.dtype)
+        if nnz <= _I32_MAX and max(self.shape) <= _I32_MAX:
+            indptr = indptr.astype(np.int32)
+        cls = sp.csr_array if getattr(self, "_scipy_array", False) and hasattr(sp, "csr_array") \
+            else sp.csr_matrix
+        M = cls((data, indices, indptr), shape=self.shape)
+        M.has_sorted_indices = True
+        M.has_canonical_format = True
+        return M
 
     def toscipy(self, array=None):
         """A scipy.sparse CSR copy (csr_array when the input was one, else csr_matrix).

@@ -141,7 +141,7 @@ def spgemm(A, B, *, alg="auto", out=None, gpu_memory_limit=0, return_info=False)
     elif C.on_device:
         R = C.tocupy()
     else:
-        R = C.toscipy()
+        R = C._toscipy_shared()  # C is this call's own: SciPy takes its arrays as they are
     if return_info:
         d = {k: getattr(info, k) for k, _ in info._fields_}
         d["alg"] = L.nz_spgemm_alg_name(info.alg).decode()

@@ -608,6 +608,28 @@ def test_solve_reason_names_match_the_header():
     assert tuple(name.lower() for name, _ in pairs) == _lib.SOLVE_REASONS
 
 
+def test_spgemm_result_is_shared_with_scipy_without_a_copy(rng):
+    """The host product's arrays go to SciPy as they are: they outlive every Nonzero object,
+    are writable, sorted and canonical, and equal SciPy's product."""
+    import gc
+    A = rand_csr(rng, 200, 150, 0.05, np.float64, np.int32)
+    B = rand_csr(rng, 150, 120, 0.05, np.float64, np.int32)
+    C = nonzero.spgemm(A, B)
+    gc.collect()
+    assert C.has_sorted_indices and C.has_canonical_format
+    R = (A @ B).tocsr()
+    R.sort_indices()
+    assert np.array_equal(C.indptr, R.indptr) and np.array_equal(C.indices, R.indices)
+    close(C.data, R.data, 64 * np.finfo(np.float64).eps)
+    assert C.data.flags.writeable
+    C.data[:] = 1.0  # the result is the caller's to change
+    D = nonzero.spgemm(A, B)
+    assert not np.array_equal(D.data, C.data) or D.nnz == 0
+    del D
+    gc.collect()
+    assert float(C.sum()) == C.nnz
+
+
 def test_spgemm_alg_constants_match_the_library():
     """_lib's mirror of nz_spgemm_alg_t, by which spgemm() routes an algorithm, is the library's."""
     import ctypes
