@@ -81,7 +81,8 @@ typedef struct nz_format_options {
 nz_status_t nz_matrix_convert(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A,
                               nz_format_t format, const nz_format_options_t *options);
 
-/* Transpose (host, any format in; CSR out). */
+/* B = A^T as a new CSR matrix: host A of any format (host CSR out), or device CSR A (device CSR
+ * out with A's offset width, columns sorted; a radix sort on the device, deterministic). */
 nz_status_t nz_matrix_transpose(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A);
 
 /* Copy a host matrix to the context's device (pinned staging). offset_type: NZ_INDEX_AUTO =

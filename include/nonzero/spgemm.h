@@ -107,6 +107,93 @@ nz_status_t nz_spgemm_alg_from_name(nz_spgemm_alg_t *alg, const char *name);
  * NZ_ERR_INVALID_ARGUMENT for an unknown algorithm. */
 nz_status_t nz_spgemm_alg_backend(nz_backend_t *backend, nz_spgemm_alg_t alg);
 
+/* ------------------------------------------------------------------------------------------ */
+/* SpGEMM plans: the pattern once, the values again                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/* A product whose operands keep their patterns and change their values (Galerkin products in
+ * every AMG re-setup, Jacobians in Newton loops): nz_spgemm_plan_create computes C = A B once
+ * (C's pattern and values) and keeps what a numeric product into C's pattern needs;
+ * nz_spgemm_plan_execute then recomputes C's values from operands with new values, allocating
+ * nothing. Host operands (CSR, alg NZ_SPGEMM_AUTO or NZ_SPGEMM_CPU) make a host plan: the CPU
+ * product, then the CPU numeric phase (options->threads threads). Device operands (CSR, alg
+ * AUTO or HASH) make a device plan: the hash product gives the pattern, then a numeric kernel
+ * gives every value, at create as at execute. ESC and hySpMM (and GPU algorithms on host
+ * operands) stream C in row panels and keep no pattern on the device: NZ_ERR_UNSUPPORTED.
+ * Numeric values are summed in the order of A's row then B's row, a rounded product then a
+ * rounded addition (no fused multiply-add) on the CPU and the GPU alike: plans are bitwise
+ * reproducible, a host plan's values are bitwise those of nz_spgemm with NZ_SPGEMM_CPU, and a
+ * device plan's equal a host plan's on the same operands. (The hash product itself adds with
+ * atomics, so its last bits may vary run to run; its plan's do not.) */
+typedef struct nz_spgemm_plan nz_spgemm_plan_t;
+
+/* C = A B and a plan to recompute it. *C is a new matrix (host or device, as A and B); it stays
+ * the caller's (free it with nz_matrix_destroy, after or before the plan). A and B need not
+ * outlive the plan. info may be NULL. */
+nz_status_t nz_spgemm_plan_create(nz_context_t *ctx, nz_spgemm_plan_t **plan, nz_matrix_t **C,
+                                  const nz_matrix_t *A, const nz_matrix_t *B,
+                                  const nz_spgemm_options_t *options, nz_spgemm_info_t *info);
+/* C's values = A B, for A and B of the plan's shapes, value type, location and nonzero counts,
+ * and C the matrix this plan created (NZ_ERR_INVALID_ARGUMENT otherwise). A and B may be the
+ * plan's own operands or new ones with the same patterns; a product that falls outside C's
+ * pattern (a pattern that differs) is NZ_ERR_INVALID_ARGUMENT, naming the row, with C's values
+ * unspecified. A device plan runs on the context's stream and returns after it finished (the
+ * pattern check reads one flag back). */
+nz_status_t nz_spgemm_plan_execute(nz_spgemm_plan_t *plan, const nz_matrix_t *A,
+                                   const nz_matrix_t *B, nz_matrix_t *C);
+/* Free the plan and set *plan to NULL (NULL or *plan NULL: nothing to do). */
+nz_status_t nz_spgemm_plan_destroy(nz_spgemm_plan_t **plan);
+
+/* ------------------------------------------------------------------------------------------ */
+/* SpGEAM: C = alpha A + beta B                                                                */
+/* ------------------------------------------------------------------------------------------ */
+
+/* C = alpha A + beta B for A and B of one shape and value type, both host (any format, CSR
+ * out) or both device CSR (device CSR out, int64 row offsets). C's pattern is the union of A's
+ * and B's: entries that cancel stay as explicit zeros (SciPy's A + B drops them). alpha == 0
+ * never reads A's values and beta == 0 never B's (their entries are zeros in C). alpha and beta
+ * are rounded to the value type. Rows are merged in order: bitwise reproducible, and a device
+ * C equals a host C of the same operands. */
+nz_status_t nz_spgeam(nz_context_t *ctx, nz_matrix_t **C, double alpha, const nz_matrix_t *A,
+                      double beta, const nz_matrix_t *B);
+
+/* A sparse sum whose operands keep their patterns: C's pattern once, its values again. */
+typedef struct nz_spgeam_plan nz_spgeam_plan_t;
+/* C = alpha A + beta B and a plan that recomputes C's values from A and B with new values and
+ * the same patterns (host or device CSR A and B). */
+nz_status_t nz_spgeam_plan_create(nz_context_t *ctx, nz_spgeam_plan_t **plan, nz_matrix_t **C,
+                                  double alpha, const nz_matrix_t *A, double beta,
+                                  const nz_matrix_t *B);
+/* C's values = alpha A + beta B into C's pattern (C: the matrix the plan created); an entry of
+ * A or B outside it is NZ_ERR_INVALID_ARGUMENT with C's values unspecified. No allocation. */
+nz_status_t nz_spgeam_plan_execute(nz_spgeam_plan_t *plan, double alpha, const nz_matrix_t *A,
+                                   double beta, const nz_matrix_t *B, nz_matrix_t *C);
+/* Free the plan and set *plan to NULL (NULL or *plan NULL: nothing to do). */
+nz_status_t nz_spgeam_plan_destroy(nz_spgeam_plan_t **plan);
+
+/* ------------------------------------------------------------------------------------------ */
+/* The Galerkin product C = P^T A P                                                            */
+/* ------------------------------------------------------------------------------------------ */
+
+/* The coarse operator of multigrid, with R = P^T: R is built once by a transpose that keeps
+ * where each of its values came from, then C = R (A P) through two SpGEMM plans. Host or device
+ * CSR A (n x n) and P (n x k); options choose the algorithm as for nz_spgemm_plan_create. *C is
+ * a new k x k matrix, the caller's. info (may be NULL) sums the two products' work and time. */
+typedef struct nz_rap_plan nz_rap_plan_t;
+nz_status_t nz_rap_plan_create(nz_context_t *ctx, nz_rap_plan_t **plan, nz_matrix_t **C,
+                               const nz_matrix_t *A, const nz_matrix_t *P,
+                               const nz_spgemm_options_t *options, nz_spgemm_info_t *info);
+/* C's values = P^T A P for A and P with new values and the plan's patterns (R's values are
+ * gathered from P, then both products run numerically); C: the matrix the plan created. No
+ * allocation. Errors as nz_spgemm_plan_execute. */
+nz_status_t nz_rap_plan_execute(nz_rap_plan_t *plan, const nz_matrix_t *A, const nz_matrix_t *P,
+                                nz_matrix_t *C);
+/* Free the plan (its R, A P and the two SpGEMM plans) and set *plan to NULL. */
+nz_status_t nz_rap_plan_destroy(nz_rap_plan_t **plan);
+/* C = P^T A P once (a plan made and freed). */
+nz_status_t nz_rap(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
+                   const nz_matrix_t *P, const nz_spgemm_options_t *options);
+
 #ifdef __cplusplus
 }
 #endif

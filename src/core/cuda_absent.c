@@ -144,6 +144,62 @@ nz_status_t nz_cuda_csr_transpose(nz_context_t *ctx, const nz_matrix_t *A, nz_ma
     (void)AT;
     return absent(ctx);
 }
+nz_status_t nz_cuda_spgemm_numeric_setup(nz_context_t *ctx, const nz_matrix_t *A,
+                                         const nz_matrix_t *B, const nz_matrix_t *C, int threads,
+                                         void **state) {
+    (void)A;
+    (void)B;
+    (void)C;
+    (void)threads;
+    (void)state;
+    return absent(ctx);
+}
+nz_status_t nz_cuda_spgemm_numeric(nz_context_t *ctx, void *state, const nz_matrix_t *A,
+                                   const nz_matrix_t *B, nz_matrix_t *C) {
+    (void)state;
+    (void)A;
+    (void)B;
+    (void)C;
+    return absent(ctx);
+}
+void nz_cuda_spgemm_numeric_release(nz_context_t *ctx, void *state) {
+    (void)ctx;
+    (void)state;
+}
+nz_status_t nz_cuda_spgeam_symbolic(nz_context_t *ctx, const nz_matrix_t *A,
+                                    const nz_matrix_t *B, nz_matrix_t **C) {
+    (void)A;
+    (void)B;
+    (void)C;
+    return absent(ctx);
+}
+nz_status_t nz_cuda_spgeam_numeric(nz_context_t *ctx, double alpha, const nz_matrix_t *A,
+                                   double beta, const nz_matrix_t *B, nz_matrix_t *C) {
+    (void)alpha;
+    (void)A;
+    (void)beta;
+    (void)B;
+    (void)C;
+    return absent(ctx);
+}
+nz_status_t nz_cuda_transpose(nz_context_t *ctx, const nz_matrix_t *A, nz_matrix_t **AT,
+                              void **perm) {
+    (void)A;
+    (void)AT;
+    (void)perm;
+    return absent(ctx);
+}
+nz_status_t nz_cuda_transpose_values(nz_context_t *ctx, const void *perm, const nz_matrix_t *A,
+                                     nz_matrix_t *AT) {
+    (void)perm;
+    (void)A;
+    (void)AT;
+    return absent(ctx);
+}
+void nz_cuda_transpose_release(nz_context_t *ctx, void *perm) {
+    (void)ctx;
+    (void)perm;
+}
 nz_alg_t nz_cuda_spmm_default_alg(nz_format_t format) {
     return format == NZ_FORMAT_SELL ? NZ_ALG_SCALAR : NZ_ALG_VECTOR;
 }

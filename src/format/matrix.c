@@ -3,6 +3,7 @@
 #include "backend.h"
 
 #include <stdlib.h>
+#include <stdatomic.h>
 #include <string.h>
 
 static const char *const format_names[NZ_FORMAT_COUNT] = {"csr", "csc", "coo", "ell",
@@ -43,12 +44,15 @@ nz_status_t nzi_check_matrix(nz_context_t *ctx, const nz_matrix_t *A, const char
     return NZ_SUCCESS;
 }
 
+static _Atomic uint64_t next_serial;
+
 nz_status_t nzi_matrix_new(nz_context_t *ctx, nz_matrix_t **A, nz_format_t format,
                            nz_value_type_t value_type, int64_t rows, int64_t cols, int64_t nnz) {
     nz_matrix_t *M = (nz_matrix_t *)nzi_calloc(ctx, 1, sizeof *M);
     if (M == NULL)
         return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "cannot allocate a matrix object");
     M->magic = NZI_MATRIX_MAGIC;
+    M->serial = atomic_fetch_add(&next_serial, 1) + 1;
     M->ctx = ctx;
     M->format = format;
     M->value_type = value_type;

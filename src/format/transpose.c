@@ -1,4 +1,5 @@
-/* transpose.c: re-compressing CSR along columns (CSR <-> CSC, A^T) and nz_matrix_transpose. */
+/* transpose.c: re-compressing CSR along columns (CSR <-> CSC, A^T); nz_matrix_transpose itself is
+ * in src/ops/spgemm_plan.c (it reaches the device transpose through the backend table). */
 #include "nzi.h"
 #include "convert_internal.h"
 
@@ -45,33 +46,5 @@ nz_status_t nzi_compressed_transpose(nz_context_t *ctx, nz_matrix_t **B, const n
     *B = M;
     return NZ_SUCCESS;
 cleanup:
-    return status;
-}
-
-nz_status_t nz_matrix_transpose(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A) {
-    nz_status_t status;
-    nz_matrix_t *owned = NULL, *M = NULL;
-    const nz_matrix_t *csr = NULL;
-    NZI_TRY(nzi_check_context(ctx));
-    nzi_clear_error(ctx);
-    if (B == NULL) return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_matrix_transpose: B is NULL");
-    NZI_TRY(nzi_check_matrix(ctx, A, "A"));
-    if (A->location != NZ_HOST)
-        return nzi_error(ctx, NZ_ERR_WRONG_LOCATION,
-                         "nz_matrix_transpose: A is on the device; transpose host matrices");
-    if (A->format == NZ_FORMAT_CSC) {
-        /* CSC arrays of A are exactly the CSR arrays of A^T */
-        NZI_CHECK(nzi_matrix_clone(ctx, &M, A, A->value_type));
-        M->format = NZ_FORMAT_CSR;
-        M->rows = A->cols;
-        M->cols = A->rows;
-    } else {
-        NZI_CHECK(nzi_as_csr(ctx, A, &csr, &owned));
-        NZI_CHECK(nzi_compressed_transpose(ctx, &M, csr, NZ_FORMAT_CSR));
-    }
-    *B = M;
-    status = NZ_SUCCESS;
-cleanup:
-    nzi_matrix_free(owned);
     return status;
 }

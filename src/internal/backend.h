@@ -130,6 +130,36 @@ typedef struct nzi_backend {
     nzi_spgemm_entry_t (*spgemm)(nz_spgemm_alg_t alg);
     nz_spgemm_alg_t spgemm_default_alg;
 
+    /* The pieces of SpGEMM plans, SpGEAM and the Galerkin product (src/ops/spgemm_plan.c), all
+     * on CSR matrices of this backend with one value type (the entry has checked shapes, types
+     * and nonzero counts). A product "outside C's pattern" is NZ_ERR_INVALID_ARGUMENT with C's
+     * values left unspecified.
+     *   spgemm_numeric_setup: what the numeric phase of A B into C's pattern needs (*state);
+     *   spgemm_numeric: C's values = A B, into C's pattern, allocating nothing; bitwise the CPU
+     *     product's (a product, then an addition, in the order of A's row then B's row);
+     *   spgemm_numeric_release: frees the state (NULL allowed);
+     *   spgeam_symbolic: a new C whose pattern is the union of A's and B's (values unset);
+     *   spgeam_numeric: C's values = alpha A + beta B into C's pattern (alpha == 0 never reads
+     *     A's values, beta == 0 never B's);
+     *   transpose: A^T as a new CSR matrix and the positions it took its values from (*perm,
+     *     the backend's memory, released by transpose_release); transpose_values: AT's values
+     *     from a matrix of A's pattern through *perm. */
+    nz_status_t (*spgemm_numeric_setup)(nz_context_t *ctx, const nz_matrix_t *A,
+                                        const nz_matrix_t *B, const nz_matrix_t *C, int threads,
+                                        void **state);
+    nz_status_t (*spgemm_numeric)(nz_context_t *ctx, void *state, const nz_matrix_t *A,
+                                  const nz_matrix_t *B, nz_matrix_t *C);
+    void (*spgemm_numeric_release)(nz_context_t *ctx, void *state);
+    nz_status_t (*spgeam_symbolic)(nz_context_t *ctx, const nz_matrix_t *A, const nz_matrix_t *B,
+                                   nz_matrix_t **C);
+    nz_status_t (*spgeam_numeric)(nz_context_t *ctx, double alpha, const nz_matrix_t *A,
+                                  double beta, const nz_matrix_t *B, nz_matrix_t *C);
+    nz_status_t (*transpose)(nz_context_t *ctx, const nz_matrix_t *A, nz_matrix_t **AT,
+                             void **perm);
+    nz_status_t (*transpose_values)(nz_context_t *ctx, const void *perm, const nz_matrix_t *A,
+                                    nz_matrix_t *AT);
+    void (*transpose_release)(nz_context_t *ctx, void *perm);
+
     /* SpSV (y = op(T)^-1 alpha x): setup does the analysis (plan->state, nnz, levels,
      * max_level_rows, workspace_bytes) and checks the diagonal; execute allocates nothing;
      * release frees plan->state (NULL allowed). NULL: the backend has no SpSV. */
@@ -221,6 +251,22 @@ void nz_cpu_spmm_plan_release(nz_spmm_plan_t *plan);
 /* SpGEMM on the host (src/cpu/spgemm_cpu.c): the entry of NZ_SPGEMM_CPU (Gustavson), NULL for
  * every other algorithm. Arguments are checked by src/ops/spgemm.c. */
 nzi_spgemm_entry_t nz_cpu_spgemm(nz_spgemm_alg_t alg);
+/* The SpGEMM-plan, SpGEAM and transpose entries of the table (src/cpu/spgemm_reuse_cpu.c). */
+nz_status_t nz_cpu_spgemm_numeric_setup(nz_context_t *ctx, const nz_matrix_t *A,
+                                        const nz_matrix_t *B, const nz_matrix_t *C, int threads,
+                                        void **state);
+nz_status_t nz_cpu_spgemm_numeric(nz_context_t *ctx, void *state, const nz_matrix_t *A,
+                                  const nz_matrix_t *B, nz_matrix_t *C);
+void nz_cpu_spgemm_numeric_release(nz_context_t *ctx, void *state);
+nz_status_t nz_cpu_spgeam_symbolic(nz_context_t *ctx, const nz_matrix_t *A, const nz_matrix_t *B,
+                                   nz_matrix_t **C);
+nz_status_t nz_cpu_spgeam_numeric(nz_context_t *ctx, double alpha, const nz_matrix_t *A,
+                                  double beta, const nz_matrix_t *B, nz_matrix_t *C);
+nz_status_t nz_cpu_transpose(nz_context_t *ctx, const nz_matrix_t *A, nz_matrix_t **AT,
+                             void **perm);
+nz_status_t nz_cpu_transpose_values(nz_context_t *ctx, const void *perm, const nz_matrix_t *A,
+                                    nz_matrix_t *AT);
+void nz_cpu_transpose_release(nz_context_t *ctx, void *perm);
 
 /* SpSV on the host (src/cpu/spsv_cpu.c): square CSR, level-scheduled over OpenMP. Arguments
  * are checked by src/ops/spsv.c; setup refuses a missing or zero diagonal (NZ_NON_UNIT). */
@@ -297,6 +343,23 @@ void nz_cuda_spmm_plan_release(nz_spmm_plan_t *plan);
 /* SpGEMM on the GPU (src/cuda/spgemm/spgemm_cuda.cu): the entry of NZ_SPGEMM_HASH, _ESC and
  * _HYSPMM, NULL for every other algorithm (and for all of them in a build without CUDA). */
 nzi_spgemm_entry_t nz_cuda_spgemm(nz_spgemm_alg_t alg);
+/* The SpGEMM-plan, SpGEAM and transpose entries of the table
+ * (src/cuda/spgemm/spgemm_reuse.cu), the CPU's contracts on device CSR matrices. */
+nz_status_t nz_cuda_spgemm_numeric_setup(nz_context_t *ctx, const nz_matrix_t *A,
+                                         const nz_matrix_t *B, const nz_matrix_t *C, int threads,
+                                         void **state);
+nz_status_t nz_cuda_spgemm_numeric(nz_context_t *ctx, void *state, const nz_matrix_t *A,
+                                   const nz_matrix_t *B, nz_matrix_t *C);
+void nz_cuda_spgemm_numeric_release(nz_context_t *ctx, void *state);
+nz_status_t nz_cuda_spgeam_symbolic(nz_context_t *ctx, const nz_matrix_t *A,
+                                    const nz_matrix_t *B, nz_matrix_t **C);
+nz_status_t nz_cuda_spgeam_numeric(nz_context_t *ctx, double alpha, const nz_matrix_t *A,
+                                   double beta, const nz_matrix_t *B, nz_matrix_t *C);
+nz_status_t nz_cuda_transpose(nz_context_t *ctx, const nz_matrix_t *A, nz_matrix_t **AT,
+                              void **perm);
+nz_status_t nz_cuda_transpose_values(nz_context_t *ctx, const void *perm, const nz_matrix_t *A,
+                                     nz_matrix_t *AT);
+void nz_cuda_transpose_release(nz_context_t *ctx, void *perm);
 
 /* ---- CUDA solver tables and FE assembly (src/cuda/cg, src/cuda/krylov, gen/gen_fe3d.cu) -- */
 

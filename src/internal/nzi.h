@@ -251,6 +251,9 @@ struct nz_matrix {
      * they are; int32 offsets are widened into an owned copy). */
     bool host_borrowed;
     bool host_offsets_borrowed;
+    /* A number no other matrix of this process had (nzi_matrix_new): how a plan knows the C it
+     * made when the caller hands it back, even where a freed matrix's address is reused. */
+    uint64_t serial;
 };
 
 /* Validate a matrix handle (and optionally its location). */

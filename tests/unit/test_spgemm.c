@@ -471,7 +471,7 @@ static void test_allocation_failures(void) {
     NZT_OK(ctx, nz_context_create(&ctx));
     NZT_OK(ctx, nz_gen_random(ctx, &A, 60, 40, 4, nzt_seed + 21, NZ_F64));
     NZT_OK(ctx, nz_gen_random(ctx, &B, 40, 50, 4, nzt_seed + 22, NZ_F64));
-    NZT_OK(ctx, nz_gen_random(ctx, &W, 40, 100000, 4, nzt_seed + 23, NZ_F64));
+    NZT_OK(ctx, nz_gen_random(ctx, &W, 40, 300000, 4, nzt_seed + 23, NZ_F64));
     nz_matrix_t *Bs[2] = {B, W};
     nz_matrix_t *Acoo = NULL;
     NZT_OK(ctx, nz_matrix_convert(ctx, &Acoo, A, NZ_FORMAT_COO, NULL));
