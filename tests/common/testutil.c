@@ -506,3 +506,40 @@ nzt_dense_shape_t nzt_dense_shape(const nz_matrix_info_t *info, nz_operation_t o
     d.ny = nzt_dense_span(layout, d.yrows, k, d.ldy);
     return d;
 }
+
+/* A matrix with A's pattern and new values (from seed), a copy. */
+nz_matrix_t *nzt_new_values(nz_context_t *ctx, const nz_matrix_t *A, uint64_t seed) {
+    const int64_t *rp;
+    const int32_t *ci;
+    const void *vp;
+    nz_matrix_info_t info;
+    nz_matrix_t *M = NULL;
+    NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &rp, &ci, &vp, A));
+    double *xd = malloc(nzt_at_least_one(info.nnz) * sizeof(double));
+    void *x = malloc(nzt_at_least_one(info.nnz) * sizeof(double));
+    nzt_random_vector(xd, x, info.value_type, info.nnz, seed);
+    NZT_OK(ctx, nz_matrix_create_csr(ctx, &M, info.rows, info.cols, NZ_I64, rp, ci,
+                                     info.value_type, x));
+    free(xd);
+    free(x);
+    return M;
+}
+
+/* Bitwise equality of two host CSR matrices (pattern and value bits). */
+int nzt_same_bits(nz_context_t *ctx, const nz_matrix_t *X, const nz_matrix_t *Y) {
+    nz_matrix_info_t a, b;
+    const int64_t *xr, *yr;
+    const int32_t *xc, *yc;
+    const void *xv, *yv;
+    NZT_OK(ctx, nz_matrix_info(ctx, &a, X));
+    NZT_OK(ctx, nz_matrix_info(ctx, &b, Y));
+    if (a.rows != b.rows || a.cols != b.cols || a.nnz != b.nnz || a.value_type != b.value_type)
+        return 0;
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &xr, &xc, &xv, X));
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &yr, &yc, &yv, Y));
+    size_t vs = a.value_type == NZ_F32 ? 4 : 8;
+    return memcmp(xr, yr, (size_t)(a.rows + 1) * sizeof(int64_t)) == 0 &&
+           (a.nnz == 0 || (memcmp(xc, yc, (size_t)a.nnz * sizeof(int32_t)) == 0 &&
+                           memcmp(xv, yv, (size_t)a.nnz * vs) == 0));
+}

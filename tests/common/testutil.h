@@ -106,6 +106,11 @@ void nzt_set_tunables(nz_context_t *ctx, const nz_tunables_t *base, const char *
 
 /* Small helpers shared by the tests (values are read and written with nzi_get / nzi_set and
  * sized with nzi_value_size from nzi.h). */
+/* A new host CSR matrix with host CSR A's pattern and new values (nzt_random_vector(seed)). */
+nz_matrix_t *nzt_new_values(nz_context_t *ctx, const nz_matrix_t *A, uint64_t seed);
+/* 1 when host CSR X and Y have the same shape, pattern and value bits. */
+int nzt_same_bits(nz_context_t *ctx, const nz_matrix_t *X, const nz_matrix_t *Y);
+
 static inline const char *nzt_vt_name(nz_value_type_t vt) { return vt == NZ_F32 ? "f32" : "f64"; }
 /* n as an allocation count, at least 1 (so empty shapes still get a valid buffer). */
 static inline size_t nzt_at_least_one(int64_t n) { return n > 0 ? (size_t)n : 1; }

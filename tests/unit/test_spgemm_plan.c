@@ -7,43 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A matrix with A's pattern and new values (from seed), a copy. */
-static nz_matrix_t *new_values(nz_context_t *ctx, const nz_matrix_t *A, uint64_t seed) {
-    const int64_t *rp;
-    const int32_t *ci;
-    const void *vp;
-    nz_matrix_info_t info;
-    nz_matrix_t *M = NULL;
-    NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
-    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &rp, &ci, &vp, A));
-    double *xd = malloc(nzt_at_least_one(info.nnz) * sizeof(double));
-    void *x = malloc(nzt_at_least_one(info.nnz) * sizeof(double));
-    nzt_random_vector(xd, x, info.value_type, info.nnz, seed);
-    NZT_OK(ctx, nz_matrix_create_csr(ctx, &M, info.rows, info.cols, NZ_I64, rp, ci,
-                                     info.value_type, x));
-    free(xd);
-    free(x);
-    return M;
-}
-
-/* Bitwise equality of two host CSR matrices (pattern and value bits). */
-static int same_bits(nz_context_t *ctx, const nz_matrix_t *X, const nz_matrix_t *Y) {
-    nz_matrix_info_t a, b;
-    const int64_t *xr, *yr;
-    const int32_t *xc, *yc;
-    const void *xv, *yv;
-    NZT_OK(ctx, nz_matrix_info(ctx, &a, X));
-    NZT_OK(ctx, nz_matrix_info(ctx, &b, Y));
-    if (a.rows != b.rows || a.cols != b.cols || a.nnz != b.nnz || a.value_type != b.value_type)
-        return 0;
-    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &xr, &xc, &xv, X));
-    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &yr, &yc, &yv, Y));
-    size_t vs = a.value_type == NZ_F32 ? 4 : 8;
-    return memcmp(xr, yr, (size_t)(a.rows + 1) * sizeof(int64_t)) == 0 &&
-           (a.nnz == 0 || (memcmp(xc, yc, (size_t)a.nnz * sizeof(int32_t)) == 0 &&
-                           memcmp(xv, yv, (size_t)a.nnz * vs) == 0));
-}
-
 static nz_spgemm_options_t cpu_options(int threads) {
     nz_spgemm_options_t o;
     memset(&o, 0, sizeof o);
@@ -59,22 +22,22 @@ static void check_plan(nz_context_t *ctx, const char *what, const nz_matrix_t *A
     nz_spgemm_options_t o = cpu_options(threads);
     nz_spgemm_plan_t *plan = NULL;
     nz_matrix_t *C = NULL, *F = NULL, *F2 = NULL;
-    nz_matrix_t *A2 = new_values(ctx, A, nzt_seed + 31), *B2 = new_values(ctx, B, nzt_seed + 32);
+    nz_matrix_t *A2 = nzt_new_values(ctx, A, nzt_seed + 31), *B2 = nzt_new_values(ctx, B, nzt_seed + 32);
     nz_spgemm_info_t info;
     NZT_OK(ctx, nz_spgemm_plan_create(ctx, &plan, &C, A, B, &o, &info));
     NZT_OK(ctx, nz_spgemm(ctx, &F, A, B, &o, NULL));
-    NZT_CHECK(same_bits(ctx, C, F), "%s: the plan's C differs from nz_spgemm's", what);
+    NZT_CHECK(nzt_same_bits(ctx, C, F), "%s: the plan's C differs from nz_spgemm's", what);
     NZT_OK(ctx, nz_spgemm_plan_execute(plan, A2, B2, C));
     NZT_OK(ctx, nz_spgemm(ctx, &F2, A2, B2, &o, NULL));
-    NZT_CHECK(same_bits(ctx, C, F2), "%s: numeric product with new values differs from a fresh one",
+    NZT_CHECK(nzt_same_bits(ctx, C, F2), "%s: numeric product with new values differs from a fresh one",
               what);
     NZT_OK(ctx, nz_spgemm_plan_execute(plan, A, B, C));
-    NZT_CHECK(same_bits(ctx, C, F), "%s: numeric product of the first operands differs", what);
+    NZT_CHECK(nzt_same_bits(ctx, C, F), "%s: numeric product of the first operands differs", what);
     /* one operand new, the other the plan's own */
     NZT_OK(ctx, nz_spgemm_plan_execute(plan, A2, B, C));
     nz_matrix_destroy(&F2);
     NZT_OK(ctx, nz_spgemm(ctx, &F2, A2, B, &o, NULL));
-    NZT_CHECK(same_bits(ctx, C, F2), "%s: A2 B differs", what);
+    NZT_CHECK(nzt_same_bits(ctx, C, F2), "%s: A2 B differs", what);
     nz_matrix_destroy(&F2);
     NZT_OK(ctx, nz_spgemm_plan_destroy(&plan));
     NZT_CHECK(plan == NULL, "%s: destroy leaves the handle set", what);
@@ -287,10 +250,10 @@ static void test_spgeam(void) {
         {
             nz_spgeam_plan_t *plan = NULL;
             NZT_OK(ctx, nz_spgeam_plan_create(ctx, &plan, &C, 2.0, A, -3.0, B));
-            A2 = new_values(ctx, A, nzt_seed + 42);
+            A2 = nzt_new_values(ctx, A, nzt_seed + 42);
             NZT_OK(ctx, nz_spgeam_plan_execute(plan, 0.5, A2, 4.0, B, C));
             NZT_OK(ctx, nz_spgeam(ctx, &F, 0.5, A2, 4.0, B));
-            NZT_CHECK(same_bits(ctx, C, F), "spgeam plan %s: differs from a fresh sum",
+            NZT_CHECK(nzt_same_bits(ctx, C, F), "spgeam plan %s: differs from a fresh sum",
                       nzt_vt_name(vt));
             nz_status_t s = nz_spgeam_plan_execute(plan, 1.0, B, 1.0, A, C);
             NZT_CHECK(s == NZ_ERR_INVALID_ARGUMENT, "spgeam plan: swapped operands, status %d",
@@ -359,16 +322,16 @@ static void test_rap(void) {
     NZT_OK(ctx, nz_matrix_transpose(ctx, &R, P));
     NZT_OK(ctx, nz_spgemm(ctx, &AP, A, P, &o, NULL));
     NZT_OK(ctx, nz_spgemm(ctx, &F, R, AP, &o, NULL));
-    NZT_CHECK(same_bits(ctx, C, F), "rap: P^T A P differs from the two products");
+    NZT_CHECK(nzt_same_bits(ctx, C, F), "rap: P^T A P differs from the two products");
     nz_matrix_destroy(&R);
     nz_matrix_destroy(&AP);
     nz_matrix_destroy(&F);
     /* new values of both */
-    A2 = new_values(ctx, A, nzt_seed + 50);
-    P2 = new_values(ctx, P, nzt_seed + 51);
+    A2 = nzt_new_values(ctx, A, nzt_seed + 50);
+    P2 = nzt_new_values(ctx, P, nzt_seed + 51);
     NZT_OK(ctx, nz_rap_plan_execute(plan, A2, P2, C));
     NZT_OK(ctx, nz_rap(ctx, &F, A2, P2, &o));
-    NZT_CHECK(same_bits(ctx, C, F), "rap plan with new values differs from nz_rap");
+    NZT_CHECK(nzt_same_bits(ctx, C, F), "rap plan with new values differs from nz_rap");
     nz_matrix_destroy(&F);
     /* a dense check of P^T A P on the new values */
     {

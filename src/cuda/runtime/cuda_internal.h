@@ -429,6 +429,12 @@ static __device__ __forceinline__ Value nzi_cuda_padded_row_sum(const int32_t *_
 }
 #endif
 
+/* A^T of a device CSR matrix (src/cuda/spmv/spmv_transpose.cu); keep_order (may be NULL)
+ * receives the positions in A of A^T's values: nnz entries of A's offset type, device memory
+ * from nz_cuda_malloc (NULL when nnz == 0). */
+nz_status_t nzi_cuda_csr_transpose_order(nz_context_t *ctx, const nz_matrix_t *A,
+                                         nz_matrix_t **AT, void **keep_order);
+
 /* Device arrays of the plan's matrix, typed. */
 template <typename Offset>
 static inline const Offset *nzi_dev_offsets(const nz_matrix_t *A) {

@@ -92,10 +92,13 @@ static int key_bits(int64_t n) {
  * binary search in A's row offsets, its value). Deterministic, no atomics.
  * Cost: O(nnz x key bits / 8) sort traffic, O(nnz log rows) for the row searches; temporary
  * device memory about nnz x (4 + 2 x offset width) bytes plus CUB's scratch (two more key and
- * payload buffers), freed before returning.
+ * payload buffers), freed before returning. keep_order (may be NULL): receives the sorted
+ * positions (nnz Offsets of device memory, the caller's to nz_cuda_free): AT's entry p took A's
+ * value at position order[p].
  */
 template <typename Value, typename Offset>
-static nz_status_t csr_transpose_typed(nz_context_t *ctx, const nz_matrix_t *A, nz_matrix_t *AT) {
+static nz_status_t csr_transpose_typed(nz_context_t *ctx, const nz_matrix_t *A, nz_matrix_t *AT,
+                                       void **keep_order) {
     nz_status_t status = NZ_SUCCESS;
     nzi_cuda_state_t *cs = nzi_cuda(ctx);
     const Offset nnz = (Offset)A->nnz;
@@ -152,13 +155,18 @@ cleanup:
     /* after a failure, work may still be queued on the buffers about to be freed */
     if (status < 0 && cudaStreamSynchronize(cs->stream) != cudaSuccess) (void)cudaGetLastError();
     nz_cuda_free(ctx, scratch, (size_t)-1);
-    nz_cuda_free(ctx, order, (size_t)-1);
+    if (status == NZ_SUCCESS && keep_order != NULL)
+        *keep_order = order; /* NULL when nnz == 0 */
+    else
+        nz_cuda_free(ctx, order, (size_t)-1);
     nz_cuda_free(ctx, order_in, (size_t)-1);
     nz_cuda_free(ctx, sorted_keys, (size_t)-1);
     return status;
 }
 
-nz_status_t nz_cuda_csr_transpose(nz_context_t *ctx, const nz_matrix_t *A, nz_matrix_t **AT) {
+/* A^T of device CSR A; *order (when keep_order is not NULL) as csr_transpose_typed says. */
+nz_status_t nzi_cuda_csr_transpose_order(nz_context_t *ctx, const nz_matrix_t *A,
+                                         nz_matrix_t **AT, void **keep_order) {
     nz_status_t status = NZ_SUCCESS;
     nz_matrix_t *M = NULL;
     if (A->location != NZ_DEVICE || A->format != NZ_FORMAT_CSR)
@@ -171,16 +179,20 @@ nz_status_t nz_cuda_csr_transpose(nz_context_t *ctx, const nz_matrix_t *A, nz_ma
     M->device.offset_type = A->device.offset_type;
     M->device.borrowed = false;
     if (A->device.offset_type == NZ_I64)
-        NZI_CHECK((A->value_type == NZ_F32 ? csr_transpose_typed<float, int64_t>(ctx, A, M)
-                                           : csr_transpose_typed<double, int64_t>(ctx, A, M)));
+        NZI_CHECK((A->value_type == NZ_F32 ? csr_transpose_typed<float, int64_t>(ctx, A, M, keep_order)
+                                           : csr_transpose_typed<double, int64_t>(ctx, A, M, keep_order)));
     else
-        NZI_CHECK((A->value_type == NZ_F32 ? csr_transpose_typed<float, int32_t>(ctx, A, M)
-                                           : csr_transpose_typed<double, int32_t>(ctx, A, M)));
+        NZI_CHECK((A->value_type == NZ_F32 ? csr_transpose_typed<float, int32_t>(ctx, A, M, keep_order)
+                                           : csr_transpose_typed<double, int32_t>(ctx, A, M, keep_order)));
     *AT = M;
     return NZ_SUCCESS;
 cleanup:
     nzi_matrix_free(M);
     return status;
+}
+
+nz_status_t nz_cuda_csr_transpose(nz_context_t *ctx, const nz_matrix_t *A, nz_matrix_t **AT) {
+    return nzi_cuda_csr_transpose_order(ctx, A, AT, NULL);
 }
 
 /* ---- the CSR atomic scatter ---------------------------------------------------------------- */
@@ -380,13 +392,13 @@ nz_status_t nzi_cuda_transpose_execute(const nz_spmv_plan_t *plan, const nzi_cud
 }
 
 template nz_status_t csr_transpose_typed<float, int32_t>(nz_context_t *, const nz_matrix_t *,
-                                                         nz_matrix_t *);
+                                                         nz_matrix_t *, void **);
 template nz_status_t csr_transpose_typed<float, int64_t>(nz_context_t *, const nz_matrix_t *,
-                                                         nz_matrix_t *);
+                                                         nz_matrix_t *, void **);
 template nz_status_t csr_transpose_typed<double, int32_t>(nz_context_t *, const nz_matrix_t *,
-                                                          nz_matrix_t *);
+                                                          nz_matrix_t *, void **);
 template nz_status_t csr_transpose_typed<double, int64_t>(nz_context_t *, const nz_matrix_t *,
-                                                          nz_matrix_t *);
+                                                          nz_matrix_t *, void **);
 template nz_status_t csr_atomic_launch<float, int32_t>(const nz_spmv_plan_t *, double, const void *,
                                                        double, void *);
 template nz_status_t csr_atomic_launch<float, int64_t>(const nz_spmv_plan_t *, double, const void *,
