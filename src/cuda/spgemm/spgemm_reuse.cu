@@ -189,11 +189,14 @@ nz_status_t nz_cuda_spgemm_numeric(nz_context_t *ctx, void *state, const nz_matr
 /* ---- SpGEAM ------------------------------------------------------------------------------------ */
 
 /*
- * Rows of A and B are merged by ranks instead of a sequential merge, a warp per row: A's entry
- * at k (of the row) with column c lands at k + (B's entries below c), B's entry at k at k + (A's
- * entries below c) unless A has c too (then A's lane writes the sum). Each lane finds its rank
- * by a binary search of the other row, so long rows split over the warp, and the result is the
- * sequential merge's, bitwise. The symbolic count is |A row| + |B row| - |common|.
+ * Rows of A and B are merged by ranks instead of a sequential merge, a warp per row. The union's
+ * entries below column c are A's below c, plus B's below c, less the common ones below c. For
+ * A's entry k of the row (column c): B's entries below c come from a binary search of B's row,
+ * and the common ones below c are A's entries before k that B has too: an exclusive prefix count
+ * of a per-entry flag over the row (a ballot per 32 entries and a running carry). B's entries
+ * are placed the same way, those A has too being left to A's lane (which writes the sum). Long
+ * rows split over the warp; the result is the sequential merge's, bitwise. The symbolic count
+ * is |A row| + |B row| - |common|.
  */
 #define GEAM_WARPS (REUSE_BLOCK / 32)
 
@@ -234,14 +237,25 @@ __global__ void __launch_bounds__(REUSE_BLOCK)
         const int64_t a0 = (int64_t)a_off[row], a1 = (int64_t)a_off[row + 1];
         const int64_t b0 = (int64_t)b_off[row], b1 = (int64_t)b_off[row + 1];
         const int64_t c0 = c_off[row], c1 = c_off[row + 1];
+        const unsigned below = (1u << lane) - 1u; /* lanes before this one */
         bool bad = false;
-        int64_t common = 0;
-        for (int64_t k = a0 + lane; k < a1; k += 32) {
-            const int32_t c = __ldg(a_col + k);
-            const int64_t p = lower_bound_col(b_col, b0, b1, c);
-            const bool both = p < b1 && __ldg(b_col + p) == c;
-            const int64_t at = c0 + (k - a0) + (p - b0);
-            common += both;
+        int64_t carry = 0; /* A's entries so far (whole warp-steps) that B has too */
+        for (int64_t base = a0; base < a1; base += 32) {
+            const int64_t k = base + lane;
+            const bool valid = k < a1;
+            int32_t c = 0;
+            int64_t p = b0;
+            bool both = false;
+            if (valid) {
+                c = __ldg(a_col + k);
+                p = lower_bound_col(b_col, b0, b1, c);
+                both = p < b1 && __ldg(b_col + p) == c;
+            }
+            const unsigned m = __ballot_sync(0xffffffffu, both);
+            const int64_t common_below = carry + __popc(m & below);
+            carry += __popc(m);
+            if (!valid) continue;
+            const int64_t at = c0 + (k - a0) + (p - b0) - common_below;
             if (!Numeric) {
                 c_col[at] = c;
             } else if (at >= c1 || c_col[at] != c) {
@@ -260,11 +274,24 @@ __global__ void __launch_bounds__(REUSE_BLOCK)
                 c_val[at] = v;
             }
         }
-        for (int64_t k = b0 + lane; k < b1; k += 32) {
-            const int32_t c = __ldg(b_col + k);
-            const int64_t p = lower_bound_col(a_col, a0, a1, c);
-            if (p < a1 && __ldg(a_col + p) == c) continue; /* A's lane wrote it */
-            const int64_t at = c0 + (k - b0) + (p - a0);
+        const int64_t common = carry;
+        carry = 0; /* B's entries so far that A has too */
+        for (int64_t base = b0; base < b1; base += 32) {
+            const int64_t k = base + lane;
+            const bool valid = k < b1;
+            int32_t c = 0;
+            int64_t p = a0;
+            bool both = false;
+            if (valid) {
+                c = __ldg(b_col + k);
+                p = lower_bound_col(a_col, a0, a1, c);
+                both = p < a1 && __ldg(a_col + p) == c;
+            }
+            const unsigned m = __ballot_sync(0xffffffffu, both);
+            const int64_t common_below = carry + __popc(m & below);
+            carry += __popc(m);
+            if (!valid || both) continue; /* A's lane wrote it */
+            const int64_t at = c0 + (k - b0) + (p - a0) - common_below;
             if (!Numeric) {
                 c_col[at] = c;
             } else if (at >= c1 || c_col[at] != c) {
@@ -274,7 +301,6 @@ __global__ void __launch_bounds__(REUSE_BLOCK)
             }
         }
         if (Numeric) {
-            for (int off = 16; off > 0; off >>= 1) common += __shfl_xor_sync(0xffffffffu, common, off);
             if ((a1 - a0) + (b1 - b0) - common != c1 - c0) bad = true;
             if (bad) atomicMin(bad_row, (unsigned long long)row);
         }
