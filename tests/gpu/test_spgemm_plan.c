@@ -90,43 +90,60 @@ static void test_plans(nz_context_t *ctx) {
     NZT_CHECK(done > 0, "no real test matrix was checked");
 }
 
-static void test_pattern_refused(nz_context_t *ctx) {
-    nz_matrix_t *A = NULL, *S = NULL, *dA = NULL, *dS = NULL, *dC = NULL;
-    nz_spgemm_plan_t *plan = NULL;
-    NZT_OK(ctx, nz_gen_laplace3d(ctx, &A, 5, 5, 5, NZ_F64));
-    {
-        const int64_t *rp;
-        const int32_t *ci;
-        const void *vp;
-        NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &rp, &ci, &vp, A));
-        int32_t *shifted = malloc((size_t)rp[125] * sizeof(int32_t));
-        for (int64_t i = 0; i < 125; i++)
-            for (int64_t k = rp[i]; k < rp[i + 1]; k++) shifted[k] = (ci[k] + 40) % 125;
-        for (int64_t i = 0; i < 125; i++)
-            for (int64_t x = rp[i] + 1; x < rp[i + 1]; x++)
-                for (int64_t y = x; y > rp[i] && shifted[y - 1] > shifted[y]; y--) {
-                    int32_t t = shifted[y];
-                    shifted[y] = shifted[y - 1];
-                    shifted[y - 1] = t;
-                }
-        NZT_OK(ctx, nz_matrix_create_csr(ctx, &S, 125, 125, NZ_I64, rp, shifted, NZ_F64, vp));
-        free(shifted);
+/* A's pattern with every column shifted by `shift` (cyclically, rows re-sorted): the same
+ * shape and nonzero count, another pattern. */
+static nz_matrix_t *shifted_pattern(nz_context_t *ctx, const nz_matrix_t *A, int32_t shift) {
+    const int64_t *rp;
+    const int32_t *ci;
+    const void *vp;
+    nz_matrix_info_t info;
+    nz_matrix_t *S = NULL;
+    NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &rp, &ci, &vp, A));
+    const int64_t n = info.rows;
+    int32_t *cols = malloc(nzt_at_least_one(info.nnz) * sizeof(int32_t));
+    for (int64_t i = 0; i < n; i++) {
+        for (int64_t k = rp[i]; k < rp[i + 1]; k++) cols[k] = (int32_t)((ci[k] + shift) % info.cols);
+        for (int64_t x = rp[i] + 1; x < rp[i + 1]; x++)
+            for (int64_t y = x; y > rp[i] && cols[y - 1] > cols[y]; y--) {
+                int32_t t = cols[y];
+                cols[y] = cols[y - 1];
+                cols[y - 1] = t;
+            }
     }
-    dA = to_device(ctx, A, NZ_I32);
-    dS = to_device(ctx, S, NZ_I32);
-    NZT_OK(ctx, nz_spgemm_plan_create(ctx, &plan, &dC, dA, dA, NULL, NULL));
-    nz_status_t s = nz_spgemm_plan_execute(plan, dS, dA, dC);
-    NZT_CHECK(s == NZ_ERR_INVALID_ARGUMENT && strstr(nz_context_last_error(ctx), "pattern"),
-              "device: a changed pattern: status %d (%s)", (int)s, nz_context_last_error(ctx));
-    NZT_CHECK(nz_spgemm_plan_execute(plan, A, A, dC) == NZ_ERR_WRONG_LOCATION, "host operands");
-    /* the plan still works after the refusal */
-    NZT_OK(ctx, nz_spgemm_plan_execute(plan, dA, dA, dC));
-    NZT_OK(ctx, nz_spgemm_plan_destroy(&plan));
-    nz_matrix_destroy(&dC);
-    nz_matrix_destroy(&dA);
-    nz_matrix_destroy(&dS);
-    nz_matrix_destroy(&A);
-    nz_matrix_destroy(&S);
+    NZT_OK(ctx, nz_matrix_create_csr(ctx, &S, n, info.cols, NZ_I64, rp, cols, info.value_type, vp));
+    free(cols);
+    return S;
+}
+
+static void test_pattern_refused(nz_context_t *ctx) {
+    for (int which = 0; which < 2; which++) {
+        nz_matrix_t *A = NULL, *S = NULL, *dA = NULL, *dS = NULL, *dC = NULL;
+        nz_spgemm_plan_t *plan = NULL;
+        if (which == 0)
+            NZT_OK(ctx, nz_gen_laplace3d(ctx, &A, 5, 5, 5, NZ_F64)); /* light rows */
+        else
+            NZT_OK(ctx, nz_gen_rmat(ctx, &A, 11, 8, 0, 0, 0, nzt_seed + 76, NZ_F64)); /* heavy too */
+        S = shifted_pattern(ctx, A, which == 0 ? 40 : 700);
+        dA = to_device(ctx, A, NZ_I32);
+        dS = to_device(ctx, S, NZ_I32);
+        NZT_OK(ctx, nz_spgemm_plan_create(ctx, &plan, &dC, dA, dA, NULL, NULL));
+        nz_status_t s = nz_spgemm_plan_execute(plan, dS, dA, dC);
+        NZT_CHECK(s == NZ_ERR_INVALID_ARGUMENT && strstr(nz_context_last_error(ctx), "pattern"),
+                  "device %d: a changed pattern: status %d (%s)", which, (int)s,
+                  nz_context_last_error(ctx));
+        s = nz_spgemm_plan_execute(plan, dA, dS, dC);
+        NZT_CHECK(s == NZ_ERR_INVALID_ARGUMENT, "device %d: a changed B: status %d", which, (int)s);
+        NZT_CHECK(nz_spgemm_plan_execute(plan, A, A, dC) == NZ_ERR_WRONG_LOCATION, "host operands");
+        /* the plan still works after the refusals */
+        NZT_OK(ctx, nz_spgemm_plan_execute(plan, dA, dA, dC));
+        NZT_OK(ctx, nz_spgemm_plan_destroy(&plan));
+        nz_matrix_destroy(&dC);
+        nz_matrix_destroy(&dA);
+        nz_matrix_destroy(&dS);
+        nz_matrix_destroy(&A);
+        nz_matrix_destroy(&S);
+    }
 }
 
 static void test_spgeam(nz_context_t *ctx) {
