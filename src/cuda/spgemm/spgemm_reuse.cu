@@ -166,6 +166,42 @@ typedef struct numeric_state {
     int64_t heavy_count;
 } numeric_state_t;
 
+/* S->heavy_rows and heavy_count: the list at its largest, its count back, then a list of the
+ * count. S->bad_row serves as the counter. */
+static nz_status_t find_heavy_rows(nz_context_t *ctx, const nz_matrix_t *A, const nz_matrix_t *C,
+                                   numeric_state_t *S) {
+    nz_status_t status = NZ_SUCCESS;
+    nzi_cuda_state_t *cs = nzi_cuda(ctx);
+    int64_t *rows_all = NULL;
+    unsigned long long count = 0;
+    const unsigned blocks = (unsigned)nzi_cuda_grid_blocks(
+        cs, REUSE_BLOCK, 8, (C->rows + REUSE_BLOCK - 1) / REUSE_BLOCK);
+    NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&rows_all, (size_t)C->rows * sizeof(int64_t),
+                                    "SpGEMM plan: heavy rows"));
+    NZI_CUDA_CHECK(ctx, cudaMemsetAsync(S->bad_row, 0, sizeof(unsigned long long), cs->stream));
+    if (A->device.offset_type == NZ_I64)
+        heavy_rows_kernel<int64_t><<<blocks, REUSE_BLOCK, 0, cs->stream>>>(
+            C->rows, nzi_dev_offsets<int64_t>(A), nzi_dev_offsets<int64_t>(C), rows_all, S->bad_row);
+    else
+        heavy_rows_kernel<int32_t><<<blocks, REUSE_BLOCK, 0, cs->stream>>>(
+            C->rows, nzi_dev_offsets<int32_t>(A), nzi_dev_offsets<int64_t>(C), rows_all, S->bad_row);
+    NZI_CUDA_CHECK(ctx, cudaGetLastError());
+    NZI_CUDA_CHECK(ctx, cudaMemcpyAsync(&count, S->bad_row, sizeof count, cudaMemcpyDeviceToHost,
+                                        cs->stream));
+    NZI_CUDA_CHECK(ctx, cudaStreamSynchronize(cs->stream));
+    if (count > 0) {
+        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&S->heavy_rows, (size_t)count * sizeof(int64_t),
+                                 "SpGEMM plan: heavy rows"));
+        NZI_CUDA_CHECK(ctx, cudaMemcpyAsync(S->heavy_rows, rows_all, (size_t)count * sizeof(int64_t),
+                                            cudaMemcpyDeviceToDevice, cs->stream));
+    }
+    S->heavy_count = (int64_t)count;
+cleanup:
+    /* rows_all is stream-ordered: freeing it after the copy is queued is safe */
+    nz_cuda_free(ctx, rows_all, (size_t)-1);
+    return status;
+}
+
 nz_status_t nz_cuda_spgemm_numeric_setup(nz_context_t *ctx, const nz_matrix_t *A,
                                          const nz_matrix_t *B, const nz_matrix_t *C, int threads,
                                          void **state) {
@@ -184,45 +220,7 @@ nz_status_t nz_cuda_spgemm_numeric_setup(nz_context_t *ctx, const nz_matrix_t *A
     }
     NZI_CHECK(nz_cuda_malloc(ctx, (void **)&S->bad_row, sizeof(unsigned long long),
                              "SpGEMM plan: pattern flag"));
-    if (C->rows > 0) {
-        nzi_cuda_state_t *cs = nzi_cuda(ctx);
-        int64_t *rows_all = NULL;
-        unsigned long long count = 0;
-        const unsigned blocks = (unsigned)nzi_cuda_grid_blocks(
-            cs, REUSE_BLOCK, 8, (C->rows + REUSE_BLOCK - 1) / REUSE_BLOCK);
-        /* the list at its largest, the count back, then a list of the count */
-        NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&rows_all, (size_t)C->rows * sizeof(int64_t),
-                                        "SpGEMM plan: heavy rows"));
-        NZI_CUDA_CHECK(ctx, cudaMemsetAsync(S->bad_row, 0, sizeof(unsigned long long), cs->stream));
-        if (A->device.offset_type == NZ_I64)
-            heavy_rows_kernel<int64_t><<<blocks, REUSE_BLOCK, 0, cs->stream>>>(
-                C->rows, nzi_dev_offsets<int64_t>(A), nzi_dev_offsets<int64_t>(C), rows_all,
-                S->bad_row);
-        else
-            heavy_rows_kernel<int32_t><<<blocks, REUSE_BLOCK, 0, cs->stream>>>(
-                C->rows, nzi_dev_offsets<int32_t>(A), nzi_dev_offsets<int64_t>(C), rows_all,
-                S->bad_row);
-        status = nzi_cuda_status(ctx, cudaGetLastError(), "heavy_rows_kernel", __FILE__, __LINE__);
-        if (status == NZ_SUCCESS)
-            status = nzi_cuda_status(ctx, cudaMemcpyAsync(&count, S->bad_row, sizeof count,
-                                                          cudaMemcpyDeviceToHost, cs->stream),
-                                     "cudaMemcpyAsync", __FILE__, __LINE__);
-        if (status == NZ_SUCCESS)
-            status = nzi_cuda_status(ctx, cudaStreamSynchronize(cs->stream),
-                                     "cudaStreamSynchronize", __FILE__, __LINE__);
-        if (status == NZ_SUCCESS && count > 0) {
-            status = nz_cuda_malloc(ctx, (void **)&S->heavy_rows, (size_t)count * sizeof(int64_t),
-                                    "SpGEMM plan: heavy rows");
-            if (status == NZ_SUCCESS)
-                status = nzi_cuda_status(ctx, cudaMemcpyAsync(S->heavy_rows, rows_all,
-                                                              (size_t)count * sizeof(int64_t),
-                                                              cudaMemcpyDeviceToDevice, cs->stream),
-                                         "cudaMemcpyAsync", __FILE__, __LINE__);
-        }
-        nz_cuda_free(ctx, rows_all, (size_t)-1);
-        if (status < 0) goto cleanup;
-        S->heavy_count = (int64_t)count;
-    }
+    if (C->rows > 0) NZI_CHECK(find_heavy_rows(ctx, A, C, S));
     *state = S;
     return NZ_SUCCESS;
 cleanup:
