@@ -37,15 +37,6 @@ static __device__ __forceinline__ unsigned group_mask() {
 
 /* ---- the numeric SpGEMM into C's pattern ------------------------------------------------------- */
 
-/* Rows whose A row is long (the group walks it one entry at a time) or whose C row is long (a
- * binary search per product over it) go to heavy_numeric_kernel instead. */
-#define HEAVY_A_ENTRIES 32
-#define HEAVY_C_ENTRIES 2048
-#define HEAVY_BLOCK 128
-static __host__ __device__ __forceinline__ bool is_heavy(int64_t a_len, int64_t c_len) {
-    return a_len > HEAVY_A_ENTRIES || c_len > HEAVY_C_ENTRIES;
-}
-
 /*
  * A group of G lanes per row of C. The row's values start at -0.0 (the first product added keeps
  * its exact bits); then for each a_ij in A's row order, the lanes split row j of B, and each
@@ -70,7 +61,6 @@ __global__ void __launch_bounds__(REUSE_BLOCK)
     for (int64_t row = ((int64_t)blockIdx.x * REUSE_BLOCK + threadIdx.x) / G; row < rows;
          row += groups) {
         const int64_t begin = c_off[row], end = c_off[row + 1];
-        if (is_heavy((int64_t)a_off[row + 1] - (int64_t)a_off[row], end - begin)) continue;
         for (int64_t k = begin + lane; k < end; k += G) c_val[k] = (Value)-0.0;
         __syncwarp(mask);
         const int64_t a_end = (int64_t)a_off[row + 1];
@@ -91,116 +81,10 @@ __global__ void __launch_bounds__(REUSE_BLOCK)
     }
 }
 
-/*
- * A block per heavy row, the owner computes: C's row is cut into one slice of consecutive
- * entries per thread, and thread t owns the columns from its slice's first up to the next
- * slice's first (the first slice from column 0, the last to the end: every column has exactly
- * one owner). The thread walks the whole of A's row in order and, for each a_ij, only the part
- * of B's row j in its columns (a binary search for the start, then a merge with its slice). No
- * two threads write one value and no barrier is needed; each value still receives its products
- * in A's row order, B's within: the light kernel's (and the CPU's) sums, bitwise. A product in
- * a thread's columns that its slice lacks is outside C's pattern.
- */
-template <typename Value, typename AOff, typename BOff>
-__global__ void __launch_bounds__(HEAVY_BLOCK)
-    heavy_numeric_kernel(int64_t count, const int64_t *__restrict__ heavy_rows,
-                         const AOff *__restrict__ a_off, const int32_t *__restrict__ a_col,
-                         const Value *__restrict__ a_val, const BOff *__restrict__ b_off,
-                         const int32_t *__restrict__ b_col, const Value *__restrict__ b_val,
-                         const int64_t *__restrict__ c_off, const int32_t *__restrict__ c_col,
-                         Value *__restrict__ c_val, unsigned long long *__restrict__ bad_row) {
-    for (int64_t h = blockIdx.x; h < count; h += gridDim.x) {
-        const int64_t row = heavy_rows[h];
-        const int64_t begin = c_off[row], end = c_off[row + 1], len = end - begin;
-        const int64_t slices = len < HEAVY_BLOCK ? len : HEAVY_BLOCK;
-        const int64_t t = threadIdx.x;
-        if (t >= slices) continue; /* only when len < HEAVY_BLOCK; no barrier follows */
-        const int64_t chunk = (len + slices - 1) / slices;
-        const int64_t q0 = begin + t * chunk;
-        const int64_t q1 = q0 + chunk < end ? q0 + chunk : end;
-        if (q0 >= q1) {
-            /* more slices than needed (rounding): an empty slice owns no column */
-            continue;
-        }
-        for (int64_t q = q0; q < q1; q++) c_val[q] = (Value)-0.0;
-        const int32_t lo = t == 0 ? 0 : __ldg(c_col + q0);
-        const bool last = q1 == end;
-        const int32_t hi = last ? 0 : __ldg(c_col + q1); /* exclusive; unused for the last */
-        bool bad = false;
-        const int64_t a_end = (int64_t)a_off[row + 1];
-        for (int64_t ka = (int64_t)a_off[row]; ka < a_end; ka++) {
-            const int32_t j = __ldg(a_col + ka);
-            const Value a = __ldg(a_val + ka);
-            const int64_t b1 = (int64_t)__ldg(b_off + j + 1);
-            int64_t l = lower_bound_col(b_col, (int64_t)__ldg(b_off + j), b1, lo);
-            int64_t q = q0;
-            for (; l < b1; l++) {
-                const int32_t c = __ldg(b_col + l);
-                if (!last && c >= hi) break;
-                while (q < q1 && __ldg(c_col + q) < c) q++;
-                if (q < q1 && __ldg(c_col + q) == c)
-                    c_val[q] = add_rn(c_val[q], mul_rn(a, __ldg(b_val + l)));
-                else
-                    bad = true;
-            }
-        }
-        if (bad) atomicMin(bad_row, (unsigned long long)row);
-    }
-}
-
-/* The heavy rows (is_heavy), in any order: each row's values do not depend on it. */
-template <typename AOff>
-__global__ void __launch_bounds__(REUSE_BLOCK)
-    heavy_rows_kernel(int64_t rows, const AOff *__restrict__ a_off, const int64_t *__restrict__ c_off,
-                      int64_t *__restrict__ heavy_rows, unsigned long long *__restrict__ count) {
-    for (int64_t row = (int64_t)blockIdx.x * REUSE_BLOCK + threadIdx.x; row < rows;
-         row += (int64_t)gridDim.x * REUSE_BLOCK)
-        if (is_heavy((int64_t)a_off[row + 1] - (int64_t)a_off[row], c_off[row + 1] - c_off[row]))
-            heavy_rows[atomicAdd(count, 1ull)] = row;
-}
-
 typedef struct numeric_state {
     int group;                    /* lanes per row: 4, 8, 16 or 32 */
     unsigned long long *bad_row;  /* device: the first row with a product outside C (or none) */
-    int64_t *heavy_rows;          /* device: the rows of heavy_numeric_kernel */
-    int64_t heavy_count;
 } numeric_state_t;
-
-/* S->heavy_rows and heavy_count: the list at its largest, its count back, then a list of the
- * count. S->bad_row serves as the counter. */
-static nz_status_t find_heavy_rows(nz_context_t *ctx, const nz_matrix_t *A, const nz_matrix_t *C,
-                                   numeric_state_t *S) {
-    nz_status_t status = NZ_SUCCESS;
-    nzi_cuda_state_t *cs = nzi_cuda(ctx);
-    int64_t *rows_all = NULL;
-    unsigned long long count = 0;
-    const unsigned blocks = (unsigned)nzi_cuda_grid_blocks(
-        cs, REUSE_BLOCK, 8, (C->rows + REUSE_BLOCK - 1) / REUSE_BLOCK);
-    NZI_CHECK(nzi_cuda_malloc_async(ctx, (void **)&rows_all, (size_t)C->rows * sizeof(int64_t),
-                                    "SpGEMM plan: heavy rows"));
-    NZI_CUDA_CHECK(ctx, cudaMemsetAsync(S->bad_row, 0, sizeof(unsigned long long), cs->stream));
-    if (A->device.offset_type == NZ_I64)
-        heavy_rows_kernel<int64_t><<<blocks, REUSE_BLOCK, 0, cs->stream>>>(
-            C->rows, nzi_dev_offsets<int64_t>(A), nzi_dev_offsets<int64_t>(C), rows_all, S->bad_row);
-    else
-        heavy_rows_kernel<int32_t><<<blocks, REUSE_BLOCK, 0, cs->stream>>>(
-            C->rows, nzi_dev_offsets<int32_t>(A), nzi_dev_offsets<int64_t>(C), rows_all, S->bad_row);
-    NZI_CUDA_CHECK(ctx, cudaGetLastError());
-    NZI_CUDA_CHECK(ctx, cudaMemcpyAsync(&count, S->bad_row, sizeof count, cudaMemcpyDeviceToHost,
-                                        cs->stream));
-    NZI_CUDA_CHECK(ctx, cudaStreamSynchronize(cs->stream));
-    if (count > 0) {
-        NZI_CHECK(nz_cuda_malloc(ctx, (void **)&S->heavy_rows, (size_t)count * sizeof(int64_t),
-                                 "SpGEMM plan: heavy rows"));
-        NZI_CUDA_CHECK(ctx, cudaMemcpyAsync(S->heavy_rows, rows_all, (size_t)count * sizeof(int64_t),
-                                            cudaMemcpyDeviceToDevice, cs->stream));
-    }
-    S->heavy_count = (int64_t)count;
-cleanup:
-    /* rows_all is stream-ordered: freeing it after the copy is queued is safe */
-    nz_cuda_free(ctx, rows_all, (size_t)-1);
-    return status;
-}
 
 nz_status_t nz_cuda_spgemm_numeric_setup(nz_context_t *ctx, const nz_matrix_t *A,
                                          const nz_matrix_t *B, const nz_matrix_t *C, int threads,
@@ -220,7 +104,6 @@ nz_status_t nz_cuda_spgemm_numeric_setup(nz_context_t *ctx, const nz_matrix_t *A
     }
     NZI_CHECK(nz_cuda_malloc(ctx, (void **)&S->bad_row, sizeof(unsigned long long),
                              "SpGEMM plan: pattern flag"));
-    if (C->rows > 0) NZI_CHECK(find_heavy_rows(ctx, A, C, S));
     *state = S;
     return NZ_SUCCESS;
 cleanup:
@@ -231,10 +114,7 @@ cleanup:
 void nz_cuda_spgemm_numeric_release(nz_context_t *ctx, void *state) {
     numeric_state_t *S = (numeric_state_t *)state;
     if (S == NULL) return;
-    if (nzi_cuda_enter(ctx) == NZ_SUCCESS) {
-        nz_cuda_free(ctx, S->bad_row, sizeof(unsigned long long));
-        nz_cuda_free(ctx, S->heavy_rows, (size_t)-1);
-    }
+    if (nzi_cuda_enter(ctx) == NZ_SUCCESS) nz_cuda_free(ctx, S->bad_row, sizeof(unsigned long long));
     nzi_free(ctx, S);
 }
 
@@ -251,22 +131,9 @@ static void launch_numeric(nzi_cuda_state_t *cs, const nz_matrix_t *A, const nz_
 }
 
 template <typename Value, typename AOff, typename BOff>
-static void launch_heavy(nzi_cuda_state_t *cs, const numeric_state_t *S, const nz_matrix_t *A,
-                         const nz_matrix_t *B, nz_matrix_t *C) {
-    const int64_t blocks = nzi_cuda_grid_blocks(cs, HEAVY_BLOCK, 8, S->heavy_count);
-    heavy_numeric_kernel<Value, AOff, BOff><<<(unsigned)blocks, HEAVY_BLOCK, 0, cs->stream>>>(
-        S->heavy_count, S->heavy_rows, nzi_dev_offsets<AOff>(A), A->device.col_indices,
-        (const Value *)A->device.values, nzi_dev_offsets<BOff>(B), B->device.col_indices,
-        (const Value *)B->device.values, nzi_dev_offsets<int64_t>(C), C->device.col_indices,
-        (Value *)C->device.values, S->bad_row);
-}
-
-template <typename Value, typename AOff, typename BOff>
-static void launch_numeric_group(nzi_cuda_state_t *cs, const numeric_state_t *S,
-                                 const nz_matrix_t *A, const nz_matrix_t *B, nz_matrix_t *C) {
-    unsigned long long *bad = S->bad_row;
-    if (S->heavy_count > 0) launch_heavy<Value, AOff, BOff>(cs, S, A, B, C);
-    switch (S->group) {
+static void launch_numeric_group(nzi_cuda_state_t *cs, int group, const nz_matrix_t *A,
+                                 const nz_matrix_t *B, nz_matrix_t *C, unsigned long long *bad) {
+    switch (group) {
     case 4: launch_numeric<Value, AOff, BOff, 4>(cs, A, B, C, bad); break;
     case 8: launch_numeric<Value, AOff, BOff, 8>(cs, A, B, C, bad); break;
     case 16: launch_numeric<Value, AOff, BOff, 16>(cs, A, B, C, bad); break;
@@ -275,17 +142,17 @@ static void launch_numeric_group(nzi_cuda_state_t *cs, const numeric_state_t *S,
 }
 
 template <typename Value>
-static void launch_numeric_offsets(nzi_cuda_state_t *cs, const numeric_state_t *S,
-                                   const nz_matrix_t *A, const nz_matrix_t *B, nz_matrix_t *C) {
+static void launch_numeric_offsets(nzi_cuda_state_t *cs, int group, const nz_matrix_t *A,
+                                   const nz_matrix_t *B, nz_matrix_t *C, unsigned long long *bad) {
     const bool a64 = A->device.offset_type == NZ_I64, b64 = B->device.offset_type == NZ_I64;
     if (a64 && b64)
-        launch_numeric_group<Value, int64_t, int64_t>(cs, S, A, B, C);
+        launch_numeric_group<Value, int64_t, int64_t>(cs, group, A, B, C, bad);
     else if (a64)
-        launch_numeric_group<Value, int64_t, int32_t>(cs, S, A, B, C);
+        launch_numeric_group<Value, int64_t, int32_t>(cs, group, A, B, C, bad);
     else if (b64)
-        launch_numeric_group<Value, int32_t, int64_t>(cs, S, A, B, C);
+        launch_numeric_group<Value, int32_t, int64_t>(cs, group, A, B, C, bad);
     else
-        launch_numeric_group<Value, int32_t, int32_t>(cs, S, A, B, C);
+        launch_numeric_group<Value, int32_t, int32_t>(cs, group, A, B, C, bad);
 }
 
 /* Read the flag back (synchronising the stream) and turn a recorded row into the error. */
@@ -311,9 +178,9 @@ nz_status_t nz_cuda_spgemm_numeric(nz_context_t *ctx, void *state, const nz_matr
     NZI_CUDA_TRY(ctx, cudaMemsetAsync(S->bad_row, 0xff, sizeof(unsigned long long), cs->stream));
     if (C->rows > 0) {
         if (C->value_type == NZ_F32)
-            launch_numeric_offsets<float>(cs, S, A, B, C);
+            launch_numeric_offsets<float>(cs, S->group, A, B, C, S->bad_row);
         else
-            launch_numeric_offsets<double>(cs, S, A, B, C);
+            launch_numeric_offsets<double>(cs, S->group, A, B, C, S->bad_row);
         NZI_CUDA_LAUNCH_CHECK(ctx);
     }
     return report_bad_row(ctx, S->bad_row, "the product");
