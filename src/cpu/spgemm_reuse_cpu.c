@@ -27,9 +27,10 @@ static int thread_id(void) {
  * included: -0.0 + x == x for every x), then every product a_ij b_jc is added at its column's
  * position in the row, in the order of A's row then B's row: the order and the operations of
  * the full product (spgemm_cpu.c), so the values are bitwise the same.
- * The position of a column is found in a per-thread map: dense (an int64 per B column, written
- * for the row's columns before its products; an entry of another row is never inside this
- * row's position range, so no reset is needed) unless the maps of all threads would exceed
+ * The position of a column is found in a per-thread map: dense (an int32 per B column, the
+ * position within the row, written for the row's columns before its products; no reset is
+ * needed: a stale entry of another row is caught because C's column at that position is not
+ * the product's) unless the maps of all threads would exceed
  * POS_WORKSPACE_LIMIT, then a linear-probing hash table per row (sized to 2 x the longest row
  * of C). A product whose column is not in the row is outside C's pattern: an error.
  */
@@ -37,7 +38,8 @@ typedef struct numeric_state {
     int threads;
     bool dense;
     int64_t capacity;  /* per thread: B's columns (dense) or the table size (hash) */
-    int64_t *pos;      /* threads x capacity positions (dense: -1 none) */
+    int32_t *pos;      /* threads x capacity positions within a row (dense: stale ones are caught
+                          by checking the column at the position) */
     int32_t *keys;     /* hash: threads x capacity columns (-1 empty) */
 } numeric_state_t;
 
@@ -83,10 +85,10 @@ nz_status_t nz_cpu_spgemm_numeric_setup(nz_context_t *ctx, const nz_matrix_t *A,
         status = nzi_error(ctx, NZ_ERR_OVERFLOW, "SpGEMM plan: workspace size overflows");
         goto cleanup;
     }
-    NZI_CHECK(nzi_alloc_array(ctx, (void **)&S->pos, entries, sizeof(int64_t),
+    NZI_CHECK(nzi_alloc_array(ctx, (void **)&S->pos, entries, sizeof(int32_t),
                               "SpGEMM plan: position maps"));
     if (S->dense) {
-        for (size_t e = 0; e < entries; e++) S->pos[e] = -1;
+        memset(S->pos, 0xff, entries * sizeof(int32_t));
     } else {
         NZI_CHECK(nzi_alloc_array(ctx, (void **)&S->keys, entries, sizeof(int32_t),
                                   "SpGEMM plan: hash keys"));
@@ -117,18 +119,20 @@ void nz_cpu_spgemm_numeric_release(nz_context_t *ctx, void *state) {
         const int64_t begin = C->host.csr.row_offsets[i], end = C->host.csr.row_offsets[i + 1]; \
         const int32_t *c_col = C->host.csr.col_indices;                                         \
         T *c_val = (T *)C->host.csr.values;                                                     \
-        int64_t *pos = S->pos + (size_t)t * (size_t)S->capacity;                                \
+        int32_t *pos = S->pos + (size_t)t * (size_t)S->capacity;                                \
+        const uint32_t len = (uint32_t)(end - begin); /* <= B's columns: fits */                \
         for (int64_t k = begin; k < end; k++) c_val[k] = (T)-0.0;                               \
         if (S->dense) {                                                                         \
-            for (int64_t k = begin; k < end; k++) pos[c_col[k]] = k;                            \
+            for (int64_t k = begin; k < end; k++) pos[c_col[k]] = (int32_t)(k - begin);         \
             for (int64_t k = a_off[i]; k < a_off[i + 1]; k++) {                                 \
                 const int32_t j = a_col[k];                                                     \
                 const T a = a_val[k];                                                           \
                 const int64_t l_end = b_off[j + 1];                                             \
                 for (int64_t l = b_off[j]; l < l_end; l++) {                                    \
-                    const int64_t p = pos[b_col[l]];                                            \
-                    if (p < begin || p >= end) return false;                                    \
-                    c_val[p] += a * b_val[l];                                                   \
+                    const int32_t c = b_col[l];                                                 \
+                    const uint32_t r = (uint32_t)pos[c];                                        \
+                    if (r >= len || c_col[begin + r] != c) return false;                        \
+                    c_val[begin + r] += a * b_val[l];                                           \
                 }                                                                               \
             }                                                                                   \
             return true;                                                                        \
@@ -140,7 +144,7 @@ void nz_cpu_spgemm_numeric_release(nz_context_t *ctx, void *state) {
             int64_t h = hash_slot(c_col[k], size);                                              \
             while (keys[h] != -1) h = (h + 1) & (size - 1);                                     \
             keys[h] = c_col[k];                                                                 \
-            pos[h] = k;                                                                         \
+            pos[h] = (int32_t)(k - begin);                                                      \
         }                                                                                       \
         for (int64_t k = a_off[i]; k < a_off[i + 1] && ok; k++) {                               \
             const int32_t j = a_col[k];                                                         \
@@ -153,7 +157,7 @@ void nz_cpu_spgemm_numeric_release(nz_context_t *ctx, void *state) {
                     ok = false;                                                                 \
                     break;                                                                      \
                 }                                                                               \
-                c_val[pos[h]] += a * b_val[l];                                                  \
+                c_val[begin + pos[h]] += a * b_val[l];                                          \
             }                                                                                   \
         }                                                                                       \
         memset(keys, 0xff, (size_t)size * sizeof(int32_t));                                     \
