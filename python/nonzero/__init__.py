@@ -11,6 +11,8 @@ from ._errors import (BreakdownError, DeviceError, DimensionMismatchError, Inval
                       NonzeroOverflowError, NotSortedError, OutOfMemoryError, ParseError,
                       UnsupportedError, WrongLocationError)
 from ._matrix import Plan, asmatrix, csr_matrix
+from ._reuse import (RapPlan, SpgeamPlan, SpgemmPlan, rap, rap_plan, spgeam, spgeam_plan,
+                     spgemm_plan)
 from ._precond import (Preconditioner, block_jacobi, chebyshev, ic0, ilu0, jacobi, l1_jacobi,
                        spsolve_triangular)
 from ._ops import (banded, bicgstab, cg, convdiff2d, convdiff3d, fe3d, laplace2d, laplace3d, mixed, mmread,
@@ -56,7 +58,8 @@ def format_names():
     return _arrays.format_names()
 
 
-__all__ = ["csr_matrix", "asmatrix", "Plan", "spgemm", "cg", "bicgstab", "gmres", "minres", "mmread", "mmwrite", "laplace2d",
+__all__ = ["csr_matrix", "asmatrix", "Plan", "spgemm", "spgemm_plan", "SpgemmPlan", "spgeam",
+           "spgeam_plan", "SpgeamPlan", "rap", "rap_plan", "RapPlan", "cg", "bicgstab", "gmres", "minres", "mmread", "mmwrite", "laplace2d",
            "laplace3d", "convdiff2d", "convdiff3d", "fe3d", "random", "rmat", "rail", "mixed", "banded", "device_count",
            "alg_names", "format_names", "NonzeroError", "InvalidArgumentError", "DimensionMismatchError",
            "WrongLocationError", "InvalidMatrixError", "NotSortedError", "UnsupportedError",

@@ -113,6 +113,40 @@ def test_spgemm_device(rng, dtype):
     close((N @ N.T).toarray(), (A @ A.T).toarray(), 64 * np.finfo(dtype).eps * 10)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_spgemm_plan_spgeam_rap_device(rng, dtype):
+    """Device plans, sums and Galerkin products on CuPy matrices: bitwise the host's results."""
+    A = rand(rng, 200, 150, 0.05, dtype)
+    B = rand(rng, 150, 170, 0.05, dtype)
+    dA, dB = csp.csr_matrix(A), csp.csr_matrix(B)
+    P = nonzero.spgemm_plan(dA, dB)
+    C = P()
+    assert isinstance(C, csp.csr_matrix) and C.shape == (200, 170)
+    H = nonzero.spgemm_plan(A, B)()
+    assert np.array_equal(cupy.asnumpy(C.indices), H.indices)
+    assert cupy.asnumpy(C.data).tobytes() == H.data.tobytes()
+    A2 = A.copy()
+    A2.data = rng.standard_normal(A2.nnz).astype(dtype)
+    C2 = P(csp.csr_matrix(A2), dB)
+    F = nonzero.spgemm(A2, B, alg="cpu")
+    assert cupy.asnumpy(C2.data).tobytes() == F.data.tobytes()
+    S = rand(rng, 200, 150, 0.03, dtype)
+    with pytest.raises(nonzero.InvalidArgumentError):
+        P(csp.csr_matrix(S), dB)
+    Q = rand(rng, 200, 150, 0.08, dtype)
+    G = nonzero.spgeam(dA, csp.csr_matrix(Q), 2.0, -1.0)
+    Gh = nonzero.spgeam(A, Q, 2.0, -1.0)
+    assert isinstance(G, csp.csr_matrix)
+    assert np.array_equal(cupy.asnumpy(G.indices), Gh.indices)
+    assert cupy.asnumpy(G.data).tobytes() == Gh.data.tobytes()
+    L = nonzero.laplace2d(12, dtype=dtype).toscipy()
+    Pr = rand(rng, 144, 30, 0.08, dtype)
+    R = nonzero.rap(csp.csr_matrix(L), csp.csr_matrix(Pr))
+    Rh = nonzero.rap(L, Pr)
+    assert cupy.asnumpy(R.data).tobytes() == Rh.data.tobytes()
+    close(Rh.toarray(), (Pr.T @ L @ Pr).toarray(), 256 * np.finfo(dtype).eps)
+
+
 def test_spgemm_host_operands_gpu_panels(rng):
     # a budget that holds A (twice, ~170 KB) and some rows of C at a time (far smaller ones are
     # refused cleanly: a panel must hold at least one row of C), so C comes back in panels

@@ -630,6 +630,85 @@ def test_spgemm_result_is_shared_with_scipy_without_a_copy(rng):
     assert float(C.sum()) == C.nnz
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_spgemm_plan_against_scipy(rng, dtype):
+    """A plan's C is SciPy's product; called with new values it is their product, bitwise the
+    CPU algorithm's, in the same object; another pattern or dtype is refused."""
+    A = rand_csr(rng, 120, 90, 0.06, dtype, np.int32)
+    B = rand_csr(rng, 90, 70, 0.08, dtype, np.int32)
+    P = nonzero.spgemm_plan(A, B)
+    C = P()
+    assert isinstance(C, sp.csr_matrix) and C.shape == (120, 70) and C.dtype == dtype
+    close(C.toarray(), (A @ B).toarray(), 64 * np.finfo(dtype).eps)
+    A2, B2 = A.copy(), B.copy()
+    A2.data = rng.standard_normal(A2.nnz).astype(dtype)
+    B2.data = rng.standard_normal(B2.nnz).astype(dtype)
+    C2 = P(A2, B2)
+    assert C2 is C
+    close(C2.toarray(), (A2 @ B2).toarray(), 64 * np.finfo(dtype).eps)
+    F = nonzero.spgemm(A2, B2, alg="cpu")
+    assert np.array_equal(F.indices, C2.indices)
+    assert F.data.tobytes() == C2.data.tobytes()
+    # another pattern: a row's entries moved to other columns
+    S = A.tolil()
+    S[0, :] = 0
+    S[0, 5] = 1.0
+    S = S.tocsr()
+    S.eliminate_zeros()
+    if S.nnz == A.nnz:
+        with pytest.raises(nonzero.InvalidArgumentError):
+            P(S, B)
+    with pytest.raises(nonzero.InvalidArgumentError):
+        P(rand_csr(rng, 120, 90, 0.03, dtype, np.int32), B)  # another nonzero count
+    with pytest.raises(nonzero.InvalidArgumentError):
+        P(A.astype(np.float64 if dtype == np.float32 else np.float32), B)
+    with pytest.raises(nonzero.DimensionMismatchError):
+        nonzero.spgemm_plan(A, A)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_spgeam_against_scipy(rng, dtype):
+    A = rand_csr(rng, 60, 80, 0.1, dtype, np.int32)
+    B = rand_csr(rng, 60, 80, 0.05, dtype, np.int64)
+    for alpha, beta in ((1.0, 1.0), (2.0, -0.5), (0.0, 3.0)):
+        C = nonzero.spgeam(A, B, alpha, beta)
+        assert isinstance(C, sp.csr_matrix) and C.has_sorted_indices
+        close(C.toarray(), (alpha * A + beta * B).toarray(), 8 * np.finfo(dtype).eps)
+        union = ((abs(A) + abs(B)) != 0).nnz
+        assert C.nnz == union
+    D = nonzero.spgeam(A, A, 1.0, -1.0)  # cancellation keeps the pattern, explicit zeros
+    assert D.nnz == A.nnz and not np.any(D.data)
+    N = A.copy()
+    N.data[:] = np.nan
+    E = nonzero.spgeam(N, B, 0.0, 2.0)  # alpha == 0 never reads A's values
+    assert not np.isnan(E.data).any()
+    close(E.toarray(), (2.0 * B).toarray(), 0)
+    P = nonzero.spgeam_plan(A, B, 1.0, 2.0)
+    A2 = A.copy()
+    A2.data = A2.data * 3
+    C = P(A2, alpha=0.5)
+    close(C.toarray(), (0.5 * A2 + 2.0 * B).toarray(), 8 * np.finfo(dtype).eps)
+    with pytest.raises(nonzero.InvalidArgumentError):
+        P(B, A)  # swapped patterns
+    with pytest.raises(nonzero.DimensionMismatchError):
+        nonzero.spgeam(A, A.T.tocsr())
+
+
+def test_rap_against_scipy(rng):
+    A = nonzero.laplace2d(12).toscipy()
+    P = sp.random(144, 30, 0.08, format="csr", random_state=rng)
+    C = nonzero.rap(A, P)
+    close(C.toarray(), (P.T @ A @ P).toarray(), 1e-13)
+    R = nonzero.rap_plan(A, P)
+    A2, P2 = A.copy(), P.copy()
+    A2.data = A2.data * 1.5
+    P2.data = rng.standard_normal(P2.nnz)
+    C2 = R(A2, P2)
+    close(C2.toarray(), (P2.T @ A2 @ P2).toarray(), 1e-12)
+    with pytest.raises(nonzero.DimensionMismatchError):
+        nonzero.rap(A, P[:100])
+
+
 def test_spgemm_alg_constants_match_the_library():
     """_lib's mirror of nz_spgemm_alg_t, by which spgemm() routes an algorithm, is the library's."""
     import ctypes
