@@ -1016,7 +1016,16 @@ class _Transposed:
         return "<transpose of %r>" % (self.A,)
 
     def materialize(self):
-        """A^T as a new host csr_matrix."""
+        """A^T as a new csr_matrix where A is (a device CSR matrix is transposed on the device)."""
+        if self.A.on_device and self.A.format == "csr":
+            ctx = self.A._ctx_now()
+            src = self.A._handle_in(ctx)
+            h = _Handle(ctx)
+            ctx.check(L.nz_matrix_transpose(ctx.handle, ctypes.byref(h.ptr), src.ptr),
+                      "nz_matrix_transpose")
+            B = csr_matrix(h)
+            B._scipy_array = getattr(self.A, "_scipy_array", False)
+            return B
         host = self.A.to_host()
         ctx = host._h.ctx
         h = _Handle(ctx)
