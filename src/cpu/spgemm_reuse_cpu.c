@@ -354,6 +354,7 @@ nz_status_t nz_cpu_transpose_values(nz_context_t *ctx, const void *perm, const n
                                     nz_matrix_t *AT) {
     const int64_t *map = (const int64_t *)perm;
     const int64_t nnz = AT->nnz;
+    (void)ctx; /* its threads, with OpenMP */
 #ifdef _OPENMP
 #pragma omp parallel for num_threads(nzi_context_threads(ctx)) schedule(static)
 #endif
