@@ -42,6 +42,20 @@ def _result(C):
 class _Reuse:
     """What the three plans share: the native plan, C, and the result handed out."""
 
+    def _create_product(self, create, destroy, name, A, B, threads):
+        """A SpGEMM or Galerkin plan (create / destroy: the native pair) of operands A, B
+        already checked; keeps them as the plan's own and the product count."""
+        kind = getattr(A, "_scipy_array", None)
+        A, B, ctx, ha, hb = _pair(A, B, name)
+        self._A, self._B = A, B
+        p = _PlanHandle(ctx, destroy, ())
+        c = _Handle(ctx, (ha, hb))
+        info = _lib.SpgemmInfo()
+        ctx.check(create(ctx.handle, ctypes.byref(p.ptr), ctypes.byref(c.ptr), ha.ptr, hb.ptr,
+                         ctypes.byref(_options(threads)), ctypes.byref(info)), name)
+        self.products = int(info.products)
+        self._finish(ctx, p, c, kind)
+
     def _finish(self, ctx, plan_handle, c_handle, kind_scipy_array):
         from ._matrix import csr_matrix
         self._ctx = ctx
@@ -104,20 +118,11 @@ class SpgemmPlan(_Reuse):
     """
 
     def __init__(self, A, B, *, threads=0):
-        kind = getattr(A, "_scipy_array", None)
-        A, B, ctx, ha, hb = _pair(A, B, "spgemm_plan")
         if A.shape[1] != B.shape[0]:
             raise DimensionMismatchError("nonzero: spgemm_plan shapes %s and %s do not agree"
                                          % (A.shape, B.shape))
-        self._A, self._B = A, B
-        p = _PlanHandle(ctx, L.nz_spgemm_plan_destroy, ())
-        c = _Handle(ctx, (ha, hb))
-        info = _lib.SpgemmInfo()
-        ctx.check(L.nz_spgemm_plan_create(ctx.handle, ctypes.byref(p.ptr), ctypes.byref(c.ptr),
-                                          ha.ptr, hb.ptr, ctypes.byref(_options(threads)),
-                                          ctypes.byref(info)), "nz_spgemm_plan_create")
-        self.products = int(info.products)
-        self._finish(ctx, p, c, kind)
+        self._create_product(L.nz_spgemm_plan_create, L.nz_spgemm_plan_destroy,
+                             "nz_spgemm_plan_create", A, B, threads)
 
     def __call__(self, A=None, B=None):
         """C = A @ B into C's pattern (the plan's own operands where None). Returns C."""
@@ -160,24 +165,15 @@ class RapPlan(_Reuse):
     values: ``R()`` or ``R(A2, P2)``; see :func:`rap`."""
 
     def __init__(self, A, P, *, threads=0):
-        kind = getattr(A, "_scipy_array", None)
-        A, P, ctx, ha, hp = _pair(A, P, "rap_plan")
         if A.shape[0] != A.shape[1] or P.shape[0] != A.shape[0]:
             raise DimensionMismatchError("nonzero: rap needs a square A and P with A's rows, not "
                                          "%s and %s" % (A.shape, P.shape))
-        self._A, self._P = A, P
-        p = _PlanHandle(ctx, L.nz_rap_plan_destroy, ())
-        c = _Handle(ctx, (ha, hp))
-        info = _lib.SpgemmInfo()
-        ctx.check(L.nz_rap_plan_create(ctx.handle, ctypes.byref(p.ptr), ctypes.byref(c.ptr),
-                                       ha.ptr, hp.ptr, ctypes.byref(_options(threads)),
-                                       ctypes.byref(info)), "nz_rap_plan_create")
-        self.products = int(info.products)
-        self._finish(ctx, p, c, kind)
+        self._create_product(L.nz_rap_plan_create, L.nz_rap_plan_destroy, "nz_rap_plan_create",
+                             A, P, threads)
 
     def __call__(self, A=None, P=None):
         """C = P.T @ A @ P into C's pattern (the plan's own operands where None). Returns C."""
-        _, _, ha, hp = self._handles(A, P, self._A, self._P, "rap_plan")
+        _, _, ha, hp = self._handles(A, P, self._A, self._B, "rap_plan")
         self._ctx.check(L.nz_rap_plan_execute(self._plan.ptr, ha.ptr, hp.ptr, self._C._h.ptr),
                         "nz_rap_plan_execute")
         return self._out

@@ -3,29 +3,6 @@
 #include "spgemm_common.h"
 
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
-/* The calling thread's number in the enclosing parallel region (0 without OpenMP). */
-static int thread_id(void) {
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
-
-static int resolve_threads(nz_context_t *ctx, int requested) {
-#ifdef _OPENMP
-    int t = nzi_resolve_threads(requested > 0 ? requested : ctx->threads);
-    return t < 1 ? 1 : t;
-#else
-    (void)ctx;
-    (void)requested;
-    return 1;
-#endif
-}
 
 /*
  * The product: Gustavson's row-by-row method (Gustavson 1978; as in CSparse's cs_multiply): row i
@@ -343,7 +320,7 @@ nz_status_t nzi_spgemm_cpu(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t
     double t0 = nzi_wtime(), t1, t2;
 
     memset(&w, 0, sizeof w);
-    w.threads = resolve_threads(ctx, opt->threads);
+    w.threads = nzi_cpu_spgemm_threads(ctx, opt->threads);
     w.n = n;
     w.value_size = nzi_value_size(A->value_type);
 
@@ -363,7 +340,7 @@ nz_status_t nzi_spgemm_cpu(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t
 #pragma omp parallel num_threads(w.threads)
 #endif
     {
-        const int t = thread_id();
+        const int t = nzi_cpu_thread_id();
         int32_t stamp = 0;
 #ifdef _OPENMP
 #pragma omp for schedule(dynamic, 1)
@@ -381,7 +358,7 @@ nz_status_t nzi_spgemm_cpu(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t
 #pragma omp parallel for num_threads(w.threads) schedule(dynamic, 1)
 #endif
     for (int64_t c = 0; c < chunks; c++) {
-        const int t = thread_id();
+        const int t = nzi_cpu_thread_id();
         const int64_t end = (c + 1) * CHUNK_ROWS < m ? (c + 1) * CHUNK_ROWS : m;
         const int64_t *off = M->host.csr.row_offsets;
         for (int64_t i = c * CHUNK_ROWS; i < end; i++) {

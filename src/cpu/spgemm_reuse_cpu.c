@@ -1,23 +1,11 @@
 /* spgemm_reuse_cpu.c: on the host, the numeric SpGEMM into a known pattern (plans), SpGEAM
  * (C = alpha A + beta B) and the transpose that remembers where its values came from. */
-#include "nzi.h"
-#include "backend.h"
+#include "spgemm_common.h"
 
 #include <string.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 
 #define CHUNK_ROWS 64
 #define POS_WORKSPACE_LIMIT ((size_t)64 << 20) /* all threads' dense position maps together */
-
-static int thread_id(void) {
-#ifdef _OPENMP
-    return omp_get_thread_num();
-#else
-    return 0;
-#endif
-}
 
 /* ---- the numeric phase into C's pattern ---------------------------------------------------- */
 
@@ -63,13 +51,7 @@ nz_status_t nz_cpu_spgemm_numeric_setup(nz_context_t *ctx, const nz_matrix_t *A,
     (void)A;
     S = (numeric_state_t *)nzi_calloc(ctx, 1, sizeof *S);
     if (S == NULL) return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "SpGEMM plan: cannot allocate its state");
-#ifdef _OPENMP
-    S->threads = nzi_resolve_threads(threads > 0 ? threads : ctx->threads);
-#else
-    (void)threads;
-    S->threads = 1;
-#endif
-    if (S->threads < 1) S->threads = 1;
+    S->threads = nzi_cpu_spgemm_threads(ctx, threads);
     S->dense = (double)n * sizeof(int64_t) * S->threads <= (double)POS_WORKSPACE_LIMIT;
     if (S->dense) {
         S->capacity = n > 0 ? n : 1;
@@ -176,7 +158,7 @@ nz_status_t nz_cpu_spgemm_numeric(nz_context_t *ctx, void *state, const nz_matri
 #pragma omp parallel for num_threads(S->threads) schedule(dynamic, 1) reduction(min : bad_row)
 #endif
     for (int64_t c = 0; c < chunks; c++) {
-        const int t = thread_id();
+        const int t = nzi_cpu_thread_id();
         const int64_t end = (c + 1) * CHUNK_ROWS < m ? (c + 1) * CHUNK_ROWS : m;
         for (int64_t i = c * CHUNK_ROWS; i < end; i++) {
             bool ok = C->value_type == NZ_F32 ? numeric_row_f32(S, t, A, B, C, i)

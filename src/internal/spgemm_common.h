@@ -5,6 +5,10 @@
 #include "nzi.h"
 #include "backend.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -69,6 +73,30 @@ nz_status_t nzi_spgemm_esc(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t
 nz_status_t nzi_spgemm_hyspmm(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
                               const nz_matrix_t *B, const nz_spgemm_options_t *opt,
                               nz_spgemm_info_t *info, nz_spgemm_profile_t *profile);
+
+/* ---- the CPU algorithms' threads (src/cpu/spgemm_cpu.c, spgemm_reuse_cpu.c) ---------------- */
+
+/* The calling thread's number in the enclosing OpenMP parallel region (0 without OpenMP). */
+static inline int nzi_cpu_thread_id(void) {
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+/* The threads of a CPU product: `requested` when positive, else the context's, clamped to the
+ * online CPUs; 1 without OpenMP. */
+static inline int nzi_cpu_spgemm_threads(nz_context_t *ctx, int requested) {
+#ifdef _OPENMP
+    int t = nzi_resolve_threads(requested > 0 ? requested : ctx->threads);
+    return t < 1 ? 1 : t;
+#else
+    (void)ctx;
+    (void)requested;
+    return 1;
+#endif
+}
 
 /* Append a stage (name: a string literal) to the profile; NULL profile or a full list: nothing. */
 void nzi_spgemm_profile_stage(nz_spgemm_profile_t *profile, const char *name, double seconds);

@@ -15,7 +15,9 @@ typedef struct operand_shape {
     int64_t rows, cols, nnz;
 } operand_shape_t;
 
-struct nz_spgemm_plan {
+/* What every plan here keeps first: its kind, context and backend, its operands' location,
+ * value type and shapes (the second operand: B, or P of the Galerkin product), and C's serial. */
+typedef struct plan_base {
     uint64_t magic;
     nz_context_t *ctx;
     const nzi_backend_t *ops;
@@ -23,30 +25,22 @@ struct nz_spgemm_plan {
     nz_value_type_t value_type;
     operand_shape_t a, b;
     uint64_t c_serial;
+} plan_base_t;
+
+struct nz_spgemm_plan {
+    plan_base_t base;
     void *state;
 };
 
 struct nz_spgeam_plan {
-    uint64_t magic;
-    nz_context_t *ctx;
-    const nzi_backend_t *ops;
-    nz_location_t location;
-    nz_value_type_t value_type;
-    operand_shape_t a, b;
-    uint64_t c_serial;
+    plan_base_t base;
 };
 
 struct nz_rap_plan {
-    uint64_t magic;
-    nz_context_t *ctx;
-    const nzi_backend_t *ops;
-    nz_location_t location;
-    nz_value_type_t value_type;
-    operand_shape_t a, p;
+    plan_base_t base;
     nz_matrix_t *R, *AP;         /* P^T (values refreshed through perm) and A P */
     void *perm;                  /* R's value positions in P (the backend's memory) */
     nz_spgemm_plan_t *ap_plan, *c_plan;
-    uint64_t c_serial;
 };
 
 static const char *location_name(nz_location_t l) { return l == NZ_DEVICE ? "device" : "host"; }
@@ -116,6 +110,25 @@ static nz_status_t check_output(nz_context_t *ctx, const nz_matrix_t *C, uint64_
     return NZ_SUCCESS;
 }
 
+static void base_init(plan_base_t *P, uint64_t magic, nz_context_t *ctx, const nz_matrix_t *A,
+                      const nz_matrix_t *B) {
+    P->magic = magic;
+    P->ctx = ctx;
+    P->ops = nzi_backend_of(A);
+    P->location = A->location;
+    P->value_type = A->value_type;
+    P->a = shape_of(A);
+    P->b = shape_of(B);
+}
+
+/* An execute's operands (named "A" and b_name) and C against the plan's. */
+static nz_status_t base_check(const plan_base_t *P, const nz_matrix_t *A, const nz_matrix_t *B,
+                              const char *b_name, const nz_matrix_t *C, const char *what) {
+    NZI_TRY(check_operand(P->ctx, A, "A", P->location, P->value_type, &P->a, what));
+    NZI_TRY(check_operand(P->ctx, B, b_name, P->location, P->value_type, &P->b, what));
+    return check_output(P->ctx, C, P->c_serial, what);
+}
+
 /* ---- SpGEMM plans --------------------------------------------------------------------------- */
 
 nz_status_t nz_spgemm_plan_create(nz_context_t *ctx, nz_spgemm_plan_t **plan, nz_matrix_t **C,
@@ -146,24 +159,19 @@ nz_status_t nz_spgemm_plan_create(nz_context_t *ctx, nz_spgemm_plan_t **plan, nz
                          what, nz_spgemm_alg_name(opt.alg), location_name(A->location));
     P = (nz_spgemm_plan_t *)nzi_calloc(ctx, 1, sizeof *P);
     if (P == NULL) return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "%s: cannot allocate the plan", what);
-    P->magic = NZI_SPGEMM_PLAN_MAGIC;
-    P->ctx = ctx;
-    P->ops = nzi_backend_of(A);
-    P->location = A->location;
-    P->value_type = A->value_type;
-    P->a = shape_of(A);
-    P->b = shape_of(B);
+    base_init(&P->base, NZI_SPGEMM_PLAN_MAGIC, ctx, A, B);
     NZI_CHECK(nz_spgemm(ctx, &M, A, B, &opt, info));
-    NZI_CHECK(P->ops->spgemm_numeric_setup(ctx, A, B, M, opt.threads, &P->state));
+    NZI_CHECK(P->base.ops->spgemm_numeric_setup(ctx, A, B, M, opt.threads, &P->state));
     /* the hash product adds with atomics: its plan's values all come from the numeric phase */
-    if (P->location == NZ_DEVICE) NZI_CHECK(P->ops->spgemm_numeric(ctx, P->state, A, B, M));
-    P->c_serial = M->serial;
+    if (P->base.location == NZ_DEVICE)
+        NZI_CHECK(P->base.ops->spgemm_numeric(ctx, P->state, A, B, M));
+    P->base.c_serial = M->serial;
     *plan = P;
     *C = M;
     return NZ_SUCCESS;
 cleanup:
-    if (P->state != NULL) P->ops->spgemm_numeric_release(ctx, P->state);
-    P->magic = NZI_DEAD_MAGIC;
+    if (P->state != NULL) P->base.ops->spgemm_numeric_release(ctx, P->state);
+    P->base.magic = NZI_DEAD_MAGIC;
     nzi_free(ctx, P);
     nzi_matrix_free(M);
     return status;
@@ -171,24 +179,20 @@ cleanup:
 
 nz_status_t nz_spgemm_plan_execute(nz_spgemm_plan_t *plan, const nz_matrix_t *A,
                                    const nz_matrix_t *B, nz_matrix_t *C) {
-    const char *what = "nz_spgemm_plan_execute";
     if (plan == NULL) return NZ_ERR_NULL_ARGUMENT;
-    if (plan->magic != NZI_SPGEMM_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
-    nz_context_t *ctx = plan->ctx;
-    nzi_clear_error(ctx);
-    NZI_TRY(check_operand(ctx, A, "A", plan->location, plan->value_type, &plan->a, what));
-    NZI_TRY(check_operand(ctx, B, "B", plan->location, plan->value_type, &plan->b, what));
-    NZI_TRY(check_output(ctx, C, plan->c_serial, what));
-    return plan->ops->spgemm_numeric(ctx, plan->state, A, B, C);
+    if (plan->base.magic != NZI_SPGEMM_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
+    nzi_clear_error(plan->base.ctx);
+    NZI_TRY(base_check(&plan->base, A, B, "B", C, "nz_spgemm_plan_execute"));
+    return plan->base.ops->spgemm_numeric(plan->base.ctx, plan->state, A, B, C);
 }
 
 nz_status_t nz_spgemm_plan_destroy(nz_spgemm_plan_t **plan) {
     if (plan == NULL || *plan == NULL) return NZ_SUCCESS;
     nz_spgemm_plan_t *P = *plan;
-    if (P->magic != NZI_SPGEMM_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
-    P->ops->spgemm_numeric_release(P->ctx, P->state);
-    P->magic = NZI_DEAD_MAGIC;
-    nzi_free(P->ctx, P);
+    if (P->base.magic != NZI_SPGEMM_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
+    P->base.ops->spgemm_numeric_release(P->base.ctx, P->state);
+    P->base.magic = NZI_DEAD_MAGIC;
+    nzi_free(P->base.ctx, P);
     *plan = NULL;
     return NZ_SUCCESS;
 }
@@ -254,21 +258,15 @@ nz_status_t nz_spgeam_plan_create(nz_context_t *ctx, nz_spgeam_plan_t **plan, nz
     NZI_TRY(spgeam_check(ctx, A, B, what));
     P = (nz_spgeam_plan_t *)nzi_calloc(ctx, 1, sizeof *P);
     if (P == NULL) return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "%s: cannot allocate the plan", what);
-    P->magic = NZI_SPGEAM_PLAN_MAGIC;
-    P->ctx = ctx;
-    P->ops = nzi_backend_of(A);
-    P->location = A->location;
-    P->value_type = A->value_type;
-    P->a = shape_of(A);
-    P->b = shape_of(B);
-    NZI_CHECK(P->ops->spgeam_symbolic(ctx, A, B, &M));
-    NZI_CHECK(P->ops->spgeam_numeric(ctx, alpha, A, beta, B, M));
-    P->c_serial = M->serial;
+    base_init(&P->base, NZI_SPGEAM_PLAN_MAGIC, ctx, A, B);
+    NZI_CHECK(P->base.ops->spgeam_symbolic(ctx, A, B, &M));
+    NZI_CHECK(P->base.ops->spgeam_numeric(ctx, alpha, A, beta, B, M));
+    P->base.c_serial = M->serial;
     *plan = P;
     *C = M;
     return NZ_SUCCESS;
 cleanup:
-    P->magic = NZI_DEAD_MAGIC;
+    P->base.magic = NZI_DEAD_MAGIC;
     nzi_free(ctx, P);
     nzi_matrix_free(M);
     return status;
@@ -276,23 +274,19 @@ cleanup:
 
 nz_status_t nz_spgeam_plan_execute(nz_spgeam_plan_t *plan, double alpha, const nz_matrix_t *A,
                                    double beta, const nz_matrix_t *B, nz_matrix_t *C) {
-    const char *what = "nz_spgeam_plan_execute";
     if (plan == NULL) return NZ_ERR_NULL_ARGUMENT;
-    if (plan->magic != NZI_SPGEAM_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
-    nz_context_t *ctx = plan->ctx;
-    nzi_clear_error(ctx);
-    NZI_TRY(check_operand(ctx, A, "A", plan->location, plan->value_type, &plan->a, what));
-    NZI_TRY(check_operand(ctx, B, "B", plan->location, plan->value_type, &plan->b, what));
-    NZI_TRY(check_output(ctx, C, plan->c_serial, what));
-    return plan->ops->spgeam_numeric(ctx, alpha, A, beta, B, C);
+    if (plan->base.magic != NZI_SPGEAM_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
+    nzi_clear_error(plan->base.ctx);
+    NZI_TRY(base_check(&plan->base, A, B, "B", C, "nz_spgeam_plan_execute"));
+    return plan->base.ops->spgeam_numeric(plan->base.ctx, alpha, A, beta, B, C);
 }
 
 nz_status_t nz_spgeam_plan_destroy(nz_spgeam_plan_t **plan) {
     if (plan == NULL || *plan == NULL) return NZ_SUCCESS;
     nz_spgeam_plan_t *P = *plan;
-    if (P->magic != NZI_SPGEAM_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
-    P->magic = NZI_DEAD_MAGIC;
-    nzi_free(P->ctx, P);
+    if (P->base.magic != NZI_SPGEAM_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
+    P->base.magic = NZI_DEAD_MAGIC;
+    nzi_free(P->base.ctx, P);
     *plan = NULL;
     return NZ_SUCCESS;
 }
@@ -300,13 +294,13 @@ nz_status_t nz_spgeam_plan_destroy(nz_spgeam_plan_t **plan) {
 /* ---- the Galerkin product -------------------------------------------------------------------- */
 
 static void rap_free(nz_rap_plan_t *P) {
-    nz_context_t *ctx = P->ctx;
+    nz_context_t *ctx = P->base.ctx;
     (void)nz_spgemm_plan_destroy(&P->ap_plan);
     (void)nz_spgemm_plan_destroy(&P->c_plan);
     nzi_matrix_free(P->R);
     nzi_matrix_free(P->AP);
-    if (P->perm != NULL) P->ops->transpose_release(ctx, P->perm);
-    P->magic = NZI_DEAD_MAGIC;
+    if (P->perm != NULL) P->base.ops->transpose_release(ctx, P->perm);
+    P->base.magic = NZI_DEAD_MAGIC;
     nzi_free(ctx, P);
 }
 
@@ -346,15 +340,9 @@ nz_status_t nz_rap_plan_create(nz_context_t *ctx, nz_rap_plan_t **plan, nz_matri
                          (long long)P->cols);
     G = (nz_rap_plan_t *)nzi_calloc(ctx, 1, sizeof *G);
     if (G == NULL) return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "%s: cannot allocate the plan", what);
-    G->magic = NZI_RAP_PLAN_MAGIC;
-    G->ctx = ctx;
-    G->ops = nzi_backend_of(A);
-    G->location = A->location;
-    G->value_type = A->value_type;
-    G->a = shape_of(A);
-    G->p = shape_of(P);
+    base_init(&G->base, NZI_RAP_PLAN_MAGIC, ctx, A, P);
     memset(&sum, 0, sizeof sum);
-    NZI_CHECK(G->ops->transpose(ctx, P, &G->R, &G->perm));
+    NZI_CHECK(G->base.ops->transpose(ctx, P, &G->R, &G->perm));
     memset(&part, 0, sizeof part);
     NZI_CHECK(nz_spgemm_plan_create(ctx, &G->ap_plan, &G->AP, A, P, options, &part));
     add_info(&sum, &part);
@@ -362,7 +350,7 @@ nz_status_t nz_rap_plan_create(nz_context_t *ctx, nz_rap_plan_t **plan, nz_matri
     NZI_CHECK(nz_spgemm_plan_create(ctx, &G->c_plan, &M, G->R, G->AP, options, &part));
     add_info(&sum, &part);
     sum.seconds = nzi_wtime() - t0;
-    G->c_serial = M->serial;
+    G->base.c_serial = M->serial;
     if (info != NULL) *info = sum;
     *plan = G;
     *C = M;
@@ -375,22 +363,19 @@ cleanup:
 
 nz_status_t nz_rap_plan_execute(nz_rap_plan_t *plan, const nz_matrix_t *A, const nz_matrix_t *P,
                                 nz_matrix_t *C) {
-    const char *what = "nz_rap_plan_execute";
     if (plan == NULL) return NZ_ERR_NULL_ARGUMENT;
-    if (plan->magic != NZI_RAP_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
-    nz_context_t *ctx = plan->ctx;
+    if (plan->base.magic != NZI_RAP_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
+    nz_context_t *ctx = plan->base.ctx;
     nzi_clear_error(ctx);
-    NZI_TRY(check_operand(ctx, A, "A", plan->location, plan->value_type, &plan->a, what));
-    NZI_TRY(check_operand(ctx, P, "P", plan->location, plan->value_type, &plan->p, what));
-    NZI_TRY(check_output(ctx, C, plan->c_serial, what));
-    NZI_TRY(plan->ops->transpose_values(ctx, plan->perm, P, plan->R));
+    NZI_TRY(base_check(&plan->base, A, P, "P", C, "nz_rap_plan_execute"));
+    NZI_TRY(plan->base.ops->transpose_values(ctx, plan->perm, P, plan->R));
     NZI_TRY(nz_spgemm_plan_execute(plan->ap_plan, A, P, plan->AP));
     return nz_spgemm_plan_execute(plan->c_plan, plan->R, plan->AP, C);
 }
 
 nz_status_t nz_rap_plan_destroy(nz_rap_plan_t **plan) {
     if (plan == NULL || *plan == NULL) return NZ_SUCCESS;
-    if ((*plan)->magic != NZI_RAP_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
+    if ((*plan)->base.magic != NZI_RAP_PLAN_MAGIC) return NZ_ERR_INVALID_HANDLE;
     rap_free(*plan);
     *plan = NULL;
     return NZ_SUCCESS;

@@ -543,3 +543,52 @@ int nzt_same_bits(nz_context_t *ctx, const nz_matrix_t *X, const nz_matrix_t *Y)
            (a.nnz == 0 || (memcmp(xc, yc, (size_t)a.nnz * sizeof(int32_t)) == 0 &&
                            memcmp(xv, yv, (size_t)a.nnz * vs) == 0));
 }
+
+/* A's pattern with every column shifted by `shift` (cyclically, rows re-sorted): the same
+ * shape and nonzero count, another pattern. */
+nz_matrix_t *nzt_shifted_pattern(nz_context_t *ctx, const nz_matrix_t *A, int32_t shift) {
+    const int64_t *rp;
+    const int32_t *ci;
+    const void *vp;
+    nz_matrix_info_t info;
+    nz_matrix_t *S = NULL;
+    NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
+    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &rp, &ci, &vp, A));
+    const int64_t n = info.rows;
+    int32_t *cols = malloc(nzt_at_least_one(info.nnz) * sizeof(int32_t));
+    for (int64_t i = 0; i < n; i++) {
+        for (int64_t k = rp[i]; k < rp[i + 1]; k++) cols[k] = (int32_t)((ci[k] + shift) % info.cols);
+        for (int64_t x = rp[i] + 1; x < rp[i + 1]; x++)
+            for (int64_t y = x; y > rp[i] && cols[y - 1] > cols[y]; y--) {
+                int32_t t = cols[y];
+                cols[y] = cols[y - 1];
+                cols[y - 1] = t;
+            }
+    }
+    NZT_OK(ctx, nz_matrix_create_csr(ctx, &S, n, info.cols, NZ_I64, rp, cols, info.value_type, vp));
+    free(cols);
+    return S;
+}
+
+int nzt_each_square_data_matrix(nz_context_t *ctx, int max, int64_t max_nnz,
+                                void (*fn)(nz_context_t *ctx, const char *name, nz_matrix_t *M,
+                                           void *arg),
+                                void *arg) {
+    char **names = NULL;
+    int count = nzt_list_matrices(nzt_data_dir(), &names), done = 0;
+    for (int k = 0; k < count && done < max; k++) {
+        char path[4096];
+        nz_matrix_t *M = NULL;
+        nz_matrix_info_t mi;
+        snprintf(path, sizeof path, "%s/%s", nzt_data_dir(), names[k]);
+        if (nz_mm_read(ctx, &M, path, NZ_F64) != NZ_SUCCESS) continue;
+        NZT_OK(ctx, nz_matrix_info(ctx, &mi, M));
+        if (mi.rows == mi.cols && mi.format == NZ_FORMAT_CSR && mi.nnz > 0 && mi.nnz < max_nnz) {
+            fn(ctx, names[k], M, arg);
+            done++;
+        }
+        nz_matrix_destroy(&M);
+    }
+    nzt_free_names(names, count);
+    return done;
+}

@@ -111,6 +111,16 @@ nz_matrix_t *nzt_new_values(nz_context_t *ctx, const nz_matrix_t *A, uint64_t se
 /* 1 when host CSR X and Y have the same shape, pattern and value bits. */
 int nzt_same_bits(nz_context_t *ctx, const nz_matrix_t *X, const nz_matrix_t *Y);
 
+/* Host CSR A's pattern with every column shifted by `shift` (cyclically, rows re-sorted): the
+ * same shape and nonzero count, another pattern; A's values. */
+nz_matrix_t *nzt_shifted_pattern(nz_context_t *ctx, const nz_matrix_t *A, int32_t shift);
+/* fn on up to `max` square CSR matrices of the test data (read as f64) with 0 < nnz < max_nnz;
+ * the number it was called on. */
+int nzt_each_square_data_matrix(nz_context_t *ctx, int max, int64_t max_nnz,
+                                void (*fn)(nz_context_t *ctx, const char *name, nz_matrix_t *M,
+                                           void *arg),
+                                void *arg);
+
 static inline const char *nzt_vt_name(nz_value_type_t vt) { return vt == NZ_F32 ? "f32" : "f64"; }
 /* n as an allocation count, at least 1 (so empty shapes still get a valid buffer). */
 static inline size_t nzt_at_least_one(int64_t n) { return n > 0 ? (size_t)n : 1; }

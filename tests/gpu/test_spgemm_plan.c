@@ -54,6 +54,11 @@ static void check_plan(nz_context_t *ctx, const char *what, const nz_matrix_t *A
     nz_matrix_destroy(&B2);
 }
 
+static void real_plan(nz_context_t *ctx, const char *name, nz_matrix_t *M, void *arg) {
+    (void)arg;
+    check_plan(ctx, name, M, M, NZ_I32);
+}
+
 static void test_plans(nz_context_t *ctx) {
     nz_matrix_t *A = NULL, *B = NULL;
     for (int o = 0; o < 2; o++) {
@@ -71,49 +76,8 @@ static void test_plans(nz_context_t *ctx) {
         nz_matrix_destroy(&B);
     }
     /* real matrices of the test data */
-    char **names = NULL;
-    int count = nzt_list_matrices(nzt_data_dir(), &names), done = 0;
-    for (int k = 0; k < count && done < 6; k++) {
-        char path[1024];
-        nz_matrix_t *M = NULL;
-        nz_matrix_info_t mi;
-        snprintf(path, sizeof path, "%s/%s", nzt_data_dir(), names[k]);
-        if (nz_mm_read(ctx, &M, path, NZ_F64) != NZ_SUCCESS) continue;
-        NZT_OK(ctx, nz_matrix_info(ctx, &mi, M));
-        if (mi.rows == mi.cols && mi.format == NZ_FORMAT_CSR && mi.nnz > 0 && mi.nnz < 200000) {
-            check_plan(ctx, names[k], M, M, NZ_I32);
-            done++;
-        }
-        nz_matrix_destroy(&M);
-    }
-    nzt_free_names(names, count);
+    int done = nzt_each_square_data_matrix(ctx, 6, 200000, real_plan, NULL);
     NZT_CHECK(done > 0, "no real test matrix was checked");
-}
-
-/* A's pattern with every column shifted by `shift` (cyclically, rows re-sorted): the same
- * shape and nonzero count, another pattern. */
-static nz_matrix_t *shifted_pattern(nz_context_t *ctx, const nz_matrix_t *A, int32_t shift) {
-    const int64_t *rp;
-    const int32_t *ci;
-    const void *vp;
-    nz_matrix_info_t info;
-    nz_matrix_t *S = NULL;
-    NZT_OK(ctx, nz_matrix_info(ctx, &info, A));
-    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &rp, &ci, &vp, A));
-    const int64_t n = info.rows;
-    int32_t *cols = malloc(nzt_at_least_one(info.nnz) * sizeof(int32_t));
-    for (int64_t i = 0; i < n; i++) {
-        for (int64_t k = rp[i]; k < rp[i + 1]; k++) cols[k] = (int32_t)((ci[k] + shift) % info.cols);
-        for (int64_t x = rp[i] + 1; x < rp[i + 1]; x++)
-            for (int64_t y = x; y > rp[i] && cols[y - 1] > cols[y]; y--) {
-                int32_t t = cols[y];
-                cols[y] = cols[y - 1];
-                cols[y - 1] = t;
-            }
-    }
-    NZT_OK(ctx, nz_matrix_create_csr(ctx, &S, n, info.cols, NZ_I64, rp, cols, info.value_type, vp));
-    free(cols);
-    return S;
 }
 
 static void test_pattern_refused(nz_context_t *ctx) {
@@ -124,7 +88,7 @@ static void test_pattern_refused(nz_context_t *ctx) {
             NZT_OK(ctx, nz_gen_laplace3d(ctx, &A, 5, 5, 5, NZ_F64)); /* light rows */
         else
             NZT_OK(ctx, nz_gen_rmat(ctx, &A, 11, 8, 0, 0, 0, nzt_seed + 76, NZ_F64)); /* heavy too */
-        S = shifted_pattern(ctx, A, which == 0 ? 40 : 700);
+        S = nzt_shifted_pattern(ctx, A, which == 0 ? 40 : 700);
         dA = to_device(ctx, A, NZ_I32);
         dS = to_device(ctx, S, NZ_I32);
         NZT_OK(ctx, nz_spgemm_plan_create(ctx, &plan, &dC, dA, dA, NULL, NULL));

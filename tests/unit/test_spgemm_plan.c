@@ -47,6 +47,11 @@ static void check_plan(nz_context_t *ctx, const char *what, const nz_matrix_t *A
     nz_matrix_destroy(&B2);
 }
 
+static void real_plan(nz_context_t *ctx, const char *name, nz_matrix_t *M, void *arg) {
+    (void)arg;
+    check_plan(ctx, name, M, M, 0);
+}
+
 static void test_plans(void) {
     nz_context_t *ctx = NULL;
     nz_matrix_t *A = NULL, *B = NULL;
@@ -70,25 +75,8 @@ static void test_plans(void) {
     nz_matrix_destroy(&A);
     nz_matrix_destroy(&B);
     /* real matrices of the test data: squares */
-    {
-        char **names = NULL;
-        int count = nzt_list_matrices(nzt_data_dir(), &names), done = 0;
-        for (int k = 0; k < count && done < 6; k++) {
-            char path[1024];
-            nz_matrix_t *M = NULL;
-            nz_matrix_info_t mi;
-            snprintf(path, sizeof path, "%s/%s", nzt_data_dir(), names[k]);
-            if (nz_mm_read(ctx, &M, path, NZ_F64) != NZ_SUCCESS) continue;
-            NZT_OK(ctx, nz_matrix_info(ctx, &mi, M));
-            if (mi.rows == mi.cols && mi.format == NZ_FORMAT_CSR && mi.nnz < 200000) {
-                check_plan(ctx, names[k], M, M, 0);
-                done++;
-            }
-            nz_matrix_destroy(&M);
-        }
-        nzt_free_names(names, count);
-        NZT_CHECK(done > 0, "no real test matrix was checked");
-    }
+    NZT_CHECK(nzt_each_square_data_matrix(ctx, 6, 200000, real_plan, NULL) > 0,
+              "no real test matrix was checked");
     nz_context_destroy(&ctx);
 }
 
@@ -104,26 +92,10 @@ static void test_plan_errors(void) {
     /* another matrix as C */
     NZT_OK(ctx, nz_spgemm(ctx, &D, A, A, NULL, NULL));
     NZT_CHECK(nz_spgemm_plan_execute(plan, A, A, D) == NZ_ERR_INVALID_ARGUMENT, "a foreign C");
-    /* another pattern with the same shape and nonzero count: the columns of each row shifted by
-     * one (cyclically), so some products fall outside C's pattern */
+    /* another pattern with the same shape and nonzero count: every column shifted by 40
+     * (cyclically), so some products fall outside C's pattern */
     {
-        const int64_t *rp;
-        const int32_t *ci;
-        const void *vp;
-        NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &rp, &ci, &vp, A));
-        int32_t *shifted = malloc((size_t)rp[125] * sizeof(int32_t));
-        for (int64_t i = 0; i < 125; i++)
-            for (int64_t k = rp[i]; k < rp[i + 1]; k++) shifted[k] = (ci[k] + 40) % 125;
-        /* keep rows sorted: the shift by 40 may wrap, so sort each row */
-        for (int64_t i = 0; i < 125; i++)
-            for (int64_t x = rp[i] + 1; x < rp[i + 1]; x++)
-                for (int64_t y = x; y > rp[i] && shifted[y - 1] > shifted[y]; y--) {
-                    int32_t t = shifted[y];
-                    shifted[y] = shifted[y - 1];
-                    shifted[y - 1] = t;
-                }
-        NZT_OK(ctx, nz_matrix_create_csr(ctx, &S, 125, 125, NZ_I64, rp, shifted, NZ_F64, vp));
-        free(shifted);
+        S = nzt_shifted_pattern(ctx, A, 40);
         nz_status_t s = nz_spgemm_plan_execute(plan, S, A, C);
         NZT_CHECK(s == NZ_ERR_INVALID_ARGUMENT && strstr(nz_context_last_error(ctx), "pattern"),
                   "a changed pattern: status %d (%s)", (int)s, nz_context_last_error(ctx));
