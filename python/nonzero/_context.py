@@ -32,7 +32,27 @@ _threads_generation = 0
 
 
 class Context:
-    """One nz_context_t. Objects made from it keep a reference, so it is destroyed last."""
+    """One nz_context_t: the library's state for a host thread or a device stream.
+
+    Matrices, plans and preconditioners keep a reference to the context they were made in, so
+    it is destroyed last. Most programs never make one: the package keeps a CPU context per
+    Python thread (``host_context``) and one per device and CuPy stream (``device_context``).
+
+    Parameters
+    ----------
+    device : int, optional
+        Bind the context to this CUDA device (None: a CPU context).
+    stream : int, optional
+        The cudaStream_t (as an integer) the context's device work is queued on (None: its
+        own).
+
+    Examples
+    --------
+    >>> import nonzero
+    >>> ctx = nonzero.Context()
+    >>> ctx.alloc_stats()["live_blocks"] >= 0
+    True
+    """
 
     def __init__(self, device=None, stream=None):
         self._handle = ctypes.c_void_p()
@@ -67,25 +87,63 @@ class Context:
         return self
 
     def last_error(self):
+        """The message of the context's last failed call ('' when none).
+
+        Returns
+        -------
+        str
+        """
         if not self._handle:
             return ""
         return (L.nz_context_last_error(self._handle) or b"").decode(errors="replace")
 
     def check(self, status, what):
-        """Raise the NonzeroError subclass of status (< 0), with the library's message."""
+        """Raise the NonzeroError subclass of status (< 0), with the library's message.
+
+        Parameters
+        ----------
+        status : int
+            An nz_status_t.
+        what : str
+            The call's name, the start of the message.
+
+        Returns
+        -------
+        int
+            status, when it is not an error.
+
+        Raises
+        ------
+        NonzeroError
+            The subclass of the status (InvalidArgumentError, DeviceError, ...).
+        """
         if status < 0:
             raise error_class(status)(format_error(what, status, self.last_error()), status)
         return status
 
     def alloc_stats(self):
+        """The context's allocation counters (nz_context_alloc_stats).
+
+        Returns
+        -------
+        dict
+            Live blocks and bytes, totals and failures, host and device.
+        """
         s = _lib.AllocStats()
         self.check(L.nz_context_alloc_stats(self.handle, ctypes.byref(s)), "nz_context_alloc_stats")
         return {k: getattr(s, k) for k, _ in s._fields_}
 
     def synchronize(self):
+        """Wait until the context's queued device work has finished (nothing on the CPU)."""
         self.check(L.nz_context_synchronize(self.handle), "nz_context_synchronize")
 
     def device_name(self):
+        """The bound device's name ('' or the CPU's description otherwise).
+
+        Returns
+        -------
+        str
+        """
         return L.nz_context_device_name(self.handle).decode()
 
     _destroy = L.nz_context_destroy  # bound here: module globals may be gone at exit

@@ -127,7 +127,21 @@ class Plan:
         return p
 
     def info(self):
-        """The plan's format, algorithm, reproducibility, plan time and workspace (dict)."""
+        """What the planner chose and what it cost (nz_spmv_plan_info).
+
+        Returns
+        -------
+        dict
+            'format', 'alg', 'backend' ('cpu' or 'cuda'), 'reproducible', 'vector_width',
+            'plan_seconds', 'workspace_bytes' and the planner's reasons.
+
+        Examples
+        --------
+        >>> import nonzero
+        >>> P = nonzero.laplace2d(8).plan()
+        >>> P.info()["backend"]
+        'cpu'
+        """
         i = _lib.SpmvPlanInfo()
         p = self._spmv_plan()
         self.ctx.check(L.nz_spmv_plan_info(p.ptr, ctypes.byref(i)), "nz_spmv_plan_info")
@@ -153,6 +167,30 @@ class Plan:
         return np.asarray(x), None
 
     def __call__(self, x, y=None, alpha=1.0, beta=0.0):
+        """y = alpha op(A) x + beta y.
+
+        Parameters
+        ----------
+        x : array_like
+            A vector of op(A)'s columns, or a matrix of them (columns: SpMM); NumPy on the
+            host, CuPy on the device.
+        y : ndarray, optional
+            The output, written in place (beta == 0 never reads it); a new array when None.
+        alpha, beta : float or complex, optional
+            The scalars (default 1 and 0).
+
+        Returns
+        -------
+        ndarray
+            y, of dtype np.result_type(A.dtype, x.dtype, alpha, beta).
+
+        Examples
+        --------
+        >>> import numpy as np, nonzero
+        >>> P = nonzero.laplace2d(3).plan()
+        >>> P(np.ones(9)).tolist()[:3]
+        [2.0, 1.0, 2.0]
+        """
         self._ncalls += 1
         if self.mh.borrow is not None or self.mh.keep:
             check_borrows(self.mh)

@@ -64,7 +64,20 @@ class Preconditioner(_Base):
             super().__init__(np.dtype(A.dtype), A.shape)
 
     def info(self):
-        """The C report (nz_precond_info) as a dict."""
+        """What the set-up did (nz_precond_info).
+
+        Returns
+        -------
+        dict
+            The kind, the set-up time, memory, and the kind's own report (the shift an
+            ILU(0)/IC(0) needed, Chebyshev's eigenvalue bounds, ...).
+
+        Examples
+        --------
+        >>> import nonzero
+        >>> nonzero.jacobi(nonzero.laplace2d(4)).info()["kind"]
+        'jacobi'
+        """
         info = _lib.PrecondInfo()
         self._ctx.check(L.nz_precond_info(self._h.ptr, ctypes.byref(info)), "nz_precond_info")
         out = {k: getattr(info, k) for k, _ in info._fields_}
@@ -92,7 +105,23 @@ class Preconditioner(_Base):
         return z
 
     def matvec(self, x):
-        """M^-1 x for x of shape (n,) or (n, 1) (the result has x's shape)."""
+        """M^-1 x.
+
+        Parameters
+        ----------
+        x : array_like, shape (n,) or (n, 1)
+            NumPy on the host, CuPy on the device.
+
+        Returns
+        -------
+        ndarray
+            M^-1 x, of x's shape.
+
+        Raises
+        ------
+        DimensionMismatchError
+            x of another length.
+        """
         shape = getattr(x, "shape", np.shape(x))
         if shape not in ((self.shape[0],), (self.shape[0], 1)):
             raise DimensionMismatchError("nonzero: x has shape %s, the preconditioner is %dx%d"
@@ -103,7 +132,16 @@ class Preconditioner(_Base):
         return self._apply(x).reshape(np.shape(x))
 
     def matmat(self, X):
-        """M^-1 X column by column for X of shape (n, k)."""
+        """M^-1 X, column by column.
+
+        Parameters
+        ----------
+        X : ndarray, shape (n, k)
+
+        Returns
+        -------
+        ndarray, shape (n, k)
+        """
         if X.ndim != 2 or X.shape[0] != self.shape[0]:
             raise DimensionMismatchError("nonzero: X has shape %s, the preconditioner is %dx%d"
                                          % ((X.shape,) + self.shape))
@@ -120,13 +158,28 @@ class Preconditioner(_Base):
         return self.matvec(x)
 
     def __call__(self, x):
+        """M^-1 x (matvec).
+
+        Examples
+        --------
+        >>> import numpy as np, nonzero
+        >>> M = nonzero.jacobi(nonzero.laplace2d(2))
+        >>> M(np.ones(4)).tolist()
+        [0.25, 0.25, 0.25, 0.25]
+        """
         return self.matvec(x)
 
     def _adjoint(self):
         raise NotImplementedError("nonzero: a preconditioner applies M^-1 only (no adjoint)")
 
     def aslinearoperator(self):
-        """A SciPy LinearOperator (CuPy's for a device object) whose matvec applies M^-1."""
+        """A SciPy LinearOperator (CuPy's for a device object) whose matvec applies M^-1.
+
+        Returns
+        -------
+        scipy.sparse.linalg.LinearOperator or cupyx.scipy.sparse.linalg.LinearOperator
+            Usable as M= of SciPy's (CuPy's) solvers.
+        """
         if self.on_device:
             from cupyx.scipy.sparse.linalg import LinearOperator
         else:

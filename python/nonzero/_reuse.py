@@ -125,7 +125,24 @@ class SpgemmPlan(_Reuse):
                              "nz_spgemm_plan_create", A, B, threads)
 
     def __call__(self, A=None, B=None):
-        """C = A @ B into C's pattern (the plan's own operands where None). Returns C."""
+        """C = A @ B into C's pattern, allocating nothing.
+
+        Parameters
+        ----------
+        A, B : sparse matrices, optional
+            Operands with the plan's patterns and new values (None: the plan's own).
+
+        Returns
+        -------
+        scipy.sparse CSR or cupyx.scipy.sparse.csr_matrix
+            C, the same object every call, its values changed in place.
+
+        Raises
+        ------
+        InvalidArgumentError
+            An operand whose pattern, shape or dtype differs from the plan's (products outside
+            C's pattern).
+        """
         _, _, ha, hb = self._handles(A, B, self._A, self._B, "spgemm_plan")
         ctx = self._ctx
         ctx.check(L.nz_spgemm_plan_execute(self._plan.ptr, ha.ptr, hb.ptr, self._C._h.ptr),
@@ -150,7 +167,25 @@ class SpgeamPlan(_Reuse):
         self._finish(ctx, p, c, kind)
 
     def __call__(self, A=None, B=None, *, alpha=None, beta=None):
-        """C = alpha A + beta B into C's pattern (the plan's operands and scalars where None)."""
+        """C = alpha A + beta B into C's pattern, allocating nothing.
+
+        Parameters
+        ----------
+        A, B : sparse matrices, optional
+            Operands with the plan's patterns and new values (None: the plan's own).
+        alpha, beta : float, optional
+            New scalars (None: the plan's).
+
+        Returns
+        -------
+        scipy.sparse CSR or cupyx.scipy.sparse.csr_matrix
+            C, the same object every call, its values changed in place.
+
+        Raises
+        ------
+        InvalidArgumentError
+            An operand whose pattern, shape or dtype differs from the plan's.
+        """
         _, _, ha, hb = self._handles(A, B, self._A, self._B, "spgeam_plan")
         a = self.alpha if alpha is None else float(alpha)
         b = self.beta if beta is None else float(beta)
@@ -172,7 +207,23 @@ class RapPlan(_Reuse):
                              A, P, threads)
 
     def __call__(self, A=None, P=None):
-        """C = P.T @ A @ P into C's pattern (the plan's own operands where None). Returns C."""
+        """C = P.T @ A @ P into C's pattern, allocating nothing.
+
+        Parameters
+        ----------
+        A, P : sparse matrices, optional
+            A and P with the plan's patterns and new values (None: the plan's own).
+
+        Returns
+        -------
+        scipy.sparse CSR or cupyx.scipy.sparse.csr_matrix
+            C, the same object every call, its values changed in place.
+
+        Raises
+        ------
+        InvalidArgumentError
+            An operand whose pattern, shape or dtype differs from the plan's.
+        """
         _, _, ha, hp = self._handles(A, P, self._A, self._B, "rap_plan")
         self._ctx.check(L.nz_rap_plan_execute(self._plan.ptr, ha.ptr, hp.ptr, self._C._h.ptr),
                         "nz_rap_plan_execute")
