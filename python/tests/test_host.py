@@ -709,6 +709,29 @@ def test_rap_against_scipy(rng):
         nonzero.rap(A, P[:100])
 
 
+@pytest.mark.parametrize("path", DATA_FILES, ids=os.path.basename)
+def test_spgeam_rap_real_matrices_against_scipy(path):
+    """SpGEAM (A + 2 A^T) and the Galerkin product with a pairwise aggregation on the real
+    matrices of the test data, against SciPy."""
+    import scipy.io
+    try:
+        A = sp.csr_matrix(scipy.io.mmread(path)).astype(np.float64)
+    except Exception as e:  # an array file, or one SciPy cannot read
+        pytest.skip("scipy.io.mmread: %s" % e)
+    if A.shape[0] != A.shape[1] or A.shape[0] < 2:
+        pytest.skip("not square")
+    A.sum_duplicates()
+    At = A.T.tocsr()
+    At.sort_indices()
+    C = nonzero.spgeam(A, At, 1.0, 2.0)
+    close(C.toarray(), (A + 2.0 * At).toarray(), 1e-13)
+    n = A.shape[0]
+    agg = np.arange(n) // 2
+    P = sp.csr_matrix((np.ones(n), (np.arange(n), agg)), shape=(n, int(agg[-1]) + 1))
+    G = nonzero.rap(A, P)
+    close(G.toarray(), (P.T @ A @ P).toarray(), 1e-12)
+
+
 def test_spgemm_alg_constants_match_the_library():
     """_lib's mirror of nz_spgemm_alg_t, by which spgemm() routes an algorithm, is the library's."""
     import ctypes
