@@ -61,7 +61,8 @@ static int64_t next_pow2(int64_t x) {
 
 static bool accumulator_is_dense(int64_t n, int64_t rows, int64_t total_products, int threads,
                                  size_t value_size) {
-    const double per_thread = (double)n * ((double)value_size + 0.125);
+    /* a value, a symbolic stamp and a bit per column */
+    const double per_thread = (double)n * ((double)value_size + sizeof(int32_t) + 0.125);
     const double mean = rows > 0 ? (double)total_products / (double)rows : 0.0;
     if (per_thread * threads > (double)DENSE_WORKSPACE_LIMIT) return false;
     /* rows whose products cover a sixteenth of the columns: a dense sweep is cheap */
