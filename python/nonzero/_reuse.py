@@ -132,16 +132,7 @@ class SpgemmPlan(_Reuse):
         A, B : sparse matrices, optional
             Operands with the plan's patterns and new values (None: the plan's own).
 
-        Returns
-        -------
-        scipy.sparse CSR or cupyx.scipy.sparse.csr_matrix
-            C, the same object every call, its values changed in place.
-
-        Raises
-        ------
-        InvalidArgumentError
-            An operand whose pattern, shape or dtype differs from the plan's (products outside
-            C's pattern).
+        %(call_result)s
         """
         _, _, ha, hb = self._handles(A, B, self._A, self._B, "spgemm_plan")
         ctx = self._ctx
@@ -176,15 +167,7 @@ class SpgeamPlan(_Reuse):
         alpha, beta : float, optional
             New scalars (None: the plan's).
 
-        Returns
-        -------
-        scipy.sparse CSR or cupyx.scipy.sparse.csr_matrix
-            C, the same object every call, its values changed in place.
-
-        Raises
-        ------
-        InvalidArgumentError
-            An operand whose pattern, shape or dtype differs from the plan's.
+        %(call_result)s
         """
         _, _, ha, hb = self._handles(A, B, self._A, self._B, "spgeam_plan")
         a = self.alpha if alpha is None else float(alpha)
@@ -214,15 +197,7 @@ class RapPlan(_Reuse):
         A, P : sparse matrices, optional
             A and P with the plan's patterns and new values (None: the plan's own).
 
-        Returns
-        -------
-        scipy.sparse CSR or cupyx.scipy.sparse.csr_matrix
-            C, the same object every call, its values changed in place.
-
-        Raises
-        ------
-        InvalidArgumentError
-            An operand whose pattern, shape or dtype differs from the plan's.
+        %(call_result)s
         """
         _, _, ha, hp = self._handles(A, P, self._A, self._B, "rap_plan")
         self._ctx.check(L.nz_rap_plan_execute(self._plan.ptr, ha.ptr, hp.ptr, self._C._h.ptr),
@@ -312,3 +287,20 @@ def rap_plan(A, P, *, threads=0):
 
 __all__ = ["SpgemmPlan", "SpgeamPlan", "RapPlan", "spgemm_plan", "spgeam", "spgeam_plan", "rap",
            "rap_plan"]
+
+
+# The result and errors of every plan's call, written once (as the preconditioners' Returns).
+_CALL_RESULT = """Returns
+        -------
+        scipy.sparse CSR or cupyx.scipy.sparse.csr_matrix
+            C, the same object every call, its values changed in place.
+
+        Raises
+        ------
+        InvalidArgumentError
+            An operand whose pattern, shape or dtype differs from the plan's (a product or an
+            entry outside C's pattern)."""
+for _c in (SpgemmPlan, SpgeamPlan, RapPlan):
+    if _c.__call__.__doc__:  # None under python -OO
+        _c.__call__.__doc__ = _c.__call__.__doc__.replace("%(call_result)s", _CALL_RESULT)
+del _c
