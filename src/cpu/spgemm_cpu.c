@@ -121,15 +121,14 @@ static void sort_columns(int32_t *c, int64_t n) {
  * nonzero k is processed, B's row for nonzero k + PREFETCH_AHEAD (of this row of A or the next,
  * which the same thread takes next) is requested, its offsets PREFETCH_AHEAD further on. */
 #define PREFETCH_AHEAD 4
-static inline void prefetch_b(const nz_matrix_t *A, const nz_matrix_t *B, int64_t k, bool values) {
-    const int64_t *a_off = A->host.csr.row_offsets, *b_off = B->host.csr.row_offsets;
-    const int32_t *a_col = A->host.csr.col_indices;
-    const int64_t a_nnz = a_off[A->rows];
+static inline void prefetch_b(const int32_t *a_col, int64_t a_nnz, const int64_t *b_off,
+                              const int32_t *b_col, const char *b_val, size_t value_size,
+                              int64_t k) {
     if (k + 2 * PREFETCH_AHEAD < a_nnz) __builtin_prefetch(b_off + a_col[k + 2 * PREFETCH_AHEAD]);
     if (k + PREFETCH_AHEAD < a_nnz) {
         const int64_t l = b_off[a_col[k + PREFETCH_AHEAD]];
-        __builtin_prefetch(B->host.csr.col_indices + l);
-        if (values) __builtin_prefetch((const char *)B->host.csr.values + (size_t)l * nzi_value_size(B->value_type));
+        __builtin_prefetch(b_col + l);
+        if (b_val != NULL) __builtin_prefetch(b_val + (size_t)l * value_size);
     }
 }
 
@@ -138,6 +137,7 @@ static int64_t row_count(const nz_matrix_t *A, const nz_matrix_t *B, const cpu_w
                          int64_t i, int64_t bound, int32_t *stamp) {
     const int64_t *a_off = A->host.csr.row_offsets, *b_off = B->host.csr.row_offsets;
     const int32_t *a_col = A->host.csr.col_indices, *b_col = B->host.csr.col_indices;
+    const int64_t a_nnz = a_off[A->rows];
     int64_t count = 0;
     if (bound == 0) return 0;
     if (w->dense) {
@@ -152,7 +152,7 @@ static int64_t row_count(const nz_matrix_t *A, const nz_matrix_t *B, const cpu_w
         for (int64_t k = a_off[i]; k < a_off[i + 1]; k++) {
             const int32_t j = a_col[k];
             const int64_t l_end = b_off[j + 1];
-            prefetch_b(A, B, k, false);
+            prefetch_b(a_col, a_nnz, b_off, b_col, NULL, 0, k);
             for (int64_t l = b_off[j]; l < l_end; l++) {
                 const int32_t c = b_col[l];
                 if (stamps[c] != s) {
@@ -167,7 +167,7 @@ static int64_t row_count(const nz_matrix_t *A, const nz_matrix_t *B, const cpu_w
     const int64_t size = next_pow2(2 * bound);
     for (int64_t k = a_off[i]; k < a_off[i + 1]; k++) {
         const int32_t j = a_col[k];
-        prefetch_b(A, B, k, false);
+        prefetch_b(a_col, a_nnz, b_off, b_col, NULL, 0, k);
         for (int64_t l = b_off[j]; l < b_off[j + 1]; l++) {
             const int32_t c = b_col[l];
             int64_t h = hash_slot(c, size);
@@ -191,6 +191,7 @@ static int64_t row_count(const nz_matrix_t *A, const nz_matrix_t *B, const cpu_w
         const int64_t *a_off = A->host.csr.row_offsets, *b_off = B->host.csr.row_offsets;       \
         const int32_t *a_col = A->host.csr.col_indices, *b_col = B->host.csr.col_indices;       \
         const T *a_val = (const T *)A->host.csr.values, *b_val = (const T *)B->host.csr.values; \
+        const int64_t a_nnz = a_off[A->rows];                                                   \
         T *acc = (T *)w->values + (size_t)t * (size_t)w->capacity;                              \
         int64_t count = 0;                                                                      \
         if (bound == 0) return 0;                                                               \
@@ -200,7 +201,7 @@ static int64_t row_count(const nz_matrix_t *A, const nz_matrix_t *B, const cpu_w
             for (int64_t k = a_off[i]; k < a_off[i + 1]; k++) {                                 \
                 const int32_t j = a_col[k];                                                     \
                 const T a = a_val[k];                                                           \
-                prefetch_b(A, B, k, true);                                                      \
+                prefetch_b(a_col, a_nnz, b_off, b_col, (const char *)b_val, sizeof(T), k);      \
                 const int64_t l_end = b_off[j + 1];                                             \
                 for (int64_t l = b_off[j]; l < l_end; l++) {                                    \
                     const int32_t c = b_col[l];                                                 \
@@ -241,7 +242,7 @@ static int64_t row_count(const nz_matrix_t *A, const nz_matrix_t *B, const cpu_w
         for (int64_t k = a_off[i]; k < a_off[i + 1]; k++) {                                     \
             const int32_t j = a_col[k];                                                         \
             const T a = a_val[k];                                                               \
-            prefetch_b(A, B, k, true);                                                          \
+            prefetch_b(a_col, a_nnz, b_off, b_col, (const char *)b_val, sizeof(T), k);          \
             for (int64_t l = b_off[j]; l < b_off[j + 1]; l++) {                                 \
                 const int32_t c = b_col[l];                                                     \
                 const T v = a * b_val[l];                                                       \

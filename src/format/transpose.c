@@ -1,5 +1,6 @@
-/* transpose.c: re-compressing CSR along columns (CSR <-> CSC, A^T); nz_matrix_transpose itself is
- * in src/ops/spgemm_plan.c (it reaches the device transpose through the backend table). */
+/* transpose.c: re-compressing CSR along columns (CSR <-> CSC, A^T) and the host side of
+ * nz_matrix_transpose (the public entry is in src/ops/spgemm_plan.c: it also reaches the device
+ * transpose through the backend table). */
 #include "nzi.h"
 #include "convert_internal.h"
 
@@ -46,5 +47,26 @@ nz_status_t nzi_compressed_transpose(nz_context_t *ctx, nz_matrix_t **B, const n
     *B = M;
     return NZ_SUCCESS;
 cleanup:
+    return status;
+}
+
+nz_status_t nzi_host_transpose(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A) {
+    nz_status_t status;
+    nz_matrix_t *owned = NULL, *M = NULL;
+    const nz_matrix_t *csr = NULL;
+    if (A->format == NZ_FORMAT_CSC) {
+        /* CSC arrays of A are exactly the CSR arrays of A^T */
+        NZI_CHECK(nzi_matrix_clone(ctx, &M, A, A->value_type));
+        M->format = NZ_FORMAT_CSR;
+        M->rows = A->cols;
+        M->cols = A->rows;
+    } else {
+        NZI_CHECK(nzi_as_csr(ctx, A, &csr, &owned));
+        NZI_CHECK(nzi_compressed_transpose(ctx, &M, csr, NZ_FORMAT_CSR));
+    }
+    *B = M;
+    status = NZ_SUCCESS;
+cleanup:
+    nzi_matrix_free(owned);
     return status;
 }

@@ -293,6 +293,8 @@ nz_status_t nzi_as_csr(nz_context_t *ctx, const nz_matrix_t *A, const nz_matrix_
  * (NZ_FORMAT_CSC); CSC A -> CSR of A (NZ_FORMAT_CSR). */
 nz_status_t nzi_compressed_transpose(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A,
                                      nz_format_t format);
+/* A^T of a host matrix of any format as a new host CSR matrix (CSC: a copy of its arrays). */
+nz_status_t nzi_host_transpose(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A);
 
 /* Value access helpers for code that handles both types at run time (not for hot loops). */
 static inline double nzi_get(const void *values, nz_value_type_t t, int64_t k) {

@@ -129,6 +129,20 @@ static nz_status_t base_check(const plan_base_t *P, const nz_matrix_t *A, const 
     return check_output(P->ctx, C, P->c_serial, what);
 }
 
+/* What every plan constructor checks first: a valid context (its last error then cleared),
+ * non-NULL outputs, CSR operands of one location and value type (the second named b_name). */
+static nz_status_t create_check(nz_context_t *ctx, const void *plan, const void *C,
+                                const nz_matrix_t *A, const nz_matrix_t *B, const char *b_name,
+                                const char *what) {
+    NZI_TRY(nzi_check_context(ctx));
+    nzi_clear_error(ctx);
+    if (plan == NULL || C == NULL)
+        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "%s: plan or C is NULL", what);
+    NZI_TRY(check_csr(ctx, A, "A", what));
+    NZI_TRY(check_csr(ctx, B, b_name, what));
+    return check_pair(ctx, A, B, "A", b_name, what);
+}
+
 /* ---- SpGEMM plans --------------------------------------------------------------------------- */
 
 nz_status_t nz_spgemm_plan_create(nz_context_t *ctx, nz_spgemm_plan_t **plan, nz_matrix_t **C,
@@ -139,13 +153,7 @@ nz_status_t nz_spgemm_plan_create(nz_context_t *ctx, nz_spgemm_plan_t **plan, nz
     nz_spgemm_plan_t *P = NULL;
     nz_matrix_t *M = NULL;
     nz_spgemm_options_t opt;
-    NZI_TRY(nzi_check_context(ctx));
-    nzi_clear_error(ctx);
-    if (plan == NULL || C == NULL)
-        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "%s: plan or C is NULL", what);
-    NZI_TRY(check_csr(ctx, A, "A", what));
-    NZI_TRY(check_csr(ctx, B, "B", what));
-    NZI_TRY(check_pair(ctx, A, B, "A", "B", what));
+    NZI_TRY(create_check(ctx, plan, C, A, B, "B", what));
     if (options != NULL)
         opt = *options;
     else
@@ -199,9 +207,8 @@ nz_status_t nz_spgemm_plan_destroy(nz_spgemm_plan_t **plan) {
 
 /* ---- SpGEAM ---------------------------------------------------------------------------------- */
 
-static nz_status_t spgeam_check(nz_context_t *ctx, const nz_matrix_t *A, const nz_matrix_t *B,
-                                const char *what) {
-    NZI_TRY(check_pair(ctx, A, B, "A", "B", what));
+static nz_status_t spgeam_shapes(nz_context_t *ctx, const nz_matrix_t *A, const nz_matrix_t *B,
+                                 const char *what) {
     if (A->rows != B->rows || A->cols != B->cols)
         return nzi_error(ctx, NZ_ERR_DIMENSION_MISMATCH, "%s: A is %lld x %lld and B %lld x %lld",
                          what, (long long)A->rows, (long long)A->cols, (long long)B->rows,
@@ -220,7 +227,8 @@ nz_status_t nz_spgeam(nz_context_t *ctx, nz_matrix_t **C, double alpha, const nz
     if (C == NULL) return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "%s: C is NULL", what);
     NZI_TRY(nzi_check_matrix(ctx, A, "A"));
     NZI_TRY(nzi_check_matrix(ctx, B, "B"));
-    NZI_TRY(spgeam_check(ctx, A, B, what));
+    NZI_TRY(check_pair(ctx, A, B, "A", "B", what));
+    NZI_TRY(spgeam_shapes(ctx, A, B, what));
     if (A->location == NZ_DEVICE) {
         if (A->format != NZ_FORMAT_CSR || B->format != NZ_FORMAT_CSR)
             return nzi_error(ctx, NZ_ERR_UNSUPPORTED, "%s: device operands must be csr", what);
@@ -249,13 +257,8 @@ nz_status_t nz_spgeam_plan_create(nz_context_t *ctx, nz_spgeam_plan_t **plan, nz
     const char *what = "nz_spgeam_plan_create";
     nz_spgeam_plan_t *P = NULL;
     nz_matrix_t *M = NULL;
-    NZI_TRY(nzi_check_context(ctx));
-    nzi_clear_error(ctx);
-    if (plan == NULL || C == NULL)
-        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "%s: plan or C is NULL", what);
-    NZI_TRY(check_csr(ctx, A, "A", what));
-    NZI_TRY(check_csr(ctx, B, "B", what));
-    NZI_TRY(spgeam_check(ctx, A, B, what));
+    NZI_TRY(create_check(ctx, plan, C, A, B, "B", what));
+    NZI_TRY(spgeam_shapes(ctx, A, B, what));
     P = (nz_spgeam_plan_t *)nzi_calloc(ctx, 1, sizeof *P);
     if (P == NULL) return nzi_error(ctx, NZ_ERR_OUT_OF_MEMORY, "%s: cannot allocate the plan", what);
     base_init(&P->base, NZI_SPGEAM_PLAN_MAGIC, ctx, A, B);
@@ -326,13 +329,7 @@ nz_status_t nz_rap_plan_create(nz_context_t *ctx, nz_rap_plan_t **plan, nz_matri
     nz_matrix_t *M = NULL;
     nz_spgemm_info_t part, sum;
     double t0 = nzi_wtime();
-    NZI_TRY(nzi_check_context(ctx));
-    nzi_clear_error(ctx);
-    if (plan == NULL || C == NULL)
-        return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "%s: plan or C is NULL", what);
-    NZI_TRY(check_csr(ctx, A, "A", what));
-    NZI_TRY(check_csr(ctx, P, "P", what));
-    NZI_TRY(check_pair(ctx, A, P, "A", "P", what));
+    NZI_TRY(create_check(ctx, plan, C, A, P, "P", what));
     if (A->rows != A->cols || P->rows != A->rows)
         return nzi_error(ctx, NZ_ERR_DIMENSION_MISMATCH,
                          "%s: A must be square and P have A's rows: A is %lld x %lld, P %lld x %lld",
@@ -391,26 +388,15 @@ nz_status_t nz_rap(nz_context_t *ctx, nz_matrix_t **C, const nz_matrix_t *A,
 /* ---- the transpose --------------------------------------------------------------------------- */
 
 nz_status_t nz_matrix_transpose(nz_context_t *ctx, nz_matrix_t **B, const nz_matrix_t *A) {
-    nz_status_t status;
-    nz_matrix_t *owned = NULL, *M = NULL;
-    const nz_matrix_t *csr = NULL;
     NZI_TRY(nzi_check_context(ctx));
     nzi_clear_error(ctx);
     if (B == NULL) return nzi_error(ctx, NZ_ERR_NULL_ARGUMENT, "nz_matrix_transpose: B is NULL");
     NZI_TRY(nzi_check_matrix(ctx, A, "A"));
-    if (A->location == NZ_DEVICE) {
-        if (A->format != NZ_FORMAT_CSR)
-            return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
-                             "nz_matrix_transpose: A is a device %s matrix; the device transpose "
-                             "takes csr",
-                             nz_format_name(A->format));
-        return nzi_backend_of(A)->transpose(ctx, A, B, NULL);
-    }
-    NZI_CHECK(nzi_as_csr(ctx, A, &csr, &owned));
-    NZI_CHECK(nzi_compressed_transpose(ctx, &M, csr, NZ_FORMAT_CSR));
-    *B = M;
-    status = NZ_SUCCESS;
-cleanup:
-    nzi_matrix_free(owned);
-    return status;
+    if (A->location == NZ_HOST) return nzi_host_transpose(ctx, B, A);
+    if (A->format != NZ_FORMAT_CSR)
+        return nzi_error(ctx, NZ_ERR_UNSUPPORTED,
+                         "nz_matrix_transpose: A is a device %s matrix; the device transpose "
+                         "takes csr",
+                         nz_format_name(A->format));
+    return nzi_backend_of(A)->transpose(ctx, A, B, NULL);
 }
