@@ -25,7 +25,9 @@ typedef enum nz_precond {
     NZ_PRECOND_ILU0 = 4,       /* incomplete LU, no fill (A's pattern) */
     NZ_PRECOND_IC0 = 5,        /* incomplete Cholesky, no fill (symmetric A, lower pattern) */
     NZ_PRECOND_BLOCK_JACOBI = 6, /* z = B^-1 r, B the diagonal blocks of A (block_size rows) */
-    NZ_PRECOND_CHEBYSHEV = 7   /* z = p(D^-1 A) D^-1 r: Chebyshev polynomial in Jacobi-scaled A */
+    NZ_PRECOND_CHEBYSHEV = 7,  /* z = p(D^-1 A) D^-1 r: Chebyshev polynomial in Jacobi-scaled A */
+    NZ_PRECOND_AMG = 8         /* one cycle of smoothed-aggregation algebraic multigrid
+                                  (nz_amg_options_t) */
 } nz_precond_t;
 
 /* Conjugate gradient options. Zero-initialise, then set what you need; zero means default. */
@@ -133,6 +135,52 @@ typedef nz_status_t (*nz_precond_apply_t)(void *user, const void *r, void *z);
  * hand it to nz_solve (nz_solve_options_t.preconditioner) or apply it yourself. Opaque. */
 typedef struct nz_preconditioner nz_preconditioner_t;
 
+/* Smoothed-aggregation algebraic multigrid (NZ_PRECOND_AMG; docs/SOLVERS.md, "Algebraic
+ * multigrid"). The hierarchy: strength of connection, aggregation by a deterministic distance-2
+ * maximal independent set, a tentative prolongator fitted to the near-nullspace, smoothed by one
+ * damped Jacobi step, and Galerkin coarse operators P^T A P, level by level until at most
+ * max_coarse rows remain; the coarsest level is solved by a dense LU inverse. One apply is one
+ * cycle from z = 0 with the smoother before and after each coarse correction; with the default
+ * Chebyshev (or l1-Jacobi) smoother and a V-cycle it is symmetric positive definite for a
+ * symmetric positive definite A, so CG can use it. */
+typedef enum nz_amg_smoother {
+    NZ_AMG_SMOOTHER_CHEBYSHEV = 0, /* Chebyshev polynomial in D^-1 A (default, degree 2) */
+    NZ_AMG_SMOOTHER_L1_JACOBI = 1  /* sweeps of x += D_l1^-1 (b - A x), D_l1 = the l1 row norms */
+} nz_amg_smoother_t;
+typedef enum nz_amg_cycle { NZ_AMG_CYCLE_V = 0, NZ_AMG_CYCLE_W = 1 } nz_amg_cycle_t;
+/* The most levels of a hierarchy (max_levels' bound and the size of nz_amg_info_t's arrays). */
+#define NZ_AMG_MAX_LEVELS 24
+
+/* Options of NZ_PRECOND_AMG (nz_precond_options_t.amg). Zero-initialise; zero means default. */
+typedef struct nz_amg_options {
+    double threshold;          /* strength of connection: node j is strongly connected to i when
+                                  |a_ij| >= threshold sqrt(|a_ii a_jj|) (blocks: Frobenius
+                                  norms), symmetrised; 0 <= threshold < 1, default 0 (every
+                                  off-diagonal non-zero is strong, as PyAMG's and PETSc GAMG's
+                                  defaults); 0.02 .. 0.1 for anisotropic problems */
+    double omega;              /* prolongator smoothing: P = (I - omega / rho(D^-1 A) D^-1 A) T,
+                                  default 4/3; rho estimated by power iteration */
+    int max_levels;            /* default 10, at most NZ_AMG_MAX_LEVELS */
+    int64_t max_coarse;        /* stop coarsening at or below this many rows (default 256, at
+                                  most 1024: the coarsest level is inverted densely) */
+    nz_amg_smoother_t smoother;
+    int smoother_degree;       /* Chebyshev: polynomial degree (SpMVs per smoothing, default 2);
+                                  l1-Jacobi: sweeps (default 2); at most 16 */
+    double cheb_ratio;         /* Chebyshev: the interval [lambda_max / cheb_ratio, lambda_max]
+                                  of D^-1 A it damps (default 10; lambda_max the estimate
+                                  times 1.1) */
+    nz_amg_cycle_t cycle;      /* V (default) or W */
+    int block_size;            /* unknowns per node, interleaved (default 1; 3 for 3-D
+                                  elasticity): aggregation runs on nodes, rows divisible by it */
+    int nullspace_dim;         /* columns k of near_nullspace (default 1, at most 16) */
+    const double *near_nullspace; /* rows x k, column-major, host memory, read at setup (NULL:
+                                  the constant vector, k = 1); e.g. the rigid-body modes that
+                                  nz_gen_elasticity3d writes */
+    unsigned plan_flags;       /* NZ_PLAN_* flags of every level's SpMV plans (e.g.
+                                  NZ_PLAN_DETERMINISTIC) */
+    int64_t reserved[4];       /* zero */
+} nz_amg_options_t;
+
 /* Options of nz_precond_create. Zero-initialise, then set what the kind reads; zero means
  * default. */
 typedef struct nz_precond_options {
@@ -155,6 +203,7 @@ typedef struct nz_precond_options {
                                   transpose of those on L), so CG can use it */
     int32_t reserved0;         /* zero */
     int64_t reserved[3];       /* zero */
+    const struct nz_amg_options *amg; /* AMG: its options (NULL: every default) */
 } nz_precond_options_t;
 
 /* What nz_precond_info reports. */
@@ -175,6 +224,31 @@ typedef struct nz_precond_info {
     int sweeps;                /* ILU0 / IC0: Jacobi sweeps per triangular solve (0: exact) */
 } nz_precond_info_t;
 
+/* The hierarchy of an AMG preconditioner (nz_amg_info): level 0 is A. */
+typedef struct nz_amg_info {
+    int levels;                /* levels including A's and the coarsest */
+    int64_t rows[NZ_AMG_MAX_LEVELS];
+    int64_t nnz[NZ_AMG_MAX_LEVELS];
+    int block_size[NZ_AMG_MAX_LEVELS];   /* unknowns per node (coarse: the near-nullspace's k) */
+    double lambda_max[NZ_AMG_MAX_LEVELS]; /* the power-iteration estimate of rho(D^-1 A_l) */
+    int mis_rounds[NZ_AMG_MAX_LEVELS];   /* rounds of the distance-2 independent set */
+    int64_t unaggregated[NZ_AMG_MAX_LEVELS]; /* nodes without a strong neighbour (left to the
+                                  smoother: e.g. Dirichlet rows) */
+    double operator_complexity; /* sum of the levels' nnz / nnz(A) */
+    double grid_complexity;    /* sum of the levels' rows / rows(A) */
+    int coarse_direct;         /* 1: the coarsest level is solved by its dense LU inverse; 0: by
+                                  smoothing steps (coarsening stalled above 1024 rows) */
+    double coarse_shift;       /* the diagonal shift the coarsest LU needed (0: none; a singular
+                                  coarse operator, e.g. a pure Neumann problem, needs one) */
+    /* set-up seconds per phase, summed over the levels (host wall clock) */
+    double strength_seconds, aggregate_seconds, tentative_seconds, smooth_seconds, rap_seconds,
+        coarse_seconds, transfer_seconds, setup_seconds;
+    double update_seconds;     /* the last nz_precond_update (0: none yet) */
+} nz_amg_info_t;
+
+/* The hierarchy of an NZ_PRECOND_AMG object (NZ_ERR_INVALID_ARGUMENT for another kind). */
+nz_status_t nz_amg_info(const nz_preconditioner_t *M, nz_amg_info_t *info);
+
 /* Build preconditioner `kind` of the square matrix A (host or device; vectors of the apply live
  * where A does) into *M (docs/SOLVERS.md):
  *   NONE          z = r.
@@ -190,6 +264,12 @@ typedef struct nz_precond_info {
  *                 z = 0 on [lambda_min, lambda_max] (for A symmetric positive definite, or
  *                 with a spectrum of D^-1 A near the positive real axis); A is borrowed: it must
  *                 outlive *M and stay unchanged.
+ *   AMG           one V- (or W-) cycle of smoothed-aggregation multigrid (options->amg, above;
+ *                 nz_amg_info reports the hierarchy). The hierarchy is set up on the host (a
+ *                 device A is copied down once); for a device A its levels are then uploaded and
+ *                 every cycle runs on the device. A is borrowed: it must outlive *M and stay
+ *                 unchanged (nz_precond_update for new values). A zero or non-finite diagonal
+ *                 is NZ_ERR_BREAKDOWN naming the row.
  * The other kinds keep no reference to A. JACOBI, L1_JACOBI and CHEBYSHEV run on the Krylov
  * vector operations of A's backend (NZ_ERR_UNSUPPORTED where it has none). Destroy with
  * nz_precond_destroy. */
@@ -199,10 +279,18 @@ nz_status_t nz_precond_create(nz_context_t *ctx, nz_preconditioner_t **M, const 
  * Allocates nothing. One apply at a time per object (it has workspace). */
 nz_status_t nz_precond_apply(const nz_preconditioner_t *M, const void *r, void *z);
 nz_status_t nz_precond_info(const nz_preconditioner_t *M, nz_precond_info_t *info);
+/* Re-setup with new values: A has the dimension, value type, location and pattern (row offsets
+ * and column indices) of the matrix M was made from, other values. AMG keeps its aggregation,
+ * tentative prolongators and every symbolic product and recomputes the values only (spectral
+ * estimates, smoothed prolongators, Galerkin products, the coarse inverse), allocating nothing;
+ * a pattern that differs is NZ_ERR_INVALID_ARGUMENT. The other kinds are built again from A
+ * with the options of nz_precond_create (the object keeps its address). On an error M is
+ * unusable until an update succeeds (nz_precond_apply refuses it). */
+nz_status_t nz_precond_update(nz_preconditioner_t *M, const nz_matrix_t *A);
 /* Accepts NULL and *M == NULL; sets *M to NULL. */
 nz_status_t nz_precond_destroy(nz_preconditioner_t **M);
 /* The kind's name ("none", "jacobi", "user", "l1-jacobi", "ilu0", "ic0", "block-jacobi",
- * "chebyshev"), or "unknown". */
+ * "chebyshev", "amg"), or "unknown". */
 const char *nz_precond_name(nz_precond_t kind);
 
 /* A caller's monitor (nz_solve_options_t.monitor): called once after each iteration k = 1, 2,

@@ -3,6 +3,7 @@
 #include "backend.h"
 #include "krylov.h"
 #include "precond.h"
+#include "amg.h"
 
 #include <float.h>
 #include <math.h>
@@ -54,6 +55,10 @@ struct nz_preconditioner {
     nzi_factor_precond_t *factor; /* ILU0, IC0 */
     nz_precond_apply_t user_apply; /* USER */
     void *user;
+    nzi_amg_t *amg;              /* AMG */
+    nz_precond_options_t options; /* what nz_precond_update builds again with (amg: NULL) */
+    nz_amg_options_t amg_options; /* AMG: checked, defaults filled */
+    int broken;                  /* an update failed: apply refuses */
 };
 
 const char *nz_precond_name(nz_precond_t kind) {
@@ -66,6 +71,7 @@ const char *nz_precond_name(nz_precond_t kind) {
     case NZ_PRECOND_IC0: return "ic0";
     case NZ_PRECOND_BLOCK_JACOBI: return "block-jacobi";
     case NZ_PRECOND_CHEBYSHEV: return "chebyshev";
+    case NZ_PRECOND_AMG: return "amg";
     }
     return "unknown";
 }
@@ -88,6 +94,7 @@ nz_status_t nz_precond_destroy(nz_preconditioner_t **M) {
     nz_spmv_plan_destroy(&p->plan);
     nz_matrix_destroy(&p->blocks);
     nzi_factor_precond_destroy(&p->factor);
+    nzi_amg_destroy(&p->amg);
     p->magic = NZI_DEAD_MAGIC;
     nzi_free(ctx, p);
     *M = NULL;
@@ -187,7 +194,7 @@ cleanup:
  * Van Loan, Alg. 3.4.1, then solves against the columns of I into inv). Returns 0, or 1 when a
  * pivot is zero, below m eps max|a_ij| or not finite (the block is singular to working
  * precision). Cost 8/3 m^3 flops; m <= 32. */
-static int dense_invert(double *a, double *inv, int *perm, int m) {
+int nzi_dense_invert(double *a, double *inv, int *perm, int m) {
     double amax = 0.0;
     for (int i = 0; i < m * m; i++) {
         if (!isfinite(a[i])) return 1;
@@ -266,7 +273,7 @@ static nz_status_t block_inverses(nz_context_t *ctx, const nz_matrix_t *H, int b
                 if (col >= r0 && col < r0 + m)
                     a[i * m + (col - r0)] = nzi_get(c->values, H->value_type, k);
             }
-        int bad = dense_invert(a, inv, perm, m);
+        int bad = nzi_dense_invert(a, inv, perm, m);
         for (int i = 0; i < m; i++) {
             for (int j = 0; j < m; j++) {
                 o->col_indices[at] = (int32_t)(r0 + j);
@@ -419,10 +426,13 @@ nz_status_t nz_precond_create(nz_context_t *ctx, nz_preconditioner_t **M, const 
         return nzi_error(ctx, NZ_ERR_DIMENSION_MISMATCH,
                          "nz_precond_create: A is %lld x %lld, not square", (long long)A->rows,
                          (long long)A->cols);
-    if ((int)kind < (int)NZ_PRECOND_NONE || (int)kind > (int)NZ_PRECOND_CHEBYSHEV)
+    if ((int)kind < (int)NZ_PRECOND_NONE || (int)kind > (int)NZ_PRECOND_AMG)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_precond_create: unknown kind %d",
                          (int)kind);
     NZI_TRY(options_check(ctx, kind, options, &opt));
+    nz_amg_options_t amg_opt;
+    if (kind == NZ_PRECOND_AMG)
+        NZI_TRY(nzi_amg_options(ctx, opt.amg, &amg_opt, A->rows, "nz_precond_create"));
     const double t0 = nzi_wtime();
     NZI_CHECK(nzi_alloc_array(ctx, (void **)&p, 1, sizeof *p, "nz_precond_create: object"));
     memset(p, 0, sizeof *p);
@@ -432,6 +442,12 @@ nz_status_t nz_precond_create(nz_context_t *ctx, nz_preconditioner_t **M, const 
     p->value_type = A->value_type;
     p->location = A->location;
     p->rows = A->rows;
+    p->options = opt;
+    p->options.amg = NULL;
+    if (kind == NZ_PRECOND_AMG) {
+        p->amg_options = amg_opt;
+        p->amg_options.near_nullspace = NULL;
+    }
     switch (kind) {
     case NZ_PRECOND_NONE:
     case NZ_PRECOND_JACOBI:
@@ -456,6 +472,7 @@ nz_status_t nz_precond_create(nz_context_t *ctx, nz_preconditioner_t **M, const 
         p->degree = opt.degree;
         NZI_CHECK(chebyshev_setup(p, A, &opt));
         break;
+    case NZ_PRECOND_AMG: NZI_CHECK(nzi_amg_create(ctx, A, &amg_opt, &p->amg)); break;
     }
     p->setup_seconds = nzi_wtime() - t0;
     *M = p;
@@ -507,6 +524,10 @@ nz_status_t nz_precond_apply(const nz_preconditioner_t *M, const void *r, void *
     if (nzi_ranges_overlap(r, bytes, z, bytes))
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
                          "nz_precond_apply: r and z overlap in memory; use separate arrays");
+    if (M->broken)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "nz_precond_apply: the preconditioner's last nz_precond_update failed; "
+                         "update it again first");
     nzi_krylov_space_t *s = (nzi_krylov_space_t *)&M->space;
     switch (M->kind) {
     case NZ_PRECOND_NONE:
@@ -516,6 +537,7 @@ nz_status_t nz_precond_apply(const nz_preconditioner_t *M, const void *r, void *
     case NZ_PRECOND_IC0: return nzi_factor_precond_apply(M->factor, r, z);
     case NZ_PRECOND_BLOCK_JACOBI: return nz_spmv_execute(M->plan, 1.0, r, 0.0, z);
     case NZ_PRECOND_CHEBYSHEV: return chebyshev_apply(M, r, z);
+    case NZ_PRECOND_AMG: return nzi_amg_apply(M->amg, r, z);
     case NZ_PRECOND_USER: {
         const nz_status_t status = M->user_apply(M->user, r, z);
         if (status != NZ_SUCCESS)
@@ -549,5 +571,54 @@ nz_status_t nz_precond_info(const nz_preconditioner_t *M, nz_precond_info_t *inf
     info->lambda_min = M->lambda_min;
     info->lambda_max = M->lambda_max;
     info->lambda_estimate = M->lambda_estimate;
+    return NZ_SUCCESS;
+}
+
+nz_status_t nz_amg_info(const nz_preconditioner_t *M, nz_amg_info_t *info) {
+    NZI_TRY(check_object(M));
+    if (info == NULL) return nzi_error(M->ctx, NZ_ERR_NULL_ARGUMENT, "nz_amg_info: info is NULL");
+    if (M->kind != NZ_PRECOND_AMG || M->amg == NULL)
+        return nzi_error(M->ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "nz_amg_info: the preconditioner is %s, not amg", nz_precond_name(M->kind));
+    nzi_amg_info(M->amg, info);
+    return NZ_SUCCESS;
+}
+
+nz_status_t nz_precond_update(nz_preconditioner_t *M, const nz_matrix_t *A) {
+    NZI_TRY(check_object(M));
+    nz_context_t *ctx = M->ctx;
+    nzi_clear_error(ctx);
+    NZI_TRY(nzi_check_matrix(ctx, A, "A"));
+    if (A->rows != M->rows || A->cols != M->rows)
+        return nzi_error(ctx, NZ_ERR_DIMENSION_MISMATCH,
+                         "nz_precond_update: A is %lld x %lld, the preconditioner %lld x %lld",
+                         (long long)A->rows, (long long)A->cols, (long long)M->rows,
+                         (long long)M->rows);
+    if (A->value_type != M->value_type || A->location != M->location)
+        return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
+                         "nz_precond_update: A's value type or location differs from the matrix "
+                         "the preconditioner was made from");
+    const double t0 = nzi_wtime();
+    if (M->kind == NZ_PRECOND_AMG) {
+        M->broken = 1;
+        NZI_TRY(nzi_amg_update(M->amg, A));
+        M->broken = 0;
+        M->setup_seconds = nzi_wtime() - t0;
+        return NZ_SUCCESS;
+    }
+    if (M->kind == NZ_PRECOND_USER) return NZ_SUCCESS; /* nothing is built from A */
+    /* the other kinds: a new object from A, its contents moved into M */
+    nz_preconditioner_t *fresh = NULL;
+    const nz_status_t status = nz_precond_create(ctx, &fresh, A, M->kind, &M->options);
+    if (status < 0) {
+        M->broken = 1;
+        return status;
+    }
+    nz_preconditioner_t old = *M;
+    *M = *fresh;
+    /* the object holds no pointer into itself: its contents move as they are */
+    *fresh = old;
+    fresh->broken = 0;
+    nz_precond_destroy(&fresh);
     return NZ_SUCCESS;
 }

@@ -41,7 +41,7 @@ nz_status_t nzi_solve_options(nz_context_t *ctx, const nz_solve_options_t *in, i
     if (opt->restart < 0 || opt->restart > NZI_SOLVE_MAX_RESTART)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_solve: restart %d outside 0 .. %d",
                          opt->restart, NZI_SOLVE_MAX_RESTART);
-    if ((int)opt->precond < (int)NZ_PRECOND_NONE || (int)opt->precond > (int)NZ_PRECOND_CHEBYSHEV)
+    if ((int)opt->precond < (int)NZ_PRECOND_NONE || (int)opt->precond > (int)NZ_PRECOND_AMG)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "nz_solve: unknown preconditioner %d",
                          (int)opt->precond);
     if (opt->block_size < 0 || opt->block_size > 32 || opt->cheb_degree < 0 ||
@@ -476,7 +476,8 @@ nz_status_t nz_solve(nz_context_t *ctx, const nz_matrix_t *A, const void *b, voi
     if (status == NZ_SUCCESS) {
         const int object = opt.preconditioner != NULL ||
                            opt.precond == NZ_PRECOND_BLOCK_JACOBI ||
-                           opt.precond == NZ_PRECOND_CHEBYSHEV;
+                           opt.precond == NZ_PRECOND_CHEBYSHEV ||
+                           opt.precond == NZ_PRECOND_AMG;
         /* CG with none or Jacobi: nz_cg_solve (its fused GPU iteration); with any other
          * preconditioner: the table's CG (cg_table.c) as the other methods */
         const int native_cg = opt.method == NZ_METHOD_CG && opt.preconditioner == NULL &&

@@ -1,0 +1,27 @@
+/* amg.h: smoothed-aggregation AMG inside the solver layer: what preconditioner.c calls for NZ_PRECOND_AMG. */
+#ifndef NZI_AMG_H
+#define NZI_AMG_H
+
+#include "nzi.h"
+
+typedef struct nzi_amg nzi_amg_t;
+
+/* The hierarchy of A (square; host any format, or device) with options opt (defaults filled,
+ * checked by nzi_amg_options). *out is freed by nzi_amg_destroy. */
+nz_status_t nzi_amg_create(nz_context_t *ctx, const nz_matrix_t *A, const nz_amg_options_t *opt,
+                           nzi_amg_t **out);
+/* Copy *in (zeros when NULL) into *opt, check it and fill its defaults; what names the caller. */
+nz_status_t nzi_amg_options(nz_context_t *ctx, const nz_amg_options_t *in, nz_amg_options_t *opt,
+                            int64_t rows, const char *what);
+/* z = one cycle applied to r (arrays where A lives, distinct). Allocates nothing. */
+nz_status_t nzi_amg_apply(nzi_amg_t *amg, const void *r, void *z);
+/* New values of A, the same pattern: every value of the hierarchy recomputed. */
+nz_status_t nzi_amg_update(nzi_amg_t *amg, const nz_matrix_t *A);
+void nzi_amg_info(const nzi_amg_t *amg, nz_amg_info_t *info);
+void nzi_amg_destroy(nzi_amg_t **amg);
+
+/* In-place inverse of the dense m x m row-major a into inv by LU with partial pivoting
+ * (preconditioner.c); 0, or 1 when a pivot is below m eps max|a_ij| or not finite. */
+int nzi_dense_invert(double *a, double *inv, int *perm, int m);
+
+#endif /* NZI_AMG_H */
