@@ -144,8 +144,12 @@ typedef struct nz_preconditioner nz_preconditioner_t;
  * Chebyshev (or l1-Jacobi) smoother and a V-cycle it is symmetric positive definite for a
  * symmetric positive definite A, so CG can use it. */
 typedef enum nz_amg_smoother {
-    NZ_AMG_SMOOTHER_CHEBYSHEV = 0, /* Chebyshev polynomial in D^-1 A (default, degree 2) */
-    NZ_AMG_SMOOTHER_L1_JACOBI = 1  /* sweeps of x += D_l1^-1 (b - A x), D_l1 = the l1 row norms */
+    NZ_AMG_SMOOTHER_AUTO = 0,      /* Chebyshev for a symmetric A (|a_ij - a_ji| <= 1e-12
+                                      max|a|), l1-Jacobi otherwise: a Chebyshev polynomial on a
+                                      real interval can amplify the complex spectrum of a strongly
+                                      non-symmetric D^-1 A (convection), where l1-Jacobi cannot */
+    NZ_AMG_SMOOTHER_CHEBYSHEV = 1, /* Chebyshev polynomial in D^-1 A (degree 2) */
+    NZ_AMG_SMOOTHER_L1_JACOBI = 2  /* sweeps of x += D_l1^-1 (b - A x), D_l1 = the l1 row norms */
 } nz_amg_smoother_t;
 typedef enum nz_amg_cycle { NZ_AMG_CYCLE_V = 0, NZ_AMG_CYCLE_W = 1 } nz_amg_cycle_t;
 /* The most levels of a hierarchy (max_levels' bound and the size of nz_amg_info_t's arrays). */
@@ -236,6 +240,7 @@ typedef struct nz_amg_info {
                                   smoother: e.g. Dirichlet rows) */
     double operator_complexity; /* sum of the levels' nnz / nnz(A) */
     double grid_complexity;    /* sum of the levels' rows / rows(A) */
+    nz_amg_smoother_t smoother; /* the smoother of the cycle (AUTO resolved) */
     int coarse_direct;         /* 1: the coarsest level is solved by its dense LU inverse; 0: by
                                   smoothing steps (coarsening stalled above 1024 rows) */
     double coarse_shift;       /* the diagonal shift the coarsest LU needed (0: none; a singular

@@ -118,7 +118,8 @@ nz_status_t nzi_amg_options(nz_context_t *ctx, const nz_amg_options_t *in, nz_am
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
                          "%s: AMG max_coarse %lld outside 1 .. %d (the coarsest level is inverted "
                          "densely)", what, (long long)opt->max_coarse, NZI_AMG_MAX_COARSE);
-    if ((int)opt->smoother != NZ_AMG_SMOOTHER_CHEBYSHEV &&
+    if ((int)opt->smoother != NZ_AMG_SMOOTHER_AUTO &&
+        (int)opt->smoother != NZ_AMG_SMOOTHER_CHEBYSHEV &&
         (int)opt->smoother != NZ_AMG_SMOOTHER_L1_JACOBI)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT, "%s: unknown AMG smoother %d", what,
                          (int)opt->smoother);
@@ -871,6 +872,28 @@ cleanup:
 
 /* ---- set-up --------------------------------------------------------------------------- */
 
+/* Whether the host CSR H equals its transpose to 1e-12 max|a_ij| (pattern and values). */
+static nz_status_t is_symmetric(nz_context_t *ctx, const nz_matrix_t *H, int *sym) {
+    nz_matrix_t *Ht = NULL;
+    *sym = 0;
+    NZI_TRY(nzi_host_transpose(ctx, &Ht, H));
+    const nzi_csr_t *a = &H->host.csr, *b = &Ht->host.csr;
+    double amax = 0.0, dmax = 0.0;
+    int same = Ht->nnz == H->nnz &&
+               memcmp(a->row_offsets, b->row_offsets, (size_t)(H->rows + 1) * sizeof(int64_t)) == 0 &&
+               (H->nnz == 0 ||
+                memcmp(a->col_indices, b->col_indices, (size_t)H->nnz * sizeof(int32_t)) == 0);
+    for (int64_t k = 0; same && k < H->nnz; k++) {
+        const double x = nzi_get(a->values, H->value_type, k);
+        const double y = nzi_get(b->values, H->value_type, k);
+        if (fabs(x) > amax) amax = fabs(x);
+        if (fabs(x - y) > dmax) dmax = fabs(x - y);
+    }
+    *sym = same && dmax <= 1e-12 * amax;
+    nz_matrix_destroy(&Ht);
+    return NZ_SUCCESS;
+}
+
 /* FNV-1a over the host CSR pattern: what nzi_amg_update compares A's pattern with. */
 static uint64_t pattern_hash(const nz_matrix_t *H) {
     const nzi_csr_t *c = &H->host.csr;
@@ -984,6 +1007,11 @@ nz_status_t nzi_amg_create(nz_context_t *ctx, const nz_matrix_t *A, const nz_amg
                             nz_format_name(A->format)));
     NZI_CHECK(level0_host(amg, A));
     amg->pattern = pattern_hash(amg->level[0].Ah);
+    if (amg->opt.smoother == NZ_AMG_SMOOTHER_AUTO) {
+        int sym;
+        NZI_CHECK(is_symmetric(ctx, amg->level[0].Ah, &sym));
+        amg->opt.smoother = sym ? NZ_AMG_SMOOTHER_CHEBYSHEV : NZ_AMG_SMOOTHER_L1_JACOBI;
+    }
     /* the fine near-nullspace: the caller's or the constant */
     int k = opt->nullspace_dim;
     const int64_t n = A->rows;
@@ -1193,4 +1221,15 @@ void nzi_amg_info(const nzi_amg_t *amg, nz_amg_info_t *info) {
     info->grid_complexity = amg->levels > 0 && info->rows[0] > 0 ? rows / (double)info->rows[0]
                                                                  : 1.0;
     info->coarse_direct = amg->coarse_direct;
+    info->smoother = amg->opt.smoother;
+}
+
+nz_status_t nzi_amg_level(const nzi_amg_t *amg, int l, const nz_matrix_t **A,
+                          const nz_matrix_t **P, double *rho, nz_amg_options_t *opt) {
+    if (l < 0 || l >= amg->levels || amg->level[l].Ah == NULL) return NZ_ERR_INVALID_ARGUMENT;
+    *A = amg->level[l].Ah;
+    *P = l + 1 < amg->levels ? amg->level[l].P : NULL;
+    *rho = amg->level[l].rho;
+    *opt = amg->opt;
+    return NZ_SUCCESS;
 }

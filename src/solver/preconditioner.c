@@ -622,3 +622,9 @@ nz_status_t nz_precond_update(nz_preconditioner_t *M, const nz_matrix_t *A) {
     nz_precond_destroy(&fresh);
     return NZ_SUCCESS;
 }
+
+nzi_amg_t *nzi_precond_amg(const nz_preconditioner_t *M) {
+    return M != NULL && M->magic == NZI_PRECONDITIONER_MAGIC && M->kind == NZ_PRECOND_AMG
+               ? M->amg
+               : NULL;
+}

@@ -50,8 +50,17 @@ static const nz_cli_enum_t method_names = {method_choices, "unknown method '%s' 
 static const nz_cli_choice_t precond_choices[] = {
     {"none", NZ_PRECOND_NONE}, {"jacobi", NZ_PRECOND_JACOBI},
     {"l1-jacobi", NZ_PRECOND_L1_JACOBI}, {"ilu0", NZ_PRECOND_ILU0}, {"ic0", NZ_PRECOND_IC0},
-    {"block-jacobi", NZ_PRECOND_BLOCK_JACOBI}, {"chebyshev", NZ_PRECOND_CHEBYSHEV}, {NULL, 0}};
+    {"block-jacobi", NZ_PRECOND_BLOCK_JACOBI}, {"chebyshev", NZ_PRECOND_CHEBYSHEV},
+    {"amg", NZ_PRECOND_AMG}, {NULL, 0}};
 static const nz_cli_enum_t precond_names = {precond_choices, "unknown preconditioner '%s' (%s)"};
+
+static const nz_cli_choice_t smoother_choices[] = {{"auto", NZ_AMG_SMOOTHER_AUTO},
+    {"chebyshev", NZ_AMG_SMOOTHER_CHEBYSHEV}, {"l1-jacobi", NZ_AMG_SMOOTHER_L1_JACOBI}, {NULL, 0}};
+static const nz_cli_enum_t smoother_names = {smoother_choices, "unknown AMG smoother '%s' (%s)"};
+static const nz_cli_choice_t cycle_choices[] = {
+    {"v", NZ_AMG_CYCLE_V}, {"w", NZ_AMG_CYCLE_W}, {"V", NZ_AMG_CYCLE_V}, {"W", NZ_AMG_CYCLE_W},
+    {NULL, 0}};
+static const nz_cli_enum_t cycle_names = {cycle_choices, "unknown AMG cycle '%s' (%s)"};
 
 #define AT(member) NZ_CLI_AT(solve_cli_options_t, member)
 static const nz_cli_option_t solve_options[] = {
@@ -67,6 +76,29 @@ static const nz_cli_option_t solve_options[] = {
     {.name = "--sweeps", .kind = NZ_CLI_INT, AT(solve.precond_sweeps), .min = 1, .max = 255,
      .metavar = "K", .help = "ilu0 / ic0: K Jacobi sweeps per triangular solve instead of the\n"
                              "exact solve (approximate, fully parallel; default exact)"},
+    {.name = "--amg-threshold", .kind = NZ_CLI_DOUBLE, AT(amg.threshold), .dmin = 0.0,
+     .dmax = 0.999999, .metavar = "T",
+     .help = "amg: strength threshold, |a_ij| >= T sqrt(|a_ii a_jj|) (default 0)"},
+    {.name = "--amg-smoother", .kind = NZ_CLI_ENUM, AT(amg.smoother), .names = &smoother_names,
+     .metavar = "S", .help = "amg: auto, chebyshev or l1-jacobi (default auto: chebyshev\n"
+                             "for a symmetric matrix, else l1-jacobi)"},
+    {.name = "--amg-degree", .kind = NZ_CLI_INT, AT(amg.smoother_degree), .min = 1, .max = 16,
+     .metavar = "K", .help = "amg: Chebyshev degree or l1-Jacobi sweeps (default 2)"},
+    {.name = "--amg-cycle", .kind = NZ_CLI_ENUM, AT(amg.cycle), .names = &cycle_names,
+     .metavar = "C", .help = "amg: v or w (default v)"},
+    {.name = "--amg-levels", .kind = NZ_CLI_INT, AT(amg.max_levels), .min = 1,
+     .max = NZ_AMG_MAX_LEVELS, .metavar = "L", .help = "amg: most levels (default 10)"},
+    {.name = "--amg-coarse", .kind = NZ_CLI_INT64, AT(amg.max_coarse), .min = 1, .max = 1024,
+     .metavar = "N", .help = "amg: coarsen until at most N rows (default 256)"},
+    {.name = "--amg-omega", .kind = NZ_CLI_DOUBLE, AT(amg.omega), .dmin = 1e-6, .dmax = 1.999999,
+     .metavar = "W", .help = "amg: prolongator smoothing factor (default 4/3)"},
+    {.name = "--amg-block-size", .kind = NZ_CLI_INT, AT(amg.block_size), .min = 1, .max = 64,
+     .metavar = "B", .help = "amg: unknowns per node (default 1; 3 for 3-D elasticity)"},
+    {.name = "--amg-nullspace", .kind = NZ_CLI_STRING, AT(nullspace_path), .metavar = "FILE",
+     .help = "amg: near-nullspace vectors (Matrix Market array, rows x k; e.g.\n"
+             "the rigid-body modes of nz gen elasticity3d; default the constant)"},
+    {.name = "--amg-report", .kind = NZ_CLI_FLAG, AT(amg_report),
+     .help = "amg: print the hierarchy (a line a level) before the result"},
     {.name = "--restart", .kind = NZ_CLI_INT, AT(solve.restart), .min = 1, .max = 1000,
      .metavar = "M", .help = "gmres / fgmres: Krylov dimension between restarts (default 30)"},
     {.name = "--b", .kind = NZ_CLI_STRING, AT(b_path), .metavar = "FILE",
@@ -133,14 +165,24 @@ int nz_cmd_solve_check_options(solve_cli_options_t *o) {
         nz_cli_error(CMD, "--degree applies to --precond chebyshev only");
         return NZ_EXIT_USAGE;
     }
+    {
+        const nz_amg_options_t zero = {0};
+        o->amg_options_given = memcmp(&o->amg, &zero, sizeof zero) != 0 ||
+                               o->nullspace_path != NULL || o->amg_report;
+    }
+    if (o->amg_options_given && o->solve.precond != NZ_PRECOND_AMG) {
+        nz_cli_error(CMD, "--amg-* options apply to --precond amg only");
+        return NZ_EXIT_USAGE;
+    }
     if (o->solve.precond_sweeps != 0 && o->solve.precond != NZ_PRECOND_ILU0 &&
         o->solve.precond != NZ_PRECOND_IC0) {
         nz_cli_error(CMD, "--sweeps applies to --precond ilu0 or ic0 only");
         return NZ_EXIT_USAGE;
     }
-    const nz_cli_file_t inputs[] = {{NULL, o->matrix_path}, {"--b", o->b_path}};
+    const nz_cli_file_t inputs[] = {
+        {NULL, o->matrix_path}, {"--b", o->b_path}, {"--amg-nullspace", o->nullspace_path}};
     const nz_cli_file_t outputs[] = {{"-o", o->out_path}};
-    if (nz_cli_check_files(CMD, outputs, 1, inputs, 2) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
+    if (nz_cli_check_files(CMD, outputs, 1, inputs, 3) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
     o->solve.record_history = o->history;
     return NZ_EXIT_OK;
 }
@@ -203,6 +245,41 @@ void nz_cmd_solve_print_report(const nz_solve_options_t *so, nz_value_type_t val
            reason_name(res->reason), res->setup_seconds, res->solve_seconds);
 }
 
+void nz_cmd_solve_print_amg(const nz_preconditioner_t *M) {
+    nz_amg_info_t info;
+    if (nz_amg_info(M, &info) != NZ_SUCCESS) return;
+    for (int l = 0; l < info.levels; l++)
+        printf("amg: level %d, rows %lld, nonzeros %lld, block %d, rho(D^-1 A) %.4f%s\n", l,
+               (long long)info.rows[l], (long long)info.nnz[l], info.block_size[l],
+               info.lambda_max[l],
+               l + 1 == info.levels ? (info.coarse_direct ? ", coarsest: dense LU"
+                                                          : ", coarsest: smoothed")
+                                    : "");
+    printf("amg: levels %d, smoother %s, operator complexity %.3f, grid complexity %.3f, setup %.4f s "
+           "(strength %.4f, aggregate %.4f, tentative %.4f, smooth %.4f, rap %.4f, coarse %.4f, "
+           "transfer %.4f)\n",
+           info.levels,
+           info.smoother == NZ_AMG_SMOOTHER_CHEBYSHEV ? "chebyshev" : "l1-jacobi",
+           info.operator_complexity, info.grid_complexity, info.setup_seconds,
+           info.strength_seconds, info.aggregate_seconds, info.tentative_seconds,
+           info.smooth_seconds, info.rap_seconds, info.coarse_seconds, info.transfer_seconds);
+}
+
+/* The near-nullspace of --amg-nullspace: a rows x k Matrix Market array read as double into
+ * *B (the caller frees it) and *k. */
+static int read_nullspace(nz_context_t *ctx, const char *path, int64_t n, double **B, int *k) {
+    int64_t rows = 0, cols = 0;
+    nz_status_t status = nz_mm_read_dense(ctx, (void **)B, &rows, &cols, path, NZ_F64);
+    if (status != NZ_SUCCESS) return nz_cli_file_error(CMD, ctx, status);
+    if (rows != n || cols < 1 || cols > 16) {
+        nz_cli_error(CMD, "%s: the near-nullspace is %lld x %lld; the matrix needs %lld rows and "
+                          "1 .. 16 columns", path, (long long)rows, (long long)cols, (long long)n);
+        return NZ_EXIT_USAGE;
+    }
+    *k = (int)cols;
+    return NZ_EXIT_OK;
+}
+
 /* The report line, the history and -o; the exit status of the solve as nz cg's: 0 converged,
  * NZ_EXIT_NOT_CONVERGED for a caveat, NZ_EXIT_FAIL for a breakdown. */
 static int solve_report(const solve_cli_options_t *o, nz_context_t *ctx, nz_status_t status,
@@ -229,6 +306,8 @@ int nz_cmd_solve(int argc, char **argv) {
     nz_context_t *ctx = NULL;
     nz_matrix_t *A = NULL, *dA = NULL;
     void *b = NULL, *x = NULL, *db = NULL, *dx = NULL;
+    double *nullspace = NULL;
+    nz_preconditioner_t *M = NULL;
     nz_solve_result_t res;
     memset(&res, 0, sizeof res);
     int64_t n = 0;
@@ -255,13 +334,38 @@ int nz_cmd_solve(int argc, char **argv) {
         NZ_CLI_TRY(nz_device_malloc(ctx, &dx, bytes + 1));
         NZ_CLI_TRY(nz_device_copy_from_host(ctx, dx, x, bytes));
     }
+    if (o.solve.precond == NZ_PRECOND_AMG) {
+        nz_precond_options_t po = {0};
+        if (o.nullspace_path != NULL) {
+            rc = read_nullspace(ctx, o.nullspace_path, n, &nullspace, &o.amg.nullspace_dim);
+            if (rc != NZ_EXIT_OK) goto cleanup;
+            o.amg.near_nullspace = nullspace;
+        }
+        po.amg = &o.amg;
+        status = nz_precond_create(ctx, &M, cuda ? dA : A, NZ_PRECOND_AMG, &po);
+        if (status == NZ_ERR_BREAKDOWN) {
+            res.reason = NZ_SOLVE_NOT_RUN;
+            res.residual_norm = res.relative_residual = NAN;
+            rc = solve_report(&o, ctx, status, &res, n, x);
+            goto cleanup;
+        }
+        NZ_CLI_TRY(status);
+        if (o.amg_report) nz_cmd_solve_print_amg(M);
+        o.solve.preconditioner = M;
+    }
     status = nz_solve(ctx, cuda ? dA : A, cuda ? db : b, cuda ? dx : x, &o.solve, &res);
+    if (M != NULL) {
+        nz_precond_info_t pi;
+        if (nz_precond_info(M, &pi) == NZ_SUCCESS) res.setup_seconds += pi.setup_seconds;
+    }
     if (status != NZ_ERR_BREAKDOWN && status < 0) NZ_CLI_TRY(status);
     if (cuda) NZ_CLI_TRY(nz_device_copy_to_host(ctx, x, dx, bytes));
     rc = solve_report(&o, ctx, status, &res, n, x);
 
 cleanup:
     if (ctx != NULL) {
+        nz_precond_destroy(&M);
+        nz_free(ctx, nullspace);
         nz_free(ctx, res.history);
         nz_free(ctx, b);
         nz_free(ctx, x);

@@ -14,6 +14,10 @@ typedef struct solve_cli_options {
     nz_solve_options_t solve;
     int history;                /* print the residual history */
     int threads;
+    nz_amg_options_t amg;       /* --precond amg: --amg-* */
+    const char *nullspace_path; /* --amg-nullspace FILE (Matrix Market array, rows x k) */
+    int amg_report;             /* --amg-report: print the hierarchy */
+    int amg_options_given;      /* an --amg-* option was given */
 } solve_cli_options_t;
 
 /* The parts of `nz solve`'s parser, for the distributed tool, which parses its own options in
@@ -30,6 +34,8 @@ int nz_cmd_solve_check_options(solve_cli_options_t *o);
  * type, the result. */
 void nz_cmd_solve_print_report(const nz_solve_options_t *so, nz_value_type_t value_type,
                                const nz_solve_result_t *res);
+/* --precond amg: the hierarchy of M, one line a level and one of totals, on standard output. */
+void nz_cmd_solve_print_amg(const nz_preconditioner_t *M);
 /* The --precond name of a preconditioner kind ("ilu0", "block-jacobi"). */
 const char *nz_cmd_solve_precond_name(nz_precond_t precond);
 

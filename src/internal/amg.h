@@ -1,4 +1,4 @@
-/* amg.h: smoothed-aggregation AMG inside the solver layer: what preconditioner.c calls for NZ_PRECOND_AMG. */
+/* amg.h: smoothed-aggregation AMG (src/solver/amg.c): what preconditioner.c calls for NZ_PRECOND_AMG, and the hierarchy's matrices for tests. */
 #ifndef NZI_AMG_H
 #define NZI_AMG_H
 
@@ -19,6 +19,14 @@ nz_status_t nzi_amg_apply(nzi_amg_t *amg, const void *r, void *z);
 nz_status_t nzi_amg_update(nzi_amg_t *amg, const nz_matrix_t *A);
 void nzi_amg_info(const nzi_amg_t *amg, nz_amg_info_t *info);
 void nzi_amg_destroy(nzi_amg_t **amg);
+
+/* The AMG object of an NZ_PRECOND_AMG preconditioner (NULL for another kind). */
+nzi_amg_t *nzi_precond_amg(const nz_preconditioner_t *M);
+/* Level l's host matrices (A_l; P_l, NULL on the coarsest level), its rho(D^-1 A_l) estimate and
+ * the resolved options; NZ_ERR_INVALID_ARGUMENT past the last level. For tests that rebuild the
+ * cycle from the hierarchy. */
+nz_status_t nzi_amg_level(const nzi_amg_t *amg, int l, const nz_matrix_t **A,
+                          const nz_matrix_t **P, double *rho, nz_amg_options_t *opt);
 
 /* In-place inverse of the dense m x m row-major a into inv by LU with partial pivoting
  * (preconditioner.c); 0, or 1 when a pivot is below m eps max|a_ij| or not finite. */
