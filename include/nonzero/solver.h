@@ -287,7 +287,8 @@ nz_status_t nz_precond_info(const nz_preconditioner_t *M, nz_precond_info_t *inf
 /* Re-setup with new values: A has the dimension, value type, location and pattern (row offsets
  * and column indices) of the matrix M was made from, other values. AMG keeps its aggregation,
  * tentative prolongators and every symbolic product and recomputes the values only (spectral
- * estimates, smoothed prolongators, Galerkin products, the coarse inverse), allocating nothing;
+ * estimates, smoothed prolongators, Galerkin products, the coarse inverse; the levels' SpMV
+ * plans are made again, on the device the new values uploaded into the existing matrices);
  * a pattern that differs is NZ_ERR_INVALID_ARGUMENT. The other kinds are built again from A
  * with the options of nz_precond_create (the object keeps its address). On an error M is
  * unusable until an update succeeds (nz_precond_apply refuses it). */

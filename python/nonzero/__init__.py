@@ -13,8 +13,8 @@ from ._errors import (BreakdownError, DeviceError, DimensionMismatchError, Inval
 from ._matrix import Plan, asmatrix, csr_matrix
 from ._reuse import (RapPlan, SpgeamPlan, SpgemmPlan, rap, rap_plan, spgeam, spgeam_plan,
                      spgemm_plan)
-from ._precond import (Preconditioner, block_jacobi, chebyshev, ic0, ilu0, jacobi, l1_jacobi,
-                       spsolve_triangular)
+from ._precond import (Preconditioner, amg, block_jacobi, chebyshev, ic0, ilu0, jacobi,
+                       l1_jacobi, spsolve_triangular)
 from ._ops import (banded, bicgstab, cg, convdiff2d, convdiff3d, fe3d, laplace2d, laplace3d, mixed, mmread,
                    mmwrite, random, rail, rmat, spgemm, gmres, minres)
 
@@ -65,5 +65,5 @@ __all__ = ["csr_matrix", "asmatrix", "Plan", "spgemm", "spgemm_plan", "SpgemmPla
            "WrongLocationError", "InvalidMatrixError", "NotSortedError", "UnsupportedError",
            "NoDeviceError", "OutOfMemoryError", "NonzeroOverflowError", "DeviceError",
            "NonzeroIOError", "ParseError", "BreakdownError", "Context", "Preconditioner",
-           "jacobi", "l1_jacobi", "block_jacobi", "chebyshev", "ilu0", "ic0",
+           "jacobi", "l1_jacobi", "block_jacobi", "chebyshev", "ilu0", "ic0", "amg",
            "spsolve_triangular", "set_num_threads", "get_num_threads", "threads"]

@@ -27,7 +27,11 @@ PLAN_COLUMN_PANELS, PLAN_REORDER, PLAN_COMPRESS_INDICES = 0x20, 0x40, 0x80
 PLAN_REUSE = 0x100
 PRECOND_NONE, PRECOND_JACOBI, PRECOND_USER = 0, 1, 2
 PRECOND_L1_JACOBI, PRECOND_ILU0, PRECOND_IC0 = 3, 4, 5
-PRECOND_BLOCK_JACOBI, PRECOND_CHEBYSHEV = 6, 7
+PRECOND_BLOCK_JACOBI, PRECOND_CHEBYSHEV, PRECOND_AMG = 6, 7, 8
+# nz_amg_smoother_t (AUTO: Chebyshev for a symmetric A, l1-Jacobi otherwise)
+AMG_SMOOTHER_AUTO, AMG_SMOOTHER_CHEBYSHEV, AMG_SMOOTHER_L1_JACOBI = 0, 1, 2
+AMG_CYCLE_V, AMG_CYCLE_W = 0, 1  # nz_amg_cycle_t
+AMG_MAX_LEVELS = 24  # NZ_AMG_MAX_LEVELS: the bound of max_levels, the length of AmgInfo's arrays
 LOWER, UPPER = 0, 1  # nz_fill_mode_t
 NON_UNIT, UNIT = 0, 1  # nz_diag_type_t
 METHOD_CG, METHOD_BICGSTAB, METHOD_GMRES, METHOD_FGMRES, METHOD_MINRES = 0, 1, 2, 3, 4
@@ -162,10 +166,36 @@ class SolveOptions(ctypes.Structure):
                 ("precond_sweeps", c_int)]
 
 
+class AmgOptions(ctypes.Structure):
+    """nz_amg_options_t (112 bytes on LP64)."""
+    _fields_ = [("threshold", c_double), ("omega", c_double), ("max_levels", c_int),
+                ("max_coarse", c_int64), ("smoother", c_int), ("smoother_degree", c_int),
+                ("cheb_ratio", c_double), ("cycle", c_int), ("block_size", c_int),
+                ("nullspace_dim", c_int), ("near_nullspace", P(c_double)),
+                ("plan_flags", ctypes.c_uint), ("reserved", c_int64 * 4)]
+
+
 class PrecondOptions(ctypes.Structure):
+    """nz_precond_options_t (80 bytes on LP64; `amg` appended after `reserved`)."""
     _fields_ = [("block_size", c_int), ("degree", c_int), ("lambda_min", c_double),
                 ("lambda_max", c_double), ("apply", PrecondApply), ("user", c_void_p),
-                ("sweeps", c_int), ("reserved0", ctypes.c_int32), ("reserved", c_int64 * 3)]
+                ("sweeps", c_int), ("reserved0", ctypes.c_int32), ("reserved", c_int64 * 3),
+                ("amg", P(AmgOptions))]
+
+
+class AmgInfo(ctypes.Structure):
+    """nz_amg_info_t (1072 bytes on LP64): the hierarchy of an AMG preconditioner."""
+    _fields_ = [("levels", c_int), ("rows", c_int64 * AMG_MAX_LEVELS),
+                ("nnz", c_int64 * AMG_MAX_LEVELS), ("block_size", c_int * AMG_MAX_LEVELS),
+                ("lambda_max", c_double * AMG_MAX_LEVELS), ("mis_rounds", c_int * AMG_MAX_LEVELS),
+                ("unaggregated", c_int64 * AMG_MAX_LEVELS), ("operator_complexity", c_double),
+                ("grid_complexity", c_double), ("smoother", c_int), ("coarse_direct", c_int),
+                ("coarse_shift", c_double),
+                ("strength_seconds", c_double), ("aggregate_seconds", c_double),
+                ("tentative_seconds", c_double), ("smooth_seconds", c_double),
+                ("rap_seconds", c_double), ("coarse_seconds", c_double),
+                ("transfer_seconds", c_double), ("setup_seconds", c_double),
+                ("update_seconds", c_double)]
 
 
 class PrecondInfo(ctypes.Structure):
@@ -295,6 +325,8 @@ _proto("nz_rap_plan_destroy", S, pp)
 _proto("nz_precond_create", S, c_void_p, pp, c_void_p, c_int, P(PrecondOptions))
 _proto("nz_precond_apply", S, c_void_p, c_void_p, c_void_p)
 _proto("nz_precond_info", S, c_void_p, P(PrecondInfo))
+_proto("nz_precond_update", S, c_void_p, c_void_p)
+_proto("nz_amg_info", S, c_void_p, P(AmgInfo))
 _proto("nz_precond_destroy", S, pp)
 _proto("nz_precond_name", c_char_p, c_int)
 _proto("nz_spsv", S, c_void_p, c_void_p, c_int, c_int, c_int, c_double, c_void_p, c_void_p)

@@ -237,10 +237,11 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
 
     M: None or 'jacobi' run nz_cg_solve (the fused GPU loop, the planner's format); any other
     preconditioner runs nz_solve's CG: 'l1_jacobi', 'ilu0', 'ic0', 'block_jacobi',
-    'chebyshev', a preconditioner object (nonzero.ic0(A), nonzero.chebyshev(A), ...: applied
-    in C), or a callable / LinearOperator z = M(r) (SPD). The solve runs in C on the CPU (NumPy
-    b) or the GPU (CuPy b). callback(xk) is called from inside the C loop (nz_solve's CG with a
-    monitor) once per iteration with the current iterate: a read-only NumPy view of the
+    'chebyshev', 'amg' (default options), a preconditioner object (nonzero.ic0(A),
+    nonzero.chebyshev(A), nonzero.amg(A), ...: applied in C), or a callable / LinearOperator
+    z = M(r) (SPD). The solve runs in C on the CPU (NumPy b) or the GPU (CuPy b).
+    callback(xk) is called from inside the C loop (nz_solve's CG with a monitor) once per
+    iteration with the current iterate: a read-only NumPy view of the
     solver's x (CuPy: a view of the device x), valid during the call only, as SciPy passes its
     own x (copy it to keep it). For a complex b the callback sees the complex iterate of the
     two real solves (a new array each call): first the real part's iterate + 1j * the
@@ -360,7 +361,7 @@ def cg(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback=Non
 _PRECOND_NAMES = {"jacobi": _lib.PRECOND_JACOBI, "l1_jacobi": _lib.PRECOND_L1_JACOBI,
                   "ilu0": _lib.PRECOND_ILU0, "ic0": _lib.PRECOND_IC0,
                   "block_jacobi": _lib.PRECOND_BLOCK_JACOBI,
-                  "chebyshev": _lib.PRECOND_CHEBYSHEV}
+                  "chebyshev": _lib.PRECOND_CHEBYSHEV, "amg": _lib.PRECOND_AMG}
 
 _REASON_NAMES = _lib.SOLVE_REASONS
 
@@ -378,7 +379,7 @@ def _check_preconditioner(name, M):
         return
     if not callable(getattr(M, "matvec", M)):
         raise InvalidArgumentError("nonzero.%s: M must be None, 'jacobi', 'l1_jacobi', 'ilu0', "
-                                   "'ic0', 'block_jacobi', 'chebyshev', a nonzero "
+                                   "'ic0', 'block_jacobi', 'chebyshev', 'amg', a nonzero "
                                    "preconditioner (nonzero.ilu0(A), ...), a callable or a "
                                    "LinearOperator, not %s" % (name, type(M).__name__))
 
@@ -601,7 +602,7 @@ def bicgstab(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callba
     TRUE residual ||b - A x|| <= max(rtol ||b||, atol) for the returned x; info > 0 (the
     iterations done) at the iteration limit or on stagnation; info = -1 on a breakdown (rho = 0,
     omega = 0, NaN). maxiter: iterations (default 10 n). M: None, 'jacobi', 'l1_jacobi', 'ilu0',
-    'ic0', 'block_jacobi', 'chebyshev' (nz_solve's own; docs/SOLVERS.md), a preconditioner
+    'ic0', 'block_jacobi', 'chebyshev', 'amg' (nz_solve's own; docs/SOLVERS.md), a preconditioner
     object (nonzero.ilu0(A), nonzero.block_jacobi(A, 8), ...: run in C), or a callable /
     LinearOperator applied as z = M(r) (an approximation of A^-1). callback(xk), as SciPy's, is
     called from inside the C loop once per iteration with the current iterate (a read-only
@@ -624,7 +625,7 @@ def gmres(A, b, x0=None, *, rtol=1e-5, atol=0.0, restart=None, maxiter=None, M=N
     (x, info); info as in nonzero.bicgstab (-1: a breakdown, e.g. a singular invariant Krylov
     space). restart: the Krylov dimension (default 20, SciPy's); maxiter: restart cycles, as in
     SciPy (default 10 n; at most maxiter * restart Arnoldi steps). M: None, 'jacobi', 'l1_jacobi',
-    'ilu0', 'ic0', 'block_jacobi', 'chebyshev' (nz_solve's own; docs/SOLVERS.md), a
+    'ilu0', 'ic0', 'block_jacobi', 'chebyshev', 'amg' (nz_solve's own; docs/SOLVERS.md), a
     preconditioner object (nonzero.ilu0(A), ...: run in C), or a
     callable / LinearOperator z = M(r); flexible=True runs FGMRES (M may vary between calls).
     callback(rk) is called from inside the C loop once per Arnoldi step with its least-squares
@@ -647,9 +648,9 @@ def minres(A, b, x0=None, *, rtol=1e-5, atol=0.0, maxiter=None, M=None, callback
     """Solve A x = b (A symmetric, possibly indefinite) by preconditioned MINRES in C (Paige &
     Saunders), with the shape of scipy.sparse.linalg.minres: returns (x, info); info as in
     nonzero.bicgstab, judged on the TRUE residual (SciPy's minres stops on its own estimate).
-    M: None, 'jacobi', 'l1_jacobi', 'ilu0', 'ic0', 'block_jacobi', 'chebyshev', a
-    preconditioner object (nonzero.ic0(A), nonzero.chebyshev(A), ...) or a callable /
-    LinearOperator, symmetric positive definite (info = -1 otherwise). maxiter: iterations
+    M: None, 'jacobi', 'l1_jacobi', 'ilu0', 'ic0', 'block_jacobi', 'chebyshev', 'amg', a
+    preconditioner object (nonzero.ic0(A), nonzero.chebyshev(A), nonzero.amg(A), ...) or a
+    callable / LinearOperator, symmetric positive definite (info = -1 otherwise). maxiter: iterations
     (default 5 n). callback(xk) as in nonzero.bicgstab."""
     if tol is not None:
         rtol = tol

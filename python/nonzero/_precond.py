@@ -1,11 +1,13 @@
 """_precond.py: preconditioner objects (nz_precond_create / apply) as SciPy-compatible linear operators, and spsolve_triangular through nz_spsv plans (host or device)."""
 import ctypes
+import math
+import operator
 
 import numpy as np
 
 from . import _lib
 from ._arrays import _PlanHandle, _cupy, _is_cupy, _ptr
-from ._errors import DimensionMismatchError, InvalidArgumentError
+from ._errors import DimensionMismatchError, InvalidArgumentError, WrongLocationError
 from ._matrix import _Transposed, csr_matrix
 
 L = _lib.lib
@@ -25,8 +27,8 @@ def _matrix_of(A):
 
 class Preconditioner(_Base):
     """z = M^-1 r for a preconditioner built once in C from the square matrix A
-    (nz_precond_create). Made by nonzero.jacobi, l1_jacobi, block_jacobi, chebyshev, ilu0 and
-    ic0. It is
+    (nz_precond_create). Made by nonzero.jacobi, l1_jacobi, block_jacobi, chebyshev, ilu0,
+    ic0 and amg. It is
 
     - a preconditioner nonzero.cg / bicgstab / gmres / minres take as M= (the C object goes
       down to nz_solve: no Python call per iteration);
@@ -38,9 +40,10 @@ class Preconditioner(_Base):
     A matrix on the GPU (a CuPy sparse matrix, or nonzero.csr_matrix(..., device=True)) makes a
     device object: it applies to CuPy arrays (NumPy arrays are copied to the device and the
     result back) on the stream of the context it was made in. info() returns the C report
-    (setup seconds, the ILU0 / IC0 shift, Chebyshev's eigenvalue interval, ...)."""
+    (setup seconds, the ILU0 / IC0 shift, Chebyshev's eigenvalue interval, ...), hierarchy()
+    an AMG object's levels; update(A) rebuilds the object from new values of A."""
 
-    def __init__(self, A, kind, **options):
+    def __init__(self, A, kind, amg=None, **options):
         A = _matrix_of(A)
         if A.shape[0] != A.shape[1]:
             raise DimensionMismatchError("nonzero: a preconditioner needs a square matrix, not "
@@ -48,9 +51,12 @@ class Preconditioner(_Base):
         opts = _lib.PrecondOptions()
         for key, value in options.items():
             setattr(opts, key, value)
+        if amg is not None:  # an AmgOptions; its near_nullspace is read during the create only
+            opts.amg = ctypes.pointer(amg)
         ctx = A._ctx_now()
         h = A._handle_in(ctx)
-        # a Chebyshev object borrows A: the handle (and A's arrays) live as long as the object
+        # Chebyshev and AMG objects borrow A: the handle (and A's arrays) live as long as the
+        # object
         self._h = _PlanHandle(ctx, L.nz_precond_destroy, (h, A))
         ctx.check(L.nz_precond_create(ctx.handle, ctypes.byref(self._h.ptr), h.ptr, kind,
                                       ctypes.byref(opts)), "nz_precond_create")
@@ -83,6 +89,117 @@ class Preconditioner(_Base):
         out = {k: getattr(info, k) for k, _ in info._fields_}
         out["kind"] = L.nz_precond_name(info.kind).decode().replace("-", "_")
         return out
+
+    def hierarchy(self):
+        """The multigrid hierarchy of an AMG preconditioner (nz_amg_info); level 0 is A.
+
+        Returns
+        -------
+        dict
+            'levels' (levels including A's and the coarsest); per level, lists of that length:
+            'rows', 'nnz', 'block_size' (unknowns per node; coarse levels: the near-nullspace's
+            k), 'lambda_max' (the power-iteration estimate of rho(D^-1 A_l)), 'mis_rounds',
+            'unaggregated' (nodes without a strong neighbour); 'operator_complexity' (sum of
+            the levels' nnz / nnz(A)), 'grid_complexity' (sum of the levels' rows / rows(A)),
+            'smoother' ('chebyshev' or 'l1_jacobi': the one the cycle uses, 'auto' resolved),
+            'coarse_direct' (True: the coarsest level is solved by its dense LU inverse; False:
+            by smoothing steps), 'coarse_shift' (the diagonal shift the coarsest LU needed, 0:
+            none), and the set-up seconds per phase, summed over the levels:
+            'strength_seconds', 'aggregate_seconds', 'tentative_seconds', 'smooth_seconds',
+            'rap_seconds', 'coarse_seconds', 'transfer_seconds', 'setup_seconds', and
+            'update_seconds' (the last update(), 0 when none).
+
+        Raises
+        ------
+        InvalidArgumentError
+            The preconditioner is not an AMG one.
+
+        Examples
+        --------
+        >>> import nonzero
+        >>> h = nonzero.amg(nonzero.laplace2d(64)).hierarchy()
+        >>> h["levels"] >= 2, h["rows"][0], h["rows"][1] < h["rows"][0]
+        (True, 4096, True)
+        """
+        if self.kind != "amg":
+            raise InvalidArgumentError("nonzero: hierarchy() needs an AMG preconditioner "
+                                       "(nonzero.amg), not %s" % self.kind)
+        info = _lib.AmgInfo()
+        self._ctx.check(L.nz_amg_info(self._h.ptr, ctypes.byref(info)), "nz_amg_info")
+        levels = info.levels
+        out = {"levels": levels}
+        for key in ("rows", "nnz", "block_size", "lambda_max", "mis_rounds", "unaggregated"):
+            out[key] = list(getattr(info, key))[:levels]
+        for key in ("operator_complexity", "grid_complexity", "coarse_shift",
+                    "strength_seconds", "aggregate_seconds", "tentative_seconds",
+                    "smooth_seconds", "rap_seconds", "coarse_seconds", "transfer_seconds",
+                    "setup_seconds", "update_seconds"):
+            out[key] = getattr(info, key)
+        out["smoother"] = _AMG_SMOOTHER_NAMES.get(info.smoother, str(info.smoother))
+        out["coarse_direct"] = bool(info.coarse_direct)
+        return out
+
+    def update(self, A):
+        """Set the preconditioner up again from new values of its matrix (nz_precond_update).
+
+        A must have the shape, dtype, location (CPU / GPU) and pattern (row offsets and column
+        indices) of the matrix the preconditioner was made from. An AMG object keeps its
+        aggregation, tentative prolongators and symbolic products and recomputes the values
+        only (much cheaper than nonzero.amg again); the other kinds are built again from A
+        with their original options. Like the matrix it was made from, A is borrowed by
+        Chebyshev and AMG objects: it must not change while the object uses it.
+
+        Parameters
+        ----------
+        A : csr_matrix, scipy.sparse or cupyx.scipy.sparse matrix
+            The new values, in the pattern of the original matrix.
+
+        Returns
+        -------
+        Preconditioner
+            self, updated.
+
+        Raises
+        ------
+        DimensionMismatchError
+            A of another shape.
+        InvalidArgumentError
+            A of another dtype or location; for AMG, another pattern. After an error of the
+            update itself the object refuses to apply until an update succeeds.
+        BreakdownError
+            The new values break the set-up (a zero diagonal, a singular block, ...).
+
+        Examples
+        --------
+        >>> import numpy as np, nonzero
+        >>> A = nonzero.laplace2d(16)
+        >>> M = nonzero.amg(A)
+        >>> r = np.ones(256)
+        >>> z = M(r)
+        >>> bool(np.array_equal(M.update(2 * A)(r), z / 2))
+        True
+        """
+        A = _matrix_of(A)
+        if A.shape != self.shape:
+            raise DimensionMismatchError("nonzero: update: A is %dx%d, the preconditioner %dx%d"
+                                         % (A.shape + self.shape))
+        if np.dtype(A.dtype) != np.dtype(self.dtype):
+            raise InvalidArgumentError("nonzero: update: A is %s, the preconditioner %s (use "
+                                       "A.astype)" % (np.dtype(A.dtype).name,
+                                                      np.dtype(self.dtype).name))
+        if A.on_device != self.on_device:
+            raise WrongLocationError("nonzero: update: A is on the %s, the preconditioner on "
+                                     "the %s" % ("GPU" if A.on_device else "CPU",
+                                                 "GPU" if self.on_device else "CPU"))
+        ctx = self._ctx
+        h = A._handle_in(ctx)
+        st = L.nz_precond_update(self._h.ptr, h.ptr)
+        if st < 0:
+            # the object may point at the new matrix until an update succeeds: keep both
+            self._h.keep = (self._h.keep, (h, A))
+            ctx.check(st, "nz_precond_update")
+        self._h.keep = (h, A)  # the object now refers to A only
+        return self
 
     def _apply(self, r):
         """M^-1 r for one vector r (any shape with n entries), of the caller's array kind."""
@@ -394,6 +511,183 @@ def ic0(A, sweeps=None):
     return Preconditioner(A, _lib.PRECOND_IC0, **_sweeps(sweeps))
 
 
+_AMG_SMOOTHERS = {"auto": _lib.AMG_SMOOTHER_AUTO, "chebyshev": _lib.AMG_SMOOTHER_CHEBYSHEV,
+                  "l1_jacobi": _lib.AMG_SMOOTHER_L1_JACOBI,
+                  "l1-jacobi": _lib.AMG_SMOOTHER_L1_JACOBI}
+_AMG_SMOOTHER_NAMES = {_lib.AMG_SMOOTHER_AUTO: "auto", _lib.AMG_SMOOTHER_CHEBYSHEV: "chebyshev",
+                       _lib.AMG_SMOOTHER_L1_JACOBI: "l1_jacobi"}
+_AMG_CYCLES = {"V": _lib.AMG_CYCLE_V, "W": _lib.AMG_CYCLE_W}
+_AMG_MAX_COARSE = 1024     # the coarsest level is inverted densely
+_AMG_MAX_DEGREE = 16
+_AMG_MAX_BLOCK = 64
+_AMG_MAX_NULLSPACE = 16
+
+
+def amg(A, near_nullspace=None, threshold=0.0, omega=None, max_levels=None, max_coarse=None,
+        smoother="auto", degree=None, cheb_ratio=None, cycle="V", block_size=1):
+    """Smoothed-aggregation algebraic multigrid: one V- (or W-) cycle from z = 0 per apply.
+
+    The hierarchy is built once on the host (a GPU matrix is copied down once and every
+    level uploaded; the cycles then run on the GPU): strength of connection, aggregation by a
+    distance-2 maximal independent set, a tentative prolongator fitted to the near-nullspace,
+    smoothed by one damped Jacobi step, and Galerkin coarse operators P^T A P, until at most
+    max_coarse rows remain; the coarsest level is solved by a dense LU inverse. With either
+    smoother and a V-cycle the preconditioner is symmetric positive definite for a symmetric
+    positive definite A, so cg and minres can use it. hierarchy() reports the levels;
+    update(A) recomputes the values for a matrix of the same pattern. A is borrowed, not
+    copied: it must not change while the object lives.
+
+    Parameters
+    ----------
+    A : csr_matrix, scipy.sparse or cupyx.scipy.sparse matrix
+        The square matrix, with a non-zero diagonal (on the device: the cycle runs there).
+    near_nullspace : array_like, shape (n, k) or (n,), optional
+        The vectors the coarse levels must represent (k at most 16): e.g. one constant vector
+        per unknown of a node, or the rigid-body modes of elasticity. Default: the constant
+        vector (k = 1). Read at set-up only.
+    threshold : float, optional
+        Strength of connection in [0, 1): node j is strongly connected to i when
+        |a_ij| >= threshold sqrt(|a_ii a_jj|) (default 0: every off-diagonal non-zero is
+        strong; 0.02 to 0.1 for anisotropic problems).
+    omega : float, optional
+        Prolongator smoothing weight in (0, 2), scaled by 1 / rho(D^-1 A) (default 4/3).
+    max_levels : int, optional
+        At most this many levels, 1 to 24 (default 10).
+    max_coarse : int, optional
+        Stop coarsening at or below this many rows, 1 to 1024 (default 256).
+    smoother : {'auto', 'chebyshev', 'l1_jacobi'}, optional
+        A Chebyshev polynomial in D^-1 A, or sweeps of l1-Jacobi (x += D_l1^-1 (b - A x),
+        D_l1 the l1 row norms). 'auto' (default): Chebyshev for a symmetric A, l1-Jacobi
+        otherwise (a Chebyshev polynomial on a real interval can amplify the complex spectrum
+        of a strongly non-symmetric D^-1 A, e.g. convection); hierarchy()['smoother'] tells
+        which.
+    degree : int, optional
+        Chebyshev: the polynomial degree; l1-Jacobi: sweeps; 1 to 16 (default 2).
+    cheb_ratio : float, optional
+        Chebyshev: the smoother damps [lambda_max / cheb_ratio, lambda_max] of D^-1 A; above 1
+        (default 10).
+    cycle : {'V', 'W'}, optional
+        The cycle (default 'V').
+    block_size : int, optional
+        Unknowns per node, interleaved (1 to 64; it must divide the rows of A): aggregation
+        runs on nodes, e.g. 3 for 3-D elasticity (default 1).
+
+    %(returns)s
+
+    Raises
+    ------
+    ValueError
+        An unknown smoother or cycle name, an option out of range, a near_nullspace of the
+        wrong shape or with non-finite entries, a block_size that does not divide the rows
+        (InvalidArgumentError or DimensionMismatchError, both ValueError).
+    TypeError
+        An option of the wrong type (a smoother that is not a string, a float block_size, a
+        complex near_nullspace, ...).
+    BreakdownError
+        A diagonal entry that is zero or not finite.
+
+    Examples
+    --------
+    >>> import numpy as np, nonzero
+    >>> A = nonzero.laplace3d(16)
+    >>> res = {}
+    >>> x, info = nonzero.cg(A, np.ones(4096), M=nonzero.amg(A), rtol=1e-8, result=res)
+    >>> info, res["iterations"] <= 15
+    (0, True)
+    """
+    A = _matrix_of(A)
+    n = A.shape[0]
+    if A.shape[0] != A.shape[1]:
+        raise DimensionMismatchError("nonzero: a preconditioner needs a square matrix, not "
+                                     "%dx%d" % A.shape)
+    opts = _lib.AmgOptions()
+    opts.threshold = _real_in(threshold, "threshold", lambda t: 0.0 <= t < 1.0, "in [0, 1)")
+    if omega is not None:
+        opts.omega = _real_in(omega, "omega", lambda w: 0.0 < w < 2.0, "in (0, 2)")
+    if max_levels is not None:
+        opts.max_levels = _int_in(max_levels, "max_levels", 1, _lib.AMG_MAX_LEVELS)
+    if max_coarse is not None:
+        opts.max_coarse = _int_in(max_coarse, "max_coarse", 1, _AMG_MAX_COARSE)
+    opts.smoother = _name_in(smoother, "smoother", _AMG_SMOOTHERS, str.lower,
+                             "'auto', 'chebyshev', 'l1_jacobi'")
+    if degree is not None:
+        opts.smoother_degree = _int_in(degree, "degree", 1, _AMG_MAX_DEGREE)
+    if cheb_ratio is not None:
+        opts.cheb_ratio = _real_in(cheb_ratio, "cheb_ratio", lambda c: c > 1.0, "above 1")
+    opts.cycle = _name_in(cycle, "cycle", _AMG_CYCLES, str.upper, "'V', 'W'")
+    opts.block_size = _int_in(block_size, "block_size", 1, _AMG_MAX_BLOCK)
+    if n % opts.block_size != 0:
+        raise DimensionMismatchError("nonzero.amg: block_size %d does not divide the %d rows "
+                                     "of A" % (opts.block_size, n))
+    B = None
+    if near_nullspace is not None:
+        B = _near_nullspace(near_nullspace, n)
+        opts.nullspace_dim = B.shape[1]
+        opts.near_nullspace = B.ctypes.data_as(ctypes.POINTER(ctypes.c_double))
+    M = Preconditioner(A, _lib.PRECOND_AMG, amg=opts)
+    del B  # read during nz_precond_create only: alive until here
+    return M
+
+
+def _near_nullspace(B, n):
+    """near_nullspace= as an (n, k) Fortran-ordered float64 array (a new one or B itself)."""
+    if _is_cupy(B):
+        B = B.get()
+    B = np.asarray(B)
+    if B.dtype.kind not in "biuf":
+        raise TypeError("nonzero.amg: near_nullspace must be a real array, not %s" % B.dtype)
+    if B.ndim == 1:
+        B = B.reshape(-1, 1)
+    if B.ndim != 2 or B.shape[0] != n:
+        raise InvalidArgumentError("nonzero.amg: near_nullspace must have shape (%d, k) or "
+                                   "(%d,) for the %d rows of A, not %s"
+                                   % (n, n, n, np.shape(B)))
+    if not 1 <= B.shape[1] <= _AMG_MAX_NULLSPACE:
+        raise InvalidArgumentError("nonzero.amg: near_nullspace must have 1 to %d columns, not "
+                                   "%d" % (_AMG_MAX_NULLSPACE, B.shape[1]))
+    B = np.asfortranarray(B, dtype=np.float64)
+    if not np.all(np.isfinite(B)):
+        raise InvalidArgumentError("nonzero.amg: near_nullspace has entries that are not "
+                                   "finite")
+    return B
+
+
+def _int_in(value, name, lo, hi):
+    """An integer option in lo..hi: TypeError for a non-integer, ValueError out of range."""
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError("nonzero.amg: %s must be an integer, not %r" % (name, value)) from None
+    if not lo <= value <= hi:
+        raise InvalidArgumentError("nonzero.amg: %s must be in %d .. %d, not %d"
+                                   % (name, lo, hi, value))
+    return value
+
+
+def _real_in(value, name, ok, what):
+    """A finite real option that passes ok: TypeError for a non-number, ValueError else."""
+    if isinstance(value, (str, bytes)) or isinstance(value, complex):
+        raise TypeError("nonzero.amg: %s must be a real number, not %r" % (name, value))
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        raise TypeError("nonzero.amg: %s must be a real number, not %r" % (name, value)) from None
+    if not (math.isfinite(x) and ok(x)):
+        raise InvalidArgumentError("nonzero.amg: %s must be %s, not %r" % (name, what, value))
+    return x
+
+
+def _name_in(value, name, table, fold, valid):
+    """The enum value of a name option: TypeError for a non-string, ValueError if unknown."""
+    if not isinstance(value, str):
+        raise TypeError("nonzero.amg: %s must be a string (%s), not %r" % (name, valid, value))
+    key = fold(value)
+    if key not in table:
+        raise InvalidArgumentError("nonzero.amg: unknown %s %r (valid: %s)"
+                                   % (name, value, valid))
+    return table[key]
+
+
 def _positive(value, name):
     try:
         value = int(value)
@@ -522,7 +816,7 @@ _RETURNS = """Returns
     Preconditioner
         Pass it as M= to nonzero.cg / bicgstab / gmres / minres (applied in C), or apply it as
         z = M @ r."""
-for _f in (jacobi, l1_jacobi, block_jacobi, chebyshev, ilu0, ic0):
+for _f in (jacobi, l1_jacobi, block_jacobi, chebyshev, ilu0, ic0, amg):
     if _f.__doc__:  # None under python -OO
         _f.__doc__ = _f.__doc__.replace("%(returns)s", _RETURNS)
 del _f

@@ -376,3 +376,209 @@ def test_spsolve_triangular_semantics(rng):
         nonzero.spsolve_triangular(T, np.ones(4))
     with pytest.raises(ValueError):
         nonzero.spsolve_triangular(sp.csr_matrix(np.ones((2, 3))), np.ones(2))
+
+
+# ---- smoothed-aggregation AMG ------------------------------------------------------------------
+
+def laplace3d(m):
+    """The 7-point Laplacian on an m^3 grid (Dirichlet), from Kronecker products."""
+    T = sp.diags([np.full(m, 2.0), np.full(m - 1, -1.0), np.full(m - 1, -1.0)], [0, -1, 1])
+    I = sp.identity(m)
+    return (sp.kron(sp.kron(T, I), I) + sp.kron(sp.kron(I, T), I) +
+            sp.kron(sp.kron(I, I), T)).tocsr()
+
+
+def two_unknowns_per_node(m):
+    """kron(3-D Laplacian, an SPD 2x2 block): 2 interleaved unknowns per node, and its
+    near-nullspace: one constant vector per unknown."""
+    A = sp.kron(laplace3d(m), np.array([[2.0, 1.0], [1.0, 3.0]]), format="csr")
+    B = np.zeros((A.shape[0], 2))
+    B[0::2, 0] = 1.0
+    B[1::2, 1] = 1.0
+    return A, B
+
+
+def test_amg_cg_poisson3d(rng):
+    A = laplace3d(20)  # n = 8000
+    b = rand_vec(rng, A.shape[0])
+    M = nonzero.amg(A)
+    assert isinstance(M, nonzero.Preconditioner) and M.kind == "amg" and M.shape == A.shape
+    res = {}
+    x, info = nonzero.cg(A, b, M=M, rtol=1e-8, result=res)
+    assert info == 0, res
+    assert np.linalg.norm(b - A @ x) <= 1e-8 * np.linalg.norm(b)  # the true residual, by SciPy
+    assert res["iterations"] <= 15, res["iterations"]
+    jac = {}
+    x, info = nonzero.cg(A, b, M="jacobi", rtol=1e-8, result=jac)
+    assert info == 0
+    assert res["iterations"] < jac["iterations"] / 3, (res["iterations"], jac["iterations"])
+    # by name: nz_solve's AMG with the default options, the same preconditioner
+    byname = {}
+    x, info = nonzero.cg(A, b, M="amg", rtol=1e-8, result=byname)
+    assert info == 0 and byname["iterations"] == res["iterations"]
+    # a nonzero.csr_matrix gives the same object as the SciPy matrix it wraps
+    assert np.array_equal(nonzero.amg(nonzero.csr_matrix(A))(b), M(b))
+
+
+def test_amg_symmetric(rng):
+    A = laplace3d(12)
+    n = A.shape[0]
+    for options in ({}, {"smoother": "l1_jacobi"}, {"smoother": "chebyshev", "degree": 3}):
+        M = nonzero.amg(A, **options)
+        for _ in range(3):
+            u, v = rand_vec(rng, n), rand_vec(rng, n)
+            vMu, uMv = v @ M(u), u @ M(v)
+            assert abs(vMu - uMv) <= 1e-10 * abs(vMu), (options, vMu, uMv)
+        # and positive definite on these vectors
+        assert u @ M(u) > 0
+
+
+def test_amg_update(rng):
+    A = laplace3d(12)
+    r = rand_vec(rng, A.shape[0])
+    M = nonzero.amg(A)
+    z = M(r)
+    assert M.hierarchy()["update_seconds"] == 0.0
+    assert M.update(2 * A) is M
+    # every value of the hierarchy scales by 2 exactly (the Jacobi-scaled spectra are the same),
+    # the cycle by 1/2: bitwise
+    assert np.array_equal(M(r), z / 2)
+    assert M.hierarchy()["update_seconds"] > 0.0
+    M.update(A)
+    assert np.array_equal(M(r), z)
+    # another pattern: refused, and the object refuses to apply until an update succeeds
+    other = (A + sp.eye(A.shape[0], k=7)).tocsr()
+    with pytest.raises(nonzero.InvalidArgumentError, match="pattern"):
+        M.update(other)
+    with pytest.raises(nonzero.InvalidArgumentError):
+        M(r)
+    M.update(A)
+    assert np.array_equal(M(r), z)
+    # shape and dtype are checked before the C call
+    with pytest.raises(nonzero.DimensionMismatchError):
+        M.update(laplace3d(5))
+    with pytest.raises(ValueError):
+        M.update(A.astype(np.float32))
+    # update rebuilds the other kinds (any pattern of the same shape)
+    for make in (nonzero.jacobi, nonzero.chebyshev, nonzero.ilu0, nonzero.block_jacobi):
+        P = make(A)
+        zp = P(r)
+        P.update(4 * A)
+        assert close(P(r), zp / 4, 1e-14), make.__name__
+    J = nonzero.jacobi(A)
+    J.update(other + sp.eye(A.shape[0]))
+    assert close(J(r), r / 7.0, 1e-15)
+
+
+def test_amg_block_near_nullspace(rng):
+    A, B = two_unknowns_per_node(12)  # 1728 nodes, n = 3456
+    n = A.shape[0]
+    b = rand_vec(rng, n)
+    M = nonzero.amg(A, near_nullspace=B, block_size=2)
+    h = M.hierarchy()
+    assert h["levels"] >= 2 and h["block_size"][0] == 2 and h["block_size"][1] == 2
+    res = {}
+    x, info = nonzero.cg(A, b, M=M, rtol=1e-8, result=res)
+    assert info == 0, res
+    assert np.linalg.norm(b - A @ x) <= 1e-8 * np.linalg.norm(b)
+    jac = {}
+    nonzero.cg(A, b, M="jacobi", rtol=1e-8, result=jac)
+    assert res["iterations"] <= 15 and res["iterations"] < jac["iterations"] / 3, \
+        (res["iterations"], jac["iterations"])
+    # the near-nullspace is copied at set-up (a C-ordered, non-float64 array is accepted)
+    M2 = nonzero.amg(A, near_nullspace=np.ascontiguousarray(B, dtype=np.float32), block_size=2)
+    assert np.array_equal(M2(b), M(b))
+    # a 1-D near-nullspace is one column: the constant vector is the default
+    ones = nonzero.amg(A, near_nullspace=np.ones(n))
+    assert np.array_equal(ones(b), nonzero.amg(A)(b))
+    # the W-cycle works too
+    x, info = nonzero.cg(A, b, M=nonzero.amg(A, near_nullspace=B, block_size=2, cycle="W"),
+                         rtol=1e-8)
+    assert info == 0
+
+
+def test_amg_hierarchy(rng):
+    A = laplace3d(20)
+    h = nonzero.amg(A).hierarchy()
+    L = h["levels"]
+    assert L >= 2
+    for key in ("rows", "nnz", "block_size", "lambda_max", "mis_rounds", "unaggregated"):
+        assert len(h[key]) == L, key
+    assert h["rows"][0] == A.shape[0] and h["nnz"][0] == A.nnz
+    assert all(h["rows"][l + 1] < h["rows"][l] for l in range(L - 1))
+    assert h["rows"][-1] <= 256 and h["coarse_direct"]
+    assert h["operator_complexity"] >= 1.0 and h["grid_complexity"] >= 1.0
+    assert abs(h["operator_complexity"] - sum(h["nnz"]) / A.nnz) <= 1e-12
+    assert abs(h["grid_complexity"] - sum(h["rows"]) / A.shape[0]) <= 1e-12
+    # rho(D^-1 A) of the Laplacian: below 2
+    assert 1.0 < h["lambda_max"][0] < 2.0
+    assert h["smoother"] == "chebyshev" and h["coarse_shift"] == 0.0
+    for phase in ("strength", "aggregate", "tentative", "smooth", "rap", "coarse", "transfer",
+                  "setup"):
+        assert h[phase + "_seconds"] >= 0.0, phase
+    assert h["setup_seconds"] > 0.0 and h["update_seconds"] == 0.0
+    # options reach the hierarchy
+    h2 = nonzero.amg(A, max_levels=2, max_coarse=1024).hierarchy()
+    assert h2["levels"] == 2
+    assert nonzero.amg(A, smoother="l1_jacobi").hierarchy()["smoother"] == "l1_jacobi"
+    # a non-symmetric A: 'auto' takes l1-Jacobi
+    C = convdiff(16, 5.0)
+    assert nonzero.amg(C).hierarchy()["smoother"] == "l1_jacobi"
+    with pytest.raises(ValueError, match="AMG"):
+        nonzero.jacobi(A).hierarchy()
+
+
+def test_amg_bad_arguments():
+    A = laplace3d(6)
+    n = A.shape[0]
+    for kwargs, exc, match in [
+            ({"smoother": "gauss_seidel"}, ValueError, "unknown smoother"),
+            ({"smoother": 1}, TypeError, "smoother"),
+            ({"cycle": "F"}, ValueError, "unknown cycle"),
+            ({"threshold": 1.5}, ValueError, "threshold"),
+            ({"threshold": -0.1}, ValueError, "threshold"),
+            ({"threshold": "0.1"}, TypeError, "threshold"),
+            ({"omega": 2.0}, ValueError, "omega"),
+            ({"max_levels": 25}, ValueError, "max_levels"),
+            ({"max_coarse": 5000}, ValueError, "max_coarse"),
+            ({"degree": 0}, ValueError, "degree"),
+            ({"degree": 2.5}, TypeError, "degree"),
+            ({"cheb_ratio": 1.0}, ValueError, "cheb_ratio"),
+            ({"block_size": 5}, ValueError, "block_size"),
+            ({"near_nullspace": np.ones((n - 1, 2))}, ValueError, "near_nullspace"),
+            ({"near_nullspace": np.ones((n, 2, 1))}, ValueError, "near_nullspace"),
+            ({"near_nullspace": np.ones((n, 17))}, ValueError, "near_nullspace"),
+            ({"near_nullspace": np.full((n, 1), np.nan)}, ValueError, "near_nullspace"),
+            ({"near_nullspace": np.ones(n) * 1j}, TypeError, "near_nullspace")]:
+        with pytest.raises(exc, match=match):
+            nonzero.amg(A, **kwargs)
+    with pytest.raises(nonzero.DimensionMismatchError):
+        nonzero.amg(sp.random(4, 5, density=0.5, format="csr"))
+    with pytest.raises(nonzero.BreakdownError):
+        nonzero.amg(sp.diags([1.0, 0.0, 2.0], format="csr"))
+    with pytest.raises(ValueError, match="'amg'"):
+        nonzero.cg(A, np.ones(n), M="amgx")  # the valid names are listed
+
+
+def test_amg_scipy_linear_operator(rng):
+    A = laplace3d(16)
+    b = rand_vec(rng, A.shape[0])
+    M = nonzero.amg(A)
+    assert isinstance(M, spla.LinearOperator)
+    for op in (M, M.aslinearoperator()):
+        count = [0]
+
+        def cb(xk):
+            count[0] += 1
+        x, info = spla.cg(A, b, M=op, tol=1e-8, atol=0.0, maxiter=100, callback=cb)
+        assert info == 0
+        assert np.linalg.norm(b - A @ x) <= 1e-7 * np.linalg.norm(b)
+        assert count[0] <= 15, count[0]
+    # and in nonzero's other solvers, by object
+    x, info = nonzero.minres(A, b, M=M, rtol=1e-8)
+    assert info == 0
+    x, info = nonzero.gmres(A, b, M=M, rtol=1e-8, restart=30)
+    assert info == 0
+    C = convdiff(24, 1.0)
+    x, info = nonzero.bicgstab(C, rand_vec(rng, C.shape[0]), M=nonzero.amg(C), rtol=1e-8)
+    assert info == 0

@@ -700,6 +700,10 @@ static nz_status_t level_values(nzi_amg_t *amg, int l, int coarsest, int create)
                          (long long)bad + 1, (long long)bad + 1, l);
     nz_spmv_plan_destroy(&L->host_plan);
     NZI_TRY(nz_spmv_plan_create(ctx, &L->host_plan, L->Ah, NZ_OP_N, NZ_ALG_AUTO, NZ_PLAN_REUSE));
+    if (L->Ah->rows == 0) { /* a 0 x 0 A: one empty level, nothing to estimate */
+        L->rho = 1.0;
+        return NZ_SUCCESS;
+    }
     NZI_TRY(power_rho(ctx, L, &L->rho));
     if (!(L->rho > 0.0) || !isfinite(L->rho))
         return nzi_error(ctx, NZ_ERR_BREAKDOWN,

@@ -424,6 +424,17 @@ static void check_special(nz_context_t *ctx) {
     }
     nz_precond_destroy(&M);
     nz_matrix_destroy(&A);
+    /* 0 x 0: an empty hierarchy */
+    NZT_OK(ctx, nzi_csr_alloc(ctx, &A, NZ_F64, 0, 0, 0));
+    A->host.csr.row_offsets[0] = 0;
+    NZT_OK(ctx, make_amg(ctx, &M, A, NULL));
+    {
+        double r0 = 1.0, z0 = 2.0;
+        NZT_OK(ctx, nz_precond_apply(M, &r0, &z0));
+        NZT_CHECK(z0 == 2.0, "0 x 0: the apply wrote %g", z0);
+    }
+    nz_precond_destroy(&M);
+    nz_matrix_destroy(&A);
     /* a singular operator (pure Neumann): the coarsest LU needs a shift; PCG on a consistent b */
     A = neumann3d(ctx, 14);
     NZT_OK(ctx, make_amg(ctx, &M, A, NULL));
