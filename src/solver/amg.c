@@ -90,6 +90,7 @@ struct nzi_amg {
     nz_amg_info_t info;
     int broken;                  /* an update failed: apply refuses until one succeeds */
     uint64_t pattern;            /* a hash of A's row offsets and column indices */
+    int symmetric;               /* A equals A^T (then so does every P^T A P: S needs no union) */
 };
 
 /* ---- options --------------------------------------------------------------------------- */
@@ -278,7 +279,7 @@ static void sort_pairs(int32_t *idx, double *val, int64_t m) {
  * strong off-diagonal entries g_IJ > 0, g_IJ >= theta sqrt(g_II g_JJ), then S union S^T
  * (weight the larger of the two). */
 static nz_status_t strength(nz_context_t *ctx, const nz_matrix_t *H, int bs, double theta,
-                            node_graph_t *S) {
+                            int symmetric, node_graph_t *S) {
     nz_status_t status = NZ_SUCCESS;
     const nzi_csr_t *c = &H->host.csr;
     const nz_value_type_t t = H->value_type;
@@ -294,6 +295,17 @@ static nz_status_t strength(nz_context_t *ctx, const nz_matrix_t *H, int bs, dou
         if (a > amax) amax = a;
     }
     const double scale = amax > 0.0 ? 1.0 / amax : 1.0;
+    if (bs == 1) {
+        /* scalar unknowns: G = |A| / max|a_ij| read straight from A */
+        NZI_CHECK(alloc(ctx, &gd, N, sizeof(double), "AMG set-up: node diagonal"));
+        for (int64_t I = 0; I < N; I++) {
+            gd[I] = 0.0;
+            for (int64_t k = c->row_offsets[I]; k < c->row_offsets[I + 1]; k++)
+                if (c->col_indices[k] == I) gd[I] = fabs(nzi_get(c->values, t, k)) * scale;
+        }
+        G.n = N;
+        G.off = c->row_offsets; /* borrowed: G.col / G.w stay NULL, read through A below */
+    } else {
     /* G with the diagonal; an upper bound of its entries: A's nnz */
     G.n = N;
     NZI_CHECK(alloc(ctx, &G.off, N + 1, sizeof(int64_t), "AMG set-up: node graph"));
@@ -328,6 +340,7 @@ static nz_status_t strength(nz_context_t *ctx, const nz_matrix_t *H, int bs, dou
         sort_pairs(G.col + at, G.w + at, m);
         G.off[I + 1] = at + m;
     }
+    }
     /* F: the strong entries */
     F.n = N;
     NZI_CHECK(alloc(ctx, &F.off, N + 1, sizeof(int64_t), "AMG set-up: strength graph"));
@@ -337,8 +350,8 @@ static nz_status_t strength(nz_context_t *ctx, const nz_matrix_t *H, int bs, dou
     for (int64_t I = 0; I < N; I++) {
         int64_t at = F.off[I];
         for (int64_t k = G.off[I]; k < G.off[I + 1]; k++) {
-            const int32_t J = G.col[k];
-            const double g = G.w[k];
+            const int32_t J = G.col != NULL ? G.col[k] : c->col_indices[k];
+            const double g = G.w != NULL ? G.w[k] : fabs(nzi_get(c->values, t, k)) * scale;
             if (J == I || !(g > 0.0) || !isfinite(g)) continue;
             if (g < theta * sqrt(gd[I] * gd[J])) continue;
             F.col[at] = J;
@@ -346,6 +359,11 @@ static nz_status_t strength(nz_context_t *ctx, const nz_matrix_t *H, int bs, dou
             at++;
         }
         F.off[I + 1] = at;
+    }
+    if (symmetric) { /* S = F: the strong pattern of a symmetric matrix is symmetric */
+        *S = F;
+        memset(&F, 0, sizeof F);
+        goto cleanup;
     }
     /* Ft = F^T by counting sort (rows come out sorted) */
     const int64_t fn = F.off[N];
@@ -390,6 +408,7 @@ static nz_status_t strength(nz_context_t *ctx, const nz_matrix_t *H, int bs, dou
     }
 cleanup:
     if (status < 0) graph_free(ctx, S);
+    if (G.col == NULL) G.off = NULL; /* borrowed from A */
     graph_free(ctx, &G);
     graph_free(ctx, &F);
     graph_free(ctx, &Ft);
@@ -876,26 +895,31 @@ cleanup:
 
 /* ---- set-up --------------------------------------------------------------------------- */
 
-/* Whether the host CSR H equals its transpose to 1e-12 max|a_ij| (pattern and values). */
-static nz_status_t is_symmetric(nz_context_t *ctx, const nz_matrix_t *H, int *sym) {
-    nz_matrix_t *Ht = NULL;
-    *sym = 0;
-    NZI_TRY(nzi_host_transpose(ctx, &Ht, H));
-    const nzi_csr_t *a = &H->host.csr, *b = &Ht->host.csr;
+/* Whether the host CSR H (sorted columns) equals its transpose to 1e-12 max|a_ij|: for every
+ * entry (i, j) a binary search for (j, i); no allocation. */
+static int is_symmetric(const nz_matrix_t *H) {
+    const nzi_csr_t *c = &H->host.csr;
+    const nz_value_type_t t = H->value_type;
     double amax = 0.0, dmax = 0.0;
-    int same = Ht->nnz == H->nnz &&
-               memcmp(a->row_offsets, b->row_offsets, (size_t)(H->rows + 1) * sizeof(int64_t)) == 0 &&
-               (H->nnz == 0 ||
-                memcmp(a->col_indices, b->col_indices, (size_t)H->nnz * sizeof(int32_t)) == 0);
-    for (int64_t k = 0; same && k < H->nnz; k++) {
-        const double x = nzi_get(a->values, H->value_type, k);
-        const double y = nzi_get(b->values, H->value_type, k);
-        if (fabs(x) > amax) amax = fabs(x);
-        if (fabs(x - y) > dmax) dmax = fabs(x - y);
-    }
-    *sym = same && dmax <= 1e-12 * amax;
-    nz_matrix_destroy(&Ht);
-    return NZ_SUCCESS;
+    for (int64_t k = 0; k < H->nnz; k++)
+        if (fabs(nzi_get(c->values, t, k)) > amax) amax = fabs(nzi_get(c->values, t, k));
+    for (int64_t i = 0; i < H->rows; i++)
+        for (int64_t k = c->row_offsets[i]; k < c->row_offsets[i + 1]; k++) {
+            const int64_t j = c->col_indices[k];
+            if (j <= i) continue;
+            int64_t lo = c->row_offsets[j], hi = c->row_offsets[j + 1];
+            while (lo < hi) {
+                const int64_t mid = lo + (hi - lo) / 2;
+                if (c->col_indices[mid] < i)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo == c->row_offsets[j + 1] || c->col_indices[lo] != i) return 0;
+            const double d = fabs(nzi_get(c->values, t, k) - nzi_get(c->values, t, lo));
+            if (d > dmax) dmax = d;
+        }
+    return dmax <= 1e-12 * amax;
 }
 
 /* FNV-1a over the host CSR pattern: what nzi_amg_update compares A's pattern with. */
@@ -1011,11 +1035,9 @@ nz_status_t nzi_amg_create(nz_context_t *ctx, const nz_matrix_t *A, const nz_amg
                             nz_format_name(A->format)));
     NZI_CHECK(level0_host(amg, A));
     amg->pattern = pattern_hash(amg->level[0].Ah);
-    if (amg->opt.smoother == NZ_AMG_SMOOTHER_AUTO) {
-        int sym;
-        NZI_CHECK(is_symmetric(ctx, amg->level[0].Ah, &sym));
-        amg->opt.smoother = sym ? NZ_AMG_SMOOTHER_CHEBYSHEV : NZ_AMG_SMOOTHER_L1_JACOBI;
-    }
+    amg->symmetric = is_symmetric(amg->level[0].Ah);
+    if (amg->opt.smoother == NZ_AMG_SMOOTHER_AUTO)
+        amg->opt.smoother = amg->symmetric ? NZ_AMG_SMOOTHER_CHEBYSHEV : NZ_AMG_SMOOTHER_L1_JACOBI;
     /* the fine near-nullspace: the caller's or the constant */
     int k = opt->nullspace_dim;
     const int64_t n = A->rows;
@@ -1033,7 +1055,7 @@ nz_status_t nzi_amg_create(nz_context_t *ctx, const nz_matrix_t *A, const nz_amg
         NZI_CHECK(alloc(ctx, &L->diag, H->rows, sizeof(double), "AMG set-up: diagonal"));
         if (H->rows <= amg->opt.max_coarse || l == amg->opt.max_levels - 1) break;
         double t0 = nzi_wtime();
-        NZI_CHECK(strength(ctx, H, L->block, amg->opt.threshold, &S));
+        NZI_CHECK(strength(ctx, H, L->block, amg->opt.threshold, amg->symmetric, &S));
         amg->info.strength_seconds += nzi_wtime() - t0;
         t0 = nzi_wtime();
         NZI_CHECK(alloc(ctx, &L->agg, L->nodes, sizeof(int32_t), "AMG set-up: aggregates"));
