@@ -238,6 +238,32 @@ nz_status_t nz_gen_fe3d(nz_context_t *ctx, nz_matrix_t **A, void **b, void **u_e
  * arrays (free with nz_device_free) equal to the host b / u_exact. */
 nz_status_t nz_gen_fe3d_device(nz_context_t *ctx, nz_matrix_t **dA, void **d_b, void **d_u_exact,
                                int64_t n, nz_value_type_t value_type);
+/* Trilinear (Q1) finite-element linear elasticity (outputs A, b, rigid_body_modes first), a test
+ * problem for algebraic multigrid with a near-nullspace: the unit cube meshed by n x n x n
+ * hexahedral elements of side h = 1/n, isotropic material with Young's modulus 1 and Poisson
+ * ratio poisson_ratio (0 <= nu < 0.5; 0 selects the default 0.3; anything else, NaN included,
+ * is NZ_ERR_INVALID_ARGUMENT), displacement clamped (Dirichlet, eliminated) on the face x = 0
+ * only, the other five faces traction-free. The unknowns are the 3 displacement components of
+ * every node (i, j, k) h with i >= 1, interleaved per node (ux, uy, uz): unknown 3 p + c for
+ * node p = (i - 1) + n (j + (n + 1) k) (x fastest), 3 n (n+1)^2 in all. A is the Galerkin
+ * stiffness matrix, the element matrix integral of B^T D B by 2 x 2 x 2 Gauss quadrature (exact;
+ * one matrix for every element), scaled as h times an h-independent matrix. Rows are sorted with
+ * unique columns and store the full 3 x 3 block of every node pair sharing an element (zeros
+ * included): 3 cx cy cz entries, 81 for a node away from the clamped face and the other faces,
+ * nnz = 9 (3n - 2) (3n + 1)^2. A is exactly symmetric (A == A^T bit for bit) and positive
+ * definite. If b is non-NULL it receives the load of a unit body force in -z (gravity),
+ * integrated consistently: b_i = integral of N_i f, i.e. -(elements at the node) h^3 / 8 in the
+ * z entries and 0 in the x and y entries. If rigid_body_modes is non-NULL it receives a
+ * rows x 6 array, column-major (column m at [m * rows]): the translations in x, y, z and the
+ * rotations (-y, x, 0), (0, -z, y), (z, 0, -x), with (x, y, z) measured from the cube's centre
+ * (1/2, 1/2, 1/2), evaluated at the nodes; A annihilates them (up to rounding) in every row of a
+ * node with i >= 2, i.e. away from the clamped face. b and the modes hold values of value_type
+ * and are allocated by the library (free with nz_free); they and *A are written only on
+ * success. n >= 1; NZ_ERR_OVERFLOW / NZ_ERR_UNSUPPORTED when the unknown count overflows or
+ * passes the 2^31 - 1 row limit. */
+nz_status_t nz_gen_elasticity3d(nz_context_t *ctx, nz_matrix_t **A, void **b,
+                                void **rigid_body_modes, int64_t n, double poisson_ratio,
+                                nz_value_type_t value_type);
 /* Kronecker / R-MAT power-law graph: 2^scale vertices, edge_factor x 2^scale edges drawn with
  * probabilities (a, b, c, 1-a-b-c) (Graph500: 0.57, 0.19, 0.19); duplicates merged, values in
  * (0, 1]. a = b = c = 0 selects the Graph500 parameters. Directed (row = source), self loops

@@ -28,7 +28,8 @@ for opt in --x --y --alpha --beta --precision --format --alg --backend --sell-ch
     grep -q -- "$opt" "$OUT" || fail "nz spmv --help does not mention $opt"
 done
 run "$NZ" gen --help
-for kind in laplace2d laplace3d fe3d rmat random rail mixed banded convdiff2d convdiff3d; do
+for kind in laplace2d laplace3d fe3d rmat random rail mixed banded convdiff2d convdiff3d \
+    elasticity3d; do
     grep -q "$kind" "$OUT" || fail "nz gen --help does not mention $kind"
 done
 

@@ -20,6 +20,8 @@ banded|--n 10 --lower 2 --upper 1|10|36
 convdiff2d|--nx 5 --ny 3 --peclet 0.5|15|59
 convdiff3d|--n 3 --peclet 2|27|135
 convdiff3d|--nx 2 --ny 3 --nz 4|24|116
+elasticity3d|--n 2|54|1764
+elasticity3d|--n 3 --poisson-ratio 0.45|144|6300
 KINDS
 
 i=0
@@ -41,7 +43,7 @@ while IFS='|' read -r kind params rows nnz; do
         "memory dia" "read time"; do
         grep -q "^$key " "$OUT" || fail "info $kind: no '$key' line"
     done
-    case $kind in laplace* | fe3d | banded)
+    case $kind in laplace* | fe3d | elasticity3d | banded)
         [ "$kind" = banded ] || [ "$(info_field symmetric)" = yes ] ||
             fail "info $kind: not reported symmetric" ;;
     convdiff*)
@@ -111,6 +113,22 @@ expect_ok "gen fe3d --b --u" "$NZ" gen fe3d --n 4 -o "$TMP/fe.mtx" --b "$TMP/b.m
 expect_ok "spmv fe3d x = u" "$NZ" spmv "$TMP/fe.mtx" --x "$TMP/u.mtx" --y "$TMP/b.mtx" \
     --beta -1 --check -o "$TMP/res.mtx"
 [ "$(grep -cv '^%' "$TMP/res.mtx")" -eq 28 ] || fail "fe3d: residual has not 27 entries"
+
+# elasticity3d writes the load (rows x 1) and the 6 rigid-body modes (rows x 6, column-major);
+# --poisson-ratio 0 is the default 0.3.
+expect_ok "gen elasticity3d --rhs --modes" "$NZ" gen elasticity3d --n 3 -o "$TMP/el.mtx" \
+    --rhs "$TMP/el_b.mtx" --modes "$TMP/el_modes.mtx"
+[ "$(grep -v '^%' "$TMP/el_b.mtx" | head -1)" = "144 1" ] || fail "elasticity3d: --rhs is not 144 x 1"
+[ "$(grep -v '^%' "$TMP/el_modes.mtx" | head -1)" = "144 6" ] || fail "elasticity3d: --modes is not 144 x 6"
+[ "$(grep -cv '^%' "$TMP/el_modes.mtx")" -eq 865 ] || fail "elasticity3d: --modes has not 864 entries"
+expect_ok "gen elasticity3d --poisson-ratio 0" "$NZ" gen elasticity3d --n 3 --poisson-ratio 0 -o "$TMP/el0.mtx"
+cmp -s "$TMP/el.mtx" "$TMP/el0.mtx" || fail "elasticity3d --poisson-ratio 0 differs from the default"
+expect_ok "spmv elasticity3d x = b" "$NZ" spmv "$TMP/el.mtx" --x "$TMP/el_b.mtx" --check
+expect_error 2 "--poisson-ratio" "gen elasticity3d --poisson-ratio 0.5" \
+    "$NZ" gen elasticity3d --n 3 --poisson-ratio 0.5 -o "$TMP/el1.mtx"
+expect_error 2 "--poisson-ratio" "gen fe3d --poisson-ratio" "$NZ" gen fe3d --n 3 --poisson-ratio 0.3 -o "$TMP/el1.mtx"
+expect_error 2 "--modes" "gen fe3d --modes" "$NZ" gen fe3d --n 3 --modes "$TMP/m.mtx" -o "$TMP/el1.mtx"
+[ -e "$TMP/el1.mtx" ] && fail "gen wrote an output despite a refused option"
 
 # Round trip of written vectors: the x used (--write-x) reproduces y exactly, and y read back
 # cancels exactly against the same product (y_new = A x - y_file = 0 only if no digit was lost).

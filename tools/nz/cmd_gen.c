@@ -14,11 +14,11 @@ static const char *const CMD = "gen";
 enum {
     OPT_NX, OPT_NY, OPT_NZ, OPT_N, OPT_SCALE, OPT_EDGE_FACTOR, OPT_A, OPT_B, OPT_C, OPT_SEED,
     OPT_ROWS, OPT_COLS, OPT_MEAN, OPT_ROW_LENGTH, OPT_SHORT, OPT_LONG_ROWS, OPT_LONG_LENGTH,
-    OPT_LOWER, OPT_UPPER, OPT_U, OPT_PECLET, NUM_OPTS
+    OPT_LOWER, OPT_UPPER, OPT_U, OPT_PECLET, OPT_POISSON_RATIO, OPT_RHS, OPT_MODES, NUM_OPTS
 };
 
 enum { KIND_LAPLACE2D, KIND_LAPLACE3D, KIND_FE3D, KIND_RMAT, KIND_RANDOM, KIND_RAIL, KIND_MIXED,
-       KIND_BANDED, KIND_CONVDIFF2D, KIND_CONVDIFF3D };
+       KIND_BANDED, KIND_CONVDIFF2D, KIND_CONVDIFF3D, KIND_ELASTICITY3D };
 #define BIT(o) (1u << (o))
 static const struct {
     const char *name;
@@ -36,6 +36,7 @@ static const struct {
     {"banded", BIT(OPT_N) | BIT(OPT_LOWER) | BIT(OPT_UPPER)},
     {"convdiff2d", BIT(OPT_NX) | BIT(OPT_NY) | BIT(OPT_PECLET)},
     {"convdiff3d", BIT(OPT_NX) | BIT(OPT_NY) | BIT(OPT_NZ) | BIT(OPT_N) | BIT(OPT_PECLET)},
+    {"elasticity3d", BIT(OPT_N) | BIT(OPT_POISSON_RATIO) | BIT(OPT_RHS) | BIT(OPT_MODES)},
 };
 #define NUM_KINDS ((int)(sizeof kinds / sizeof kinds[0]))
 
@@ -54,9 +55,10 @@ typedef struct gen_cli {
 typedef struct gen_params {
     int64_t nx, ny, nz, n, scale, edge_factor, rows, cols;
     int64_t row_length, short_length, long_rows, long_length, lower, upper;
-    double a, b, c, mean, peclet;
+    double a, b, c, mean, peclet, poisson_ratio;
     uint64_t seed;
     const char *b_path, *u_path; /* fe3d: the load vector and the exact solution */
+    const char *rhs_path, *modes_path; /* elasticity3d: the load and the rigid-body modes */
 } gen_params_t;
 
 static const nz_cli_command_t gen_command = {
@@ -83,7 +85,15 @@ static const nz_cli_command_t gen_command = {
         "                                           --peclet: mesh Peclet number |w| h / 2 >= 0\n"
         "  convdiff3d --nx [8] --ny [nx] --nz [nx] --peclet [1]\n"
         "                                           the same in 3-D (--n N sets all three);\n"
-        "                                           --peclet 0 gives the Laplacian\n\n",
+        "                                           --peclet 0 gives the Laplacian\n"
+        "  elasticity3d --n [8] --poisson-ratio [0.3]\n"
+        "                                           Q1 linear elasticity on the unit cube, n^3\n"
+        "                                           elements, clamped at x = 0: 3 n (n+1)^2\n"
+        "                                           unknowns (ux, uy, uz per node); Poisson\n"
+        "                                           ratio in [0, 0.5), 0 = the default 0.3;\n"
+        "             --rhs b.mtx --modes B.mtx     also write the gravity load and the 6\n"
+        "                                           rigid-body modes (rows x 6) as Matrix\n"
+        "                                           Market array files\n\n",
     .epilogue = "\nThe same parameters and seed always give the same matrix.\n",
     .column = 21,
 };
@@ -114,6 +124,9 @@ static const nz_cli_option_t gen_options[] = {
     PARAMETER("--upper", OPT_UPPER),
     PARAMETER("--u", OPT_U),
     PARAMETER("--peclet", OPT_PECLET),
+    PARAMETER("--poisson-ratio", OPT_POISSON_RATIO),
+    PARAMETER("--rhs", OPT_RHS),
+    PARAMETER("--modes", OPT_MODES),
     {.kind = NZ_CLI_STRING, AT(kind_name)},
     {.name = "--output", .short_name = "-o", .kind = NZ_CLI_STRING, AT(output),
      .metavar = "FILE",
@@ -175,7 +188,7 @@ static int gen_parameters(const gen_cli_t *g, gen_params_t *p) {
     const gen_params_t defaults = {.scale = 10, .edge_factor = 16, .row_length = 100,
                                    .short_length = 4, .long_rows = 4, .long_length = 500,
                                    .lower = 2, .upper = 2, .mean = 8.0, .peclet = 1.0,
-                                   .seed = 1};
+                                   .poisson_ratio = 0.3, .seed = 1};
     *p = defaults;
     int bad = 0;
     bad |= opt_int64(g, OPT_NX, 1, MAX_DIM, &p->nx);
@@ -196,6 +209,16 @@ static int gen_parameters(const gen_cli_t *g, gen_params_t *p) {
     bad |= !bad && opt_double(g, OPT_A, 0.0, 1.0, &p->a);
     bad |= !bad && opt_double(g, OPT_C, 0.0, 1.0, &p->c);
     bad |= !bad && opt_double(g, OPT_PECLET, 0.0, DBL_MAX, &p->peclet);
+    /* [0, 0.5): 0.5 is incompressible, where the displacement formulation breaks down */
+    if (!bad && g->given[OPT_POISSON_RATIO] != NULL) {
+        bad |= nz_cli_double(CMD, option_name(OPT_POISSON_RATIO), g->given[OPT_POISSON_RATIO],
+                             &p->poisson_ratio);
+        if (!bad && !(p->poisson_ratio >= 0.0 && p->poisson_ratio < 0.5)) {
+            nz_cli_error(CMD, "option %s: %g is out of range [0, 0.5)",
+                         option_name(OPT_POISSON_RATIO), p->poisson_ratio);
+            bad = 1;
+        }
+    }
     if (!bad && g->given[OPT_SEED] != NULL)
         bad |= nz_cli_uint64(CMD, option_name(OPT_SEED), g->given[OPT_SEED], &p->seed);
     if (!bad && g->given[OPT_B] != NULL) {
@@ -205,9 +228,13 @@ static int gen_parameters(const gen_cli_t *g, gen_params_t *p) {
             bad |= opt_double(g, OPT_B, 0.0, 1.0, &p->b);
     }
     p->u_path = g->given[OPT_U];
+    p->rhs_path = g->given[OPT_RHS];
+    p->modes_path = g->given[OPT_MODES];
     if (bad) return NZ_EXIT_USAGE;
-    const nz_cli_file_t outputs[] = {{"-o", g->output}, {"--b", p->b_path}, {"--u", p->u_path}};
-    if (nz_cli_check_files(CMD, outputs, 3, NULL, 0) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
+    const nz_cli_file_t outputs[] = {{"-o", g->output},         {"--b", p->b_path},
+                                     {"--u", p->u_path},        {"--rhs", p->rhs_path},
+                                     {"--modes", p->modes_path}};
+    if (nz_cli_check_files(CMD, outputs, 5, NULL, 0) != NZ_EXIT_OK) return NZ_EXIT_USAGE;
     if (g->kind == KIND_RMAT && p->a + p->b + p->c > 1.0) {
         nz_cli_error(CMD, "options --a --b --c: a + b + c = %g exceeds 1", p->a + p->b + p->c);
         return NZ_EXIT_USAGE;
@@ -215,10 +242,10 @@ static int gen_parameters(const gen_cli_t *g, gen_params_t *p) {
     return NZ_EXIT_OK;
 }
 
-/* The matrix of the kind (with fe3d's load and exact solution when asked for); the defaults
- * that depend on other parameters are filled in here. */
+/* The matrix of the kind (with fe3d's load and exact solution, elasticity3d's load and rigid-body
+ * modes, when asked for); the defaults that depend on other parameters are filled in here. */
 static nz_status_t gen_generate(nz_context_t *ctx, const gen_cli_t *g, gen_params_t *p,
-                                nz_matrix_t **A, void **load, void **exact) {
+                                nz_matrix_t **A, void **load, void **exact, void **modes) {
     const nz_value_type_t vt = g->value_type;
     switch (g->kind) {
     case KIND_LAPLACE2D:
@@ -260,13 +287,19 @@ static nz_status_t gen_generate(nz_context_t *ctx, const gen_cli_t *g, gen_param
         if (p->ny == 0) p->ny = p->n;
         if (p->nz == 0) p->nz = p->n;
         return nz_gen_convdiff3d(ctx, A, p->nx, p->ny, p->nz, p->peclet, vt);
+    case KIND_ELASTICITY3D:
+        if (p->n == 0) p->n = 8;
+        return nz_gen_elasticity3d(ctx, A, p->rhs_path != NULL ? load : NULL,
+                                   p->modes_path != NULL ? modes : NULL, p->n, p->poisson_ratio,
+                                   vt);
     default: /* KIND_BANDED */
         if (p->n == 0) p->n = 1000;
         return nz_gen_banded(ctx, A, p->n, p->lower, p->upper, vt);
     }
 }
 
-/* Parse and check everything; generate; write the matrix (and fe3d's vectors); one line. */
+/* Parse and check everything; generate; write the matrix (and fe3d's or elasticity3d's vectors);
+ * one line. */
 int nz_cmd_gen(int argc, char **argv) {
     gen_cli_t g;
     gen_params_t p;
@@ -277,17 +310,21 @@ int nz_cmd_gen(int argc, char **argv) {
 
     nz_context_t *ctx = NULL;
     nz_matrix_t *A = NULL;
-    void *load = NULL, *exact = NULL;
+    void *load = NULL, *exact = NULL, *modes = NULL;
     nz_matrix_info_t info;
     nz_status_t status = nz_cli_context_create(&ctx);
     NZ_CLI_TRY(status);
-    NZ_CLI_TRY(gen_generate(ctx, &g, &p, &A, &load, &exact));
+    NZ_CLI_TRY(gen_generate(ctx, &g, &p, &A, &load, &exact, &modes));
     NZ_CLI_TRY(nz_matrix_info(ctx, &info, A));
     if ((rc = nz_cli_write_matrix(CMD, ctx, A, g.output)) != NZ_EXIT_OK) goto cleanup;
     if (p.b_path != NULL)
         NZ_CLI_TRY(nz_mm_write_dense(ctx, p.b_path, g.value_type, info.rows, 1, load));
     if (p.u_path != NULL)
         NZ_CLI_TRY(nz_mm_write_dense(ctx, p.u_path, g.value_type, info.rows, 1, exact));
+    if (p.rhs_path != NULL)
+        NZ_CLI_TRY(nz_mm_write_dense(ctx, p.rhs_path, g.value_type, info.rows, 1, load));
+    if (p.modes_path != NULL)
+        NZ_CLI_TRY(nz_mm_write_dense(ctx, p.modes_path, g.value_type, info.rows, 6, modes));
     printf("%s: %lld x %lld, %lld nonzeros, %s -> %s\n", kinds[g.kind].name,
            (long long)info.rows, (long long)info.cols, (long long)info.nnz,
            nz_cli_precision_name(g.value_type), g.output);
@@ -296,6 +333,7 @@ cleanup:
     if (ctx != NULL) {
         nz_free(ctx, load);
         nz_free(ctx, exact);
+        nz_free(ctx, modes);
     }
     nz_matrix_destroy(&A);
     nz_context_destroy(&ctx);
