@@ -645,8 +645,8 @@ static void test_arguments(nz_context_t *ctx) {
     bad.method = (nz_method_t)9;
     NZT_CHECK(nz_solve(ctx, A, b, x, &bad, &res) == NZ_ERR_INVALID_ARGUMENT, "method 9");
     bad = opt;
-    bad.precond = (nz_precond_t)8; /* the first value past NZ_PRECOND_CHEBYSHEV */
-    NZT_CHECK(nz_solve(ctx, A, b, x, &bad, &res) == NZ_ERR_INVALID_ARGUMENT, "precond 8");
+    bad.precond = (nz_precond_t)9; /* the first value past NZ_PRECOND_AMG */
+    NZT_CHECK(nz_solve(ctx, A, b, x, &bad, &res) == NZ_ERR_INVALID_ARGUMENT, "precond 9");
     bad = opt;
     bad.precond = NZ_PRECOND_USER;
     NZT_CHECK(nz_solve(ctx, A, b, x, &bad, &res) == NZ_ERR_NULL_ARGUMENT, "USER without callback");

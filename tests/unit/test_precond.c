@@ -492,8 +492,8 @@ static void test_arguments(nz_context_t *ctx) {
                   pc_name(pcs[p]));
     }
     opt.method = NZ_METHOD_GMRES;
-    opt.precond = (nz_precond_t)8; /* the first value past NZ_PRECOND_CHEBYSHEV */
-    NZT_CHECK(nz_solve(ctx, A, b, x, &opt, &res) == NZ_ERR_INVALID_ARGUMENT, "precond 8");
+    opt.precond = (nz_precond_t)9; /* the first value past NZ_PRECOND_AMG */
+    NZT_CHECK(nz_solve(ctx, A, b, x, &opt, &res) == NZ_ERR_INVALID_ARGUMENT, "precond 9");
     opt.precond = (nz_precond_t)-1;
     NZT_CHECK(nz_solve(ctx, A, b, x, &opt, &res) == NZ_ERR_INVALID_ARGUMENT, "precond -1");
     /* b = 0 with ILU(0): x = 0, the shift still reported */

@@ -349,8 +349,8 @@ static void test_arguments(nz_context_t *ctx) {
     NZT_CHECK(nz_precond_create(ctx, &M, NULL, NZ_PRECOND_JACOBI, NULL) < 0, "NULL A");
     NZT_CHECK(nz_precond_create(ctx, &M, R, NZ_PRECOND_JACOBI, NULL) == NZ_ERR_DIMENSION_MISMATCH,
               "not square");
-    NZT_CHECK(nz_precond_create(ctx, &M, A, (nz_precond_t)8, NULL) == NZ_ERR_INVALID_ARGUMENT,
-              "kind 8");
+    NZT_CHECK(nz_precond_create(ctx, &M, A, (nz_precond_t)9, NULL) == NZ_ERR_INVALID_ARGUMENT,
+              "kind 9");
     NZT_CHECK(nz_precond_create(ctx, &M, A, (nz_precond_t)-1, NULL) == NZ_ERR_INVALID_ARGUMENT,
               "kind -1");
     o.block_size = 33;

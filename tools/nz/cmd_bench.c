@@ -1,5 +1,6 @@
 /* cmd_bench.c: `nz bench`: parse the options and run the benchmarks in bench/. */
 #include "bench.h"
+#include "bench_amg.h"
 #include "bench_cg.h"
 #include "bench_solve.h"
 #ifdef NZ_HAVE_CUDA
@@ -19,8 +20,9 @@
 typedef struct bench_cli {
     nzb_options_t opt;
     int precisions;                /* --precision: 1 single, 2 double, 3 both */
-    int mode_cg, mode_spgemm, mode_spmm, mode_solve;
+    int mode_cg, mode_spgemm, mode_spmm, mode_solve, mode_amg;
     const char *solve_sizes;       /* --solve-sizes: comma list of grid sides, read for --solve */
+    const char *amg_sizes;         /* --amg-sizes: the same for --amg */
     const char *alg;               /* --alg (the last one given), read once the mode is known */
     nz_spgemm_alg_t spgemm_alg;    /* --spgemm: --alg as a GPU SpGEMM algorithm */
     char filter_buffer[4096];      /* --alg as SpMV filters: opt.filters point into it */
@@ -111,6 +113,15 @@ static const nz_cli_option_t bench_options[] = {
      .help = "instead: GPU SpSV vs cuSPARSE SpSV, BiCGSTAB / GMRES(30)\n"
              "per iteration vs SpMV, ILU(0) time to solution (with\n"
              "--solve-sizes, --precision, --runs, --quick, --csv)"},
+    {.name = "--amg", .kind = NZ_CLI_FLAG, AT(mode_amg),
+     .help = "instead: AMG-PCG vs Jacobi-PCG (set-up, re-setup,\n"
+             "iterations, time to solution) on fe3d, laplace3d,\n"
+             "elasticity3d and the real symmetric matrices (with\n"
+             "--backend, --amg-sizes, --runs, --quick, --no-real, --csv)"},
+    {.name = "--amg-sizes", .kind = NZ_CLI_STRING, AT(amg_sizes), .metavar = "LIST",
+     .help = "--amg: comma list of grid sides n (fe3d n, laplace3d n^3,\n"
+             "elasticity3d n/2; default 32,64 on the CPU, 64,128 on\n"
+             "the GPU; --quick 16,24)"},
     {.name = "--solve-sizes", .kind = NZ_CLI_STRING, AT(solve_sizes), .metavar = "LIST",
      .help = "--solve: comma list of grid sides n (matrices n^3;\n"
              "default 128,200; --quick 32,48); the first one is\n"
@@ -213,35 +224,36 @@ static int bench_parse(int argc, char **argv, bench_cli_t *b, nz_tunables_t *tun
         nz_cli_error(CMD, "--only-large and --no-real leave nothing to run");
         return NZ_EXIT_USAGE;
     }
-    const int other_mode = b->mode_cg || b->mode_spgemm || b->mode_spmm || b->mode_solve;
+    const int other_mode =
+        b->mode_cg || b->mode_spgemm || b->mode_spmm || b->mode_solve || b->mode_amg;
     if ((rc = check_outputs(&b->opt, other_mode)) != NZ_EXIT_OK) return rc;
     return parse_alg(b);
 }
 
-/* --solve-sizes: 1..NZB_SOLVE_MAX_SIZES grid sides, each in [4, 1000]. */
-static int parse_solve_sizes(const char *list, int64_t *sizes, int *count) {
+/* --solve-sizes / --amg-sizes (option): 1..NZB_SOLVE_MAX_SIZES grid sides, each in [4, 1000]. */
+static int parse_sizes(const char *option, const char *list, int64_t *sizes, int *count) {
     char buffer[256];
     *count = 0;
     if (list == NULL) return NZ_EXIT_OK;
     if (snprintf(buffer, sizeof buffer, "%s", list) >= (int)sizeof buffer) {
-        nz_cli_error(CMD, "option --solve-sizes: the list is too long");
+        nz_cli_error(CMD, "option %s: the list is too long", option);
         return NZ_EXIT_USAGE;
     }
     for (char *tok = strtok(buffer, ","); tok != NULL; tok = strtok(NULL, ",")) {
         char *end;
         long long v = strtoll(tok, &end, 10);
         if (end == tok || *end != '\0' || v < 4 || v > 1000) {
-            nz_cli_error(CMD, "option --solve-sizes: '%s' is not a grid side in [4, 1000]", tok);
+            nz_cli_error(CMD, "option %s: '%s' is not a grid side in [4, 1000]", option, tok);
             return NZ_EXIT_USAGE;
         }
         if (*count == NZB_SOLVE_MAX_SIZES) {
-            nz_cli_error(CMD, "option --solve-sizes: more than %d sizes", NZB_SOLVE_MAX_SIZES);
+            nz_cli_error(CMD, "option %s: more than %d sizes", option, NZB_SOLVE_MAX_SIZES);
             return NZ_EXIT_USAGE;
         }
         sizes[(*count)++] = v;
     }
     if (*count == 0) {
-        nz_cli_error(CMD, "option --solve-sizes: no size given");
+        nz_cli_error(CMD, "option %s: no size given", option);
         return NZ_EXIT_USAGE;
     }
     return NZ_EXIT_OK;
@@ -252,7 +264,7 @@ static int bench_solve(const bench_cli_t *b) {
 #ifdef NZ_HAVE_CUDA
     nzb_solve_options_t so;
     memset(&so, 0, sizeof so);
-    int rc = parse_solve_sizes(b->solve_sizes, so.sizes, &so.num_sizes);
+    int rc = parse_sizes("--solve-sizes", b->solve_sizes, so.sizes, &so.num_sizes);
     if (rc != NZ_EXIT_OK) return rc;
     so.single = b->opt.single;
     so.dbl = b->opt.dbl;
@@ -264,11 +276,31 @@ static int bench_solve(const bench_cli_t *b) {
 #else
     int64_t sizes[NZB_SOLVE_MAX_SIZES];
     int count;
-    int rc = parse_solve_sizes(b->solve_sizes, sizes, &count);
+    int rc = parse_sizes("--solve-sizes", b->solve_sizes, sizes, &count);
     if (rc != NZ_EXIT_OK) return rc;
     nz_cli_error(CMD, "--solve needs the CUDA backend (this build has none)");
     return NZ_EXIT_REFUSED;
 #endif
+}
+
+/* --amg: AMG-PCG against Jacobi-PCG on the CPU or the GPU. */
+static int bench_amg(const bench_cli_t *b) {
+    nzb_amg_options_t ao;
+    memset(&ao, 0, sizeof ao);
+    int rc = parse_sizes("--amg-sizes", b->amg_sizes, ao.sizes, &ao.num_sizes);
+    if (rc != NZ_EXIT_OK) return rc;
+    if (ao.num_sizes > NZB_AMG_MAX_SIZES) ao.num_sizes = NZB_AMG_MAX_SIZES;
+    ao.cuda = b->opt.backend == NZ_BACKEND_CUDA || (b->opt.backend < 0 && nz_device_count() > 0);
+    if (ao.cuda && nz_device_count() == 0) {
+        nz_cli_error(CMD, "--amg --backend cuda: no CUDA device");
+        return NZ_EXIT_REFUSED;
+    }
+    ao.quick = b->opt.size == NZB_SIZE_QUICK;
+    ao.real = b->opt.real;
+    ao.runs = b->opt.runs;
+    ao.threads = b->opt.threads;
+    ao.csv_path = b->opt.csv_path;
+    return nzb_bench_amg(&ao);
 }
 
 /* --cg: the CG benchmark, which shares --backend, --precision, --threads and --csv. */
@@ -334,6 +366,8 @@ int nz_cmd_bench(int argc, char **argv) {
         status = bench_cg(&b.opt);
     else if (status == NZ_EXIT_OK && b.mode_solve)
         status = bench_solve(&b);
+    else if (status == NZ_EXIT_OK && b.mode_amg)
+        status = bench_amg(&b);
     else if (status == NZ_EXIT_OK && b.mode_spmm)
         status = bench_spmm(&b.opt);
     else if (status == NZ_EXIT_OK && b.mode_spgemm)
