@@ -7,6 +7,9 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /*
  * Vaněk, Mandel and Brezina's smoothed aggregation, in the order PyAMG's
@@ -43,6 +46,7 @@
 #define NZI_AMG_STALL 0.85         /* stop when a level keeps more than 85% of the rows */
 #define NZI_AMG_COARSE_SMOOTHS 8   /* smoothing steps of a coarsest level too large to invert */
 #define NZI_AMG_WORK 5             /* per level: r, res, d, w, t */
+#define NZI_AMG_CHUNK 4096        /* entries a partial sum of the power iteration */
 #define NZI_AMG_QR_TOL 1e-10       /* a near-nullspace column below this fraction of its norm
                                       after orthogonalisation is dependent (zero column of Q) */
 
@@ -56,7 +60,10 @@ typedef struct amg_level {
     int mis_rounds;
     double rho;                  /* power-iteration estimate of rho(D^-1 A) */
     double *diag;                /* A's diagonal (double) */
-    nz_matrix_t *T, *AT, *P, *R; /* tentative, scaled A T, smoothed prolongator, P^T (host) */
+    nz_matrix_t *T, *AT, *P, *R; /* tentative, scaled A T, smoothed prolongator, P^T (host;
+                                    a device A: T, and AT on the device) */
+    nz_matrix_t *Dh, *D_dev, *T_dev, *DAT; /* a device A: the row scales, T and D (A T) */
+    nz_spgemm_plan_t *ds_plan;   /* a device A: D (A T) */
     int64_t *r_from_p;           /* R's k-th value is P's r_from_p[k]-th */
     nz_spgemm_plan_t *at_plan;
     nz_spgeam_plan_t *p_plan;
@@ -80,6 +87,7 @@ struct nzi_amg {
     int64_t n;
     const nzi_krylov_ops_t *ops;
     const nzi_backend_t *backend;
+    const nz_matrix_t *A0;       /* A (borrowed): the level-0 operator where the cycle runs */
     int levels;
     amg_level_t level[NZ_AMG_MAX_LEVELS];
     int coarse_direct;           /* 1: dense inverse, 0: smoothing steps */
@@ -169,6 +177,15 @@ nz_status_t nzi_amg_options(nz_context_t *ctx, const nz_amg_options_t *in, nz_am
 
 /* ---- small host helpers --------------------------------------------------------------- */
 
+/* The calling thread's number inside a parallel region (0 without OpenMP). */
+static int nzi_omp_thread(void) {
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
 static nz_status_t alloc(nz_context_t *ctx, void *ptr, int64_t count, size_t size,
                          const char *what) {
     return nzi_alloc_array(ctx, (void **)ptr, count > 0 ? (size_t)count : 1, size, what);
@@ -176,15 +193,17 @@ static nz_status_t alloc(nz_context_t *ctx, void *ptr, int64_t count, size_t siz
 
 /* The diagonal of the host CSR matrix H into d (double); *bad = the first row whose diagonal is
  * missing, zero or not finite (rows when none). */
-static void diagonal(const nz_matrix_t *H, double *d, int64_t *bad) {
+static void diagonal(const nz_matrix_t *H, double *d, int64_t *bad, int threads) {
     const nzi_csr_t *c = &H->host.csr;
-    *bad = H->rows;
+    int64_t first = H->rows;
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(min : first)
     for (int64_t i = 0; i < H->rows; i++) {
         d[i] = 0.0;
         for (int64_t k = c->row_offsets[i]; k < c->row_offsets[i + 1]; k++)
             if (c->col_indices[k] == i) d[i] = nzi_get(c->values, H->value_type, k);
-        if ((!(d[i] != 0.0) || !isfinite(d[i])) && *bad == H->rows) *bad = i;
+        if ((!(d[i] != 0.0) || !isfinite(d[i])) && i < first) first = i;
     }
+    *bad = first;
 }
 
 /* y = x (typed) and the dot/norm helpers of the power iteration, in double */
@@ -193,8 +212,8 @@ static double vget(const void *v, nz_value_type_t t, int64_t i) { return nzi_get
 /* rho(D^-1 A) of a host level by NZI_AMG_POWER_STEPS steps of the power iteration from a fixed
  * start vector through the level's host SpMV plan; each step takes the larger of ||D^-1 A v||
  * (||v|| = 1) and the A-inner-product Rayleigh quotient (A v)' D^-1 (A v) / v' A v (below
- * lambda_max for A SPD, and converging twice as fast). Serial sums: the same bits for any
- * thread count and for a host or device A. */
+ * lambda_max for A SPD, and converging twice as fast). Sums in chunks of NZI_AMG_CHUNK entries
+ * in a fixed order: the same bits for any thread count and for a host or device A. */
 static nz_status_t power_rho(nz_context_t *ctx, amg_level_t *L, double *rho) {
     nz_status_t status = NZ_SUCCESS;
     const nz_matrix_t *H = L->Ah;
@@ -202,7 +221,7 @@ static nz_status_t power_rho(nz_context_t *ctx, amg_level_t *L, double *rho) {
     const int64_t n = H->rows;
     const size_t vs = nzi_value_size(t);
     void *v = NULL, *w = NULL;
-    double est = 0.0;
+    double est = 0.0, *part = NULL;
     *rho = 0.0;
     NZI_CHECK(alloc(ctx, &v, n, vs, "AMG set-up: power-iteration vector"));
     NZI_CHECK(alloc(ctx, &w, n, vs, "AMG set-up: power-iteration vector"));
@@ -218,23 +237,42 @@ static nz_status_t power_rho(nz_context_t *ctx, amg_level_t *L, double *rho) {
         nv = sqrt(nv);
         for (int64_t i = 0; i < n; i++) nzi_set(v, t, i, vget(v, t, i) / nv);
     }
+    const int64_t chunks = (n + NZI_AMG_CHUNK - 1) / NZI_AMG_CHUNK;
+    const int threads = nzi_context_threads(ctx);
+    NZI_CHECK(alloc(ctx, &part, 3 * chunks, sizeof(double), "AMG set-up: partial sums"));
     for (int step = 0; step < NZI_AMG_POWER_STEPS && n > 0; step++) {
         double vw = 0.0, wdw = 0.0, norm = 0.0;
         NZI_CHECK(nz_spmv_execute(L->host_plan, 1.0, v, 0.0, w));
-        for (int64_t i = 0; i < n; i++) {
-            const double wi = vget(w, t, i), ti = wi / L->diag[i];
-            vw += vget(v, t, i) * wi;
-            wdw += wi * ti;
-            norm += ti * ti;
+        /* fixed-order sums: each chunk in index order, then the chunks in order */
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (int64_t c = 0; c < chunks; c++) {
+            double a = 0.0, b = 0.0, q = 0.0;
+            const int64_t end = (c + 1) * NZI_AMG_CHUNK < n ? (c + 1) * NZI_AMG_CHUNK : n;
+            for (int64_t i = c * NZI_AMG_CHUNK; i < end; i++) {
+                const double wi = vget(w, t, i), ti = wi / L->diag[i];
+                a += vget(v, t, i) * wi;
+                b += wi * ti;
+                q += ti * ti;
+            }
+            part[3 * c] = a;
+            part[3 * c + 1] = b;
+            part[3 * c + 2] = q;
+        }
+        for (int64_t c = 0; c < chunks; c++) {
+            vw += part[3 * c];
+            wdw += part[3 * c + 1];
+            norm += part[3 * c + 2];
         }
         norm = sqrt(norm);
         if (!(norm > 0.0) || !isfinite(norm)) break;
         est = norm;
         if (vw > 0.0 && isfinite(wdw / vw) && wdw / vw > est) est = wdw / vw;
+#pragma omp parallel for num_threads(threads) schedule(static)
         for (int64_t i = 0; i < n; i++) nzi_set(v, t, i, vget(w, t, i) / L->diag[i] / norm);
     }
     *rho = est;
 cleanup:
+    nzi_free(ctx, part);
     nzi_free(ctx, w);
     nzi_free(ctx, v);
     return status;
@@ -289,7 +327,9 @@ static nz_status_t strength(nz_context_t *ctx, const nz_matrix_t *H, int bs, dou
     double *acc = NULL, *gd = NULL;
     int32_t *list = NULL;
     double amax = 0.0;
+    const int threads = nzi_context_threads(ctx);
     memset(S, 0, sizeof *S);
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(max : amax)
     for (int64_t k = 0; k < H->nnz; k++) {
         const double a = fabs(nzi_get(c->values, t, k));
         if (a > amax) amax = a;
@@ -298,6 +338,7 @@ static nz_status_t strength(nz_context_t *ctx, const nz_matrix_t *H, int bs, dou
     if (bs == 1) {
         /* scalar unknowns: G = |A| / max|a_ij| read straight from A */
         NZI_CHECK(alloc(ctx, &gd, N, sizeof(double), "AMG set-up: node diagonal"));
+#pragma omp parallel for num_threads(threads) schedule(static)
         for (int64_t I = 0; I < N; I++) {
             gd[I] = 0.0;
             for (int64_t k = c->row_offsets[I]; k < c->row_offsets[I + 1]; k++)
@@ -346,19 +387,29 @@ static nz_status_t strength(nz_context_t *ctx, const nz_matrix_t *H, int bs, dou
     NZI_CHECK(alloc(ctx, &F.off, N + 1, sizeof(int64_t), "AMG set-up: strength graph"));
     NZI_CHECK(alloc(ctx, &F.col, G.off[N], sizeof(int32_t), "AMG set-up: strength graph"));
     NZI_CHECK(alloc(ctx, &F.w, G.off[N], sizeof(double), "AMG set-up: strength graph"));
-    F.off[0] = 0;
-    for (int64_t I = 0; I < N; I++) {
-        int64_t at = F.off[I];
-        for (int64_t k = G.off[I]; k < G.off[I + 1]; k++) {
-            const int32_t J = G.col != NULL ? G.col[k] : c->col_indices[k];
-            const double g = G.w != NULL ? G.w[k] : fabs(nzi_get(c->values, t, k)) * scale;
-            if (J == I || !(g > 0.0) || !isfinite(g)) continue;
-            if (g < theta * sqrt(gd[I] * gd[J])) continue;
-            F.col[at] = J;
-            F.w[at] = g;
-            at++;
+    /* two passes, each parallel over the rows: count the strong entries, then (after a
+     * prefix sum) write them */
+    for (int pass = 0; pass < 2; pass++) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+        for (int64_t I = 0; I < N; I++) {
+            int64_t at = pass == 0 ? 0 : F.off[I];
+            for (int64_t k = G.off[I]; k < G.off[I + 1]; k++) {
+                const int32_t J = G.col != NULL ? G.col[k] : c->col_indices[k];
+                const double g = G.w != NULL ? G.w[k] : fabs(nzi_get(c->values, t, k)) * scale;
+                if (J == I || !(g > 0.0) || !isfinite(g)) continue;
+                if (g < theta * sqrt(gd[I] * gd[J])) continue;
+                if (pass == 1) {
+                    F.col[at] = J;
+                    F.w[at] = g;
+                }
+                at++;
+            }
+            if (pass == 0) F.off[I + 1] = at;
         }
-        F.off[I + 1] = at;
+        if (pass == 0) {
+            F.off[0] = 0;
+            for (int64_t I = 0; I < N; I++) F.off[I + 1] += F.off[I];
+        }
     }
     if (symmetric) { /* S = F: the strong pattern of a symmetric matrix is symmetric */
         *S = F;
@@ -450,6 +501,7 @@ static nz_status_t aggregate(nz_context_t *ctx, const node_graph_t *S, int32_t *
     const int64_t N = S->n;
     uint64_t *key = NULL, *t1 = NULL, *t2 = NULL;
     int32_t *first = NULL;
+    const int threads = nzi_context_threads(ctx);
     *naggs = 0;
     *rounds = 0;
     *unaggregated = 0;
@@ -465,12 +517,14 @@ static nz_status_t aggregate(nz_context_t *ctx, const node_graph_t *S, int32_t *
     }
     while (undecided > 0) {
         (*rounds)++;
+#pragma omp parallel for num_threads(threads) schedule(static)
         for (int64_t I = 0; I < N; I++) {
             uint64_t m = key[I];
             for (int64_t k = S->off[I]; k < S->off[I + 1]; k++)
                 if (key[S->col[k]] > m) m = key[S->col[k]];
             t1[I] = m;
         }
+#pragma omp parallel for num_threads(threads) schedule(static)
         for (int64_t I = 0; I < N; I++) {
             uint64_t m = t1[I];
             for (int64_t k = S->off[I]; k < S->off[I + 1]; k++)
@@ -478,6 +532,7 @@ static nz_status_t aggregate(nz_context_t *ctx, const node_graph_t *S, int32_t *
             t2[I] = m;
         }
         undecided = 0;
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : undecided)
         for (int64_t I = 0; I < N; I++) {
             if (key[I] >> 62 != MIS_UNDECIDED) continue;
             const uint64_t low = key[I] & ((1ull << 62) - 1);
@@ -492,6 +547,7 @@ static nz_status_t aggregate(nz_context_t *ctx, const node_graph_t *S, int32_t *
     int64_t roots = 0;
     for (int64_t I = 0; I < N; I++) agg[I] = key[I] >> 62 == MIS_IN ? (int32_t)roots++ : -1;
     /* pass 1: the strongest root neighbour */
+#pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t I = 0; I < N; I++) {
         first[I] = agg[I];
         if (agg[I] >= 0) continue;
@@ -507,6 +563,7 @@ static nz_status_t aggregate(nz_context_t *ctx, const node_graph_t *S, int32_t *
     /* pass 2 (and more, only for a graph that is not symmetric): a pass-1 neighbour's aggregate */
     for (int changed = 1; changed;) {
         changed = 0;
+#pragma omp parallel for num_threads(threads) schedule(static)
         for (int64_t I = 0; I < N; I++) {
             agg[I] = first[I];
             if (first[I] >= 0) continue;
@@ -519,6 +576,7 @@ static nz_status_t aggregate(nz_context_t *ctx, const node_graph_t *S, int32_t *
                 }
             }
         }
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(| : changed)
         for (int64_t I = 0; I < N; I++)
             if (first[I] != agg[I]) {
                 first[I] = agg[I];
@@ -571,7 +629,9 @@ static nz_status_t tentative(nz_context_t *ctx, nz_value_type_t vt, int64_t n, i
             if (agg[I] >= 0) members[fill[agg[I]]++] = I;
         nzi_free(ctx, fill);
     }
-    NZI_CHECK(alloc(ctx, &q, maxm * bs * k, sizeof(double), "AMG set-up: local QR"));
+    const int threads = nzi_context_threads(ctx);
+    const int64_t qsize = maxm * bs * k > 0 ? maxm * bs * k : 1;
+    NZI_CHECK(alloc(ctx, &q, qsize * threads, sizeof(double), "AMG set-up: local QR"));
     NZI_CHECK(alloc(ctx, &Bc, naggs * k * k, sizeof(double), "AMG set-up: coarse near-nullspace"));
     memset(Bc, 0, (size_t)(naggs * k * k > 0 ? naggs * k * k : 1) * sizeof(double));
     if (naggs * k > INT32_MAX)
@@ -584,7 +644,12 @@ static nz_status_t tentative(nz_context_t *ctx, nz_value_type_t vt, int64_t n, i
     o->row_offsets[0] = 0;
     for (int64_t i = 0; i < n; i++)
         o->row_offsets[i + 1] = o->row_offsets[i] + (agg[i / bs] >= 0 ? k : 0);
+#pragma omp parallel num_threads(threads)
+    {
+    double *const qw = q + qsize * nzi_omp_thread();
+#pragma omp for schedule(dynamic, 256)
     for (int64_t a = 0; a < naggs; a++) {
+        double *const q = qw;
         const int64_t m = (start[a + 1] - start[a]) * bs;
         /* q (m x k column-major) = the aggregate's rows of B */
         for (int64_t p = 0; p < start[a + 1] - start[a]; p++)
@@ -626,6 +691,7 @@ static nz_status_t tentative(nz_context_t *ctx, nz_value_type_t vt, int64_t n, i
                 }
             }
     }
+    }
     *T = out;
     out = NULL;
     *Bc_out = Bc;
@@ -642,8 +708,9 @@ cleanup:
 /* ---- values of a level: smoothed prolongator, R, Galerkin product ---------------------------- */
 
 /* AT's rows scaled by -omega / (rho d_i) (after the A T product). */
-static void scale_rows(nz_matrix_t *AT, const double *d, double factor) {
+static void scale_rows(nz_matrix_t *AT, const double *d, double factor, int threads) {
     nzi_csr_t *c = &AT->host.csr;
+#pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t i = 0; i < AT->rows; i++)
         for (int64_t k = c->row_offsets[i]; k < c->row_offsets[i + 1]; k++)
             nzi_set(c->values, AT->value_type, k,
@@ -686,8 +753,9 @@ cleanup:
 
 /* A coarse row whose every value is zero (a dependent near-nullspace column gave its unknown a
  * zero column of P) gets 1 on its diagonal: a decoupled unknown the cycle leaves at zero. */
-static void fix_empty_rows(nz_matrix_t *Ac) {
+static int fix_empty_rows(nz_matrix_t *Ac) {
     nzi_csr_t *c = &Ac->host.csr;
+    int fixed = 0;
     for (int64_t i = 0; i < Ac->rows; i++) {
         int zero = 1;
         int64_t dk = -1;
@@ -695,8 +763,71 @@ static void fix_empty_rows(nz_matrix_t *Ac) {
             if (nzi_get(c->values, Ac->value_type, k) != 0.0) zero = 0;
             if (c->col_indices[k] == i) dk = k;
         }
-        if (zero && dk >= 0) nzi_set(c->values, Ac->value_type, dk, 1.0);
+        if (zero && dk >= 0) {
+            nzi_set(c->values, Ac->value_type, dk, 1.0);
+            fixed = 1;
+        }
     }
+    return fixed;
+}
+
+/* Level l's products on the device (A where the cycle runs): T uploaded once, A T by a device
+ * SpGEMM plan, its rows scaled by the product with the diagonal matrix of -omega / (rho d_i)
+ * (one rounded product an entry, as the host's scaling), P = T + that by a device SpGEAM plan,
+ * R = P^T by the device transpose, A_{l+1} = P^T A P by a device RAP plan and copied down for
+ * the next level's host phases. The device plans' values are bitwise the host plans' on the same
+ * operands, so the hierarchy is the host path's, bit for bit. */
+static nz_status_t level_products_device(nzi_amg_t *amg, int l, int create) {
+    nz_context_t *ctx = amg->ctx;
+    amg_level_t *L = &amg->level[l];
+    amg_level_t *C = &amg->level[l + 1];
+    const nz_value_type_t vt = amg->vt;
+    const size_t vs = nzi_value_size(vt);
+    const int64_t n = L->Ah->rows;
+    nz_spgemm_options_t so;
+    double t0 = nzi_wtime();
+    memset(&so, 0, sizeof so);
+    so.alg = NZ_SPGEMM_AUTO;
+    const nz_matrix_t *Ad = l == 0 ? amg->A0 : L->A_dev;
+    /* the row scales, written into the host diagonal matrix and uploaded */
+    if (create) {
+        NZI_TRY(nzi_csr_alloc(ctx, &L->Dh, vt, n, n, n));
+        for (int64_t i = 0; i <= n; i++) L->Dh->host.csr.row_offsets[i] = i;
+        for (int64_t i = 0; i < n; i++) L->Dh->host.csr.col_indices[i] = (int32_t)i;
+    }
+    const double factor = -amg->opt.omega / L->rho;
+    for (int64_t i = 0; i < n; i++) nzi_set(L->Dh->host.csr.values, vt, i, factor / L->diag[i]);
+    if (create) {
+        NZI_TRY(nz_matrix_to_device(ctx, &L->T_dev, L->T, NZ_INDEX_AUTO));
+        NZI_TRY(nz_matrix_to_device(ctx, &L->D_dev, L->Dh, NZ_INDEX_AUTO));
+        NZI_TRY(nz_spgemm_plan_create(ctx, &L->at_plan, &L->AT, Ad, L->T_dev, &so, NULL));
+        NZI_TRY(nz_spgemm_plan_create(ctx, &L->ds_plan, &L->DAT, L->D_dev, L->AT, &so, NULL));
+        NZI_TRY(nz_spgeam_plan_create(ctx, &L->p_plan, &L->P_dev, 1.0, L->T_dev, 1.0, L->DAT));
+    } else {
+        NZI_TRY(amg->backend->mem_copy(ctx, L->D_dev->device.values, L->Dh->host.csr.values,
+                                       (size_t)n * vs, NZI_H2D));
+        NZI_TRY(nz_spgemm_plan_execute(L->at_plan, Ad, L->T_dev, L->AT));
+        NZI_TRY(nz_spgemm_plan_execute(L->ds_plan, L->D_dev, L->AT, L->DAT));
+        NZI_TRY(nz_spgeam_plan_execute(L->p_plan, 1.0, L->T_dev, 1.0, L->DAT, L->P_dev));
+    }
+    nz_matrix_destroy(&L->R_dev);
+    NZI_TRY(nz_matrix_transpose(ctx, &L->R_dev, L->P_dev));
+    amg->info.smooth_seconds += nzi_wtime() - t0;
+    t0 = nzi_wtime();
+    if (create) {
+        NZI_TRY(nz_rap_plan_create(ctx, &L->rap_plan, &C->A_dev, Ad, L->P_dev, &so, NULL));
+        NZI_TRY(nz_matrix_to_host(ctx, &C->Ah_owned, C->A_dev));
+        C->Ah = C->Ah_owned;
+    } else {
+        NZI_TRY(nz_rap_plan_execute(L->rap_plan, Ad, L->P_dev, C->A_dev));
+        NZI_TRY(amg->backend->mem_copy(ctx, C->Ah_owned->host.csr.values, C->A_dev->device.values,
+                                       (size_t)C->A_dev->nnz * vs, NZI_D2H));
+    }
+    if (fix_empty_rows(C->Ah_owned))
+        NZI_TRY(amg->backend->mem_copy(ctx, C->A_dev->device.values, C->Ah_owned->host.csr.values,
+                                       (size_t)C->A_dev->nnz * vs, NZI_H2D));
+    amg->info.rap_seconds += nzi_wtime() - t0;
+    return NZ_SUCCESS;
 }
 
 /* The values of level l's host quantities from its operator's values: the diagonal (checked),
@@ -710,7 +841,7 @@ static nz_status_t level_values(nzi_amg_t *amg, int l, int coarsest, int create)
     double t0 = nzi_wtime();
     memset(&so, 0, sizeof so);
     so.alg = NZ_SPGEMM_CPU;
-    diagonal(L->Ah, L->diag, &bad);
+    diagonal(L->Ah, L->diag, &bad, nzi_context_threads(ctx));
     if (bad < L->Ah->rows)
         return nzi_error(ctx, NZ_ERR_BREAKDOWN,
                          "nz_precond_create: AMG preconditioner: diagonal entry (%lld, %lld) of "
@@ -731,13 +862,14 @@ static nz_status_t level_values(nzi_amg_t *amg, int l, int coarsest, int create)
                          "values)", l, L->rho);
     amg->info.smooth_seconds += nzi_wtime() - t0;
     if (l == coarsest) return NZ_SUCCESS;
+    if (amg->location == NZ_DEVICE) return level_products_device(amg, l, create);
     t0 = nzi_wtime();
     if (create) {
         NZI_TRY(nz_spgemm_plan_create(ctx, &L->at_plan, &L->AT, L->Ah, L->T, &so, NULL));
     } else {
         NZI_TRY(nz_spgemm_plan_execute(L->at_plan, L->Ah, L->T, L->AT));
     }
-    scale_rows(L->AT, L->diag, -amg->opt.omega / L->rho);
+    scale_rows(L->AT, L->diag, -amg->opt.omega / L->rho, nzi_context_threads(ctx));
     if (create) {
         NZI_TRY(nz_spgeam_plan_create(ctx, &L->p_plan, &L->P, 1.0, L->T, 1.0, L->AT));
         NZI_TRY(transpose_with_map(ctx, L));
@@ -820,31 +952,11 @@ static nz_status_t level_cycle(nzi_amg_t *amg, int l, const nz_matrix_t *A0, int
     const int coarsest = l == amg->levels - 1;
     const unsigned flags = NZ_PLAN_REUSE | amg->opt.plan_flags;
     const double t0 = nzi_wtime();
-    if (amg->location == NZ_DEVICE) {
-        if (l > 0 && !update) NZI_CHECK(nz_matrix_to_device(ctx, &L->A_dev, L->Ah, NZ_INDEX_AUTO));
-        if (!coarsest && !update) {
-            NZI_CHECK(nz_matrix_to_device(ctx, &L->P_dev, L->P, NZ_INDEX_AUTO));
-            NZI_CHECK(nz_matrix_to_device(ctx, &L->R_dev, L->R, NZ_INDEX_AUTO));
-        }
-        if (update) {
-            const size_t vs = nzi_value_size(amg->vt);
-            if (l > 0)
-                NZI_CHECK(amg->backend->mem_copy(ctx, L->A_dev->device.values,
-                                                 L->Ah->host.csr.values,
-                                                 (size_t)L->Ah->nnz * vs, NZI_H2D));
-            if (!coarsest) {
-                NZI_CHECK(amg->backend->mem_copy(ctx, L->P_dev->device.values,
-                                                 L->P->host.csr.values,
-                                                 (size_t)L->P->nnz * vs, NZI_H2D));
-                NZI_CHECK(amg->backend->mem_copy(ctx, L->R_dev->device.values,
-                                                 L->R->host.csr.values,
-                                                 (size_t)L->R->nnz * vs, NZI_H2D));
-            }
-        }
+    /* a device A: A_l (l >= 1), P_l and R_l were made on the device by level_products_device */
+    if (amg->location == NZ_DEVICE)
         L->A = l == 0 ? A0 : L->A_dev;
-    } else {
+    else
         L->A = l == 0 ? A0 : L->Ah;
-    }
     nz_spmv_plan_destroy(&L->plan_A);
     nz_spmv_plan_destroy(&L->plan_P);
     nz_spmv_plan_destroy(&L->plan_R);
@@ -952,6 +1064,11 @@ static void level_free(nzi_amg_t *amg, amg_level_t *L) {
     nz_matrix_destroy(&L->A_dev);
     nz_matrix_destroy(&L->P_dev);
     nz_matrix_destroy(&L->R_dev);
+    nz_spgemm_plan_destroy(&L->ds_plan);
+    nz_matrix_destroy(&L->Dh);
+    nz_matrix_destroy(&L->D_dev);
+    nz_matrix_destroy(&L->T_dev);
+    nz_matrix_destroy(&L->DAT);
     nz_matrix_destroy(&L->T);
     nz_matrix_destroy(&L->AT);
     nz_matrix_destroy(&L->P);
@@ -1033,6 +1150,7 @@ nz_status_t nzi_amg_create(nz_context_t *ctx, const nz_matrix_t *A, const nz_amg
                             "nz_precond_create: AMG on the GPU needs a device CSR matrix, A is "
                             "%s (convert on the host before nz_matrix_to_device)",
                             nz_format_name(A->format)));
+    amg->A0 = A;
     NZI_CHECK(level0_host(amg, A));
     amg->pattern = pattern_hash(amg->level[0].Ah);
     amg->symmetric = is_symmetric(amg->level[0].Ah);
@@ -1117,6 +1235,7 @@ nz_status_t nzi_amg_update(nzi_amg_t *amg, const nz_matrix_t *A) {
                          "nz_precond_update: A is not a matrix of the AMG hierarchy's dimension, "
                          "value type, location and format");
     amg->broken = 1;
+    amg->A0 = A;
     NZI_TRY(level0_host(amg, A));
     if (pattern_hash(L0->Ah) != amg->pattern)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,

@@ -1,6 +1,7 @@
 /* test_amg.c (gpu): the AMG preconditioner on device matrices against the same hierarchy on the host: the cycle, PCG iterations, the W-cycle and l1-Jacobi, re-setup, repeat bits, refusals, allocation failures; the time to solution against Jacobi-PCG printed. */
 #include "testutil.h"
 #include "nzi.h"
+#include "amg.h"
 
 #include <math.h>
 #include <string.h>
@@ -57,6 +58,16 @@ static void check_apply(nz_context_t *ctx, const char *what, const nz_matrix_t *
         same = hi.rows[l] == di.rows[l] && hi.nnz[l] == di.nnz[l] &&
                hi.lambda_max[l] == di.lambda_max[l];
     NZT_CHECK(same, "%s: the device hierarchy differs from the host's", what);
+    /* bit for bit: every level operator (the device's copied down after its RAP) */
+    for (int l = 0; same && l < hi.levels; l++) {
+        const nz_matrix_t *Ah, *Ad, *Ph, *Pd;
+        double rh, rd;
+        nz_amg_options_t oh, od;
+        NZT_OK(ctx, nzi_amg_level(nzi_precond_amg(M), l, &Ah, &Ph, &rh, &oh));
+        NZT_OK(ctx, nzi_amg_level(nzi_precond_amg(dM), l, &Ad, &Pd, &rd, &od));
+        NZT_CHECK(nzt_csr_identical(ctx, Ah, Ad, 1) && rh == rd,
+                  "%s: level %d differs between the host and the device set-up", what, l);
+    }
     printf("%-28s %d levels, device vs host cycle %.2e\n", what, di.levels, d);
     nz_device_free(ctx, dr);
     nz_device_free(ctx, dz);
