@@ -245,7 +245,9 @@ typedef struct nz_amg_info {
                                   smoothing steps (coarsening stalled above 1024 rows) */
     double coarse_shift;       /* the diagonal shift the coarsest LU needed (0: none; a singular
                                   coarse operator, e.g. a pure Neumann problem, needs one) */
-    /* set-up seconds per phase, summed over the levels (host wall clock) */
+    /* set-up seconds per phase, summed over the levels (host wall clock); transfer: A's host
+     * copy (a device A), its pattern hash and symmetry check, the levels' SpMV plans and
+     * smoother set-up */
     double strength_seconds, aggregate_seconds, tentative_seconds, smooth_seconds, rap_seconds,
         coarse_seconds, transfer_seconds, setup_seconds;
     double update_seconds;     /* the last nz_precond_update (0: none yet) */
@@ -270,9 +272,11 @@ nz_status_t nz_amg_info(const nz_preconditioner_t *M, nz_amg_info_t *info);
  *                 with a spectrum of D^-1 A near the positive real axis); A is borrowed: it must
  *                 outlive *M and stay unchanged.
  *   AMG           one V- (or W-) cycle of smoothed-aggregation multigrid (options->amg, above;
- *                 nz_amg_info reports the hierarchy). The hierarchy is set up on the host (a
- *                 device A is copied down once); for a device A its levels are then uploaded and
- *                 every cycle runs on the device. A is borrowed: it must outlive *M and stay
+ *                 nz_amg_info reports the hierarchy). Strength, aggregation and the tentative
+ *                 prolongators are computed on the host (a device A is copied down once); for
+ *                 a device A the products (P, P^T A P) and the cycle run on the device. The
+ *                 hierarchy is bitwise the same for any thread count, and, with
+ *                 NZ_PLAN_DETERMINISTIC in options->amg->plan_flags, for a host or device A. A is borrowed: it must outlive *M and stay
  *                 unchanged (nz_precond_update for new values). A zero or non-finite diagonal
  *                 is NZ_ERR_BREAKDOWN naming the row.
  * The other kinds keep no reference to A. JACOBI, L1_JACOBI and CHEBYSHEV run on the Krylov

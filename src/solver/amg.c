@@ -26,9 +26,12 @@
  *   rap          A_c = P^T A P: a Galerkin-product plan
  *
  * level by level until max_coarse rows; the coarsest level gets a dense LU inverse applied as
- * a CSR SpMV. Every phase is serial host code or a Nonzero SpGEMM / SpMV on the host, each
- * with a fixed order of operations: the hierarchy is bitwise the same for any thread count and
- * for a host or device A (the device's levels are uploads of the host's). The cycle runs where
+ * a CSR SpMV. Strength, aggregation and T are host code (parallel loops whose results do not
+ * depend on the thread count); the products are Nonzero SpGEMM / SpGEAM / RAP plans where A
+ * lives (bitwise equal on host and device); rho(D^-1 A) is a power iteration on the host, or
+ * on the device for a device A outside deterministic mode (its own summation order). So the
+ * hierarchy is bitwise the same for any thread count, and with NZ_PLAN_DETERMINISTIC for a
+ * host or device A. The cycle runs where
  * A lives, written once on the backend's Krylov table: smoother, residual, restriction, coarse
  * cycle, prolongation, smoother. Re-setup (nzi_amg_update) keeps the aggregation, T and every
  * symbolic product and recomputes values through the plans.
@@ -275,6 +278,75 @@ cleanup:
     nzi_free(ctx, part);
     nzi_free(ctx, w);
     nzi_free(ctx, v);
+    return status;
+}
+
+/* rho(D^-1 A_l) on the device for a device A outside deterministic mode: the same start vector
+ * and steps as power_rho, through the level's device SpMV plan and the device Krylov table (its
+ * sums in another fixed order: the last bits of rho, and so of P, may differ from the host's;
+ * NZ_PLAN_DETERMINISTIC keeps the host's estimate). */
+static nz_status_t power_rho_device(nzi_amg_t *amg, amg_level_t *L, const nz_matrix_t *Ad,
+                                    double *rho) {
+    nz_status_t status = NZ_SUCCESS;
+    nz_context_t *ctx = amg->ctx;
+    const nzi_krylov_ops_t *ops = amg->ops;
+    const nz_value_type_t t = amg->vt;
+    const int64_t n = Ad->rows;
+    nzi_krylov_space_t s;
+    void *v = NULL, *w = NULL, *u = NULL, *host = NULL;
+    int created = 0;
+    double est = 0.0, norm = 0.0;
+    *rho = 0.0;
+    if (L->plan_A == NULL)
+        NZI_CHECK(nz_spmv_plan_create(ctx, &L->plan_A, Ad, NZ_OP_N, NZ_ALG_AUTO,
+                                      NZ_PLAN_REUSE | amg->opt.plan_flags));
+    memset(&s, 0, sizeof s);
+    s.ctx = ctx;
+    s.value_type = t;
+    s.n = n;
+    s.plan = L->plan_A;
+    s.precond = NZ_PRECOND_JACOBI;
+    s.max_dots = 1;
+    NZI_CHECK(ops->create(&s));
+    created = 1;
+    {
+        int64_t bad;
+        NZI_CHECK(ops->precond_setup(&s, Ad, &bad)); /* the diagonal was checked on the host */
+    }
+    NZI_CHECK(ops->vec_create(&s, &v, "AMG set-up: power-iteration vector"));
+    NZI_CHECK(ops->vec_create(&s, &w, "AMG set-up: power-iteration vector"));
+    NZI_CHECK(ops->vec_create(&s, &u, "AMG set-up: power-iteration vector"));
+    NZI_CHECK(alloc(ctx, &host, n, nzi_value_size(t), "AMG set-up: start vector"));
+    {
+        nzi_rng_t rng;
+        nzi_rng_seed(&rng, 20261128u);
+        for (int64_t i = 0; i < n; i++) nzi_set(host, t, i, 2.0 * nzi_rng_uniform(&rng) - 1.0);
+    }
+    NZI_CHECK(amg->backend->mem_copy(ctx, v, host, (size_t)n * nzi_value_size(t), NZI_H2D));
+    NZI_CHECK(ops->norm2(&s, v, &norm));
+    if (!(norm > 0.0) || !isfinite(norm)) goto cleanup;
+    NZI_CHECK(ops->scale(&s, 1.0 / norm, v));
+    for (int step = 0; step < NZI_AMG_POWER_STEPS; step++) {
+        double vw, wt;
+        NZI_CHECK(ops->apply(&s, v, w));
+        NZI_CHECK(ops->precond(&s, w, u));
+        NZI_CHECK(ops->dot(&s, v, w, &vw));
+        NZI_CHECK(ops->dot(&s, w, u, &wt));
+        NZI_CHECK(ops->norm2(&s, u, &norm));
+        if (!(norm > 0.0) || !isfinite(norm)) break;
+        est = norm;
+        if (vw > 0.0 && isfinite(wt / vw) && wt / vw > est) est = wt / vw;
+        NZI_CHECK(ops->axpby(&s, 1.0 / norm, u, 0.0, v));
+    }
+    *rho = est;
+cleanup:
+    if (created) {
+        ops->vec_destroy(&s, v);
+        ops->vec_destroy(&s, w);
+        ops->vec_destroy(&s, u);
+        ops->destroy(&s);
+    }
+    nzi_free(ctx, host);
     return status;
 }
 
@@ -848,13 +920,19 @@ static nz_status_t level_values(nzi_amg_t *amg, int l, int coarsest, int create)
                          "the level-%d operator is missing, zero or not finite (smoothed "
                          "aggregation needs a non-zero diagonal)",
                          (long long)bad + 1, (long long)bad + 1, l);
-    nz_spmv_plan_destroy(&L->host_plan);
-    NZI_TRY(nz_spmv_plan_create(ctx, &L->host_plan, L->Ah, NZ_OP_N, NZ_ALG_AUTO, NZ_PLAN_REUSE));
     if (L->Ah->rows == 0) { /* a 0 x 0 A: one empty level, nothing to estimate */
         L->rho = 1.0;
         return NZ_SUCCESS;
     }
-    NZI_TRY(power_rho(ctx, L, &L->rho));
+    if (amg->location == NZ_DEVICE && !(amg->opt.plan_flags & NZ_PLAN_DETERMINISTIC)) {
+        NZI_TRY(power_rho_device(amg, L, l == 0 ? amg->A0 : L->A_dev, &L->rho));
+    } else {
+        nz_spmv_plan_destroy(&L->host_plan);
+        NZI_TRY(nz_spmv_plan_create(ctx, &L->host_plan, L->Ah, NZ_OP_N, NZ_ALG_AUTO,
+                                    NZ_PLAN_REUSE));
+        NZI_TRY(power_rho(ctx, L, &L->rho));
+        nz_spmv_plan_destroy(&L->host_plan);
+    }
     if (!(L->rho > 0.0) || !isfinite(L->rho))
         return nzi_error(ctx, NZ_ERR_BREAKDOWN,
                          "nz_precond_create: AMG preconditioner: the estimate of rho(D^-1 A) of "
@@ -957,10 +1035,12 @@ static nz_status_t level_cycle(nzi_amg_t *amg, int l, const nz_matrix_t *A0, int
         L->A = l == 0 ? A0 : L->A_dev;
     else
         L->A = l == 0 ? A0 : L->Ah;
-    nz_spmv_plan_destroy(&L->plan_A);
+    /* plan_A may exist already: made for A_l by the device estimate of this set-up (an update
+     * destroys every plan first) */
     nz_spmv_plan_destroy(&L->plan_P);
     nz_spmv_plan_destroy(&L->plan_R);
-    NZI_CHECK(nz_spmv_plan_create(ctx, &L->plan_A, L->A, NZ_OP_N, NZ_ALG_AUTO, flags));
+    if (L->plan_A == NULL)
+        NZI_CHECK(nz_spmv_plan_create(ctx, &L->plan_A, L->A, NZ_OP_N, NZ_ALG_AUTO, flags));
     if (!coarsest) {
         const nz_matrix_t *P = amg->location == NZ_DEVICE ? L->P_dev : L->P;
         const nz_matrix_t *R = amg->location == NZ_DEVICE ? L->R_dev : L->R;
@@ -1009,12 +1089,16 @@ cleanup:
 
 /* Whether the host CSR H (sorted columns) equals its transpose to 1e-12 max|a_ij|: for every
  * entry (i, j) a binary search for (j, i); no allocation. */
-static int is_symmetric(const nz_matrix_t *H) {
+static int is_symmetric(const nz_matrix_t *H, int threads) {
     const nzi_csr_t *c = &H->host.csr;
     const nz_value_type_t t = H->value_type;
     double amax = 0.0, dmax = 0.0;
+    int missing = 0;
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(max : amax)
     for (int64_t k = 0; k < H->nnz; k++)
         if (fabs(nzi_get(c->values, t, k)) > amax) amax = fabs(nzi_get(c->values, t, k));
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1024) reduction(max : dmax) \
+    reduction(| : missing)
     for (int64_t i = 0; i < H->rows; i++)
         for (int64_t k = c->row_offsets[i]; k < c->row_offsets[i + 1]; k++) {
             const int64_t j = c->col_indices[k];
@@ -1027,21 +1111,37 @@ static int is_symmetric(const nz_matrix_t *H) {
                 else
                     hi = mid;
             }
-            if (lo == c->row_offsets[j + 1] || c->col_indices[lo] != i) return 0;
+            if (lo == c->row_offsets[j + 1] || c->col_indices[lo] != i) {
+                missing = 1;
+                break;
+            }
             const double d = fabs(nzi_get(c->values, t, k) - nzi_get(c->values, t, lo));
             if (d > dmax) dmax = d;
         }
-    return dmax <= 1e-12 * amax;
+    return !missing && dmax <= 1e-12 * amax;
 }
 
-/* FNV-1a over the host CSR pattern: what nzi_amg_update compares A's pattern with. */
-static uint64_t pattern_hash(const nz_matrix_t *H) {
+/* FNV-1a over the host CSR pattern, what nzi_amg_update compares A's pattern with: a hash per
+ * block of 65536 rows (their offsets and columns), the blocks' hashes then hashed in order (the
+ * same value for any thread count). */
+static uint64_t pattern_hash(const nz_matrix_t *H, int threads) {
     const nzi_csr_t *c = &H->host.csr;
+    const int64_t rows = H->rows, block = 65536, blocks = (rows + block - 1) / block;
     uint64_t h = 1469598103934665603ull;
     h = (h ^ (uint64_t)H->rows) * 1099511628211ull;
     h = (h ^ (uint64_t)H->nnz) * 1099511628211ull;
-    for (int64_t i = 0; i <= H->rows; i++) h = (h ^ (uint64_t)c->row_offsets[i]) * 1099511628211ull;
-    for (int64_t k = 0; k < H->nnz; k++) h = (h ^ (uint32_t)c->col_indices[k]) * 1099511628211ull;
+#pragma omp parallel for num_threads(threads) schedule(static) ordered
+    for (int64_t b = 0; b < blocks; b++) {
+        uint64_t g = 1469598103934665603ull;
+        const int64_t r1 = (b + 1) * block < rows ? (b + 1) * block : rows;
+        for (int64_t i = b * block; i < r1; i++) {
+            g = (g ^ (uint64_t)c->row_offsets[i + 1]) * 1099511628211ull;
+            for (int64_t k = c->row_offsets[i]; k < c->row_offsets[i + 1]; k++)
+                g = (g ^ (uint32_t)c->col_indices[k]) * 1099511628211ull;
+        }
+#pragma omp ordered
+        h = (h ^ g) * 1099511628211ull;
+    }
     return h;
 }
 
@@ -1151,9 +1251,13 @@ nz_status_t nzi_amg_create(nz_context_t *ctx, const nz_matrix_t *A, const nz_amg
                             "%s (convert on the host before nz_matrix_to_device)",
                             nz_format_name(A->format)));
     amg->A0 = A;
-    NZI_CHECK(level0_host(amg, A));
-    amg->pattern = pattern_hash(amg->level[0].Ah);
-    amg->symmetric = is_symmetric(amg->level[0].Ah);
+    {
+        const double t0 = nzi_wtime();
+        NZI_CHECK(level0_host(amg, A));
+        amg->pattern = pattern_hash(amg->level[0].Ah, nzi_context_threads(ctx));
+        amg->symmetric = is_symmetric(amg->level[0].Ah, nzi_context_threads(ctx));
+        amg->info.transfer_seconds += nzi_wtime() - t0;
+    }
     if (amg->opt.smoother == NZ_AMG_SMOOTHER_AUTO)
         amg->opt.smoother = amg->symmetric ? NZ_AMG_SMOOTHER_CHEBYSHEV : NZ_AMG_SMOOTHER_L1_JACOBI;
     /* the fine near-nullspace: the caller's or the constant */
@@ -1237,11 +1341,12 @@ nz_status_t nzi_amg_update(nzi_amg_t *amg, const nz_matrix_t *A) {
     amg->broken = 1;
     amg->A0 = A;
     NZI_TRY(level0_host(amg, A));
-    if (pattern_hash(L0->Ah) != amg->pattern)
+    if (pattern_hash(L0->Ah, nzi_context_threads(ctx)) != amg->pattern)
         return nzi_error(ctx, NZ_ERR_INVALID_ARGUMENT,
                          "nz_precond_update: A's pattern differs from the one the AMG hierarchy "
                          "was built from (make a new preconditioner)");
     amg->info.coarse_shift = 0.0;
+    for (int l = 0; l < amg->levels; l++) nz_spmv_plan_destroy(&amg->level[l].plan_A);
     for (int l = 0; l < amg->levels; l++)
         NZI_TRY(level_values(amg, l, amg->levels - 1, 0));
     NZI_TRY(coarse_values(amg, 0));
