@@ -17,6 +17,7 @@ typedef struct amg_row {
     int64_t amg_it, jac_it;
     double jac_total_s;
     const char *amg_status, *jac_status;
+    nz_amg_info_t info;         /* the set-up's phases */
 } amg_row_t;
 
 /* A problem where it runs: the host matrix (kept for b = A 1), the matrix of the solve, b and
@@ -119,6 +120,7 @@ static int run_row(nz_context_t *ctx, const nzb_amg_options_t *o, problem_t *p,
         r->update_s = nzb_wtime() - t0;
     }
     if (st == NZ_SUCCESS && nz_amg_info(M, &info) == NZ_SUCCESS) {
+        r->info = info;
         r->levels = info.levels;
         r->opc = info.operator_complexity;
         for (int k = 0; k < runs; k++) {
@@ -175,6 +177,12 @@ static void print_row(FILE *out, FILE *csv, const char *name, int cuda, const am
             name, (long long)r->rows, (long long)r->nnz, r->levels, r->opc, r->setup_s,
             r->update_s, (long long)r->amg_it, r->amg_solve_s, total, (long long)r->jac_it,
             r->jac_total_s, speed, r->amg_status, r->jac_status);
+    if (r->levels > 0)
+        fprintf(out, "%-26s set-up phases (s): strength %.4f aggregate %.4f tentative %.4f "
+                     "smooth %.4f rap %.4f coarse %.4f transfer %.4f\n", "",
+                r->info.strength_seconds, r->info.aggregate_seconds, r->info.tentative_seconds,
+                r->info.smooth_seconds, r->info.rap_seconds, r->info.coarse_seconds,
+                r->info.transfer_seconds);
     if (csv != NULL)
         fprintf(csv, "%s,%s,%lld,%lld,%d,%.4f,%.6f,%.6f,%lld,%.6f,%.6f,%lld,%.6f,%.3f,%s,%s\n",
                 name, cuda ? "cuda" : "cpu", (long long)r->rows, (long long)r->nnz, r->levels,
