@@ -284,13 +284,19 @@ int nzb_bench_amg(const nzb_amg_options_t *options) {
         const int64_t n = o.sizes[k];
         char name[64];
         nz_matrix_t *A = NULL;
-        if (nz_gen_fe3d(ctx, &A, NULL, NULL, n, NZ_F64) == NZ_SUCCESS) {
-            snprintf(name, sizeof name, "fe3d n=%lld", (long long)n);
-            rc |= bench_matrix(ctx, &o, name, A, NULL, out, csv, 1);
-        }
-        if (nz_gen_laplace3d(ctx, &A, n, n, n, NZ_F64) == NZ_SUCCESS) {
-            snprintf(name, sizeof name, "laplace3d %lld^3", (long long)n);
-            rc |= bench_matrix(ctx, &o, name, A, NULL, out, csv, 1);
+        /* the Poisson problems with the default V-cycle and with a W-cycle */
+        nz_amg_options_t wo;
+        memset(&wo, 0, sizeof wo);
+        wo.cycle = NZ_AMG_CYCLE_W;
+        for (int w = 0; w < 2; w++) {
+            if (nz_gen_fe3d(ctx, &A, NULL, NULL, n, NZ_F64) == NZ_SUCCESS) {
+                snprintf(name, sizeof name, "fe3d n=%lld%s", (long long)n, w ? " W" : "");
+                rc |= bench_matrix(ctx, &o, name, A, w ? &wo : NULL, out, csv, 1);
+            }
+            if (nz_gen_laplace3d(ctx, &A, n, n, n, NZ_F64) == NZ_SUCCESS) {
+                snprintf(name, sizeof name, "laplace3d %lld^3%s", (long long)n, w ? " W" : "");
+                rc |= bench_matrix(ctx, &o, name, A, w ? &wo : NULL, out, csv, 1);
+            }
         }
         /* elasticity on n / 2 elements a side: about the same unknowns as the Poisson rows
          * (81 non-zeros a row: up to n = 128) */

@@ -29,7 +29,8 @@ typedef struct nzb_amg_options {
     FILE *out;                          /* default stdout */
 } nzb_amg_options_t;
 
-/* For each size n: fe3d n (Q1 Poisson, (n-1)^3 unknowns), laplace3d n^3 and (n <= 128)
+/* For each size n: fe3d n (Q1 Poisson, (n-1)^3 unknowns) and laplace3d n^3, each with a V- and
+ * a W-cycle, and (n <= 128)
  * elasticity3d n / 2 (3 unknowns a node, the six rigid-body modes as near-nullspace), then the real symmetric
  * matrices: AMG set-up (nz_precond_create), re-setup with the same values (nz_precond_update),
  * AMG-PCG to rtol 1e-8 (nz_solve, true residual) and Nonzero's Jacobi-PCG in the same run, time
