@@ -3,6 +3,7 @@
 #define NZI_AMG_H
 
 #include "nzi.h"
+#include "krylov.h"
 
 typedef struct nzi_amg nzi_amg_t;
 
@@ -27,6 +28,15 @@ nzi_amg_t *nzi_precond_amg(const nz_preconditioner_t *M);
  * cycle from the hierarchy. */
 nz_status_t nzi_amg_level(const nzi_amg_t *amg, int l, const nz_matrix_t **A,
                           const nz_matrix_t **P, double *rho, nz_amg_options_t *opt);
+
+/* The Chebyshev recurrence of docs/SOLVERS.md (Saad, Alg. 12.1, residual kept Jacobi-scaled)
+ * on [lambda_min, lambda_max] from the scaled residual res = D^-1 (b - A z): d = res / theta,
+ * z = d (accumulate: z += d), then `steps` steps of res -= D^-1 A d, the three-term update of
+ * d, z += d; A and D^-1 are s's apply and precond (preconditioner.c; the Chebyshev
+ * preconditioner and AMG's smoother). */
+nz_status_t nzi_chebyshev_recurrence(const nzi_krylov_ops_t *ops, nzi_krylov_space_t *s,
+                                     double lambda_min, double lambda_max, int steps, void *res,
+                                     void *d, void *w, void *t, void *z, int accumulate);
 
 /* In-place inverse of the dense m x m row-major a into inv by LU with partial pivoting
  * (preconditioner.c); 0, or 1 when a pivot is below m eps max|a_ij| or not finite. */

@@ -1390,9 +1390,6 @@ static nz_status_t smooth(nzi_amg_t *amg, amg_level_t *L, const void *b, void *x
         return NZ_SUCCESS;
     }
     const double lmax = NZI_AMG_SAFETY * L->rho, lmin = lmax / amg->opt.cheb_ratio;
-    const double theta = 0.5 * (lmax + lmin), delta = 0.5 * (lmax - lmin);
-    const double sigma = theta / delta;
-    double rho = 1.0 / sigma;
     if (zero) {
         NZI_TRY(ops->precond(s, b, res));
     } else {
@@ -1400,21 +1397,9 @@ static nz_status_t smooth(nzi_amg_t *amg, amg_level_t *L, const void *b, void *x
         NZI_TRY(nz_spmv_execute(L->plan_A, -1.0, x, 1.0, r));
         NZI_TRY(ops->precond(s, r, res));
     }
-    NZI_TRY(ops->axpby(s, 1.0 / theta, res, 0.0, d));
-    if (zero)
-        NZI_TRY(ops->copy(s, d, x));
-    else
-        NZI_TRY(ops->axpby(s, 1.0, d, 1.0, x));
-    for (int step = 1; step < amg->opt.smoother_degree + 1; step++) {
-        const double rho_next = 1.0 / (2.0 * sigma - rho);
-        NZI_TRY(nz_spmv_execute(L->plan_A, 1.0, d, 0.0, w));
-        NZI_TRY(ops->precond(s, w, t));
-        NZI_TRY(ops->axpby(s, -1.0, t, 1.0, res));
-        NZI_TRY(ops->axpby(s, 2.0 * rho_next / delta, res, rho_next * rho, d));
-        NZI_TRY(ops->axpby(s, 1.0, d, 1.0, x));
-        rho = rho_next;
-    }
-    return NZ_SUCCESS;
+    /* the space's apply is L->plan_A */
+    return nzi_chebyshev_recurrence(ops, s, lmin, lmax, amg->opt.smoother_degree, res, d, w, t, x,
+                                    !zero);
 }
 
 /* x = cycle(l) applied to b, x written (not read). */

@@ -491,18 +491,19 @@ cleanup:
  *   degree - 1 times: res -= D^-1 A d; rho' = 1 / (2 sigma - rho);
  *                     d = rho' rho d + (2 rho' / delta) res; z += d; rho = rho'
  * z = q(B) D^-1 r with q of degree `degree` - 1; degree - 1 SpMVs, `degree` Jacobi scalings. */
-static nz_status_t chebyshev_apply(const nz_preconditioner_t *p, const void *r, void *z) {
-    nzi_krylov_space_t *s = (nzi_krylov_space_t *)&p->space;
-    const nzi_krylov_ops_t *ops = p->ops;
-    void *res = p->work[0], *d = p->work[1], *w = p->work[2], *t = p->work[3];
-    const double theta = 0.5 * (p->lambda_max + p->lambda_min);
-    const double delta = 0.5 * (p->lambda_max - p->lambda_min);
+nz_status_t nzi_chebyshev_recurrence(const nzi_krylov_ops_t *ops, nzi_krylov_space_t *s,
+                                     double lambda_min, double lambda_max, int steps, void *res,
+                                     void *d, void *w, void *t, void *z, int accumulate) {
+    const double theta = 0.5 * (lambda_max + lambda_min);
+    const double delta = 0.5 * (lambda_max - lambda_min);
     const double sigma = theta / delta;
     double rho = 1.0 / sigma;
-    NZI_TRY(ops->precond(s, r, res));
     NZI_TRY(ops->axpby(s, 1.0 / theta, res, 0.0, d));
-    NZI_TRY(ops->copy(s, d, z));
-    for (int step = 1; step < p->degree; step++) {
+    if (accumulate)
+        NZI_TRY(ops->axpby(s, 1.0, d, 1.0, z));
+    else
+        NZI_TRY(ops->copy(s, d, z));
+    for (int step = 0; step < steps; step++) {
         const double rho_next = 1.0 / (2.0 * sigma - rho);
         NZI_TRY(ops->apply(s, d, w));
         NZI_TRY(ops->precond(s, w, t));
@@ -512,6 +513,13 @@ static nz_status_t chebyshev_apply(const nz_preconditioner_t *p, const void *r, 
         rho = rho_next;
     }
     return NZ_SUCCESS;
+}
+
+static nz_status_t chebyshev_apply(const nz_preconditioner_t *p, const void *r, void *z) {
+    nzi_krylov_space_t *s = (nzi_krylov_space_t *)&p->space;
+    NZI_TRY(p->ops->precond(s, r, p->work[0]));
+    return nzi_chebyshev_recurrence(p->ops, s, p->lambda_min, p->lambda_max, p->degree - 1,
+                                    p->work[0], p->work[1], p->work[2], p->work[3], z, 0);
 }
 
 nz_status_t nz_precond_apply(const nz_preconditioner_t *M, const void *r, void *z) {
