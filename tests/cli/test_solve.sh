@@ -84,6 +84,26 @@ expect_error 2 "--degree" "degree 0" "$NZ" solve "$TMP/lap.mtx" --method gmres \
 expect_error 2 "--degree" "degree without chebyshev" "$NZ" solve "$TMP/lap.mtx" --method gmres \
     --degree 3
 expect_ok "cg with chebyshev" "$NZ" solve "$TMP/lap.mtx" --method cg --precond chebyshev
+# ---- algebraic multigrid: converges in few iterations, reports its hierarchy ------------------
+expect_ok "cg with amg" "$NZ" solve "$TMP/lap.mtx" --method cg --precond amg --amg-report \
+    --amg-coarse 20
+case "$(report)" in *"precond amg"*"status converged"*) ;; *) fail "amg: report '$(report)'" ;; esac
+it=$(report | sed -n 's/.*iterations \([0-9]*\),.*/\1/p')
+[ -n "$it" ] && [ "$it" -le 15 ] || fail "cg with amg: $it iterations (at most 15)"
+grep -q '^amg: level 1, rows' "$OUT" || fail "--amg-report printed no level 1"
+grep -q '^amg: levels [0-9]*, smoother chebyshev, operator complexity' "$OUT" ||
+    fail "--amg-report printed no totals"
+expect_ok "gmres with amg, W-cycle, l1-jacobi" "$NZ" solve "$TMP/cd.mtx" --method gmres \
+    --precond amg --amg-cycle w --amg-smoother l1-jacobi --amg-degree 3
+expect_error 2 "--amg-\*" "amg option without amg" "$NZ" solve "$TMP/lap.mtx" --precond jacobi \
+    --amg-threshold 0.1
+expect_error 2 "--amg-threshold" "threshold 1" "$NZ" solve "$TMP/lap.mtx" --precond amg \
+    --amg-threshold 1
+expect_error 2 "--amg-cycle" "cycle x" "$NZ" solve "$TMP/lap.mtx" --precond amg --amg-cycle x
+expect_error 2 "" "nullspace equal to the output" "$NZ" solve "$TMP/lap.mtx" --precond amg \
+    --amg-nullspace "$TMP/x.mtx" -o "$TMP/x.mtx"
+expect_ok "nz info --amg" "$NZ" info "$TMP/lap.mtx" --amg
+grep -q '^amg: levels' "$OUT" || fail "nz info --amg printed no hierarchy"
 expect_ok "gmres restart in the report" "$NZ" solve "$TMP/cd.mtx" --method gmres --restart 10
 case "$(report)" in *"gmres(10)"*) ;; *) fail "gmres --restart 10: report '$(report)'" ;; esac
 

@@ -1,5 +1,6 @@
 /* cmd_info.c: `nz info`: shape, row-length statistics, structure and memory per format. */
 #include "cli_options.h"
+#include "cmd_solve.h"
 #include "commands.h"
 
 #include <stdio.h>
@@ -11,12 +12,14 @@ typedef struct info_options {
     const char *path;
     nz_value_type_t value_type;
     nz_backend_t backend;
+    int amg;                    /* --amg: build the AMG hierarchy (default options), print it */
 } info_options_t;
 
 static const nz_cli_command_t info_command = {
     .name = "info",
     .synopsis =
-        "usage: nz info A.(mtx|mtx.gz|nzb) [--precision single|double] [--backend cpu|cuda]\n\n"
+        "usage: nz info A.(mtx|mtx.gz|nzb) [--precision single|double] [--backend cpu|cuda]\n"
+        "               [--amg]\n\n"
         "Reads the matrix and prints its shape, nonzeros, row lengths (min, mean, max, standard\n"
         "deviation), empty rows, bandwidths, number of diagonals, symmetry, the bytes each\n"
         "storage format would take with default options (\"refused\" where the conversion\n"
@@ -34,6 +37,11 @@ static const nz_cli_option_t info_options[] = {
      .metavar = "B",
      .help = "cuda: also copy the CSR matrix to device 0 and report the device\n"
              "and the host-to-device transfer time (default cpu)"},
+    {.name = "--amg", .kind = NZ_CLI_FLAG, AT(amg),
+     .help = "also build the algebraic-multigrid hierarchy (default options;\n"
+             "on the device with --backend cuda) and print it: a line a level,\n"
+             "complexities and the set-up time per phase (nz solve --precond amg\n"
+             "--amg-report does the same with its --amg-* options)"},
 };
 #undef AT
 
@@ -115,7 +123,7 @@ static void print_times(const info_options_t *o, double read_seconds, const char
 /* Parse; read the matrix and its statistics (with the GPU, the transfer too, before anything
  * is printed, so that a failure prints nothing else); print. */
 int nz_cmd_info(int argc, char **argv) {
-    info_options_t o = {NULL, NZ_F64, NZ_BACKEND_CPU};
+    info_options_t o = {NULL, NZ_F64, NZ_BACKEND_CPU, 0};
     const nz_cli_table_t table = {info_options, NZ_CLI_COUNT(info_options), &o, "options:\n"};
     int rc = nz_cli_parse(&info_command, &table, 1, argc, argv);
     if (rc == NZ_CLI_HELP) return NZ_EXIT_OK;
@@ -141,6 +149,14 @@ int nz_cmd_info(int argc, char **argv) {
     print_stats(&o, &stats);
     print_planner(&stats);
     print_times(&o, read_seconds, device_name, &device_info);
+    if (o.amg) {
+        nz_preconditioner_t *M = NULL;
+        const nz_status_t st =
+            nz_precond_create(ctx, &M, dA != NULL ? dA : A, NZ_PRECOND_AMG, NULL);
+        if (st == NZ_SUCCESS) nz_cmd_solve_print_amg(M);
+        nz_precond_destroy(&M);
+        NZ_CLI_TRY(st);
+    }
 
 cleanup:
     nz_matrix_destroy(&dA);
