@@ -4,6 +4,7 @@
 
 #include "nzi.h"
 #include "krylov.h"
+#include "backend.h"
 
 typedef struct nzi_amg nzi_amg_t;
 
@@ -29,6 +30,16 @@ nzi_amg_t *nzi_precond_amg(const nz_preconditioner_t *M);
 nz_status_t nzi_amg_level(const nzi_amg_t *amg, int l, const nz_matrix_t **A,
                           const nz_matrix_t **P, double *rho, nz_amg_options_t *opt);
 
+/* lambda_max of D^-1 A for the Jacobi-scaled space s (apply A, precond D^-1) by `steps` steps
+ * of the power iteration from a start vector uniform in [-1, 1) drawn from `seed` (built on the
+ * host, copied where s's vectors live by backend's mem_copy): v <- D^-1 A v / ||D^-1 A v||, the
+ * estimate the larger of ||D^-1 A v|| (||v|| = 1) and the A-inner-product Rayleigh quotient
+ * (A v)' D^-1 (A v) / v' A v (below lambda_max for SPD A, converging twice as fast). v, w, t:
+ * vectors of s. *estimate = 0 when A D^-1 maps a vector to zero or non-finite values
+ * (preconditioner.c; the Chebyshev preconditioner and AMG). */
+nz_status_t nzi_power_estimate(const nzi_krylov_ops_t *ops, nzi_krylov_space_t *s,
+                               const nzi_backend_t *backend, uint64_t seed, int steps, void *v,
+                               void *w, void *t, double *estimate);
 /* The Chebyshev recurrence of docs/SOLVERS.md (Saad, Alg. 12.1, residual kept Jacobi-scaled)
  * on [lambda_min, lambda_max] from the scaled residual res = D^-1 (b - A z): d = res / theta,
  * z = d (accumulate: z += d), then `steps` steps of res -= D^-1 A d, the three-term update of

@@ -28,8 +28,9 @@
  * level by level until max_coarse rows; the coarsest level gets a dense LU inverse applied as
  * a CSR SpMV. Strength, aggregation and T are host code (parallel loops whose results do not
  * depend on the thread count); the products are Nonzero SpGEMM / SpGEAM / RAP plans where A
- * lives (bitwise equal on host and device); rho(D^-1 A) is a power iteration on the host, or
- * on the device for a device A outside deterministic mode (its own summation order). So the
+ * lives (bitwise equal on host and device); rho(D^-1 A) is the Chebyshev preconditioner's power
+ * iteration on the host's Krylov table, or on the device's for a device A outside deterministic
+ * mode (its own summation order). So the
  * hierarchy is bitwise the same for any thread count, and with NZ_PLAN_DETERMINISTIC for a
  * host or device A. The cycle runs where
  * A lives, written once on the backend's Krylov table: smoother, residual, restriction, coarse
@@ -49,7 +50,6 @@
 #define NZI_AMG_STALL 0.85         /* stop when a level keeps more than 85% of the rows */
 #define NZI_AMG_COARSE_SMOOTHS 8   /* smoothing steps of a coarsest level too large to invert */
 #define NZI_AMG_WORK 5             /* per level: r, res, d, w, t */
-#define NZI_AMG_CHUNK 4096        /* entries a partial sum of the power iteration */
 #define NZI_AMG_QR_TOL 1e-10       /* a near-nullspace column below this fraction of its norm
                                       after orthogonalisation is dependent (zero column of Q) */
 
@@ -71,7 +71,7 @@ typedef struct amg_level {
     nz_spgemm_plan_t *at_plan;
     nz_spgeam_plan_t *p_plan;
     nz_rap_plan_t *rap_plan;
-    nz_spmv_plan_t *host_plan;   /* A_h for the power iteration */
+    nz_spmv_plan_t *host_plan;   /* A_h, during the host estimate of rho only */
     /* the cycle, where A lives */
     const nz_matrix_t *A;        /* the level operator of the cycle */
     nz_matrix_t *A_dev, *P_dev, *R_dev;
@@ -209,144 +209,49 @@ static void diagonal(const nz_matrix_t *H, double *d, int64_t *bad, int threads)
     *bad = first;
 }
 
-/* y = x (typed) and the dot/norm helpers of the power iteration, in double */
-static double vget(const void *v, nz_value_type_t t, int64_t i) { return nzi_get(v, t, i); }
-
-/* rho(D^-1 A) of a host level by NZI_AMG_POWER_STEPS steps of the power iteration from a fixed
- * start vector through the level's host SpMV plan; each step takes the larger of ||D^-1 A v||
- * (||v|| = 1) and the A-inner-product Rayleigh quotient (A v)' D^-1 (A v) / v' A v (below
- * lambda_max for A SPD, and converging twice as fast). Sums in chunks of NZI_AMG_CHUNK entries
- * in a fixed order: the same bits for any thread count and for a host or device A. */
-static nz_status_t power_rho(nz_context_t *ctx, amg_level_t *L, double *rho) {
-    nz_status_t status = NZ_SUCCESS;
-    const nz_matrix_t *H = L->Ah;
-    const nz_value_type_t t = H->value_type;
-    const int64_t n = H->rows;
-    const size_t vs = nzi_value_size(t);
-    void *v = NULL, *w = NULL;
-    double est = 0.0, *part = NULL;
-    *rho = 0.0;
-    NZI_CHECK(alloc(ctx, &v, n, vs, "AMG set-up: power-iteration vector"));
-    NZI_CHECK(alloc(ctx, &w, n, vs, "AMG set-up: power-iteration vector"));
-    {
-        nzi_rng_t rng;
-        double nv = 0.0;
-        nzi_rng_seed(&rng, 20261128u);
-        for (int64_t i = 0; i < n; i++) {
-            const double x = 2.0 * nzi_rng_uniform(&rng) - 1.0;
-            nzi_set(v, t, i, x);
-            nv += vget(v, t, i) * vget(v, t, i);
-        }
-        nv = sqrt(nv);
-        for (int64_t i = 0; i < n; i++) nzi_set(v, t, i, vget(v, t, i) / nv);
-    }
-    const int64_t chunks = (n + NZI_AMG_CHUNK - 1) / NZI_AMG_CHUNK;
-    const int threads = nzi_context_threads(ctx);
-    NZI_CHECK(alloc(ctx, &part, 3 * chunks, sizeof(double), "AMG set-up: partial sums"));
-    for (int step = 0; step < NZI_AMG_POWER_STEPS && n > 0; step++) {
-        double vw = 0.0, wdw = 0.0, norm = 0.0;
-        NZI_CHECK(nz_spmv_execute(L->host_plan, 1.0, v, 0.0, w));
-        /* fixed-order sums: each chunk in index order, then the chunks in order */
-#pragma omp parallel for num_threads(threads) schedule(static)
-        for (int64_t c = 0; c < chunks; c++) {
-            double a = 0.0, b = 0.0, q = 0.0;
-            const int64_t end = (c + 1) * NZI_AMG_CHUNK < n ? (c + 1) * NZI_AMG_CHUNK : n;
-            for (int64_t i = c * NZI_AMG_CHUNK; i < end; i++) {
-                const double wi = vget(w, t, i), ti = wi / L->diag[i];
-                a += vget(v, t, i) * wi;
-                b += wi * ti;
-                q += ti * ti;
-            }
-            part[3 * c] = a;
-            part[3 * c + 1] = b;
-            part[3 * c + 2] = q;
-        }
-        for (int64_t c = 0; c < chunks; c++) {
-            vw += part[3 * c];
-            wdw += part[3 * c + 1];
-            norm += part[3 * c + 2];
-        }
-        norm = sqrt(norm);
-        if (!(norm > 0.0) || !isfinite(norm)) break;
-        est = norm;
-        if (vw > 0.0 && isfinite(wdw / vw) && wdw / vw > est) est = wdw / vw;
-#pragma omp parallel for num_threads(threads) schedule(static)
-        for (int64_t i = 0; i < n; i++) nzi_set(v, t, i, vget(w, t, i) / L->diag[i] / norm);
-    }
-    *rho = est;
-cleanup:
-    nzi_free(ctx, part);
-    nzi_free(ctx, w);
-    nzi_free(ctx, v);
-    return status;
-}
-
-/* rho(D^-1 A_l) on the device for a device A outside deterministic mode: the same start vector
- * and steps as power_rho, through the level's device SpMV plan and the device Krylov table (its
- * sums in another fixed order: the last bits of rho, and so of P, may differ from the host's;
- * NZ_PLAN_DETERMINISTIC keeps the host's estimate). */
-static nz_status_t power_rho_device(nzi_amg_t *amg, amg_level_t *L, const nz_matrix_t *Ad,
-                                    double *rho) {
+/* rho(D^-1 A_l) by NZI_AMG_POWER_STEPS steps of the power iteration (nzi_power_estimate, the
+ * Chebyshev preconditioner's) on a Jacobi-scaled Krylov space: of the device level for a device
+ * A outside deterministic mode, else of the host level through the CPU table (whose sums are
+ * fixed-order: the same bits for any thread count, and for a host or device A under
+ * NZ_PLAN_DETERMINISTIC). */
+static nz_status_t estimate_rho(nzi_amg_t *amg, amg_level_t *L, int l, double *rho) {
     nz_status_t status = NZ_SUCCESS;
     nz_context_t *ctx = amg->ctx;
-    const nzi_krylov_ops_t *ops = amg->ops;
-    const nz_value_type_t t = amg->vt;
-    const int64_t n = Ad->rows;
+    const int device = amg->location == NZ_DEVICE && !(amg->opt.plan_flags & NZ_PLAN_DETERMINISTIC);
+    const nz_matrix_t *M = device ? (l == 0 ? amg->A0 : L->A_dev) : L->Ah;
+    const nzi_backend_t *backend = nzi_backend_of(M);
+    const nzi_krylov_ops_t *ops = backend->krylov_ops();
+    nz_spmv_plan_t **plan = device ? &L->plan_A : &L->host_plan; /* plan_A: kept for the cycle */
     nzi_krylov_space_t s;
-    void *v = NULL, *w = NULL, *u = NULL, *host = NULL;
+    void *v = NULL, *w = NULL, *t = NULL;
     int created = 0;
-    double est = 0.0, norm = 0.0;
+    int64_t bad;
     *rho = 0.0;
-    if (L->plan_A == NULL)
-        NZI_CHECK(nz_spmv_plan_create(ctx, &L->plan_A, Ad, NZ_OP_N, NZ_ALG_AUTO,
-                                      NZ_PLAN_REUSE | amg->opt.plan_flags));
+    if (*plan == NULL)
+        NZI_CHECK(nz_spmv_plan_create(ctx, plan, M, NZ_OP_N, NZ_ALG_AUTO,
+                                      NZ_PLAN_REUSE | (device ? amg->opt.plan_flags : 0u)));
     memset(&s, 0, sizeof s);
     s.ctx = ctx;
-    s.value_type = t;
-    s.n = n;
-    s.plan = L->plan_A;
+    s.value_type = amg->vt;
+    s.n = M->rows;
+    s.plan = *plan;
     s.precond = NZ_PRECOND_JACOBI;
     s.max_dots = 1;
     NZI_CHECK(ops->create(&s));
     created = 1;
-    {
-        int64_t bad;
-        NZI_CHECK(ops->precond_setup(&s, Ad, &bad)); /* the diagonal was checked on the host */
-    }
+    NZI_CHECK(ops->precond_setup(&s, M, &bad)); /* the diagonal was checked by level_values */
     NZI_CHECK(ops->vec_create(&s, &v, "AMG set-up: power-iteration vector"));
     NZI_CHECK(ops->vec_create(&s, &w, "AMG set-up: power-iteration vector"));
-    NZI_CHECK(ops->vec_create(&s, &u, "AMG set-up: power-iteration vector"));
-    NZI_CHECK(alloc(ctx, &host, n, nzi_value_size(t), "AMG set-up: start vector"));
-    {
-        nzi_rng_t rng;
-        nzi_rng_seed(&rng, 20261128u);
-        for (int64_t i = 0; i < n; i++) nzi_set(host, t, i, 2.0 * nzi_rng_uniform(&rng) - 1.0);
-    }
-    NZI_CHECK(amg->backend->mem_copy(ctx, v, host, (size_t)n * nzi_value_size(t), NZI_H2D));
-    NZI_CHECK(ops->norm2(&s, v, &norm));
-    if (!(norm > 0.0) || !isfinite(norm)) goto cleanup;
-    NZI_CHECK(ops->scale(&s, 1.0 / norm, v));
-    for (int step = 0; step < NZI_AMG_POWER_STEPS; step++) {
-        double vw, wt;
-        NZI_CHECK(ops->apply(&s, v, w));
-        NZI_CHECK(ops->precond(&s, w, u));
-        NZI_CHECK(ops->dot(&s, v, w, &vw));
-        NZI_CHECK(ops->dot(&s, w, u, &wt));
-        NZI_CHECK(ops->norm2(&s, u, &norm));
-        if (!(norm > 0.0) || !isfinite(norm)) break;
-        est = norm;
-        if (vw > 0.0 && isfinite(wt / vw) && wt / vw > est) est = wt / vw;
-        NZI_CHECK(ops->axpby(&s, 1.0 / norm, u, 0.0, v));
-    }
-    *rho = est;
+    NZI_CHECK(ops->vec_create(&s, &t, "AMG set-up: power-iteration vector"));
+    NZI_CHECK(nzi_power_estimate(ops, &s, backend, 20261128u, NZI_AMG_POWER_STEPS, v, w, t, rho));
 cleanup:
     if (created) {
         ops->vec_destroy(&s, v);
         ops->vec_destroy(&s, w);
-        ops->vec_destroy(&s, u);
+        ops->vec_destroy(&s, t);
         ops->destroy(&s);
     }
-    nzi_free(ctx, host);
+    nz_spmv_plan_destroy(&L->host_plan);
     return status;
 }
 
@@ -924,15 +829,7 @@ static nz_status_t level_values(nzi_amg_t *amg, int l, int coarsest, int create)
         L->rho = 1.0;
         return NZ_SUCCESS;
     }
-    if (amg->location == NZ_DEVICE && !(amg->opt.plan_flags & NZ_PLAN_DETERMINISTIC)) {
-        NZI_TRY(power_rho_device(amg, L, l == 0 ? amg->A0 : L->A_dev, &L->rho));
-    } else {
-        nz_spmv_plan_destroy(&L->host_plan);
-        NZI_TRY(nz_spmv_plan_create(ctx, &L->host_plan, L->Ah, NZ_OP_N, NZ_ALG_AUTO,
-                                    NZ_PLAN_REUSE));
-        NZI_TRY(power_rho(ctx, L, &L->rho));
-        nz_spmv_plan_destroy(&L->host_plan);
-    }
+    NZI_TRY(estimate_rho(amg, L, l, &L->rho));
     if (!(L->rho > 0.0) || !isfinite(L->rho))
         return nzi_error(ctx, NZ_ERR_BREAKDOWN,
                          "nz_precond_create: AMG preconditioner: the estimate of rho(D^-1 A) of "
@@ -1020,10 +917,10 @@ static nz_status_t coarse_values(nzi_amg_t *amg, int create) {
 
 /* ---- the cycle's objects ------------------------------------------------------------------ */
 
-/* Level l where the cycle runs: the device copies of A_l (l >= 1), P_l and R_l, or the host
- * matrices themselves; the SpMV plans; the Krylov space with the smoother's scaling; vectors.
- * update: the matrices exist (values copied again), plans and space are made again. */
-static nz_status_t level_cycle(nzi_amg_t *amg, int l, const nz_matrix_t *A0, int update) {
+/* Level l where the cycle runs (A_l, P_l and R_l: the device's made by level_products_device,
+ * or the host matrices): the SpMV plans, the Krylov space with the smoother's scaling, and
+ * (not on update) the level's vectors. */
+static nz_status_t level_cycle(nzi_amg_t *amg, int l, int update) {
     nz_status_t status = NZ_SUCCESS;
     nz_context_t *ctx = amg->ctx;
     amg_level_t *L = &amg->level[l];
@@ -1032,9 +929,9 @@ static nz_status_t level_cycle(nzi_amg_t *amg, int l, const nz_matrix_t *A0, int
     const double t0 = nzi_wtime();
     /* a device A: A_l (l >= 1), P_l and R_l were made on the device by level_products_device */
     if (amg->location == NZ_DEVICE)
-        L->A = l == 0 ? A0 : L->A_dev;
+        L->A = l == 0 ? amg->A0 : L->A_dev;
     else
-        L->A = l == 0 ? A0 : L->Ah;
+        L->A = l == 0 ? amg->A0 : L->Ah;
     /* plan_A may exist already: made for A_l by the device estimate of this set-up (an update
      * destroys every plan first) */
     nz_spmv_plan_destroy(&L->plan_P);
@@ -1303,7 +1200,7 @@ nz_status_t nzi_amg_create(nz_context_t *ctx, const nz_matrix_t *A, const nz_amg
     amg->coarse_direct = Lc->Ah->rows <= NZI_AMG_MAX_COARSE;
     NZI_CHECK(coarse_values(amg, 1));
     /* where the cycle runs */
-    for (int j = 0; j < amg->levels; j++) NZI_CHECK(level_cycle(amg, j, A, 0));
+    for (int j = 0; j < amg->levels; j++) NZI_CHECK(level_cycle(amg, j, 0));
     if (amg->coarse_direct) {
         const double t0 = nzi_wtime();
         const nz_matrix_t *Ci = amg->coarse_inv;
@@ -1350,7 +1247,7 @@ nz_status_t nzi_amg_update(nzi_amg_t *amg, const nz_matrix_t *A) {
     for (int l = 0; l < amg->levels; l++)
         NZI_TRY(level_values(amg, l, amg->levels - 1, 0));
     NZI_TRY(coarse_values(amg, 0));
-    for (int l = 0; l < amg->levels; l++) NZI_TRY(level_cycle(amg, l, A, 1));
+    for (int l = 0; l < amg->levels; l++) NZI_TRY(level_cycle(amg, l, 1));
     if (amg->coarse_plan != NULL) {
         if (amg->location == NZ_DEVICE)
             NZI_TRY(amg->backend->mem_copy(

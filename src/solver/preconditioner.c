@@ -329,58 +329,45 @@ cleanup:
     return status;
 }
 
-/* A deterministic start vector with every eigencomponent present (uniform in [-1, 1), a fixed
- * seed), written into the space's vector v: built on the host, copied where the vectors live. */
-static nz_status_t start_vector(nz_preconditioner_t *p, const nz_matrix_t *A, void *v) {
+nz_status_t nzi_power_estimate(const nzi_krylov_ops_t *ops, nzi_krylov_space_t *s,
+                               const nzi_backend_t *backend, uint64_t seed, int steps, void *v,
+                               void *w, void *t, double *estimate) {
     nz_status_t status = NZ_SUCCESS;
     void *host = NULL;
-    const size_t bytes = (size_t)p->rows * nzi_value_size(p->value_type);
+    const int64_t n = s->n;
+    const size_t bytes = (size_t)n * nzi_value_size(s->value_type);
+    double norm = 0.0, est = 0.0;
     nzi_rng_t rng;
-    NZI_CHECK(nzi_alloc_array(p->ctx, &host, p->rows > 0 ? (size_t)p->rows : 1,
-                              nzi_value_size(p->value_type), "nz_precond_create: start vector"));
-    nzi_rng_seed(&rng, 20261127u);
-    for (int64_t i = 0; i < p->rows; i++)
-        nzi_set(host, p->value_type, i, 2.0 * nzi_rng_uniform(&rng) - 1.0);
-    const nzi_backend_t *backend = nzi_backend_of(A);
+    *estimate = 0.0;
+    /* the start vector: uniform in [-1, 1) from the seed, built on the host */
+    NZI_CHECK(nzi_alloc_array(s->ctx, &host, n > 0 ? (size_t)n : 1,
+                              nzi_value_size(s->value_type), "power iteration: start vector"));
+    nzi_rng_seed(&rng, seed);
+    for (int64_t i = 0; i < n; i++)
+        nzi_set(host, s->value_type, i, 2.0 * nzi_rng_uniform(&rng) - 1.0);
     if (backend->mem_copy != NULL)
-        NZI_CHECK(backend->mem_copy(p->ctx, v, host, bytes, NZI_H2D));
+        NZI_CHECK(backend->mem_copy(s->ctx, v, host, bytes, NZI_H2D));
     else if (bytes > 0)
         memcpy(v, host, bytes);
-cleanup:
-    nzi_free(p->ctx, host);
-    return status;
-}
-
-/* lambda_max of B = D^-1 A by NZI_CHEBYSHEV_POWER_STEPS steps of the power iteration from the
- * start vector: v <- B v / ||B v||. Each step gives two estimates: ||B v|| (||v|| = 1), and the
- * Rayleigh quotient of B in the A inner product, (A v)' D^-1 (A v) / v' A v, which for A SPD
- * lies below lambda_max and converges twice as fast; the larger of the last step's two is
- * taken. Cost: the steps' SpMVs, Jacobi scalings and 4 reductions each. */
-static nz_status_t estimate_lambda_max(nz_preconditioner_t *p, const nz_matrix_t *A,
-                                       double *estimate) {
-    nzi_krylov_space_t *s = &p->space;
-    const nzi_krylov_ops_t *ops = p->ops;
-    void *v = p->work[0], *w = p->work[1], *t = p->work[2];
-    double norm = 0.0, est = 0.0;
-    *estimate = 0.0;
-    NZI_TRY(start_vector(p, A, v));
-    NZI_TRY(ops->norm2(s, v, &norm));
-    if (!(norm > 0.0) || !isfinite(norm)) return NZ_SUCCESS;
-    NZI_TRY(ops->scale(s, 1.0 / norm, v));
-    for (int step = 0; step < NZI_CHEBYSHEV_POWER_STEPS; step++) {
+    NZI_CHECK(ops->norm2(s, v, &norm));
+    if (!(norm > 0.0) || !isfinite(norm)) goto cleanup;
+    NZI_CHECK(ops->scale(s, 1.0 / norm, v));
+    for (int step = 0; step < steps; step++) {
         double vw, wt;
-        NZI_TRY(ops->apply(s, v, w));
-        NZI_TRY(ops->precond(s, w, t));
-        NZI_TRY(ops->dot(s, v, w, &vw));
-        NZI_TRY(ops->dot(s, w, t, &wt));
-        NZI_TRY(ops->norm2(s, t, &norm));
-        if (!(norm > 0.0) || !isfinite(norm)) return NZ_SUCCESS;
+        NZI_CHECK(ops->apply(s, v, w));
+        NZI_CHECK(ops->precond(s, w, t));
+        NZI_CHECK(ops->dot(s, v, w, &vw));
+        NZI_CHECK(ops->dot(s, w, t, &wt));
+        NZI_CHECK(ops->norm2(s, t, &norm));
+        if (!(norm > 0.0) || !isfinite(norm)) goto cleanup;
         est = norm;
         if (vw > 0.0 && isfinite(wt / vw) && wt / vw > est) est = wt / vw;
-        NZI_TRY(ops->axpby(s, 1.0 / norm, t, 0.0, v));
+        NZI_CHECK(ops->axpby(s, 1.0 / norm, t, 0.0, v));
     }
     *estimate = est;
-    return NZ_SUCCESS;
+cleanup:
+    nzi_free(s->ctx, host);
+    return status;
 }
 
 /* CHEBYSHEV set-up: the SpMV plan of A, a Jacobi-scaled space, the work vectors, the interval. */
@@ -393,7 +380,9 @@ static nz_status_t chebyshev_setup(nz_preconditioner_t *p, const nz_matrix_t *A,
         NZI_TRY(p->ops->vec_create(&p->space, &p->work[i], "nz_precond_create: Chebyshev vector"));
     p->lambda_max = opt->lambda_max;
     if (p->lambda_max == 0.0 && p->rows > 0) {
-        NZI_TRY(estimate_lambda_max(p, A, &p->lambda_estimate));
+        NZI_TRY(nzi_power_estimate(p->ops, &p->space, nzi_backend_of(A), 20261127u,
+                                   NZI_CHEBYSHEV_POWER_STEPS, p->work[0], p->work[1], p->work[2],
+                                   &p->lambda_estimate));
         if (!(p->lambda_estimate > 0.0) || !isfinite(p->lambda_estimate))
             return nzi_error(ctx, NZ_ERR_BREAKDOWN,
                              "nz_precond_create: Chebyshev preconditioner: the estimate of the "
