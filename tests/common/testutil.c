@@ -526,22 +526,21 @@ nz_matrix_t *nzt_new_values(nz_context_t *ctx, const nz_matrix_t *A, uint64_t se
     return M;
 }
 
-/* Bitwise equality of two host CSR matrices (pattern and value bits). */
-int nzt_same_bits(nz_context_t *ctx, const nz_matrix_t *X, const nz_matrix_t *Y) {
-    nz_matrix_info_t a, b;
-    const int64_t *xr, *yr;
-    const int32_t *xc, *yc;
-    const void *xv, *yv;
-    NZT_OK(ctx, nz_matrix_info(ctx, &a, X));
-    NZT_OK(ctx, nz_matrix_info(ctx, &b, Y));
-    if (a.rows != b.rows || a.cols != b.cols || a.nnz != b.nnz || a.value_type != b.value_type)
-        return 0;
-    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &xr, &xc, &xv, X));
-    NZT_OK(ctx, nz_matrix_csr_arrays(ctx, &yr, &yc, &yv, Y));
-    size_t vs = a.value_type == NZ_F32 ? 4 : 8;
-    return memcmp(xr, yr, (size_t)(a.rows + 1) * sizeof(int64_t)) == 0 &&
-           (a.nnz == 0 || (memcmp(xc, yc, (size_t)a.nnz * sizeof(int32_t)) == 0 &&
-                           memcmp(xv, yv, (size_t)a.nnz * vs) == 0));
+double nzt_rel_diff(const double *x, const double *y, int64_t n) {
+    double num = 0.0, den = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        num += (x[i] - y[i]) * (x[i] - y[i]);
+        den += y[i] * y[i];
+    }
+    return den > 0.0 ? sqrt(num / den) : sqrt(num);
+}
+
+nz_status_t nzt_amg(nz_context_t *ctx, nz_preconditioner_t **M, const nz_matrix_t *A,
+                    const nz_amg_options_t *ao) {
+    nz_precond_options_t po;
+    memset(&po, 0, sizeof po);
+    po.amg = ao;
+    return nz_precond_create(ctx, M, A, NZ_PRECOND_AMG, &po);
 }
 
 /* A's pattern with every column shifted by `shift` (cyclically, rows re-sorted): the same

@@ -108,8 +108,11 @@ void nzt_set_tunables(nz_context_t *ctx, const nz_tunables_t *base, const char *
  * sized with nzi_value_size from nzi.h). */
 /* A new host CSR matrix with host CSR A's pattern and new values (nzt_random_vector(seed)). */
 nz_matrix_t *nzt_new_values(nz_context_t *ctx, const nz_matrix_t *A, uint64_t seed);
-/* 1 when host CSR X and Y have the same shape, pattern and value bits. */
-int nzt_same_bits(nz_context_t *ctx, const nz_matrix_t *X, const nz_matrix_t *Y);
+/* ||x - y|| / ||y|| (||x - y|| when y = 0), in double. */
+double nzt_rel_diff(const double *x, const double *y, int64_t n);
+/* nz_precond_create(..., NZ_PRECOND_AMG) with the AMG options ao (NULL: defaults). */
+nz_status_t nzt_amg(nz_context_t *ctx, nz_preconditioner_t **M, const nz_matrix_t *A,
+                    const nz_amg_options_t *ao);
 
 /* Host CSR A's pattern with every column shifted by `shift` (cyclically, rows re-sorted): the
  * same shape and nonzero count, another pattern; A's values. */

@@ -6,23 +6,6 @@
 #include <math.h>
 #include <string.h>
 
-static double rel_diff(const double *x, const double *y, int64_t n) {
-    double num = 0.0, den = 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        num += (x[i] - y[i]) * (x[i] - y[i]);
-        den += y[i] * y[i];
-    }
-    return den > 0.0 ? sqrt(num / den) : sqrt(num);
-}
-
-static nz_status_t make_amg(nz_context_t *ctx, nz_preconditioner_t **M, const nz_matrix_t *A,
-                            const nz_amg_options_t *ao) {
-    nz_precond_options_t po;
-    memset(&po, 0, sizeof po);
-    po.amg = ao;
-    return nz_precond_create(ctx, M, A, NZ_PRECOND_AMG, &po);
-}
-
 /* The device cycle against the host one on the same matrix and options: one apply to a random
  * vector (poisoned output), the same hierarchy (info), and a second device apply with the same
  * bits. */
@@ -35,8 +18,8 @@ static void check_apply(nz_context_t *ctx, const char *what, const nz_matrix_t *
     double *again = nzt_malloc(bytes);
     void *dr = NULL, *dz = NULL;
     nzt_random_vector(r, r, NZ_F64, n, 21);
-    NZT_OK(ctx, make_amg(ctx, &M, A, ao));
-    NZT_OK(ctx, make_amg(ctx, &dM, dA, ao));
+    NZT_OK(ctx, nzt_amg(ctx, &M, A, ao));
+    NZT_OK(ctx, nzt_amg(ctx, &dM, dA, ao));
     NZT_OK(ctx, nz_precond_apply(M, r, z));
     NZT_OK(ctx, nz_device_malloc(ctx, &dr, bytes));
     NZT_OK(ctx, nz_device_malloc(ctx, &dz, bytes));
@@ -44,7 +27,7 @@ static void check_apply(nz_context_t *ctx, const char *what, const nz_matrix_t *
     NZT_OK(ctx, nz_device_memset(ctx, dz, 0xff, bytes)); /* NaN poison */
     NZT_OK(ctx, nz_precond_apply(dM, dr, dz));
     NZT_OK(ctx, nz_device_copy_to_host(ctx, dz_host, dz, bytes));
-    const double d = rel_diff(dz_host, z, n);
+    const double d = nzt_rel_diff(dz_host, z, n);
     NZT_CHECK(d < 1e-11, "%s: device cycle differs from the host's by %.3e", what, d);
     NZT_OK(ctx, nz_precond_apply(dM, dr, dz));
     NZT_OK(ctx, nz_device_copy_to_host(ctx, again, dz, bytes));
@@ -150,7 +133,7 @@ int main(int argc, char **argv) {
         NZT_OK(ctx, nz_matrix_to_device(ctx, &dA2, A2, NZ_INDEX_AUTO));
         memset(&ao, 0, sizeof ao);
         ao.plan_flags = NZ_PLAN_DETERMINISTIC;
-        NZT_OK(ctx, make_amg(ctx, &dM, dA, &ao));
+        NZT_OK(ctx, nzt_amg(ctx, &dM, dA, &ao));
         const int64_t n = A->rows;
         const size_t bytes = (size_t)n * 8;
         double *r = nzt_malloc(bytes), *z1 = nzt_malloc(bytes), *z2 = nzt_malloc(bytes);
@@ -187,7 +170,7 @@ int main(int argc, char **argv) {
         int64_t k = 1;
         for (;; k += 3) {
             NZT_OK(ctx, nz_context_fail_alloc_after(ctx, k));
-            const nz_status_t s = make_amg(ctx, &dM, dA, NULL);
+            const nz_status_t s = nzt_amg(ctx, &dM, dA, NULL);
             NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
             if (s == NZ_SUCCESS) break;
             NZT_CHECK((s == NZ_ERR_OUT_OF_MEMORY || s == NZ_ERR_DEVICE_OUT_OF_MEMORY) && dM == NULL,
@@ -217,7 +200,7 @@ int main(int argc, char **argv) {
             NZT_OK(ctx, nz_gen_laplace3d(ctx, &A, cases[c].n, cases[c].n, cases[c].n, NZ_F64));
         NZT_OK(ctx, nz_matrix_to_device(ctx, &dA, A, NZ_INDEX_AUTO));
         double t_setup = nzi_wtime(), t_amg, t_jac;
-        NZT_OK(ctx, make_amg(ctx, &dM, dA, NULL));
+        NZT_OK(ctx, nzt_amg(ctx, &dM, dA, NULL));
         t_setup = nzi_wtime() - t_setup;
         const int64_t it_amg = device_pcg(ctx, A, dA, dM, cases[c].name, &t_amg);
         const int64_t it_jac = device_pcg(ctx, A, dA, NULL, cases[c].name, &t_jac);

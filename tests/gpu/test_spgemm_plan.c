@@ -16,7 +16,7 @@ static nz_matrix_t *to_device(nz_context_t *ctx, const nz_matrix_t *A, nz_index_
 static int device_equals(nz_context_t *ctx, const nz_matrix_t *dM, const nz_matrix_t *H) {
     nz_matrix_t *h = NULL;
     NZT_OK(ctx, nz_matrix_to_host(ctx, &h, dM));
-    int same = nzt_same_bits(ctx, h, H);
+    int same = nzt_csr_identical(ctx, h, H, 1);
     nz_matrix_destroy(&h);
     return same;
 }

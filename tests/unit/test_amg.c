@@ -212,23 +212,6 @@ static nz_matrix_t *neumann3d(nz_context_t *ctx, int64_t m) {
     return A;
 }
 
-static double rel_diff(const double *x, const double *y, int64_t n) {
-    double num = 0.0, den = 0.0;
-    for (int64_t i = 0; i < n; i++) {
-        num += (x[i] - y[i]) * (x[i] - y[i]);
-        den += y[i] * y[i];
-    }
-    return den > 0.0 ? sqrt(num / den) : sqrt(num);
-}
-
-static nz_status_t make_amg(nz_context_t *ctx, nz_preconditioner_t **M, const nz_matrix_t *A,
-                            const nz_amg_options_t *ao) {
-    nz_precond_options_t po;
-    memset(&po, 0, sizeof po);
-    po.amg = ao;
-    return nz_precond_create(ctx, M, A, NZ_PRECOND_AMG, &po);
-}
-
 /* ---- the cycle against the reference ---------------------------------------------------- */
 
 static void check_reference(nz_context_t *ctx, const char *what, const nz_matrix_t *A,
@@ -236,7 +219,7 @@ static void check_reference(nz_context_t *ctx, const char *what, const nz_matrix
     nz_preconditioner_t *M = NULL;
     nz_amg_options_t o;
     ref_level_t lv[NZ_AMG_MAX_LEVELS];
-    NZT_OK(ctx, make_amg(ctx, &M, A, ao));
+    NZT_OK(ctx, nzt_amg(ctx, &M, A, ao));
     const int levels = ref_hierarchy(ctx, M, lv, &o);
     nz_amg_info_t info;
     NZT_OK(ctx, nz_amg_info(M, &info));
@@ -249,7 +232,7 @@ static void check_reference(nz_context_t *ctx, const char *what, const nz_matrix
     nzt_poison(z, NZ_F64, n);
     NZT_OK(ctx, nz_precond_apply(M, r, z));
     ref_cycle(lv, levels, 0, &o, r, zr);
-    const double d = rel_diff(z, zr, n);
+    const double d = nzt_rel_diff(z, zr, n);
     NZT_CHECK(d < 1e-10, "%s: cycle differs from the dense reference by %.3e", what, d);
     ref_free(lv, levels);
     free(r);
@@ -309,7 +292,7 @@ static void check_pcg(nz_context_t *ctx) {
             NZT_OK(ctx, nz_gen_fe3d(ctx, &A, NULL, NULL, cases[c].n, NZ_F64));
         else
             NZT_OK(ctx, nz_gen_laplace3d(ctx, &A, cases[c].n, cases[c].n, cases[c].n, NZ_F64));
-        NZT_OK(ctx, make_amg(ctx, &M, A, NULL));
+        NZT_OK(ctx, nzt_amg(ctx, &M, A, NULL));
         const int64_t it_amg = pcg(ctx, A, M, cases[c].name);
         const int64_t it_jac = pcg(ctx, A, NULL, cases[c].name);
         nz_amg_info_t info;
@@ -341,7 +324,7 @@ static void check_properties(nz_context_t *ctx) {
     double *z1 = nzt_malloc((size_t)n * 8), *z2 = nzt_malloc((size_t)n * 8);
     nzt_random_vector(u, u, NZ_F64, n, 3);
     nzt_random_vector(v, v, NZ_F64, n, 4);
-    NZT_OK(ctx, make_amg(ctx, &M, A, NULL));
+    NZT_OK(ctx, nzt_amg(ctx, &M, A, NULL));
     /* symmetric: u'M v = v'M u */
     NZT_OK(ctx, nz_precond_apply(M, u, Mu));
     NZT_OK(ctx, nz_precond_apply(M, v, Mv));
@@ -351,7 +334,7 @@ static void check_properties(nz_context_t *ctx) {
     NZT_CHECK(uMu > 0.0, "u'Mu = %g is not positive", uMu);
     /* deterministic: a second hierarchy, built on one thread, gives the same bits */
     NZT_OK(ctx, nz_context_set_threads(ctx, 1));
-    NZT_OK(ctx, make_amg(ctx, &M2, A, NULL));
+    NZT_OK(ctx, nzt_amg(ctx, &M2, A, NULL));
     NZT_OK(ctx, nz_precond_apply(M2, u, z1));
     NZT_CHECK(memcmp(z1, Mu, (size_t)n * 8) == 0, "one thread vs the default: different bits");
     NZT_OK(ctx, nz_context_set_threads(ctx, 0));
@@ -369,7 +352,7 @@ static void check_properties(nz_context_t *ctx) {
     NZT_OK(ctx, nz_amg_info(M, &info));
     NZT_CHECK(info.update_seconds > 0.0, "update_seconds %g", info.update_seconds);
     /* ... equal to a fresh hierarchy of 2A */
-    NZT_OK(ctx, make_amg(ctx, &M2, A2, NULL));
+    NZT_OK(ctx, nzt_amg(ctx, &M2, A2, NULL));
     NZT_OK(ctx, nz_precond_apply(M2, u, z1));
     NZT_CHECK(memcmp(z1, z2, (size_t)n * 8) == 0, "update differs from a fresh set-up");
     nz_precond_destroy(&M2);
@@ -406,7 +389,7 @@ static void check_special(nz_context_t *ctx) {
     nz_preconditioner_t *M = NULL;
     /* A at most max_coarse rows: one level, the apply is the exact solve */
     NZT_OK(ctx, nz_gen_laplace2d(ctx, &A, 12, 10, NZ_F64));
-    NZT_OK(ctx, make_amg(ctx, &M, A, NULL));
+    NZT_OK(ctx, nzt_amg(ctx, &M, A, NULL));
     {
         const int64_t n = A->rows;
         double *r = nzt_malloc((size_t)n * 8), *z = nzt_malloc((size_t)n * 8);
@@ -414,7 +397,7 @@ static void check_special(nz_context_t *ctx) {
         nzt_random_vector(r, r, NZ_F64, n, 5);
         NZT_OK(ctx, nz_precond_apply(M, r, z));
         NZT_OK(ctx, nz_spmv(ctx, A, NZ_ALG_AUTO, 1.0, z, 0.0, Az));
-        NZT_CHECK(rel_diff(Az, r, n) < 1e-12, "one level: A M r != r (%.3e)", rel_diff(Az, r, n));
+        NZT_CHECK(nzt_rel_diff(Az, r, n) < 1e-12, "one level: A M r != r (%.3e)", nzt_rel_diff(Az, r, n));
         nz_amg_info_t info;
         NZT_OK(ctx, nz_amg_info(M, &info));
         NZT_CHECK(info.levels == 1 && info.coarse_direct, "one level: %d levels", info.levels);
@@ -427,7 +410,7 @@ static void check_special(nz_context_t *ctx) {
     /* 0 x 0: an empty hierarchy */
     NZT_OK(ctx, nzi_csr_alloc(ctx, &A, NZ_F64, 0, 0, 0));
     A->host.csr.row_offsets[0] = 0;
-    NZT_OK(ctx, make_amg(ctx, &M, A, NULL));
+    NZT_OK(ctx, nzt_amg(ctx, &M, A, NULL));
     {
         double r0 = 1.0, z0 = 2.0;
         NZT_OK(ctx, nz_precond_apply(M, &r0, &z0));
@@ -437,7 +420,7 @@ static void check_special(nz_context_t *ctx) {
     nz_matrix_destroy(&A);
     /* a singular operator (pure Neumann): the coarsest LU needs a shift; PCG on a consistent b */
     A = neumann3d(ctx, 14);
-    NZT_OK(ctx, make_amg(ctx, &M, A, NULL));
+    NZT_OK(ctx, nzt_amg(ctx, &M, A, NULL));
     {
         nz_amg_info_t info;
         NZT_OK(ctx, nz_amg_info(M, &info));
@@ -472,7 +455,7 @@ static void check_special(nz_context_t *ctx) {
         ao.block_size = 2;
         ao.nullspace_dim = 2;
         ao.near_nullspace = B;
-        NZT_OK(ctx, make_amg(ctx, &M, A, &ao));
+        NZT_OK(ctx, nzt_amg(ctx, &M, A, &ao));
         nz_amg_info_t info;
         NZT_OK(ctx, nz_amg_info(M, &info));
         NZT_CHECK(info.levels >= 2 && info.block_size[0] == 2 && info.block_size[1] == 2,
@@ -490,7 +473,7 @@ static void check_special(nz_context_t *ctx) {
     /* single precision: a float hierarchy, PCG to 1e-5 */
     {
         NZT_OK(ctx, nz_gen_fe3d(ctx, &A, NULL, NULL, 17, NZ_F32));
-        NZT_OK(ctx, make_amg(ctx, &M, A, NULL));
+        NZT_OK(ctx, nzt_amg(ctx, &M, A, NULL));
         const int64_t n = A->rows;
         float *b = nzt_malloc((size_t)n * 4), *x = nzt_malloc((size_t)n * 4);
         for (int64_t i = 0; i < n; i++) b[i] = 1.0f, x[i] = 0.0f;
@@ -539,7 +522,7 @@ static void check_refusals(nz_context_t *ctx) {
         case 5: ao.smoother = (nz_amg_smoother_t)7; break;
         case 6: ao.omega = 2.0; break;
         }
-        const nz_status_t st = make_amg(ctx, &M, A, &ao);
+        const nz_status_t st = nzt_amg(ctx, &M, A, &ao);
         NZT_CHECK(st == bad[c].want && M == NULL, "%s: status %d", bad[c].what, (int)st);
     }
     /* a zero diagonal entry is a breakdown naming its row */
@@ -547,7 +530,7 @@ static void check_refusals(nz_context_t *ctx) {
     memcpy(Z->host.csr.values, A->host.csr.values, (size_t)A->nnz * 8);
     for (int64_t k = Z->host.csr.row_offsets[100]; k < Z->host.csr.row_offsets[101]; k++)
         if (Z->host.csr.col_indices[k] == 100) ((double *)Z->host.csr.values)[k] = 0.0;
-    const nz_status_t st = make_amg(ctx, &M, Z, NULL);
+    const nz_status_t st = nzt_amg(ctx, &M, Z, NULL);
     NZT_CHECK(st == NZ_ERR_BREAKDOWN && strstr(nz_context_last_error(ctx), "101") != NULL,
               "zero diagonal: status %d: %s", (int)st, nz_context_last_error(ctx));
     NZT_CHECK(nz_amg_info(NULL, NULL) == NZ_ERR_NULL_ARGUMENT, "nz_amg_info(NULL)");
@@ -559,7 +542,7 @@ static void check_refusals(nz_context_t *ctx) {
     int64_t k = 1;
     for (;; k++) {
         NZT_OK(ctx, nz_context_fail_alloc_after(ctx, k));
-        const nz_status_t s = make_amg(ctx, &M, A, NULL);
+        const nz_status_t s = nzt_amg(ctx, &M, A, NULL);
         NZT_OK(ctx, nz_context_fail_alloc_after(ctx, 0));
         if (s == NZ_SUCCESS) break;
         NZT_CHECK(s == NZ_ERR_OUT_OF_MEMORY && M == NULL, "allocation %lld failed: status %d",
@@ -601,7 +584,7 @@ int main(int argc, char **argv) {
     {
         nz_preconditioner_t *M = NULL;
         nz_amg_info_t info;
-        NZT_OK(ctx, make_amg(ctx, &M, A, NULL));
+        NZT_OK(ctx, nzt_amg(ctx, &M, A, NULL));
         NZT_OK(ctx, nz_amg_info(M, &info));
         NZT_CHECK(info.smoother == NZ_AMG_SMOOTHER_L1_JACOBI, "convdiff: auto smoother %d",
                   (int)info.smoother);
