@@ -465,6 +465,29 @@ static uint64_t priority(uint32_t i) {
     return (uint64_t)(x & 0x3fffffffu);
 }
 
+/* dst[I] = src[I]; a node without an aggregate in src joins the aggregate (in src) of its
+ * strongest neighbour that has one (ties: the smaller index). Reads src only: the result does
+ * not depend on the order of work. Returns the nodes that joined. */
+static int64_t join_strongest(const node_graph_t *S, const int32_t *src, int32_t *dst,
+                              int threads) {
+    int64_t joined = 0;
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(+ : joined)
+    for (int64_t I = 0; I < S->n; I++) {
+        dst[I] = src[I];
+        if (src[I] >= 0) continue;
+        double best = -1.0;
+        for (int64_t k = S->off[I]; k < S->off[I + 1]; k++) {
+            const int32_t J = S->col[k];
+            if (src[J] >= 0 && S->w[k] > best) {
+                best = S->w[k];
+                dst[I] = src[J];
+            }
+        }
+        joined += dst[I] >= 0;
+    }
+    return joined;
+}
+
 /* agg[I] for every node of S: roots are a distance-2 maximal independent set (rounds in which
  * every undecided node whose key (state, priority, index) is the largest of its distance-2
  * neighbourhood joins the set and every undecided node within distance 2 of a member leaves
@@ -523,43 +546,11 @@ static nz_status_t aggregate(nz_context_t *ctx, const node_graph_t *S, int32_t *
     }
     int64_t roots = 0;
     for (int64_t I = 0; I < N; I++) agg[I] = key[I] >> 62 == MIS_IN ? (int32_t)roots++ : -1;
-    /* pass 1: the strongest root neighbour */
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t I = 0; I < N; I++) {
-        first[I] = agg[I];
-        if (agg[I] >= 0) continue;
-        double best = -1.0;
-        for (int64_t k = S->off[I]; k < S->off[I + 1]; k++) {
-            const int32_t J = S->col[k];
-            if (key[J] >> 62 == MIS_IN && S->w[k] > best) {
-                best = S->w[k];
-                first[I] = agg[J];
-            }
-        }
-    }
-    /* pass 2 (and more, only for a graph that is not symmetric): a pass-1 neighbour's aggregate */
-    for (int changed = 1; changed;) {
-        changed = 0;
-#pragma omp parallel for num_threads(threads) schedule(static)
-        for (int64_t I = 0; I < N; I++) {
-            agg[I] = first[I];
-            if (first[I] >= 0) continue;
-            double best = -1.0;
-            for (int64_t k = S->off[I]; k < S->off[I + 1]; k++) {
-                const int32_t J = S->col[k];
-                if (first[J] >= 0 && S->w[k] > best) {
-                    best = S->w[k];
-                    agg[I] = first[J];
-                }
-            }
-        }
-#pragma omp parallel for num_threads(threads) schedule(static) reduction(| : changed)
-        for (int64_t I = 0; I < N; I++)
-            if (first[I] != agg[I]) {
-                first[I] = agg[I];
-                changed = 1;
-            }
-    }
+    /* pass 1: the strongest root neighbour (agg holds the roots only); then, until nothing
+     * changes (once for a symmetric graph), a pass-1 neighbour's aggregate */
+    join_strongest(S, agg, first, threads);
+    while (join_strongest(S, first, agg, threads) > 0)
+        memcpy(first, agg, (size_t)N * sizeof(int32_t));
     for (int64_t I = 0; I < N; I++) *unaggregated += agg[I] < 0;
     *naggs = roots;
 cleanup:
